@@ -1,0 +1,147 @@
+# accelkit: one Makefile for every program.
+#
+#   make                 build every program into build/bin/
+#   make check           install missing packages, run every test suite on CPU and PoCL
+#   make check-gpu       the same suites on a GPU (fails without one)
+#   make check SANITIZE=1   the same under AddressSanitizer and UBSan (objects in build/san/)
+#   make demo            run every program on the small data in testdata/
+#   make install         PREFIX, DESTDIR, MANPREFIX honoured
+#   make CUDA=0          build without nvcc: CUDA programs run on the CPU only
+#
+# A program is cmd/PROG.c plus, when they exist, kernels/PROG_*.c (CPU code),
+# kernels/PROG.cu and kernels/PROG_*.cu (CUDA, built when CUDA=1) and kernels/PROG.cl
+# (OpenCL, embedded into the binary as a NUL-terminated array).
+
+VERSION    := 0.1.0
+PREFIX     ?= /usr/local
+MANPREFIX  ?= $(PREFIX)/share/man
+DESTDIR    ?=
+
+SANITIZE   ?= 0
+ifeq ($(SANITIZE),1)
+BUILD      ?= build/san
+# CUDA's runtime and ASan's shadow memory disagree; the GPU paths are proved by check-gpu.
+CUDA       ?= 0
+SANFLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g
+else
+BUILD      ?= build
+SANFLAGS   :=
+endif
+
+# CUDA: nvcc on PATH, else /usr/local/cuda; CUDA=0 forces a CPU-only build.
+NVCC       ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+ifeq ($(strip $(NVCC)),)
+CUDA       ?= 0
+else
+CUDA       ?= 1
+endif
+CUDA_HOME  ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+# Real code for each architecture listed, plus PTX of the last for newer chips.
+CUDA_ARCHS ?= 90
+GENCODE    := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+              -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
+
+CC         ?= cc
+CPU_ARCH   ?= native
+CPPFLAGS   += -Icommon -Ikernels -I$(BUILD)/gen -D_GNU_SOURCE -DCL_TARGET_OPENCL_VERSION=120 \
+              -DACCELKIT_VERSION='"$(VERSION)"'
+CFLAGS     ?= -O3 -march=$(CPU_ARCH)
+CFLAGS     += -std=c11 -Wall -Wextra -fopenmp -MMD -MP $(SANFLAGS)
+LDFLAGS    += -fopenmp $(SANFLAGS)
+LDLIBS     += -lm
+NVCCFLAGS  ?= -O3
+NVCCFLAGS  += -std=c++17 $(GENCODE) -Icommon -Ikernels -DACCELKIT_CUDA=1 -MMD -MP \
+              -Xcompiler -Wall,-Wextra -Xptxas -warn-spills
+ifeq ($(CUDA),1)
+CPPFLAGS   += -DACCELKIT_CUDA=1 -I$(CUDA_HOME)/include
+CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,--as-needed -lcublas \
+              -Wl,--no-as-needed -lcudart_static -ldl -lrt -lpthread -lstdc++
+endif
+
+PROGS      := $(sort $(basename $(notdir $(wildcard cmd/*.c))))
+LIB        := $(BUILD)/libaccelkit.a
+LIB_OBJS   := $(patsubst common/%.c,$(BUILD)/common/%.o,$(wildcard common/*.c))
+TESTBINS   := $(BUILD)/test/acctest
+
+all: $(addprefix $(BUILD)/bin/,$(PROGS))
+.PHONY: all check check-gpu demo deps install uninstall clean testbins lint-man $(PROGS)
+
+# One set of rules a program: `make docsim` builds just that one.
+define prog_rules
+$(1)_C   := $$(wildcard kernels/$(1)_*.c)
+$(1)_CU  := $$(if $$(filter 1,$$(CUDA)),$$(wildcard kernels/$(1).cu kernels/$(1)_*.cu))
+$(1)_CL  := $$(wildcard kernels/$(1).cl)
+$(1)_OBJS := $(BUILD)/cmd/$(1).o \
+	$$(patsubst kernels/%.c,$(BUILD)/kernels/%.o,$$($(1)_C)) \
+	$$(patsubst kernels/%.cu,$(BUILD)/kernels/%.cu.o,$$($(1)_CU)) \
+	$$(patsubst kernels/%.cl,$(BUILD)/gen/%_cl.o,$$($(1)_CL))
+$(BUILD)/bin/$(1): $$($(1)_OBJS) $(LIB)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) -o $$@ $$($(1)_OBJS) $(LIB) \
+		$$(if $$($(1)_CL),-lOpenCL) $$(if $$($(1)_CU),$$(CUDA_LIBS)) $$(LDLIBS)
+$(1): $(BUILD)/bin/$(1)
+endef
+$(foreach p,$(PROGS),$(eval $(call prog_rules,$(p))))
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/kernels/%.cu.o: kernels/%.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+
+# OpenCL sources become C arrays: kernels/foo.cl -> build/gen/foo_cl.c defining foo_cl[].
+$(BUILD)/tools/embed: tools/embed.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -o $@ $<
+$(BUILD)/gen/%_cl.c: kernels/%.cl $(BUILD)/tools/embed
+	@mkdir -p $(@D)
+	$(BUILD)/tools/embed $< $*_cl > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/%_cl.o: $(BUILD)/gen/%_cl.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The shared library's test driver: built for tests only, never installed.
+testbins: $(TESTBINS)
+$(BUILD)/test/acctest: $(BUILD)/tests/acctest.o $(BUILD)/gen/acctest_cl.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lOpenCL $(CUDA_LIBS) $(LDLIBS)
+$(BUILD)/gen/acctest_cl.c: tests/acctest.cl $(BUILD)/tools/embed
+	@mkdir -p $(@D)
+	$(BUILD)/tools/embed $< acctest_cl > $@.tmp && mv $@.tmp $@
+
+deps:
+	@tools/deps
+
+check: deps all testbins
+	@SANITIZE=$(SANITIZE) tests/run $(BUILD)
+
+check-gpu: all testbins
+	@tests/run --gpu $(BUILD)
+
+demo: deps all
+	@tools/demo $(BUILD)/bin
+
+lint-man:
+	mandoc -Tlint -Wwarning man/*.[17]
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1 $(DESTDIR)$(MANPREFIX)/man7
+	install -m 755 $(addprefix $(BUILD)/bin/,$(PROGS)) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANPREFIX)/man1/
+	install -m 644 man/accelkit.7 $(DESTDIR)$(MANPREFIX)/man7/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(PROGS))
+	rm -f $(addprefix $(DESTDIR)$(MANPREFIX)/man1/,$(notdir $(wildcard man/*.1)))
+	rm -f $(DESTDIR)$(MANPREFIX)/man7/accelkit.7
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,163 @@
+/* cudadev.c: see cudadev.h. */
+#include "cudadev.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "err.h"
+#include "output.h"
+
+#ifdef ACCELKIT_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cuda_check.h"
+
+void
+cuda_fail(const char *expr, const char *file, int line, int err)
+{
+	die("%s:%d: %s: %s (%s)", file, line, expr, cudaGetErrorName((cudaError_t)err),
+	    cudaGetErrorString((cudaError_t)err));
+}
+
+static int
+gpu_count(void)
+{
+	int n = 0;
+	/* No driver, no device: both mean "no GPU here", not an error for auto. */
+	if (cudaGetDeviceCount(&n) != cudaSuccess) {
+		cudaGetLastError();
+		return 0;
+	}
+	return n;
+}
+#else
+static int
+gpu_count(void)
+{
+	return 0;
+}
+#endif
+
+int
+cuda_compiled(void)
+{
+#ifdef ACCELKIT_CUDA
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+static void
+use_cpu(struct cuda_dev *d)
+{
+	memset(d, 0, sizeof *d);
+	snprintf(d->name, sizeof d->name, "cpu (%d threads)", omp_get_max_threads());
+}
+
+/* "0,2,3" into ids[]; returns the count. */
+static int
+parse_ids(const char *spec, const char *list, int *ids)
+{
+	int n = 0;
+	const char *p = list;
+	for (;;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || v < 0 || v > 1023 || n == CUDADEV_MAX)
+			usage_error("invalid device '%s' (expected auto, cpu, gpu, gpu:N, gpu:all or gpu:N,M)", spec);
+		ids[n++] = (int)v;
+		if (*end == '\0')
+			return n;
+		if (*end != ',')
+			usage_error("invalid device '%s' (expected auto, cpu, gpu, gpu:N, gpu:all or gpu:N,M)", spec);
+		p = end + 1;
+	}
+}
+
+void
+cuda_select(const char *spec, int allow_multi, struct cuda_dev *d)
+{
+	int want[CUDADEV_MAX], nwant = 0, all = 0;
+
+	if (spec == NULL)
+		spec = "auto";
+	if (strcmp(spec, "cpu") == 0) {
+		use_cpu(d);
+		vlog("device: %s", d->name);
+		return;
+	}
+	if (strcmp(spec, "auto") == 0) {
+		if (gpu_count() == 0) {
+			use_cpu(d);
+			vlog("device: %s (no usable GPU%s)", d->name,
+			    cuda_compiled() ? "" : ": built without CUDA");
+			return;
+		}
+		want[nwant++] = 0;
+	} else if (strcmp(spec, "gpu") == 0) {
+		want[nwant++] = 0;
+	} else if (strncmp(spec, "gpu:", 4) == 0) {
+		if (strcmp(spec + 4, "all") == 0)
+			all = 1;
+		else
+			nwant = parse_ids(spec, spec + 4, want);
+	} else {
+		usage_error("invalid device '%s' (expected auto, cpu, gpu, gpu:N, gpu:all or gpu:N,M)", spec);
+	}
+	if (!cuda_compiled())
+		die("device '%s': GPU support was not compiled in (this build has no CUDA; use -d cpu)", spec);
+	int have = gpu_count();
+	if (have == 0)
+		die("device '%s': no usable CUDA GPU found", spec);
+	if (all) {
+		nwant = MIN(have, CUDADEV_MAX);
+		for (int i = 0; i < nwant; i++)
+			want[i] = i;
+	}
+	if (nwant > 1 && !allow_multi)
+		usage_error("device '%s': this program uses one GPU (give gpu or gpu:N)", spec);
+	for (int i = 0; i < nwant; i++)
+		if (want[i] >= have)
+			die("device '%s': there is no GPU %d (%d found)", spec, want[i], have);
+
+	memset(d, 0, sizeof *d);
+	d->gpu = 1;
+	d->ngpus = nwant;
+	memcpy(d->ids, want, sizeof want);
+#ifdef ACCELKIT_CUDA
+	struct cudaDeviceProp prop;
+	CUDA_CHECK(cudaSetDevice(d->ids[0]));
+	CUDA_CHECK(cudaGetDeviceProperties(&prop, d->ids[0]));
+	CUDA_CHECK(cudaFree(0));	/* create the context now, so its cost is not billed to a phase */
+	CUDA_CHECK(cudaMemGetInfo(&d->mem_free, &d->mem_total));
+	d->sm_count = prop.multiProcessorCount;
+	if (nwant == 1)
+		snprintf(d->name, sizeof d->name, "gpu:%d %s", d->ids[0], prop.name);
+	else
+		snprintf(d->name, sizeof d->name, "%d GPUs from gpu:%d %s", nwant, d->ids[0], prop.name);
+#endif
+	vlog("device: %s", d->name);
+}
+
+void
+cuda_list_devices(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	printf("cpu\t%d threads (%ld cores online)\n", omp_get_max_threads(), ncpu);
+#ifdef ACCELKIT_CUDA
+	int n = gpu_count();
+	for (int i = 0; i < n; i++) {
+		struct cudaDeviceProp prop;
+		CUDA_CHECK(cudaGetDeviceProperties(&prop, i));
+		printf("gpu:%d\t%s (%d SMs, %.1f GiB, compute %d.%d)\n", i, prop.name,
+		    prop.multiProcessorCount, (double)prop.totalGlobalMem / (1 << 30), prop.major,
+		    prop.minor);
+	}
+#endif
+	stdout_finish();
+}

@@ -1,0 +1,41 @@
+/* cudadev.h: device choice for the CUDA programs (docsim, skyline, gmmscore,
+ * editdist4r) from -d / $ACCELKIT_DEVICE:
+ *   auto     the first usable CUDA device, else the CPU
+ *   cpu      the native C implementation (OpenMP threads)
+ *   gpu      CUDA device 0; gpu:N device N; gpu:all or gpu:0,1 several (when allowed)
+ * In a build without nvcc, gpu says plainly that GPU support was not compiled in. */
+#ifndef ACCELKIT_CUDADEV_H
+#define ACCELKIT_CUDADEV_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CUDADEV_MAX 16
+
+struct cuda_dev {
+	int gpu;			/* 0: the CPU path; 1: CUDA */
+	int ngpus;			/* how many of ids[] to use (1 unless multi) */
+	int ids[CUDADEV_MAX];
+	char name[320];			/* for -v: "gpu:0 NVIDIA H200" or "cpu (16 threads)" */
+	size_t mem_total, mem_free;	/* of ids[0], bytes (GPU only) */
+	int sm_count;			/* of ids[0] */
+};
+
+/* Parses spec and opens the device (cudaSetDevice on ids[0]). allow_multi: whether
+ * the program can divide its work over several GPUs. Bad specs are usage errors
+ * (exit 2); a GPU that is asked for but unusable is exit 1. -v names the device. */
+void cuda_select(const char *spec, int allow_multi, struct cuda_dev *d);
+
+/* --list-devices: "cpu ..." then "gpu:N ..." lines on stdout. */
+void cuda_list_devices(void);
+
+/* Whether this build has CUDA at all. */
+int cuda_compiled(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

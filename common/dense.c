@@ -1,0 +1,502 @@
+/* dense.c: dense matrix reading and writing (see dense.h). */
+#include "dense.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "err.h"
+#include "numparse.h"
+
+static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+#define NPY_HEADER_TOTAL 128	/* what we write: magic, version, length, dict, padding */
+
+struct dstream {
+	input *in;
+	int flags;
+	int npy;
+	size_t cols;
+	/* NPY */
+	enum dtype file_dt;
+	uint64_t rows_total, rows_done;
+	uint64_t data_off;	/* input offset of the first element */
+	/* text */
+	double *row;		/* one parsed row; cols + 1 slots to catch long rows */
+	int pending;		/* row already holds the first data row */
+	uint64_t lineno, first_lineno;
+};
+
+static int
+is_blank(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+size_t
+dense_parse_line(char *line, double *vals, size_t cap, const char *file, uint64_t lineno,
+    int flags)
+{
+	size_t n = 0;
+	char *p = line;
+
+	for (;;) {
+		while (is_blank(*p))
+			p++;
+		if (*p == '\0' || *p == '#')
+			return n;
+		if (*p == ',')
+			die_at(file, lineno, "empty field in column %zu", n + 1);
+		double v;
+		const char *end = parse_double(p, &v);
+		if (end == p || !(*end == '\0' || *end == ',' || *end == '#' || is_blank(*end))) {
+			size_t len = strcspn(p, " \t\r,#");
+			die_at(file, lineno, "column %zu: not a number: '%.*s'%s", n + 1,
+			    (int)MIN(len, 40), p, len > 40 ? "..." : "");
+		}
+		if (!(flags & MAT_ALLOW_NONFINITE) && !isfinite(v))
+			die_at(file, lineno, "column %zu: %s is not allowed", n + 1,
+			    isnan(v) ? "NaN" : "Inf");
+		if (n < cap)
+			vals[n] = v;
+		n++;
+		p = (char *)end;
+		while (is_blank(*p))
+			p++;
+		if (*p == ',') {
+			p++;
+			while (is_blank(*p))
+				p++;
+			if (*p == '\0' || *p == '#' || *p == ',')
+				die_at(file, lineno, "empty field in column %zu", n + 1);
+		}
+	}
+}
+
+/* ---- NPY header ---- */
+
+/* Finds 'key': in the header dict and returns a pointer past the colon. */
+static const char *
+npy_key(const char *hdr, const char *key)
+{
+	char pat[32];
+	snprintf(pat, sizeof pat, "'%s'", key);
+	const char *p = strstr(hdr, pat);
+	if (p == NULL) {
+		snprintf(pat, sizeof pat, "\"%s\"", key);
+		p = strstr(hdr, pat);
+	}
+	if (p == NULL)
+		return NULL;
+	p += strlen(pat);
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p != ':')
+		return NULL;
+	p++;
+	while (isspace((unsigned char)*p))
+		p++;
+	return p;
+}
+
+static void
+npy_open(dstream *s)
+{
+	input *in = s->in;
+	const char *name = in_name(in);
+	unsigned char pre[12];
+	size_t got = in_read(in, pre, 10);
+	uint32_t hlen;
+	size_t pre_len = 10;
+
+	if (got < 10)
+		die_off(name, got, "NPY header is truncated");
+	int major = pre[6];
+	if (major == 1) {
+		hlen = (uint32_t)pre[8] | (uint32_t)pre[9] << 8;
+	} else if (major == 2 || major == 3) {
+		if (in_read(in, pre + 10, 2) < 2)
+			die_off(name, 10, "NPY header is truncated");
+		hlen = (uint32_t)pre[8] | (uint32_t)pre[9] << 8 | (uint32_t)pre[10] << 16 |
+		    (uint32_t)pre[11] << 24;
+		pre_len = 12;
+	} else {
+		die_off(name, 6, "unsupported NPY version %d", major);
+	}
+	if (hlen > (1u << 20))
+		die_off(name, 8, "NPY header length %u is implausible", hlen);
+	int64_t rem = in_remaining(in);
+	if (rem >= 0 && (uint64_t)rem < hlen)
+		die_off(name, pre_len, "NPY header is truncated (%u bytes promised)", hlen);
+	char *hdr = xmalloc(hlen + 1);
+	if (in_read(in, hdr, hlen) < hlen)
+		die_off(name, pre_len, "NPY header is truncated (%u bytes promised)", hlen);
+	hdr[hlen] = '\0';
+
+	const char *d = npy_key(hdr, "descr");
+	if (d == NULL || (*d != '\'' && *d != '"'))
+		die_off(name, pre_len, "NPY header has no 'descr'");
+	char descr[16] = "";
+	size_t dl = strcspn(d + 1, "'\"");
+	snprintf(descr, sizeof descr, "%.*s", (int)MIN(dl, 15), d + 1);
+	if (strcmp(descr, "<f4") == 0)
+		s->file_dt = DT_F32;
+	else if (strcmp(descr, "<f8") == 0)
+		s->file_dt = DT_F64;
+	else
+		die_off(name, pre_len, "unsupported NPY dtype '%s' (expected <f4 or <f8)", descr);
+
+	const char *f = npy_key(hdr, "fortran_order");
+	if (f == NULL)
+		die_off(name, pre_len, "NPY header has no 'fortran_order'");
+	if (strncmp(f, "True", 4) == 0)
+		die_off(name, pre_len, "Fortran-order NPY is not supported (save it in C order)");
+
+	const char *sh = npy_key(hdr, "shape");
+	if (sh == NULL || *sh != '(')
+		die_off(name, pre_len, "NPY header has no 'shape'");
+	uint64_t dims[8];
+	int nd = 0;
+	const char *p = sh + 1;
+	for (;;) {
+		while (isspace((unsigned char)*p) || *p == ',')
+			p++;
+		if (*p == ')')
+			break;
+		if (!isdigit((unsigned char)*p) || nd == 8)
+			die_off(name, pre_len, "NPY shape is malformed");
+		char *end;
+		unsigned long long v = strtoull(p, &end, 10);
+		if (v > ((uint64_t)1 << 62))
+			die_off(name, pre_len, "NPY shape is too large");
+		dims[nd++] = v;
+		p = end;
+		while (*p == 'L')	/* Python 2 longs */
+			p++;
+	}
+	if (nd > 2)
+		die_off(name, pre_len, "NPY array has %d dimensions (expected 1 or 2)", nd);
+	uint64_t rows = nd == 0 ? 1 : dims[0];
+	uint64_t cols = nd == 2 ? dims[1] : 1;
+	free(hdr);
+
+	uint64_t elems, bytes;
+	if (__builtin_mul_overflow(rows, cols, &elems) ||
+	    __builtin_mul_overflow(elems, (uint64_t)dtype_size(s->file_dt), &bytes) ||
+	    bytes > (uint64_t)SIZE_MAX / 2)
+		die_off(name, pre_len, "NPY shape (%llu, %llu) is too large",
+		    (unsigned long long)rows, (unsigned long long)cols);
+	s->data_off = in_tell(in);
+	rem = in_remaining(in);
+	if (rem >= 0 && (uint64_t)rem < bytes)
+		die_off(name, s->data_off,
+		    "NPY data is truncated: shape (%llu, %llu) needs %llu bytes, the file has %lld",
+		    (unsigned long long)rows, (unsigned long long)cols,
+		    (unsigned long long)bytes, (long long)rem);
+	s->rows_total = rows;
+	s->cols = rows == 0 ? (size_t)cols : (size_t)cols;
+	if (cols == 0 && rows > 0)
+		s->rows_total = 0;	/* n x 0: no data at all */
+}
+
+/* Reads the next data row of a text stream into s->row; returns its width, 0 at end. */
+static size_t
+text_next(dstream *s)
+{
+	char *line;
+	while ((line = in_getline(s->in, NULL)) != NULL) {
+		s->lineno = in_lineno(s->in);
+		size_t n = dense_parse_line(line, s->row, s->cols + 1, in_name(s->in), s->lineno,
+		    s->flags);
+		if (n == 0)
+			continue;
+		if (n != s->cols)
+			die_at(in_name(s->in), s->lineno,
+			    "row has %zu columns, expected %zu as on line %llu", n, s->cols,
+			    (unsigned long long)s->first_lineno);
+		return n;
+	}
+	return 0;
+}
+
+dstream *
+dstream_open(input *in, int flags)
+{
+	dstream *s = xcalloc(1, sizeof *s);
+	size_t avail;
+	const unsigned char *p = in_peek(in, 6, &avail);
+
+	s->in = in;
+	s->flags = flags;
+	if (avail == 6 && memcmp(p, npy_magic, 6) == 0) {
+		s->npy = 1;
+		npy_open(s);
+		return s;
+	}
+	/* Text: the first data row fixes the width. */
+	char *line;
+	size_t cap = 64;
+	s->row = xmallocarray(cap, sizeof *s->row);
+	while ((line = in_getline(in, NULL)) != NULL) {
+		s->lineno = in_lineno(in);
+		size_t n = dense_parse_line(line, s->row, cap, in_name(in), s->lineno, flags);
+		if (n == 0)
+			continue;
+		if (n > cap) {
+			/* A row wider than the buffer: parse it again with room for it all. */
+			cap = n + 1;
+			s->row = xreallocarray(s->row, cap, sizeof *s->row);
+			dense_parse_line(line, s->row, cap, in_name(in), s->lineno, flags);
+		}
+		s->cols = n;
+		s->first_lineno = s->lineno;
+		s->pending = 1;
+		s->row = xreallocarray(s->row, n + 1, sizeof *s->row);
+		break;
+	}
+	return s;
+}
+
+void
+dstream_close(dstream *s)
+{
+	if (s == NULL)
+		return;
+	free(s->row);
+	free(s);
+}
+
+size_t
+dstream_cols(const dstream *s)
+{
+	return s->cols;
+}
+
+int
+dstream_is_npy(const dstream *s)
+{
+	return s->npy;
+}
+
+int64_t
+dstream_rows_total(const dstream *s)
+{
+	return s->npy ? (int64_t)s->rows_total : -1;
+}
+
+uint64_t
+dstream_lineno(const dstream *s)
+{
+	return s->lineno;
+}
+
+static void
+check_finite_npy(const dstream *s, const void *data, enum dtype dt, size_t nelem,
+    uint64_t first_elem)
+{
+	if (s->flags & MAT_ALLOW_NONFINITE)
+		return;
+	size_t bad = SIZE_MAX;
+	/* A parallel scan finds whether anything is bad; the first bad element is
+	 * then located in order, so the message does not depend on thread timing. */
+	int any = 0;
+	#pragma omp parallel for reduction(|:any) if (nelem > (1 << 20))
+	for (size_t i = 0; i < nelem; i++)
+		any |= dt == DT_F32 ? !isfinite(((const float *)data)[i]) :
+		    !isfinite(((const double *)data)[i]);
+	if (!any)
+		return;
+	for (size_t i = 0; i < nelem && bad == SIZE_MAX; i++)
+		if (dt == DT_F32 ? !isfinite(((const float *)data)[i]) :
+		    !isfinite(((const double *)data)[i]))
+			bad = i;
+	uint64_t e = first_elem + bad;
+	double v = dt == DT_F32 ? ((const float *)data)[bad] : ((const double *)data)[bad];
+	die_off(in_name(s->in), s->data_off + e * dtype_size(s->file_dt),
+	    "%s in NPY data (row %llu, column %llu)", isnan(v) ? "NaN" : "Inf",
+	    (unsigned long long)(e / s->cols + 1), (unsigned long long)(e % s->cols + 1));
+}
+
+static size_t
+npy_read_rows(dstream *s, size_t maxrows, enum dtype dt, void *dst)
+{
+	size_t rows = (size_t)MIN((uint64_t)maxrows, s->rows_total - s->rows_done);
+	if (rows == 0)
+		return 0;
+	size_t nelem = rows * s->cols, fsz = dtype_size(s->file_dt);
+	size_t bytes = nelem * fsz;
+	uint64_t first = s->rows_done * s->cols;
+	void *raw = dt == s->file_dt ? dst : xmalloc(bytes);
+	size_t got = in_read(s->in, raw, bytes);
+	if (got < bytes)
+		die_off(in_name(s->in), s->data_off + first * fsz + got,
+		    "NPY data is truncated: the header promises %llu rows of %zu, the data ends in row %llu",
+		    (unsigned long long)s->rows_total, s->cols,
+		    (unsigned long long)(s->rows_done + got / fsz / MAX(s->cols, 1) + 1));
+	check_finite_npy(s, raw, s->file_dt, nelem, first);
+	if (raw != dst) {
+		if (dt == DT_F32) {
+			const double *r = raw;
+			float *d = dst;
+			#pragma omp parallel for if (nelem > (1 << 20))
+			for (size_t i = 0; i < nelem; i++)
+				d[i] = (float)r[i];
+		} else {
+			const float *r = raw;
+			double *d = dst;
+			#pragma omp parallel for if (nelem > (1 << 20))
+			for (size_t i = 0; i < nelem; i++)
+				d[i] = r[i];
+		}
+		free(raw);
+	}
+	s->rows_done += rows;
+	return rows;
+}
+
+size_t
+dstream_read(dstream *s, size_t maxrows, enum dtype dt, void *dst)
+{
+	if (s->npy)
+		return npy_read_rows(s, maxrows, dt, dst);
+	size_t r = 0;
+	while (r < maxrows && (s->pending || text_next(s) > 0)) {
+		s->pending = 0;
+		if (dt == DT_F32) {
+			float *d = (float *)dst + r * s->cols;
+			for (size_t j = 0; j < s->cols; j++)
+				d[j] = (float)s->row[j];
+		} else {
+			memcpy((double *)dst + r * s->cols, s->row, s->cols * sizeof(double));
+		}
+		r++;
+	}
+	return r;
+}
+
+void
+mat_read(input *in, enum dtype dt, int flags, struct matrix *m)
+{
+	dstream *s = dstream_open(in, flags);
+	size_t esz = dtype_size(dt), cols = s->cols;
+
+	memset(m, 0, sizeof *m);
+	m->dtype = dt;
+	m->cols = cols;
+	if (s->npy) {
+		size_t rows = (size_t)s->rows_total;
+		int64_t rem = in_remaining(in);
+		if (rem >= 0 || rows * cols * esz <= ((size_t)1 << 28)) {
+			/* Size already checked against the file (or small): read at once. */
+			m->data = xmallocarray(mul_size(rows, cols, "matrix"), esz);
+			m->rows = npy_read_rows(s, rows, dt, m->data);
+		} else {
+			/* A pipe: the header is not trusted for one big allocation; grow as
+			 * the data arrives, so a lying header fails at its end, not in malloc. */
+			size_t cap = MAX((size_t)1, ((size_t)1 << 28) / (cols * esz));
+			m->data = xmallocarray(mul_size(cap, cols, "matrix"), esz);
+			size_t got;
+			while ((got = npy_read_rows(s, MIN(cap - m->rows, rows - m->rows), dt,
+			    (char *)m->data + m->rows * cols * esz)) > 0) {
+				m->rows += got;
+				if (m->rows == cap && m->rows < rows) {
+					cap = MIN(rows, cap * 2);
+					m->data = xreallocarray(m->data, mul_size(cap, cols, "matrix"), esz);
+				}
+			}
+		}
+	} else if (cols > 0) {
+		size_t cap = MAX((size_t)1024, ((size_t)1 << 16) / cols);
+		m->data = xmallocarray(mul_size(cap, cols, "matrix"), esz);
+		size_t got;
+		while ((got = dstream_read(s, cap - m->rows, dt,
+		    (char *)m->data + m->rows * cols * esz)) > 0) {
+			m->rows += got;
+			if (m->rows == cap) {
+				cap = mul_size(cap, 2, "matrix");
+				m->data = xreallocarray(m->data, mul_size(cap, cols, "matrix"), esz);
+			}
+		}
+	}
+	if (m->rows == 0)
+		m->cols = cols;
+	dstream_close(s);
+}
+
+void
+mat_load(const char *path, enum dtype dt, int flags, struct matrix *m)
+{
+	input *in = in_open(path);
+	mat_read(in, dt, flags, m);
+	in_close(in);
+}
+
+void
+mat_free(struct matrix *m)
+{
+	free(m->data);
+	memset(m, 0, sizeof *m);
+}
+
+static int
+npy_header_text(char *buf, enum dtype dt, size_t rows, size_t cols)
+{
+	/* magic, version 1.0, header length, dict padded with blanks to the fixed total */
+	memcpy(buf, npy_magic, 6);
+	buf[6] = 1;
+	buf[7] = 0;
+	const int hlen = NPY_HEADER_TOTAL - 10;
+	buf[8] = (char)(hlen & 0xff);
+	buf[9] = (char)(hlen >> 8);
+	int n = snprintf(buf + 10, (size_t)hlen + 1,
+	    "{'descr': '%s', 'fortran_order': False, 'shape': (%zu, %zu), }",
+	    dt == DT_F64 ? "<f8" : "<f4", rows, cols);
+	memset(buf + 10 + n, ' ', (size_t)(hlen - n));
+	buf[NPY_HEADER_TOTAL - 1] = '\n';
+	return NPY_HEADER_TOTAL;
+}
+
+void
+npy_write_header(output *o, enum dtype dt, size_t rows, size_t cols)
+{
+	char buf[NPY_HEADER_TOTAL + 1];
+	out_write(o, buf, (size_t)npy_header_text(buf, dt, rows, cols));
+}
+
+void
+npy_patch_header(output *o, uint64_t header_offset, enum dtype dt, size_t rows, size_t cols)
+{
+	char buf[NPY_HEADER_TOTAL + 1];
+	out_pwrite(o, header_offset, buf, (size_t)npy_header_text(buf, dt, rows, cols));
+}
+
+void
+mat_write(output *o, const struct matrix *m, int fmt)
+{
+	if (fmt == FMT_NPY) {
+		npy_write_header(o, m->dtype, m->rows, m->cols);
+		out_write(o, m->data, m->rows * m->cols * dtype_size(m->dtype));
+		return;
+	}
+	for (size_t i = 0; i < m->rows; i++) {
+		for (size_t j = 0; j < m->cols; j++) {
+			if (j > 0)
+				out_putc(o, '\t');
+			if (m->dtype == DT_F32)
+				out_f32(o, ((const float *)m->data)[i * m->cols + j]);
+			else
+				out_f64(o, ((const double *)m->data)[i * m->cols + j]);
+		}
+		out_putc(o, '\n');
+	}
+}
+
+void
+mat_save(const char *path, const struct matrix *m, int fmt)
+{
+	output *o = out_open(path);
+	mat_write(o, m, fmt);
+	out_close(o);
+}

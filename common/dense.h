@@ -1,0 +1,72 @@
+/* dense.h: the one reader and writer of dense matrices (one item a row).
+ *
+ * Text: numbers separated by blanks, tabs or a comma; '#' starts a comment; blank
+ * lines are skipped; CRLF is accepted; every row the same width; numbers as strtod
+ * reads them in the C locale; NaN and Inf are errors unless MAT_ALLOW_NONFINITE.
+ * NPY (versions 1-3): 2-D, or 1-D read as one column; <f4 or <f8; C order.
+ * The format is recognised by NPY's magic bytes, on any input, stdin included.
+ * Errors name the file and line (text) or byte offset (NPY), and exit 1. */
+#ifndef ACCELKIT_DENSE_H
+#define ACCELKIT_DENSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "input.h"
+#include "output.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum dtype { DT_F32 = 0, DT_F64 = 1 };
+enum { MAT_ALLOW_NONFINITE = 1 };
+
+static inline size_t dtype_size(enum dtype dt) { return dt == DT_F64 ? 8 : 4; }
+
+struct matrix {
+	size_t rows, cols;
+	enum dtype dtype;
+	void *data;		/* rows x cols, row-major */
+};
+
+/* The whole input as one matrix of the given element type. Empty input gives 0 x 0. */
+void mat_read(input *in, enum dtype dt, int flags, struct matrix *m);
+/* mat_read of a path ("-" or NULL: standard input). */
+void mat_load(const char *path, enum dtype dt, int flags, struct matrix *m);
+void mat_free(struct matrix *m);
+
+/* Writes m as text (tab-separated, shortest round-trip numbers) or NPY of m's dtype. */
+void mat_write(output *o, const struct matrix *m, int fmt);
+/* mat_write to a path (NULL or "-": standard output), opened and closed here. */
+void mat_save(const char *path, const struct matrix *m, int fmt);
+
+/* Streaming: rows in chunks, with bounded memory. */
+typedef struct dstream dstream;
+dstream *dstream_open(input *in, int flags);
+void dstream_close(dstream *s);
+size_t dstream_cols(const dstream *s);		/* 0 when the input holds no rows */
+int dstream_is_npy(const dstream *s);
+int64_t dstream_rows_total(const dstream *s);	/* NPY: from its header; text: -1 */
+/* Reads up to maxrows rows into dst (maxrows x cols of dt); returns how many, 0 at end. */
+size_t dstream_read(dstream *s, size_t maxrows, enum dtype dt, void *dst);
+/* Text: the line number of the last row read (for the caller's own messages). */
+uint64_t dstream_lineno(const dstream *s);
+
+/* Parses one text line in place. Stores up to cap numbers in vals and returns how
+ * many the line holds (0 for a blank or comment-only line). Dies naming file:line
+ * on a token that is not a number, an empty field, or NaN/Inf without the flag. */
+size_t dense_parse_line(char *line, double *vals, size_t cap, const char *file,
+    uint64_t lineno, int flags);
+
+/* NPY output. npy_write_header writes a fixed-size (128-byte) version 1 header;
+ * when the row count is not known yet, write it with rows = 0 first and call it
+ * again with npy_patch_header once the rows are out (needs a seekable output). */
+void npy_write_header(output *o, enum dtype dt, size_t rows, size_t cols);
+void npy_patch_header(output *o, uint64_t header_offset, enum dtype dt, size_t rows,
+    size_t cols);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,54 @@
+/* err.h: the one family of diagnostics. Every message goes to stderr as
+ *   prog: message
+ *   prog: FILE:LINE: message          (text input)
+ *   prog: FILE: byte N: message       (binary input)
+ * die* exit 1 (bad input, I/O, device); usage_error exits 2 with "Try 'prog --help'". */
+#ifndef ACCELKIT_ERR_H
+#define ACCELKIT_ERR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#define NORETURN __attribute__((noreturn))
+#else
+#define PRINTF_LIKE(f, a)
+#define NORETURN
+#endif
+
+extern const char *progname;
+
+void warnmsg(const char *fmt, ...) PRINTF_LIKE(1, 2);
+void die(const char *fmt, ...) PRINTF_LIKE(1, 2) NORETURN;
+void die_errno(const char *what) NORETURN;	/* "prog: what: strerror(errno)" */
+void die_at(const char *file, uint64_t line, const char *fmt, ...) PRINTF_LIKE(3, 4) NORETURN;
+void die_off(const char *file, uint64_t off, const char *fmt, ...) PRINTF_LIKE(3, 4) NORETURN;
+void usage_error(const char *fmt, ...) PRINTF_LIKE(1, 2) NORETURN;
+
+/* -v output: "prog: message" on stderr, only when verbose is set. */
+extern int verbose;
+void vlog(const char *fmt, ...) PRINTF_LIKE(1, 2);
+
+/* Checked allocation: sizes multiply with overflow checks; dies on failure. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+void *xmallocarray(size_t n, size_t size);
+void *xreallocarray(void *p, size_t n, size_t size);
+char *xstrdup(const char *s);
+/* a*b, dying with "what: size overflow" when it does not fit in size_t */
+size_t mul_size(size_t a, size_t b, const char *what);
+
+#define CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,221 @@
+/* input.c: buffered input (see input.h). */
+#include "input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+
+#define IN_CHUNK ((size_t)1 << 20)	/* one read(2) asks for at least this much */
+
+struct input {
+	const char *name;
+	int fd;
+	int eof;
+	unsigned char *buf;
+	size_t cap, start, end;		/* unread bytes are buf[start..end) */
+	uint64_t off;			/* input offset of buf[start] */
+	uint64_t line;
+	int64_t size;			/* regular file size, else -1 */
+};
+
+input *
+in_open(const char *path)
+{
+	input *in = xcalloc(1, sizeof *in);
+	struct stat st;
+
+	if (path == NULL || strcmp(path, "-") == 0) {
+		in->name = "(standard input)";
+		in->fd = 0;
+	} else {
+		in->name = path;
+		if ((in->fd = open(path, O_RDONLY)) < 0)
+			die_errno(path);
+	}
+	in->size = -1;
+	if (fstat(in->fd, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			die("%s: is a directory", in->name);
+		if (S_ISREG(st.st_mode)) {
+			off_t pos = lseek(in->fd, 0, SEEK_CUR);
+			in->size = (int64_t)st.st_size - (pos > 0 ? (int64_t)pos : 0);
+		}
+	}
+	in->cap = 4 * IN_CHUNK;
+	in->buf = xmalloc(in->cap + 1);
+	return in;
+}
+
+void
+in_close(input *in)
+{
+	if (in == NULL)
+		return;
+	if (in->fd > 0)
+		close(in->fd);
+	free(in->buf);
+	free(in);
+}
+
+const char *
+in_name(const input *in)
+{
+	return in->name;
+}
+
+/* Reads more; returns 0 at end of input. Keeps room for a NUL after the data. */
+static size_t
+fill(input *in)
+{
+	if (in->eof)
+		return 0;
+	if (in->start > 0 && (in->cap - in->end < IN_CHUNK || in->start == in->end)) {
+		memmove(in->buf, in->buf + in->start, in->end - in->start);
+		in->end -= in->start;
+		in->start = 0;
+	}
+	if (in->cap - in->end < IN_CHUNK) {
+		in->cap = in->cap * 2 > in->end + IN_CHUNK ? in->cap * 2 : in->end + IN_CHUNK;
+		in->buf = xrealloc(in->buf, in->cap + 1);
+	}
+	for (;;) {
+		ssize_t n = read(in->fd, in->buf + in->end, in->cap - in->end);
+		if (n > 0) {
+			in->end += (size_t)n;
+			return (size_t)n;
+		}
+		if (n == 0) {
+			in->eof = 1;
+			return 0;
+		}
+		if (errno != EINTR)
+			die_errno(in->name);
+	}
+}
+
+const unsigned char *
+in_peek(input *in, size_t n, size_t *avail)
+{
+	while (in->end - in->start < n && fill(in) > 0)
+		;
+	*avail = MIN(n, in->end - in->start);
+	return in->buf + in->start;
+}
+
+char *
+in_getline(input *in, size_t *len)
+{
+	size_t scanned = 0;
+	unsigned char *nl;
+
+	for (;;) {
+		nl = memchr(in->buf + in->start + scanned, '\n', in->end - in->start - scanned);
+		if (nl != NULL)
+			break;
+		scanned = in->end - in->start;
+		if (fill(in) == 0) {
+			if (in->start == in->end)
+				return NULL;
+			nl = in->buf + in->end;	/* last line without '\n': room was kept */
+			break;
+		}
+	}
+	char *line = (char *)in->buf + in->start;
+	size_t n = (size_t)(nl - (in->buf + in->start));
+	size_t used = n + (nl < in->buf + in->end);
+	in->start += used;
+	in->off += used;
+	in->line++;
+	if (n > 0 && line[n - 1] == '\r')
+		n--;
+	line[n] = '\0';
+	if (len != NULL)
+		*len = n;
+	return line;
+}
+
+uint64_t
+in_lineno(const input *in)
+{
+	return in->line;
+}
+
+const unsigned char *
+in_take(input *in, size_t max, size_t *got)
+{
+	if (in->start == in->end)
+		fill(in);
+	size_t n = MIN(max, in->end - in->start);
+	const unsigned char *p = in->buf + in->start;
+	in->start += n;
+	in->off += n;
+	*got = n;
+	return p;
+}
+
+size_t
+in_read(input *in, void *dst, size_t n)
+{
+	size_t done = 0;
+	unsigned char *d = dst;
+
+	/* Buffered bytes first, then straight into the caller's memory. */
+	size_t have = MIN(n, in->end - in->start);
+	memcpy(d, in->buf + in->start, have);
+	in->start += have;
+	done = have;
+	while (done < n && !in->eof) {
+		ssize_t r = read(in->fd, d + done, n - done);
+		if (r > 0)
+			done += (size_t)r;
+		else if (r == 0)
+			in->eof = 1;
+		else if (errno != EINTR)
+			die_errno(in->name);
+	}
+	in->off += done;
+	return done;
+}
+
+uint64_t
+in_tell(const input *in)
+{
+	return in->off;
+}
+
+int64_t
+in_remaining(const input *in)
+{
+	if (in->size < 0)
+		return -1;
+	return in->size - (int64_t)in->off;
+}
+
+char *
+in_slurp(input *in, size_t *len)
+{
+	int64_t rem = in_remaining(in);
+	size_t cap = rem > 0 ? (size_t)rem + 1 : 4 * IN_CHUNK;
+	char *out = xmalloc(cap + 1);
+	size_t n = 0;
+
+	for (;;) {
+		if (n == cap) {
+			cap *= 2;
+			out = xrealloc(out, cap + 1);
+		}
+		size_t got = in_read(in, out + n, cap - n);
+		n += got;
+		if (got == 0 || in->eof)
+			break;
+	}
+	out[n] = '\0';
+	if (len != NULL)
+		*len = n;
+	return out;
+}

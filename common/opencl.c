@@ -1,0 +1,338 @@
+/* opencl.c: see opencl.h. */
+#include "opencl.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "input.h"
+#include "output.h"
+
+#define MAX_PLATFORMS 16
+#define MAX_DEVICES 64
+
+const char *
+cl_errname(cl_int err)
+{
+	switch (err) {
+#define E(x) case x: return #x;
+	E(CL_SUCCESS) E(CL_DEVICE_NOT_FOUND) E(CL_DEVICE_NOT_AVAILABLE)
+	E(CL_COMPILER_NOT_AVAILABLE) E(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+	E(CL_OUT_OF_RESOURCES) E(CL_OUT_OF_HOST_MEMORY) E(CL_PROFILING_INFO_NOT_AVAILABLE)
+	E(CL_MEM_COPY_OVERLAP) E(CL_IMAGE_FORMAT_MISMATCH) E(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+	E(CL_BUILD_PROGRAM_FAILURE) E(CL_MAP_FAILURE) E(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+	E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) E(CL_COMPILE_PROGRAM_FAILURE)
+	E(CL_LINKER_NOT_AVAILABLE) E(CL_LINK_PROGRAM_FAILURE) E(CL_DEVICE_PARTITION_FAILED)
+	E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE) E(CL_INVALID_VALUE) E(CL_INVALID_DEVICE_TYPE)
+	E(CL_INVALID_PLATFORM) E(CL_INVALID_DEVICE) E(CL_INVALID_CONTEXT)
+	E(CL_INVALID_QUEUE_PROPERTIES) E(CL_INVALID_COMMAND_QUEUE) E(CL_INVALID_HOST_PTR)
+	E(CL_INVALID_MEM_OBJECT) E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR) E(CL_INVALID_IMAGE_SIZE)
+	E(CL_INVALID_SAMPLER) E(CL_INVALID_BINARY) E(CL_INVALID_BUILD_OPTIONS)
+	E(CL_INVALID_PROGRAM) E(CL_INVALID_PROGRAM_EXECUTABLE) E(CL_INVALID_KERNEL_NAME)
+	E(CL_INVALID_KERNEL_DEFINITION) E(CL_INVALID_KERNEL) E(CL_INVALID_ARG_INDEX)
+	E(CL_INVALID_ARG_VALUE) E(CL_INVALID_ARG_SIZE) E(CL_INVALID_KERNEL_ARGS)
+	E(CL_INVALID_WORK_DIMENSION) E(CL_INVALID_WORK_GROUP_SIZE) E(CL_INVALID_WORK_ITEM_SIZE)
+	E(CL_INVALID_GLOBAL_OFFSET) E(CL_INVALID_EVENT_WAIT_LIST) E(CL_INVALID_EVENT)
+	E(CL_INVALID_OPERATION) E(CL_INVALID_GL_OBJECT) E(CL_INVALID_BUFFER_SIZE)
+	E(CL_INVALID_MIP_LEVEL) E(CL_INVALID_GLOBAL_WORK_SIZE) E(CL_INVALID_PROPERTY)
+	E(CL_INVALID_IMAGE_DESCRIPTOR) E(CL_INVALID_COMPILER_OPTIONS) E(CL_INVALID_LINKER_OPTIONS)
+	E(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef E
+	case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+	default: return "unknown OpenCL error";
+	}
+}
+
+void
+cl_fail(const char *expr, const char *file, int line, cl_int err)
+{
+	die("%s:%d: %s: %s (%d)", file, line, expr, cl_errname(err), (int)err);
+}
+
+static int
+contains_nocase(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (; *hay; hay++)
+		if (strncasecmp(hay, needle, n) == 0)
+			return 1;
+	return n == 0;
+}
+
+struct cl_all {
+	int nplat;
+	cl_platform_id plat[MAX_PLATFORMS];
+	int keep[MAX_PLATFORMS];		/* passes --platform */
+	cl_uint ndev[MAX_PLATFORMS];
+	cl_device_id dev[MAX_PLATFORMS][MAX_DEVICES];
+};
+
+static void
+platform_str(cl_platform_id p, cl_platform_info what, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (clGetPlatformInfo(p, what, n, buf, NULL) != CL_SUCCESS)
+		snprintf(buf, n, "?");
+	buf[n - 1] = '\0';
+}
+
+static void
+device_str(cl_device_id d, cl_device_info what, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (clGetDeviceInfo(d, what, n, buf, NULL) != CL_SUCCESS)
+		snprintf(buf, n, "?");
+	buf[n - 1] = '\0';
+	/* Some drivers pad names with blanks. */
+	size_t len = strlen(buf);
+	while (len > 0 && isspace((unsigned char)buf[len - 1]))
+		buf[--len] = '\0';
+}
+
+static void
+enumerate(const char *filter, struct cl_all *a)
+{
+	cl_uint np = 0;
+	memset(a, 0, sizeof *a);
+	cl_int err = clGetPlatformIDs(MAX_PLATFORMS, a->plat, &np);
+	if (err == -1001 || np == 0)	/* CL_PLATFORM_NOT_FOUND_KHR: no ICD installed */
+		return;
+	CL_CHECK(err);
+	a->nplat = (int)MIN(np, (cl_uint)MAX_PLATFORMS);
+	for (int i = 0; i < a->nplat; i++) {
+		char name[256], vendor[256];
+		platform_str(a->plat[i], CL_PLATFORM_NAME, name, sizeof name);
+		platform_str(a->plat[i], CL_PLATFORM_VENDOR, vendor, sizeof vendor);
+		a->keep[i] = filter == NULL || contains_nocase(name, filter) ||
+		    contains_nocase(vendor, filter);
+		cl_uint nd = 0;
+		if (clGetDeviceIDs(a->plat[i], CL_DEVICE_TYPE_ALL, MAX_DEVICES, a->dev[i], &nd) != CL_SUCCESS)
+			nd = 0;
+		a->ndev[i] = MIN(nd, (cl_uint)MAX_DEVICES);
+	}
+}
+
+static cl_device_type
+dev_type(cl_device_id d)
+{
+	cl_device_type t = 0;
+	clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+	return t;
+}
+
+/* The n-th device (over kept platforms, in order) of the given type. */
+static int
+nth_of_type(const struct cl_all *a, cl_device_type type, int n, int *pi, int *di)
+{
+	for (int p = 0; p < a->nplat; p++) {
+		if (!a->keep[p])
+			continue;
+		for (cl_uint d = 0; d < a->ndev[p]; d++)
+			if ((dev_type(a->dev[p][d]) & type) && n-- == 0) {
+				*pi = p;
+				*di = (int)d;
+				return 1;
+			}
+	}
+	return 0;
+}
+
+static void
+bad_spec(const char *spec)
+{
+	usage_error("invalid device '%s' (expected auto, cpu, cpu:N, gpu, gpu:N or P:D)", spec);
+}
+
+static int
+parse_index(const char *spec, const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (end == s || *end != '\0' || v < 0 || v > 1000)
+		bad_spec(spec);
+	return (int)v;
+}
+
+void
+clx_open(const char *spec, const char *filter, int flags, struct clx *x)
+{
+	struct cl_all a;
+	int p = -1, d = -1, found = 0;
+
+	if (spec == NULL)
+		spec = "auto";
+	memset(x, 0, sizeof *x);
+	enumerate(filter, &a);
+	if (strcmp(spec, "auto") == 0) {
+		found = nth_of_type(&a, CL_DEVICE_TYPE_GPU, 0, &p, &d) ||
+		    nth_of_type(&a, CL_DEVICE_TYPE_CPU, 0, &p, &d) ||
+		    nth_of_type(&a, CL_DEVICE_TYPE_ALL, 0, &p, &d);
+	} else if (strncmp(spec, "cpu", 3) == 0 || strncmp(spec, "gpu", 3) == 0) {
+		cl_device_type t = spec[0] == 'c' ? CL_DEVICE_TYPE_CPU : CL_DEVICE_TYPE_GPU;
+		int n = 0;
+		if (spec[3] == ':')
+			n = parse_index(spec, spec + 4);
+		else if (spec[3] != '\0')
+			bad_spec(spec);
+		found = nth_of_type(&a, t, n, &p, &d);
+	} else {
+		const char *colon = strchr(spec, ':');
+		if (colon == NULL)
+			bad_spec(spec);
+		char pl[16];
+		snprintf(pl, sizeof pl, "%.*s", (int)MIN((size_t)(colon - spec), sizeof pl - 1), spec);
+		p = parse_index(spec, pl);
+		d = parse_index(spec, colon + 1);
+		found = p < a.nplat && a.keep[p] && (cl_uint)d < a.ndev[p];
+	}
+	if (!found) {
+		if (a.nplat == 0)
+			die("device '%s': no OpenCL platform found (is an ICD such as pocl-opencl-icd installed?)", spec);
+		die("device '%s': no such OpenCL device%s%s (see --list-devices)", spec,
+		    filter ? " on platforms matching " : "", filter ? filter : "");
+	}
+
+	x->platform = a.plat[p];
+	x->device = a.dev[p][d];
+	x->platform_index = p;
+	x->device_index = d;
+	cl_device_type t = dev_type(x->device);
+	x->is_gpu = (t & CL_DEVICE_TYPE_GPU) != 0;
+	x->is_cpu = (t & CL_DEVICE_TYPE_CPU) != 0;
+	platform_str(x->platform, CL_PLATFORM_NAME, x->platform_name, sizeof x->platform_name);
+	device_str(x->device, CL_DEVICE_NAME, x->name, sizeof x->name);
+	device_str(x->device, CL_DEVICE_VERSION, x->version, sizeof x->version);
+	char vendor[256];
+	platform_str(x->platform, CL_PLATFORM_VENDOR, vendor, sizeof vendor);
+	if (contains_nocase(x->platform_name, "NVIDIA") || contains_nocase(vendor, "NVIDIA"))
+		x->vendor = CLX_NVIDIA;
+	else if (contains_nocase(x->platform_name, "Portable Computing Language") ||
+	    contains_nocase(x->platform_name, "pocl"))
+		x->vendor = CLX_POCL;
+	else if (contains_nocase(vendor, "Advanced Micro Devices") || contains_nocase(vendor, "AMD"))
+		x->vendor = CLX_AMD;
+	else if (contains_nocase(vendor, "Intel"))
+		x->vendor = CLX_INTEL;
+	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof x->global_mem, &x->global_mem, NULL));
+	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof x->max_alloc, &x->max_alloc, NULL));
+	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof x->local_mem, &x->local_mem, NULL));
+	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof x->compute_units, &x->compute_units, NULL));
+	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof x->max_wg, &x->max_wg, NULL));
+	cl_device_fp_config fp64 = 0;
+	clGetDeviceInfo(x->device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL);
+	x->has_fp64 = fp64 != 0;
+
+	cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)x->platform, 0};
+	x->ctx = CL_CREATE(clCreateContext(props, 1, &x->device, NULL, NULL, &cl_err_));
+	cl_command_queue_properties qp = (flags & CLX_PROFILE) ? CL_QUEUE_PROFILING_ENABLE : 0;
+	x->queue = CL_CREATE(clCreateCommandQueue(x->ctx, x->device, qp, &cl_err_));
+	vlog("device: %d:%d %s / %s (%s, %u compute units, %.1f GiB)", p, d, x->platform_name,
+	    x->name, x->is_gpu ? "gpu" : x->is_cpu ? "cpu" : "other", x->compute_units,
+	    (double)x->global_mem / (1 << 30));
+}
+
+void
+clx_close(struct clx *x)
+{
+	if (x->queue)
+		clReleaseCommandQueue(x->queue);
+	if (x->ctx)
+		clReleaseContext(x->ctx);
+	memset(x, 0, sizeof *x);
+}
+
+void
+clx_list_devices(const char *filter)
+{
+	struct cl_all a;
+	int gpu_n = 0, cpu_n = 0;
+
+	enumerate(filter, &a);
+	for (int p = 0; p < a.nplat; p++) {
+		char pname[256];
+		platform_str(a.plat[p], CL_PLATFORM_NAME, pname, sizeof pname);
+		for (cl_uint d = 0; d < a.ndev[p]; d++) {
+			cl_device_type t = dev_type(a.dev[p][d]);
+			char alias[16] = "-";
+			if (a.keep[p] && (t & CL_DEVICE_TYPE_GPU))
+				snprintf(alias, sizeof alias, "gpu:%d", gpu_n++);
+			else if (a.keep[p] && (t & CL_DEVICE_TYPE_CPU))
+				snprintf(alias, sizeof alias, "cpu:%d", cpu_n++);
+			if (!a.keep[p])
+				continue;
+			char name[256];
+			cl_uint cu = 0;
+			cl_ulong mem = 0;
+			device_str(a.dev[p][d], CL_DEVICE_NAME, name, sizeof name);
+			clGetDeviceInfo(a.dev[p][d], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
+			clGetDeviceInfo(a.dev[p][d], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
+			printf("%d:%u\t%s\t%s\t%s (%u compute units, %.1f GiB)\n", p, d, alias, pname,
+			    name, cu, (double)mem / (1 << 30));
+		}
+	}
+	stdout_finish();
+}
+
+cl_program
+clx_build(struct clx *x, const char *name, const char *embedded_src, const char *options)
+{
+	const char *dir = getenv("ACCELKIT_KERNEL_DIR");
+	char *loaded = NULL;
+	const char *src = embedded_src;
+
+	if (dir != NULL && *dir != '\0') {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s.cl", dir, name);
+		input *in = in_open(path);
+		loaded = in_slurp(in, NULL);
+		in_close(in);
+		src = loaded;
+		vlog("kernel source: %s", path);
+	}
+	char opts[2048];
+	snprintf(opts, sizeof opts, "-cl-std=CL1.2 %s", options ? options : "");
+	vlog("building %s.cl: %s", name, opts);
+	cl_program prog = CL_CREATE(clCreateProgramWithSource(x->ctx, 1, &src, NULL, &cl_err_));
+	cl_int err = clBuildProgram(prog, 1, &x->device, opts, NULL, NULL);
+	if (err != CL_SUCCESS || verbose) {
+		size_t n = 0;
+		clGetProgramBuildInfo(prog, x->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
+		char *log = xmalloc(n + 1);
+		log[0] = '\0';
+		clGetProgramBuildInfo(prog, x->device, CL_PROGRAM_BUILD_LOG, n, log, NULL);
+		log[n] = '\0';
+		int empty = strspn(log, " \t\r\n") == strlen(log);
+		if (err != CL_SUCCESS) {
+			fprintf(stderr, "%s: %s.cl: build log:\n%s\n", progname, name, log);
+			die("%s.cl: build failed on %s: %s (options: %s)", name, x->name,
+			    cl_errname(err), opts);
+		}
+		if (!empty)
+			vlog("%s.cl: build log:\n%s", name, log);
+		free(log);
+	}
+	free(loaded);
+	return prog;
+}
+
+cl_kernel
+clx_kernel(cl_program prog, const char *kernel_name)
+{
+	cl_int err;
+	cl_kernel k = clCreateKernel(prog, kernel_name, &err);
+	if (err != CL_SUCCESS)
+		die("kernel %s: %s", kernel_name, cl_errname(err));
+	return k;
+}
+
+double
+clx_event_ms(cl_event ev)
+{
+	cl_ulong t0 = 0, t1 = 0;
+	CL_CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL));
+	CL_CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL));
+	return 1e-6 * (double)(t1 - t0);
+}

@@ -1,0 +1,84 @@
+/* opencl.h: device choice, context and queue, and program building for the OpenCL
+ * programs (clmatmul, clkmeans). Targets the OpenCL 1.2 API so PoCL and NVIDIA both work.
+ *
+ * Device specs (-d / $ACCELKIT_DEVICE), indexes as --list-devices shows them:
+ *   auto    the first GPU of any platform, else the first CPU device
+ *   cpu, cpu:N, gpu, gpu:N   the first (or N-th) device of that type over all platforms
+ *   P:D     device D of platform P
+ * --platform TEXT keeps only platforms whose name or vendor contains TEXT (any case). */
+#ifndef ACCELKIT_OPENCL_H
+#define ACCELKIT_OPENCL_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#include "err.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum clx_vendor { CLX_OTHER, CLX_NVIDIA, CLX_POCL, CLX_AMD, CLX_INTEL };
+
+struct clx {
+	cl_platform_id platform;
+	cl_device_id device;
+	cl_context ctx;
+	cl_command_queue queue;
+	int platform_index, device_index;
+	int is_gpu, is_cpu;
+	enum clx_vendor vendor;
+	char name[256], platform_name[256], version[128];
+	cl_ulong global_mem, max_alloc, local_mem;
+	cl_uint compute_units;
+	size_t max_wg;
+	int has_fp64;
+};
+
+enum { CLX_PROFILE = 1 };	/* flags for clx_open: a profiling queue */
+
+/* Opens the device that spec names; dies (exit 1) if there is none, usage error for a
+ * malformed spec. -v names the device. */
+void clx_open(const char *spec, const char *platform_filter, int flags, struct clx *x);
+void clx_close(struct clx *x);
+/* --list-devices: one device a line on stdout. */
+void clx_list_devices(const char *platform_filter);
+
+/* Builds the program `name` from its embedded source (or from $ACCELKIT_KERNEL_DIR/name.cl
+ * when that is set: development only) with the given -D options. A failed build prints
+ * the build log to stderr and exits 1; -v prints the options used. */
+cl_program clx_build(struct clx *x, const char *name, const char *embedded_src,
+    const char *options);
+cl_kernel clx_kernel(cl_program prog, const char *kernel_name);
+
+/* Milliseconds between an event's start and end (needs a CLX_PROFILE queue). */
+double clx_event_ms(cl_event ev);
+
+const char *cl_errname(cl_int err);
+void cl_fail(const char *expr, const char *file, int line, cl_int err) NORETURN;
+
+#ifdef __cplusplus
+}
+#endif
+
+/* CL_CHECK(clFinish(q)): reports the expression, place and the error by name, exit 1. */
+#define CL_CHECK(expr)                                                   \
+	do {                                                             \
+		cl_int cl_check_err_ = (expr);                           \
+		if (cl_check_err_ != CL_SUCCESS)                         \
+			cl_fail(#expr, __FILE__, __LINE__, cl_check_err_); \
+	} while (0)
+/* For calls that return an object and report through an errcode pointer: the call
+ * names &cl_err_ as that pointer. buf = CL_CREATE(clCreateBuffer(ctx, f, n, NULL, &cl_err_)); */
+#define CL_CREATE(call)                                                      \
+	__extension__({                                                      \
+		cl_int cl_err_ = CL_SUCCESS;                                 \
+		__typeof__(call) cl_obj_ = (call);                           \
+		if (cl_err_ != CL_SUCCESS)                                   \
+			cl_fail(#call, __FILE__, __LINE__, cl_err_);         \
+		cl_obj_;                                                     \
+	})
+
+#endif

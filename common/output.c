@@ -1,0 +1,420 @@
+/* output.c: see output.h. */
+#include "output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define OUT_BUF ((size_t)1 << 20)
+
+struct output {
+	const char *name;	/* for messages */
+	char *path;		/* final path of a file output, else NULL */
+	char *tmp;		/* its temporary name until out_close */
+	int fd;
+	int seekable;
+	char *buf;
+	size_t n;
+	uint64_t written;	/* bytes handed to write(2) */
+};
+
+/* The temporary file of an output that is not finished: removed if we exit early. */
+static char *pending_tmp;
+
+static void
+remove_pending(void)
+{
+	if (pending_tmp != NULL)
+		unlink(pending_tmp);
+}
+
+static void
+write_failed(output *o)
+{
+	if (errno == EPIPE) {
+		/* The reader went away: end quietly, as the default SIGPIPE would. */
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+		_exit(141);
+	}
+	die("write error on %s: %s", o->name, strerror(errno));
+}
+
+static void
+flush(output *o)
+{
+	size_t done = 0;
+	while (done < o->n) {
+		ssize_t w = write(o->fd, o->buf + done, o->n - done);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			write_failed(o);
+		}
+		done += (size_t)w;
+	}
+	o->written += o->n;
+	o->n = 0;
+}
+
+output *
+out_open(const char *path)
+{
+	output *o = xcalloc(1, sizeof *o);
+	struct stat st;
+
+	o->buf = xmalloc(OUT_BUF);
+	if (path == NULL || strcmp(path, "-") == 0) {
+		o->name = "standard output";
+		o->fd = 1;
+		o->seekable = fstat(1, &st) == 0 && S_ISREG(st.st_mode) &&
+		    lseek(1, 0, SEEK_CUR) == 0;
+		return o;
+	}
+	/* Regular files are written beside the target and renamed at the end; anything
+	 * else (/dev/null, a FIFO, /dev/stdout) is written directly. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if ((o->fd = open(path, O_WRONLY)) < 0)
+			die_errno(path);
+		o->name = path;
+		return o;
+	}
+	size_t n = strlen(path);
+	o->path = xstrdup(path);
+	o->tmp = xmalloc(n + 16);
+	snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", path);
+	if ((o->fd = mkstemp(o->tmp)) < 0)
+		die_errno(path);
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(o->fd, 0666 & ~mask);
+	if (pending_tmp == NULL)
+		atexit(remove_pending);
+	pending_tmp = o->tmp;
+	o->name = path;
+	o->seekable = 1;
+	return o;
+}
+
+void
+out_close(output *o)
+{
+	flush(o);
+	if (o->tmp != NULL) {
+		if (close(o->fd) != 0)
+			write_failed(o);
+		if (rename(o->tmp, o->path) != 0)
+			die_errno(o->path);
+		pending_tmp = NULL;
+		free(o->tmp);
+		free(o->path);
+	} else if (o->fd != 1) {
+		if (close(o->fd) != 0)
+			write_failed(o);
+	}
+	free(o->buf);
+	free(o);
+}
+
+const char *
+out_name(const output *o)
+{
+	return o->name;
+}
+
+void
+out_write(output *o, const void *p, size_t n)
+{
+	if (o->n + n > OUT_BUF) {
+		flush(o);
+		if (n >= OUT_BUF) {
+			/* Large blocks go straight out. */
+			const char *c = p;
+			while (n > 0) {
+				ssize_t w = write(o->fd, c, n);
+				if (w < 0) {
+					if (errno == EINTR)
+						continue;
+					write_failed(o);
+				}
+				c += w;
+				n -= (size_t)w;
+				o->written += (uint64_t)w;
+			}
+			return;
+		}
+	}
+	memcpy(o->buf + o->n, p, n);
+	o->n += n;
+}
+
+void
+out_putc(output *o, int c)
+{
+	if (o->n == OUT_BUF)
+		flush(o);
+	o->buf[o->n++] = (char)c;
+}
+
+void
+out_puts(output *o, const char *s)
+{
+	out_write(o, s, strlen(s));
+}
+
+void
+out_printf(output *o, const char *fmt, ...)
+{
+	char small[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		die("output formatting failed");
+	if ((size_t)n < sizeof small) {
+		out_write(o, small, (size_t)n);
+		return;
+	}
+	char *big = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	out_write(o, big, (size_t)n);
+	free(big);
+}
+
+static int
+fmt_u64(char *buf, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	for (int i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	return n;
+}
+
+void
+out_u64(output *o, uint64_t v)
+{
+	char buf[24];
+	out_write(o, buf, (size_t)fmt_u64(buf, v));
+}
+
+void
+out_i64(output *o, int64_t v)
+{
+	char buf[24];
+	int n = 0;
+	if (v < 0) {
+		buf[n++] = '-';
+		n += fmt_u64(buf + 1, (uint64_t)0 - (uint64_t)v);
+	} else {
+		n = fmt_u64(buf, (uint64_t)v);
+	}
+	out_write(o, buf, (size_t)n);
+}
+
+/*
+ * Shortest round-trip text. One snprintf gives `maxdig` significant digits (always
+ * enough to read back exactly); we then try shorter roundings of that digit string,
+ * from `mindig` up, and keep the first that reads back to the same value. Every
+ * decimal of at most `mindig` digits survives the round trip (6 for float, 15 for
+ * double), so starting there finds the shortest form once trailing zeros go.
+ */
+static int
+fmt_shortest(char *buf, double v, int is_float)
+{
+	const int mindig = is_float ? 6 : 15, maxdig = is_float ? 9 : 17;
+	char sci[40], dig[24];
+	int exp10, nd = 0;
+
+	if (v == 0)
+		return sprintf(buf, "%s", signbit(v) ? "-0" : "0");
+	if (!isfinite(v))
+		return sprintf(buf, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
+	snprintf(sci, sizeof sci, "%.*e", maxdig - 1, v);
+	const char *p = sci + (sci[0] == '-');
+	for (; *p != 'e'; p++)
+		if (*p != '.')
+			dig[nd++] = *p;
+	exp10 = atoi(p + 1);
+
+	char cand[24];
+	int len = maxdig, cexp = exp10;
+	for (int d = mindig; d < maxdig; d++) {
+		/* dig rounded half-up to d digits: enough, since the check below decides */
+		int e = exp10, carry = dig[d] >= '5';
+		memcpy(cand, dig, (size_t)d);
+		for (int i = d - 1; i >= 0 && carry; i--) {
+			if (cand[i] == '9') {
+				cand[i] = '0';
+			} else {
+				cand[i]++;
+				carry = 0;
+			}
+		}
+		if (carry) {	/* 999.. rounded up to 1000.. */
+			memmove(cand + 1, cand, (size_t)d - 1);
+			cand[0] = '1';
+			e++;
+		}
+		char txt[40];
+		snprintf(txt, sizeof txt, "%s%.1s.%.*se%d", v < 0 ? "-" : "", cand, d - 1, cand + 1, e);
+		int same = is_float ? strtof(txt, NULL) == (float)v : strtod(txt, NULL) == v;
+		if (same) {
+			len = d;
+			cexp = e;
+			break;
+		}
+	}
+	if (len == maxdig)
+		memcpy(cand, dig, (size_t)maxdig);
+	while (len > 1 && cand[len - 1] == '0')
+		len--;
+
+	/* Lay out like %g: plain notation for exponents from -5 to 15, else scientific. */
+	char *b = buf;
+	if (v < 0)
+		*b++ = '-';
+	if (cexp >= -5 && cexp < 16) {
+		if (cexp < 0) {
+			*b++ = '0';
+			*b++ = '.';
+			for (int i = -1; i > cexp; i--)
+				*b++ = '0';
+			memcpy(b, cand, (size_t)len);
+			b += len;
+		} else {
+			for (int i = 0; i <= cexp || i < len; i++) {
+				if (i == cexp + 1)
+					*b++ = '.';
+				*b++ = i < len ? cand[i] : '0';
+			}
+		}
+	} else {
+		*b++ = cand[0];
+		if (len > 1) {
+			*b++ = '.';
+			memcpy(b, cand + 1, (size_t)len - 1);
+			b += len - 1;
+		}
+		b += sprintf(b, "e%+03d", cexp);
+	}
+	*b = '\0';
+	return (int)(b - buf);
+}
+
+int
+fmt_f32(char *buf, float v)
+{
+	/* Integers that a float holds exactly: the common case in data, and quick. */
+	if (fabsf(v) < 16777216.0f && v == (float)(int32_t)v && !(v == 0 && signbit(v)))
+		return sprintf(buf, "%d", (int)v);
+	return fmt_shortest(buf, v, 1);
+}
+
+int
+fmt_f64(char *buf, double v)
+{
+	if (fabs(v) < 9007199254740992.0 && v == (double)(int64_t)v && !(v == 0 && signbit(v)))
+		return sprintf(buf, "%lld", (long long)v);
+	return fmt_shortest(buf, v, 0);
+}
+
+int
+fmt_fixed(char *buf, double v, int decimals)
+{
+	static const double p10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+
+	/* Fast path: scale, round, print digits. Near a rounding tie the scaled double
+	 * may round differently from printf's exact decimal, so ties go to snprintf. */
+	if (decimals >= 0 && decimals <= 9 && fabs(v) < 1e9) {
+		double s = fabs(v) * p10[decimals];
+		double fl = floor(s), frac = s - fl;
+		if (fabs(frac - 0.5) > 1e-6) {
+			uint64_t q = (uint64_t)fl + (frac > 0.5);
+			uint64_t ip = q / (uint64_t)p10[decimals], fp = q % (uint64_t)p10[decimals];
+			char *b = buf;
+			if (signbit(v))
+				*b++ = '-';	/* as printf, which prints -0.000000 for tiny negatives */
+			b += fmt_u64(b, ip);
+			if (decimals > 0) {
+				*b++ = '.';
+				for (int i = decimals - 1; i >= 0; i--) {
+					b[i] = (char)('0' + fp % 10);
+					fp /= 10;
+				}
+				b += decimals;
+			}
+			*b = '\0';
+			return (int)(b - buf);
+		}
+	}
+	return snprintf(buf, 400, "%.*f", MIN(decimals, 40), v);
+}
+
+void
+out_f32(output *o, float v)
+{
+	char buf[48];
+	out_write(o, buf, (size_t)fmt_f32(buf, v));
+}
+
+void
+out_f64(output *o, double v)
+{
+	char buf[48];
+	out_write(o, buf, (size_t)fmt_f64(buf, v));
+}
+
+void
+out_fixed(output *o, double v, int decimals)
+{
+	char buf[400];
+	out_write(o, buf, (size_t)fmt_fixed(buf, v, decimals));
+}
+
+uint64_t
+out_tell(const output *o)
+{
+	return o->written + o->n;
+}
+
+int
+out_seekable(const output *o)
+{
+	return o->seekable;
+}
+
+void
+out_pwrite(output *o, uint64_t off, const void *p, size_t n)
+{
+	if (!o->seekable)
+		die("%s: cannot rewrite a non-seekable output", o->name);
+	flush(o);
+	if (pwrite(o->fd, p, n, (off_t)off) != (ssize_t)n)
+		write_failed(o);
+}
+
+void
+stdout_finish(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (errno == EPIPE) {
+			signal(SIGPIPE, SIG_DFL);
+			raise(SIGPIPE);
+		}
+		die("write error on standard output: %s", strerror(errno));
+	}
+}

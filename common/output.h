@@ -1,0 +1,55 @@
+/* output.h: buffered result output to standard output or a file.
+ *
+ * A file named with -o is written under a temporary name beside it and renamed
+ * only by out_close(), so a run that fails leaves no half-written result behind.
+ * Standard output is flushed and checked at out_close(); a closed pipe ends the
+ * program quietly (SIGPIPE), any other write error is reported and exits 1. */
+#ifndef ACCELKIT_OUTPUT_H
+#define ACCELKIT_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct output output;
+
+output *out_open(const char *path);	/* NULL or "-": standard output */
+void out_close(output *o);
+const char *out_name(const output *o);
+
+void out_write(output *o, const void *p, size_t n);
+void out_putc(output *o, int c);
+void out_puts(output *o, const char *s);
+void out_printf(output *o, const char *fmt, ...) PRINTF_LIKE(2, 3);
+void out_u64(output *o, uint64_t v);
+void out_i64(output *o, int64_t v);
+/* Shortest text that reads back to the same float (or double). */
+void out_f32(output *o, float v);
+void out_f64(output *o, double v);
+/* Fixed point with `decimals` digits after the point, as printf's "%.*f". */
+void out_fixed(output *o, double v, int decimals);
+
+/* Bytes written so far; whether the output can be rewritten in place. */
+uint64_t out_tell(const output *o);
+int out_seekable(const output *o);
+/* Overwrites n bytes at offset off (< out_tell) of a seekable output. */
+void out_pwrite(output *o, uint64_t off, const void *p, size_t n);
+
+/* Formatting into a caller's buffer (48 bytes; 400 for fmt_fixed, decimals <= 40);
+ * returns the length. */
+int fmt_f32(char *buf, float v);
+int fmt_f64(char *buf, double v);
+int fmt_fixed(char *buf, double v, int decimals);
+
+/* For --help and --version, which print through stdio: flush and check stdout. */
+void stdout_finish(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,259 @@
+/* acctest: a driver for the shared library's tests (tests/common.bats); never installed.
+ *
+ *   acctest read [-t f32|f64] [--nonfinite] [-o FILE] [-O text|npy] [FILE]
+ *       read a dense matrix (text or NPY) and write it back
+ *   acctest stream -n ROWS [FILE]     read in chunks of ROWS, a "--" line between chunks
+ *   acctest lines [FILE]              echo lines as "N<TAB>line"
+ *   acctest int|double|size OPT VALUE [MIN MAX]   the checked number parsers
+ *   acctest f32|f64 NUMBER...         shortest round-trip formatting
+ *   acctest fixed DECIMALS NUMBER...  fixed-point formatting
+ *   acctest cuda [-d SPEC]            choose a CUDA device and copy through it
+ *   acctest cl [-d SPEC] [--platform TEXT]   build and run a kernel, check its result
+ *   acctest devices                   both device lists */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cudadev.h"
+#include "dense.h"
+#include "input.h"
+#include "opencl.h"
+#include "output.h"
+#include "timer.h"
+
+#ifdef ACCELKIT_CUDA
+#include "cuda_check.h"
+#endif
+
+extern const char acctest_cl[];
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: acctest read|stream|lines|int|double|size|f32|f64|fixed|cuda|cl|devices ...\n");
+}
+
+static int
+cmd_read(int argc, char **argv, struct common_opts *co)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		{"type", required_argument, NULL, 't'},
+		{"nonfinite", no_argument, NULL, 'N'},
+		{NULL, 0, NULL, 0},
+	};
+	enum dtype dt = DT_F32;
+	int flags = 0, c;
+	static const char *const types[] = {"f32", "f64", NULL};
+
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "t:N", longopts, NULL)) != -1) {
+		if (c == 't')
+			dt = cli_choice("--type", optarg, types) ? DT_F64 : DT_F32;
+		else if (c == 'N')
+			flags |= MAT_ALLOW_NONFINITE;
+		else
+			cli_common(c, optarg, co, usage);
+	}
+	if (argc - optind > 1)
+		usage_error("too many files");
+	struct matrix m;
+	double t = now_sec();
+	mat_load(optind < argc ? argv[optind] : NULL, dt, flags, &m);
+	phase_add(PH_READ, now_sec() - t);
+	vlog("read %zu x %zu", m.rows, m.cols);
+	t = now_sec();
+	mat_save(co->output, &m, cli_out_format(co, co->output));
+	phase_add(PH_WRITE, now_sec() - t);
+	phases_report();
+	mat_free(&m);
+	return 0;
+}
+
+static int
+cmd_stream(int argc, char **argv)
+{
+	if (argc < 3 || strcmp(argv[1], "-n") != 0)
+		usage_error("stream needs -n ROWS");
+	size_t rows = (size_t)cli_int("-n", argv[2], 1, 1 << 20), got, chunk = 0;
+	input *in = in_open(argc > 3 ? argv[3] : NULL);
+	dstream *s = dstream_open(in, 0);
+	size_t cols = dstream_cols(s);
+	float *buf = xmallocarray(mul_size(rows, MAX(cols, 1), "chunk"), sizeof *buf);
+	output *o = out_open(NULL);
+	while ((got = dstream_read(s, rows, DT_F32, buf)) > 0) {
+		if (chunk++ > 0)
+			out_puts(o, "--\n");
+		struct matrix m = {got, cols, DT_F32, buf};
+		mat_write(o, &m, FMT_TEXT);
+	}
+	out_close(o);
+	dstream_close(s);
+	in_close(in);
+	free(buf);
+	return 0;
+}
+
+static int
+cmd_lines(int argc, char **argv)
+{
+	input *in = in_open(argc > 1 ? argv[1] : NULL);
+	output *o = out_open(NULL);
+	char *line;
+	size_t len;
+	while ((line = in_getline(in, &len)) != NULL) {
+		out_u64(o, in_lineno(in));
+		out_putc(o, '\t');
+		out_write(o, line, len);
+		out_putc(o, '\n');
+	}
+	out_close(o);
+	in_close(in);
+	return 0;
+}
+
+static int
+cmd_number(int argc, char **argv)
+{
+	if (argc < 3)
+		usage_error("%s needs OPT VALUE", argv[0]);
+	if (strcmp(argv[0], "int") == 0)
+		printf("%lld\n", cli_int(argv[1], argv[2], argc > 4 ? atoll(argv[3]) : -1000000,
+		    argc > 4 ? atoll(argv[4]) : 1000000));
+	else if (strcmp(argv[0], "double") == 0)
+		printf("%.17g\n", cli_double(argv[1], argv[2], argc > 4 ? atof(argv[3]) : -1e300,
+		    argc > 4 ? atof(argv[4]) : 1e300));
+	else
+		printf("%zu\n", cli_size(argv[1], argv[2]));
+	stdout_finish();
+	return 0;
+}
+
+static int
+cmd_format(int argc, char **argv)
+{
+	output *o = out_open(NULL);
+	int fixed = strcmp(argv[0], "fixed") == 0, first = fixed ? 2 : 1;
+	int decimals = fixed && argc > 1 ? (int)cli_int("DECIMALS", argv[1], 0, 40) : 0;
+	for (int i = first; i < argc; i++) {
+		double v = strtod(argv[i], NULL);
+		if (fixed)
+			out_fixed(o, v, decimals);
+		else if (strcmp(argv[0], "f32") == 0)
+			out_f32(o, (float)v);
+		else
+			out_f64(o, v);
+		out_putc(o, '\n');
+	}
+	out_close(o);
+	return 0;
+}
+
+static int
+cmd_cuda(int argc, char **argv, struct common_opts *co)
+{
+	static const struct option longopts[] = {CLI_COMMON_LONG, {NULL, 0, NULL, 0}};
+	int c;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT, longopts, NULL)) != -1)
+		cli_common(c, optarg, co, usage);
+	cli_finish(co);
+	struct cuda_dev d;
+	cuda_select(co->device, 0, &d);
+	if (!d.gpu) {
+		printf("cpu\n");
+		stdout_finish();
+		return 0;
+	}
+#ifdef ACCELKIT_CUDA
+	enum { N = 1 << 20 };
+	float *h = xmallocarray(N, sizeof *h), *back = xmallocarray(N, sizeof *back), *dev;
+	for (int i = 0; i < N; i++)
+		h[i] = (float)i * 0.5f;
+	CUDA_CHECK(cudaMalloc((void **)&dev, N * sizeof *dev));
+	CUDA_CHECK(cudaMemcpy(dev, h, N * sizeof *dev, cudaMemcpyHostToDevice));
+	CUDA_CHECK(cudaMemcpy(back, dev, N * sizeof *dev, cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaFree(dev));
+	if (memcmp(h, back, N * sizeof *h) != 0)
+		die("CUDA round trip changed the data");
+	printf("gpu %s\n", d.name);
+	free(h);
+	free(back);
+#endif
+	stdout_finish();
+	return 0;
+}
+
+static int
+cmd_cl(int argc, char **argv, struct common_opts *co)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG, CLI_PLATFORM_LONG, {NULL, 0, NULL, 0},
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT, longopts, NULL)) != -1)
+		cli_common(c, optarg, co, usage);
+	cli_finish(co);
+	struct clx x;
+	clx_open(co->device, co->platform, 0, &x);
+	cl_program prog = clx_build(&x, "acctest", acctest_cl, "-D SCALE=3.0f");
+	cl_kernel k = clx_kernel(prog, "axpy");
+	enum { N = 1000 };
+	float hx[N], hy[N];
+	for (int i = 0; i < N; i++) {
+		hx[i] = (float)i;
+		hy[i] = 1.0f;
+	}
+	cl_mem bx = CL_CREATE(clCreateBuffer(x.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+	    sizeof hx, hx, &cl_err_));
+	cl_mem by = CL_CREATE(clCreateBuffer(x.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+	    sizeof hy, hy, &cl_err_));
+	cl_int n = N;
+	CL_CHECK(clSetKernelArg(k, 0, sizeof n, &n));
+	CL_CHECK(clSetKernelArg(k, 1, sizeof bx, &bx));
+	CL_CHECK(clSetKernelArg(k, 2, sizeof by, &by));
+	size_t global = 1024;
+	CL_CHECK(clEnqueueNDRangeKernel(x.queue, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+	CL_CHECK(clEnqueueReadBuffer(x.queue, by, CL_TRUE, 0, sizeof hy, hy, 0, NULL, NULL));
+	for (int i = 0; i < N; i++)
+		if (hy[i] != 1.0f + 3.0f * (float)i)
+			die("OpenCL result wrong at %d: %g", i, hy[i]);
+	printf("%s %s\n", x.is_gpu ? "gpu" : "cpu", x.name);
+	clReleaseMemObject(bx);
+	clReleaseMemObject(by);
+	clReleaseKernel(k);
+	clReleaseProgram(prog);
+	clx_close(&x);
+	stdout_finish();
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct common_opts co;
+	cli_init(argc, argv, &co);
+	if (argc < 2)
+		usage_error("missing command");
+	char *cmd = argv[1];
+	argc--, argv++;
+	if (strcmp(cmd, "read") == 0)
+		return cmd_read(argc, argv, &co);
+	if (strcmp(cmd, "stream") == 0)
+		return cmd_stream(argc, argv);
+	if (strcmp(cmd, "lines") == 0)
+		return cmd_lines(argc, argv);
+	if (strcmp(cmd, "int") == 0 || strcmp(cmd, "double") == 0 || strcmp(cmd, "size") == 0)
+		return cmd_number(argc, argv);
+	if (strcmp(cmd, "f32") == 0 || strcmp(cmd, "f64") == 0 || strcmp(cmd, "fixed") == 0)
+		return cmd_format(argc, argv);
+	if (strcmp(cmd, "cuda") == 0)
+		return cmd_cuda(argc, argv, &co);
+	if (strcmp(cmd, "cl") == 0)
+		return cmd_cl(argc, argv, &co);
+	if (strcmp(cmd, "devices") == 0) {
+		cuda_list_devices();
+		clx_list_devices(NULL);
+		return 0;
+	}
+	usage_error("unknown command '%s'", cmd);
+}

@@ -1,0 +1,52 @@
+# tests/helpers.bash: loaded by every suite's setup().
+# Puts the build's programs first on PATH, loads bats-support and bats-assert, and
+# picks a Python that has the reference modules.
+
+bats_require_minimum_version 1.5.0
+
+ACCELKIT_ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+ACCELKIT_BUILD="${ACCELKIT_BUILD:-$ACCELKIT_ROOT/build}"
+PATH="$ACCELKIT_BUILD/bin:$ACCELKIT_BUILD/test:$PATH"
+TESTDATA="$ACCELKIT_ROOT/testdata"
+REF="$ACCELKIT_ROOT/tests/ref"
+export PATH
+
+bats_load_library bats-support
+bats_load_library bats-assert
+
+# The interpreter for references (numpy, scikit-learn). tests/run picks it once; a
+# suite run alone picks it here. The python3 first on PATH can lack the modules that
+# Debian installs for /usr/bin/python3 (and on the GPU machine the PATH one has them).
+if [ -z "${ACCELKIT_PYTHON:-}" ]; then
+	for _py in python3 /usr/bin/python3; do
+		if "$_py" -c 'import numpy, sklearn' 2>/dev/null; then
+			ACCELKIT_PYTHON=$_py
+			break
+		fi
+	done
+	export ACCELKIT_PYTHON
+fi
+
+# py ARGS...: run the reference interpreter (fails the test if there is none).
+py() {
+	if [ -z "${ACCELKIT_PYTHON:-}" ]; then
+		echo "no python3 with numpy and scikit-learn (run 'make deps')" >&2
+		return 1
+	fi
+	"$ACCELKIT_PYTHON" "$@"
+}
+
+# pyhas MODULE: whether the reference interpreter has that module.
+pyhas() {
+	[ -n "${ACCELKIT_PYTHON:-}" ] && "$ACCELKIT_PYTHON" -c "import $1" 2>/dev/null
+}
+
+# The device the suites run on: cpu under `make check`, gpu under `make check-gpu`.
+on_gpu() {
+	[ "${ACCELKIT_DEVICE:-}" = gpu ]
+}
+
+# For tests whose point is comparing the GPU with the CPU: they run in check-gpu only.
+require_gpu() {
+	on_gpu || skip "GPU-only (make check-gpu)"
+}
