@@ -4,7 +4,7 @@
 #define ACCELKIT_HOSTDEV_H
 
 #ifdef __CUDACC__
-#define HOSTDEV __host__ __device__ __forceinline__
+#define HOSTDEV __host__ __device__
 #else
 #define HOSTDEV
 #endif
