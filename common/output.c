@@ -64,6 +64,12 @@ flush(output *o)
 	o->n = 0;
 }
 
+void
+out_flush(output *o)
+{
+	flush(o);
+}
+
 output *
 out_open(const char *path)
 {

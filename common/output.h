@@ -20,6 +20,9 @@ typedef struct output output;
 
 output *out_open(const char *path);	/* NULL or "-": standard output */
 void out_close(output *o);
+/* Hands what is buffered to the system now: programs that stream call it after each
+ * chunk, so results appear before the input ends. */
+void out_flush(output *o);
 const char *out_name(const output *o);
 
 void out_write(output *o, const void *p, size_t n);

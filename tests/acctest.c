@@ -47,6 +47,7 @@ cmd_read(int argc, char **argv, struct common_opts *co)
 	int flags = 0, c;
 	static const char *const types[] = {"f32", "f64", NULL};
 
+	argv[0] = (char *)progname;	/* getopt names the program in its messages */
 	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "t:N", longopts, NULL)) != -1) {
 		if (c == 't')
 			dt = cli_choice("--type", optarg, types) ? DT_F64 : DT_F32;
@@ -86,6 +87,7 @@ cmd_stream(int argc, char **argv)
 			out_puts(o, "--\n");
 		struct matrix m = {got, cols, DT_F32, buf};
 		mat_write(o, &m, FMT_TEXT);
+		out_flush(o);	/* a chunk's results go out before the next chunk is read */
 	}
 	out_close(o);
 	dstream_close(s);
@@ -154,6 +156,7 @@ cmd_cuda(int argc, char **argv, struct common_opts *co)
 {
 	static const struct option longopts[] = {CLI_COMMON_LONG, {NULL, 0, NULL, 0}};
 	int c;
+	argv[0] = (char *)progname;	/* getopt names the program in its messages */
 	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT, longopts, NULL)) != -1)
 		cli_common(c, optarg, co, usage);
 	cli_finish(co);
@@ -190,6 +193,7 @@ cmd_cl(int argc, char **argv, struct common_opts *co)
 		CLI_COMMON_LONG, CLI_PLATFORM_LONG, {NULL, 0, NULL, 0},
 	};
 	int c;
+	argv[0] = (char *)progname;	/* getopt names the program in its messages */
 	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT, longopts, NULL)) != -1)
 		cli_common(c, optarg, co, usage);
 	cli_finish(co);

@@ -1,0 +1,388 @@
+#!/usr/bin/env bats
+# The shared library (common/) through its test driver, build/test/acctest:
+# dense text and NPY reading and writing, streaming, number parsing, output
+# checking, and device set-up. References: numpy (via py) and literal values.
+
+setup() {
+	load helpers
+	cd "$BATS_TEST_TMPDIR"
+}
+
+# npy FILE DTYPE SHAPE [fortran] [version]: write an NPY file with numpy, values i*0.25
+npy() {
+	py - "$@" <<'PY'
+import sys, numpy as np
+path, dt, shape = sys.argv[1], sys.argv[2], tuple(int(x) for x in sys.argv[3].split(',') if x)
+a = (np.arange(int(np.prod(shape)) if shape else 1) * 0.25 - 1).astype(dt).reshape(shape)
+order = 'F' if len(sys.argv) > 4 and sys.argv[4] == 'fortran' else 'C'
+version = (2, 0) if len(sys.argv) > 5 and sys.argv[5] == 'v2' else None
+with open(path, 'wb') as f:
+    np.lib.format.write_array(f, np.asarray(a, order=order), version=version)
+PY
+}
+
+@test "text rows with blanks, tabs and commas read as one matrix" {
+	printf '1 2\t3\n4,5, 6\n  7 ,8\t, 9  \n' > m.txt
+	run -0 acctest read m.txt
+	assert_output "$(printf '1\t2\t3\n4\t5\t6\n7\t8\t9')"
+}
+
+@test "comments, blank lines and CRLF line ends are skipped" {
+	printf '# header\r\n\r\n1 2 # trailing\r\n   \r\n3 4\r\n#end' > m.txt
+	run -0 acctest read m.txt
+	assert_output "$(printf '1\t2\n3\t4')"
+}
+
+@test "a last line without a newline is read" {
+	printf '1 2\n3 4' > m.txt
+	run -0 acctest read m.txt
+	assert_line --index 1 "$(printf '3\t4')"
+}
+
+@test "a ragged row is an error naming its line" {
+	printf '1 2 3\n\n4 5\n' > m.txt
+	run -1 --separate-stderr acctest read m.txt
+	assert_output ""
+	assert_equal "$stderr" "acctest: m.txt:3: row has 2 columns, expected 3 as on line 1"
+}
+
+@test "a token that is not a number is an error naming line and column" {
+	printf '1 2\n3 x4\n' > m.txt
+	run -1 --separate-stderr acctest read m.txt
+	assert_equal "$stderr" "acctest: m.txt:2: column 2: not a number: 'x4'"
+}
+
+@test "an empty field between commas is an error" {
+	printf '1,,2\n' > m.txt
+	run -1 --separate-stderr acctest read m.txt
+	assert_equal "$stderr" "acctest: m.txt:1: empty field in column 2"
+}
+
+@test "NaN and Inf in text are errors unless allowed" {
+	printf '1 2\n3 nan\n' > m.txt
+	run -1 --separate-stderr acctest read m.txt
+	assert_equal "$stderr" "acctest: m.txt:2: column 2: NaN is not allowed"
+	printf '1 -inf\n' > i.txt
+	run -1 --separate-stderr acctest read i.txt
+	assert_equal "$stderr" "acctest: i.txt:1: column 2: Inf is not allowed"
+	run -0 acctest read --nonfinite m.txt
+	assert_line --index 1 "$(printf '3\tnan')"
+}
+
+@test "numbers read exactly as strtod reads them, then round to float32" {
+	# Long mantissas, exponents, hex and denormals take different paths in the parser.
+	vals='0.1 -2.5e-3 3.4028234e38 1e-45 123456789012345678901234 0x1.8p1 7.0000001 1e22 1e23 .5 -0 4.9406564584124654e-324 2.2250738585072011e-308 0.30000000000000004441'
+	echo "$vals" > v.txt
+	run -0 acctest read -t f64 -O npy -o out.npy v.txt
+	run -0 py -c '
+import sys, numpy as np
+got = np.load("out.npy")
+ref = np.array([float.fromhex(t) if "x" in t else float(t) for t in sys.argv[1].split()])
+assert got.dtype == np.float64 and got.shape == (1, ref.size), (got.dtype, got.shape)
+assert np.array_equal(got[0], ref), (got[0], ref)
+print("ok")' "$vals"
+	assert_output "ok"
+}
+
+@test "float32 text output reads back to the same bits" {
+	run -0 py -c '
+import numpy as np
+r = np.random.default_rng(7)
+a = np.concatenate([r.standard_normal(3000) * 10.0 ** r.integers(-40, 37, 3000),
+    r.integers(-2**24, 2**24, 500), [0.1, 1/3, 1e-45, 3.4028235e38, 2**24 + 2, -0.0]])
+np.savetxt("x.txt", a.astype(np.float32).astype(np.float64).reshape(-1, 2), fmt="%.17g")'
+	run -0 acctest read -o y.txt x.txt
+	run -0 py -c '
+import numpy as np
+x = np.loadtxt("x.txt").astype(np.float32)
+y = np.loadtxt("y.txt", dtype=np.float32)
+assert np.array_equal(x.view(np.uint32), y.view(np.uint32))
+print("same")'
+	assert_output "same"
+}
+
+@test "float output is the shortest text that reads back" {
+	run -0 acctest f32 0.1 1 -2.5 1e-7 16777216 3.14159265 1e10 0.000123
+	assert_output "$(printf '0.1\n1\n-2.5\n1e-07\n16777216\n3.1415927\n10000000000\n0.000123')"
+	run -0 acctest f64 0.1 0.30000000000000004 1e100
+	assert_output "$(printf '0.1\n0.30000000000000004\n1e+100')"
+}
+
+@test "fixed-point output matches printf, ties included" {
+	args='0.5 0.1234565 -0.0000001 2.5e-7 0.9999995 123.456789 -3 0.0000005'
+	run -0 acctest fixed 6 $args
+	# Python formats the double exactly, as C's printf does (the shell's printf
+	# parses into a long double and so rounds some ties differently).
+	expected=$(py -c 'import sys; print("\n".join("%.6f" % float(v) for v in sys.argv[1:]))' $args)
+	assert_output "$expected"
+}
+
+@test "NPY float32 and float64, versions 1 and 2, read like numpy" {
+	npy a.npy '<f4' 3,4
+	npy b.npy '<f8' 2,3 C v2
+	run -0 acctest read a.npy
+	assert_line --index 0 "$(printf -- '-1\t-0.75\t-0.5\t-0.25')"
+	assert_line --index 2 "$(printf '1\t1.25\t1.5\t1.75')"
+	run -0 acctest read b.npy
+	assert_output "$(printf -- '-1\t-0.75\t-0.5\n-0.25\t0\t0.25')"
+}
+
+@test "a 1-D NPY reads as one column" {
+	npy v.npy '<f4' 3
+	run -0 acctest read v.npy
+	assert_output "$(printf -- '-1\n-0.75\n-0.5')"
+}
+
+@test "NPY is recognised on standard input, and - is standard input" {
+	npy a.npy '<f4' 2,2
+	run -0 sh -c 'acctest read < a.npy'
+	assert_output "$(printf -- '-1\t-0.75\n-0.5\t-0.25')"
+	run -0 sh -c 'cat a.npy | acctest read -'
+	assert_output "$(printf -- '-1\t-0.75\n-0.5\t-0.25')"
+}
+
+@test "NPY output is float32 NPY that numpy loads" {
+	printf '1 2 3\n4 5 6.5\n' > m.txt
+	run -0 acctest read -O npy -o m.npy m.txt
+	run -0 py -c 'import numpy as np; a = np.load("m.npy"); print(a.dtype, a.shape, a.tolist())'
+	assert_output "float32 (2, 3) [[1.0, 2.0, 3.0], [4.0, 5.0, 6.5]]"
+}
+
+@test "-o FILE.npy picks NPY output by its extension" {
+	printf '1 2\n' | acctest read -o x.npy
+	run -0 py -c 'import numpy as np; print(np.load("x.npy").tolist())'
+	assert_output "[[1.0, 2.0]]"
+}
+
+@test "a truncated NPY is an error naming the byte offset" {
+	npy a.npy '<f4' 100,10
+	head -c 1000 a.npy > t.npy
+	run -1 --separate-stderr acctest read t.npy
+	assert_output ""
+	assert_equal "$stderr" "acctest: t.npy: byte 128: NPY data is truncated: shape (100, 10) needs 4000 bytes, the file has 872"
+}
+
+@test "an NPY header that promises more than a pipe delivers is an error at its end" {
+	npy a.npy '<f4' 100,10
+	run -1 --separate-stderr sh -c 'head -c 1000 a.npy | acctest read'
+	assert_output ""
+	assert_regex "$stderr" "^acctest: \(standard input\): byte 1000: NPY data is truncated"
+}
+
+@test "an NPY header with a huge shape is refused before allocating" {
+	py -c '
+hdr = "{'"'"'descr'"'"': '"'"'<f4'"'"', '"'"'fortran_order'"'"': False, '"'"'shape'"'"': (4611686018427387904, 4611686018427387904), }"
+hdr = hdr.ljust(118) + "\n"
+open("h.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") + hdr.encode() + b"\0" * 16)'
+	run -1 --separate-stderr acctest read h.npy
+	assert_regex "$stderr" "NPY shape \(4611686018427387904, 4611686018427387904\) is too large"
+	run -1 --separate-stderr sh -c 'acctest read < h.npy'
+	assert_regex "$stderr" "is too large"
+}
+
+@test "Fortran-order NPY and unsupported dtypes are clear errors" {
+	npy f.npy '<f4' 2,3 fortran
+	run -1 --separate-stderr acctest read f.npy
+	assert_regex "$stderr" "Fortran-order NPY is not supported"
+	npy i.npy '<i4' 2,3
+	run -1 --separate-stderr acctest read i.npy
+	assert_regex "$stderr" "unsupported NPY dtype '<i4' \(expected <f4 or <f8\)"
+	npy c.npy '>f4' 2,3
+	run -1 --separate-stderr acctest read c.npy
+	assert_regex "$stderr" "unsupported NPY dtype '>f4'"
+}
+
+@test "NaN inside NPY data is an error naming row and column" {
+	py -c 'import numpy as np; a = np.ones((3, 4), np.float32); a[2, 1] = np.nan; np.save("n.npy", a)'
+	run -1 --separate-stderr acctest read n.npy
+	assert_equal "$stderr" "acctest: n.npy: byte 164: NaN in NPY data (row 3, column 2)"
+}
+
+@test "empty input is an empty matrix, not an error" {
+	run -0 acctest read /dev/null
+	assert_output ""
+	printf '# only a comment\n\n' | acctest read
+}
+
+@test "a missing file is an error naming it" {
+	run -1 --separate-stderr acctest read nosuch.txt
+	assert_equal "$stderr" "acctest: nosuch.txt: No such file or directory"
+}
+
+@test "a line longer than the read buffer is read whole" {
+	py -c 'import sys; sys.stdout.write(" ".join(["1.5"] * 3000000) + "\n" + " ".join(["2"] * 3000000) + "\n")' > wide.txt
+	run -0 bash -c 'acctest read -O npy wide.txt | acctest read -O npy | cmp - <(acctest read -O npy wide.txt) && acctest read wide.txt | awk "{print NF, \$1, \$NF}"'
+	assert_output "$(printf '3000000 1.5 1.5\n3000000 2 2')"
+}
+
+@test "streaming reads fixed-size chunks of rows, in order" {
+	seq 1 10 | awk '{print $1, $1 * 2}' > s.txt
+	run -0 acctest stream -n 4 s.txt
+	assert_output "$(printf '1\t2\n2\t4\n3\t6\n4\t8\n--\n5\t10\n6\t12\n7\t14\n8\t16\n--\n9\t18\n10\t20')"
+	npy s.npy '<f8' 5,2
+	run -0 acctest stream -n 2 s.npy
+	assert_output "$(printf -- '-1\t-0.75\n-0.5\t-0.25\n--\n0\t0.25\n0.5\t0.75\n--\n1\t1.25')"
+}
+
+@test "streaming starts output before the input ends" {
+	# The writer holds the pipe open until the reader has answered the first chunk.
+	mkfifo in out
+	(printf '1 2\n3 4\n'; sleep 30) > in &
+	writer=$!
+	acctest stream -n 2 in > out &
+	reader=$!
+	run -0 timeout 10 head -n 2 out
+	kill "$writer" "$reader" 2>/dev/null || true
+	assert_output "$(printf '1\t2\n3\t4')"
+}
+
+@test "lines keep their bytes; CR before LF is dropped" {
+	printf 'a b\r\n\xc3\xa9\tz\n\nlast' > l.txt
+	run -0 acctest lines l.txt
+	assert_output "$(printf '1\ta b\n2\t\xc3\xa9\tz\n3\t\n4\tlast')"
+}
+
+@test "a write error is reported with exit status 1" {
+	printf '1 2\n' > m.txt
+	run -1 --separate-stderr sh -c 'acctest read m.txt > /dev/full'
+	assert_equal "$stderr" "acctest: write error on standard output: No space left on device"
+}
+
+@test "a closed pipe ends the program quietly" {
+	seq 1 2000000 > big.txt
+	run --separate-stderr sh -c 'acctest read big.txt | head -n 1'
+	assert_output "1"
+	assert_equal "$stderr" ""
+}
+
+@test "a failed run leaves no half-written -o file behind" {
+	seq 1 300000 > m.txt
+	echo "x" >> m.txt
+	run -1 acctest read -o out.txt m.txt
+	[ ! -e out.txt ]
+	run -0 sh -c 'ls | grep -c "out.txt.tmp" || true'
+	assert_output "0"
+}
+
+@test "-o replaces an existing file only when the run succeeds" {
+	echo old > out.txt
+	printf '1 x\n' > bad.txt
+	run -1 acctest read -o out.txt bad.txt
+	assert_equal "$(cat out.txt)" "old"
+	printf '5\n' | acctest read -o out.txt
+	assert_equal "$(cat out.txt)" "5"
+}
+
+@test "integer options are checked for range and trailing garbage" {
+	run -0 acctest int --top 42 1 100
+	assert_output "42"
+	run -2 --separate-stderr acctest int --top 42x 1 100
+	assert_equal "$stderr" "$(printf "acctest: invalid value for --top: '42x' (expected an integer from 1 to 100)\nTry 'acctest --help' for more information.")"
+	run -2 acctest int --top 0 1 100
+	run -2 acctest int --top 99999999999999999999 1 100
+	run -2 acctest int --top '' 1 100
+}
+
+@test "number and size options parse strictly" {
+	run -0 acctest double --tol 1e-4
+	assert_output "0.0001"
+	run -2 acctest double --tol nan
+	run -2 acctest double --tol 1.5.
+	run -0 acctest size --max-device-mem 512M
+	assert_output "536870912"
+	run -0 acctest size --max-device-mem 2GiB
+	assert_output "2147483648"
+	run -2 --separate-stderr acctest size --max-device-mem 12Q
+	assert_regex "$stderr" "invalid value for --max-device-mem: '12Q'"
+	run -2 acctest size --max-device-mem -5
+}
+
+@test "an unknown option and a missing argument are usage errors" {
+	run -2 --separate-stderr acctest read --bogus
+	assert_equal "$stderr" "$(printf "acctest: unrecognized option '--bogus'\nTry 'acctest --help' for more information.")"
+	run -2 --separate-stderr acctest read -o
+	assert_regex "$stderr" "option requires an argument"
+}
+
+@test "-O takes only text or npy" {
+	run -2 --separate-stderr acctest read -O csv /dev/null
+	assert_regex "$stderr" "invalid value for --output-format: 'csv' \(expected one of: text, npy\)"
+}
+
+@test "-v reports the phases' times on stderr, never on stdout" {
+	printf '1 2\n' > m.txt
+	run -0 --separate-stderr acctest read -v m.txt
+	assert_output "$(printf '1\t2')"
+	assert_regex "$stderr" "acctest: time read +[0-9.]+ ms"
+	assert_regex "$stderr" "acctest: time write +[0-9.]+ ms"
+}
+
+@test "CUDA device specs: cpu always works, nonsense is a usage error" {
+	run -0 acctest cuda -d cpu
+	assert_output "cpu"
+	run -2 --separate-stderr acctest cuda -d gpu:x
+	assert_regex "$stderr" "invalid device 'gpu:x'"
+	run -2 acctest cuda -d tpu
+}
+
+@test "CUDA auto uses the GPU when there is one, else the CPU" {
+	run -0 env -u ACCELKIT_DEVICE acctest cuda
+	if on_gpu; then
+		assert_output --regexp '^gpu gpu:0 '
+	else
+		assert_output "cpu"
+	fi
+}
+
+@test "asking for a GPU that is not there is exit 1 with the reason" {
+	run -1 --separate-stderr acctest cuda -d gpu:63
+	assert_regex "$stderr" "device 'gpu:63': (there is no GPU 63|no usable CUDA GPU found|GPU support was not compiled in)"
+}
+
+@test "the device comes from ACCELKIT_DEVICE when -d is not given" {
+	run -2 --separate-stderr env ACCELKIT_DEVICE=bogus acctest cuda
+	assert_regex "$stderr" "invalid device 'bogus'"
+}
+
+@test "an OpenCL kernel builds with -D options and computes on the chosen device" {
+	run -0 acctest cl
+	if on_gpu; then
+		assert_output --regexp '^gpu '
+	else
+		assert_output --regexp '^cpu '
+	fi
+}
+
+@test "OpenCL device specs: P:D, --platform and a missing device" {
+	run -0 acctest cl -d 0:0
+	run -1 --separate-stderr acctest cl -d 9:0
+	assert_regex "$stderr" "device '9:0': no such OpenCL device"
+	run -1 --separate-stderr acctest cl --platform no-such-platform -d auto
+	assert_regex "$stderr" "no such OpenCL device on platforms matching no-such-platform"
+	run -2 acctest cl -d 0:x
+}
+
+@test "ACCELKIT_KERNEL_DIR loads kernel sources from a folder" {
+	mkdir k
+	sed 's/y\[i\] += SCALE \* x\[i\]/y[i] += 2.0f * SCALE * x[i]/' "$ACCELKIT_ROOT/tests/acctest.cl" > k/acctest.cl
+	run -1 --separate-stderr env ACCELKIT_KERNEL_DIR="$PWD/k" acctest cl
+	assert_regex "$stderr" "OpenCL result wrong at 1: 7"
+}
+
+@test "a kernel that does not compile prints the build log and exits 1" {
+	mkdir k
+	echo '__kernel void axpy(int n) { this is not C; }' > k/acctest.cl
+	run -1 --separate-stderr env ACCELKIT_KERNEL_DIR="$PWD/k" acctest cl
+	assert_regex "$stderr" "acctest.cl: build log:"
+	assert_regex "$stderr" "acctest.cl: build failed on .*CL_BUILD_PROGRAM_FAILURE"
+}
+
+@test "--list-devices lists the CPU and every OpenCL device" {
+	run -0 acctest devices
+	assert_line --index 0 --regexp '^cpu	[0-9]+ threads'
+	assert_line --regexp '^[0-9]+:[0-9]+	cpu:0	'
+	if on_gpu; then
+		assert_line --regexp '^gpu:0	'
+		assert_line --regexp '^[0-9]+:[0-9]+	gpu:0	NVIDIA'
+	fi
+}
