@@ -132,8 +132,8 @@ lint-man:
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1 $(DESTDIR)$(MANPREFIX)/man7
-	install -m 755 $(addprefix $(BUILD)/bin/,$(PROGS)) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANPREFIX)/man1/
+	$(if $(PROGS),install -m 755 $(addprefix $(BUILD)/bin/,$(PROGS)) $(DESTDIR)$(PREFIX)/bin/)
+	$(if $(wildcard man/*.1),install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANPREFIX)/man1/)
 	install -m 644 man/accelkit.7 $(DESTDIR)$(MANPREFIX)/man7/
 
 uninstall:
