@@ -1,0 +1,229 @@
+/* clkmeans: k-means clustering of dense rows with OpenCL (GPUs, and CPUs through PoCL).
+ *
+ *   clkmeans -k K [options] [FILE]          cluster the rows; labels to stdout
+ *   clkmeans --assign CENTROIDS [FILE]      label the rows with the nearest centroid
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "clkmeans.h"
+#include "dense.h"
+#include "opencl.h"
+#include "output.h"
+#include "timer.h"
+
+enum {
+	OPT_ASSIGN = CLI_OPT_PROG, OPT_DISTANCES, OPT_INIT, OPT_SEED, OPT_N_INIT, OPT_MAX_ITER,
+	OPT_TOL,
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: %s -k K [options] [FILE]\n"
+	    "       %s --assign CENTROIDS [options] [FILE]\n"
+	    "Clusters the rows of FILE (text or NPY; standard input by default) with Lloyd's\n"
+	    "k-means on an OpenCL device and prints each row's cluster (0-based).\n"
+	    "\n"
+	    "  -k, --clusters K        number of clusters\n"
+	    "      --assign CENTROIDS  only label each row with its nearest centroid\n"
+	    "  -C, --centroids FILE    write the final centroids to FILE (text, or NPY for *.npy)\n"
+	    "      --distances         add each row's squared distance to its centroid\n"
+	    "      --init METHOD       k-means++ (default), random, or a FILE of k centroids\n"
+	    "      --seed N            seed of the random choices (default 0)\n"
+	    "      --n-init R          runs from different starts; the lowest inertia is kept (1)\n"
+	    "      --max-iter N        most iterations of a run (300)\n"
+	    "      --tol X             stop when the centroids' squared shift is at most X times\n"
+	    "                          the mean column variance (1e-4); 0 runs every iteration\n"
+	    "      --max-device-mem BYTES  device memory to use (rows beyond it are streamed)\n"
+	    "  -d, --device SPEC       auto, cpu, gpu, gpu:N or P:D (see --list-devices)\n"
+	    "      --platform TEXT     only OpenCL platforms whose name contains TEXT\n"
+	    "      --list-devices      list the OpenCL devices and exit\n"
+	    "  -o, --output FILE       write the labels to FILE\n"
+	    "  -O, --output-format F   text or npy (labels and centroids)\n"
+	    "  -j, --threads N         host threads\n"
+	    "  -v, --verbose           device, sizes, each iteration, phase times\n"
+	    "  -h, --help              this help\n"
+	    "  -V, --version           version\n",
+	    progname, progname);
+}
+
+/* Reads a centroid file as float64 and checks its width against the data's. */
+static void
+load_centroids(const char *path, size_t cols, struct matrix *C)
+{
+	mat_load(path, DT_F64, 0, C);
+	if (C->rows == 0)
+		die("%s: no centroids", path);
+	if (C->cols != cols)
+		die("%s: centroids have %zu column%s, the data has %zu", path, C->cols,
+		    C->cols == 1 ? "" : "s", cols);
+}
+
+/* Labels (and distances) one a line, or as a float32 NPY matrix. */
+static void
+write_labels(const char *path, int fmt, const struct km_result *res, size_t n, int dist)
+{
+	output *o = out_open(path);
+	if (fmt == FMT_NPY) {
+		size_t w = dist ? 2 : 1;
+		float *v = xmallocarray(MAX(n * w, (size_t)1), sizeof *v);
+		for (size_t r = 0; r < n; r++) {
+			v[r * w] = (float)res->labels[r];
+			if (dist)
+				v[r * w + 1] = (float)res->dists[r];
+		}
+		struct matrix m = {n, w, DT_F32, v};
+		mat_write(o, &m, FMT_NPY);
+		free(v);
+	} else {
+		for (size_t r = 0; r < n; r++) {
+			out_u64(o, (uint64_t)res->labels[r]);
+			if (dist) {
+				out_putc(o, '\t');
+				out_f32(o, (float)res->dists[r]);
+			}
+			out_putc(o, '\n');
+		}
+	}
+	out_close(o);
+}
+
+static void
+write_centroids(const char *path, int fmt, const double *C, size_t k, size_t d)
+{
+	float *v = xmallocarray(k * d, sizeof *v);
+	for (size_t i = 0; i < k * d; i++)
+		v[i] = (float)C[i];
+	struct matrix m = {k, d, DT_F32, v};
+	mat_save(path, &m, fmt);
+	free(v);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		CLI_PLATFORM_LONG,
+		CLI_MAXMEM_LONG,
+		{"clusters", required_argument, NULL, 'k'},
+		{"centroids", required_argument, NULL, 'C'},
+		{"assign", required_argument, NULL, OPT_ASSIGN},
+		{"distances", no_argument, NULL, OPT_DISTANCES},
+		{"init", required_argument, NULL, OPT_INIT},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"n-init", required_argument, NULL, OPT_N_INIT},
+		{"max-iter", required_argument, NULL, OPT_MAX_ITER},
+		{"tol", required_argument, NULL, OPT_TOL},
+		{NULL, 0, NULL, 0},
+	};
+	struct common_opts co;
+	struct km_config cfg = {
+		.init = KM_INIT_PLUSPLUS, .n_init = 1, .max_iter = 300, .tol = 1e-4,
+	};
+	const char *assign = NULL, *cent_out = NULL, *init_file = NULL;
+	int dist = 0, c;
+
+	cli_init(argc, argv, &co);
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "k:C:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'k':
+			cfg.k = (int)cli_int("--clusters", optarg, 1, 1 << 30);
+			break;
+		case 'C':
+			cent_out = optarg;
+			break;
+		case OPT_ASSIGN:
+			assign = optarg;
+			break;
+		case OPT_DISTANCES:
+			dist = 1;
+			break;
+		case OPT_INIT:
+			if (strcmp(optarg, "k-means++") == 0) {
+				cfg.init = KM_INIT_PLUSPLUS;
+			} else if (strcmp(optarg, "random") == 0) {
+				cfg.init = KM_INIT_RANDOM;
+			} else {
+				cfg.init = KM_INIT_GIVEN;
+				init_file = optarg;
+			}
+			break;
+		case OPT_SEED:
+			cfg.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX);
+			break;
+		case OPT_N_INIT:
+			cfg.n_init = (int)cli_int("--n-init", optarg, 1, 1 << 20);
+			break;
+		case OPT_MAX_ITER:
+			cfg.max_iter = (int)cli_int("--max-iter", optarg, 1, 1 << 30);
+			break;
+		case OPT_TOL:
+			cfg.tol = cli_double("--tol", optarg, 0, HUGE_VAL);
+			break;
+		default:
+			cli_common(c, optarg, &co, usage);
+		}
+	}
+	cli_finish(&co);
+	if (co.list_devices) {
+		clx_list_devices(co.platform);
+		return 0;
+	}
+	if (argc - optind > 1)
+		usage_error("one input FILE at most");
+	if (assign == NULL && cfg.k == 0 && init_file == NULL)
+		usage_error("the number of clusters is missing (-k K)");
+	if (assign != NULL && init_file != NULL)
+		usage_error("--assign and --init FILE both give centroids; use one");
+	const char *path = optind < argc ? argv[optind] : NULL;
+	const char *cpath = assign ? assign : init_file;
+	int data_stdin = path == NULL || strcmp(path, "-") == 0;
+	if (cpath != NULL && strcmp(cpath, "-") == 0 && data_stdin)
+		usage_error("the centroids and the data cannot both come from standard input");
+
+	struct matrix X, C = {0, 0, DT_F64, NULL};
+	double t = now_sec();
+	mat_load(path, DT_F32, 0, &X);
+	const char *name = data_stdin ? "(standard input)" : path;
+	if (cpath != NULL) {
+		load_centroids(cpath, X.cols, &C);
+		if (cfg.k != 0 && (size_t)cfg.k != C.rows)
+			die("%s: %zu centroids, but -k %d", cpath, C.rows, cfg.k);
+		cfg.k = (int)C.rows;
+		cfg.centroids = C.data;
+	}
+	phase_add(PH_READ, now_sec() - t);
+	if (assign == NULL && (size_t)cfg.k > X.rows)
+		die("%s: %zu row%s, fewer than the %d clusters asked for", name, X.rows,
+		    X.rows == 1 ? "" : "s", cfg.k);
+
+	struct km_result res = {0};
+	if (X.rows > 0) {
+		cfg.device = co.device;
+		cfg.platform = co.platform;
+		cfg.max_device_mem = co.max_device_mem;
+		cfg.assign_only = assign != NULL;
+		km_run(&X, &cfg, &res);
+	} else {
+		res.centroids = xmallocarray((size_t)cfg.k * X.cols, sizeof *res.centroids);
+		memcpy(res.centroids, C.data, (size_t)cfg.k * X.cols * sizeof *res.centroids);
+	}
+
+	t = now_sec();
+	if (cent_out != NULL)
+		write_centroids(cent_out, cli_out_format(&co, cent_out), res.centroids,
+		    (size_t)cfg.k, X.cols);
+	write_labels(co.output, cli_out_format(&co, co.output), &res, X.rows, dist);
+	phase_add(PH_WRITE, now_sec() - t);
+	phases_report();
+	km_result_free(&res);
+	mat_free(&X);
+	mat_free(&C);
+	return 0;
+}

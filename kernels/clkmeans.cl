@@ -1,0 +1,549 @@
+/* clkmeans.cl: the kernels of clkmeans (Lloyd's k-means), one source for every OpenCL
+ * device. kernels/clkmeans_dev.c builds it with -D options chosen per device class;
+ * each tunable below has its default, so the file also compiles alone.
+ *
+ *   assign     rows x centroids distances as a register-blocked GEMM (centroid tiles in
+ *              local memory) fused with the arg-min; rows whose best and second-best
+ *              values lie within the expansion's error bound go to a list for `exact'
+ *   exact      float64 direct distances of the listed rows to every centroid
+ *   update     per-cluster sums as 64-bit fixed point (integer atomics: exact, so the
+ *              result never depends on the order of the additions) and counts
+ *   finalize   new centroids from the sums (float64), their float32 copy for assign,
+ *              squared norms and each centroid's squared shift
+ *   scalars    one group: total shift, empty clusters, largest centroid norm, inertia
+ *   rowdist    each row's float64 squared distance to its centroid, partial sums
+ *   kpp        k-means++ (greedy): distances to candidate centroids, partial potentials
+ */
+
+#ifndef DIM
+#define DIM 2		/* columns of the data */
+#endif
+#ifndef USE_FP64
+#define USE_FP64 1	/* accumulate in double (cl_khr_fp64); 0: float */
+#endif
+#ifndef HAVE_ATOM64
+#define HAVE_ATOM64 1	/* cl_khr_int64_base_atomics; 0: 64-bit sums from 32-bit atomics */
+#endif
+#ifndef TMT
+#define TMT 16		/* assign: work-items of a group along rows */
+#endif
+#ifndef TNT
+#define TNT 16		/* assign: work-items of a group along centroids */
+#endif
+#ifndef RMV
+#define RMV 2		/* assign: float4s of rows a work-item holds */
+#endif
+#ifndef RNV
+#define RNV 2		/* assign: float4s of centroids a work-item holds */
+#endif
+#ifndef TK
+#define TK 16		/* assign: columns a local-memory step holds (4, 8 or 16) */
+#endif
+#ifndef A_RES
+#define A_RES 1		/* assign: keep a group's rows in local memory for all centroid tiles */
+#endif
+#ifndef WG
+#define WG 256		/* work-items of a group of the other kernels (a power of two) */
+#endif
+#ifndef RG
+#define RG 1024		/* rows a group of rowdist and kpp sums up (a multiple of WG) */
+#endif
+
+#if USE_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double real;
+#else
+typedef float real;
+#endif
+#if HAVE_ATOM64
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#endif
+
+#define RM (4 * RMV)			/* rows a work-item holds */
+#define RN (4 * RNV)			/* centroids a work-item holds */
+#define TM (TMT * RM)			/* rows of a group */
+#define TN (TNT * RN)			/* centroids of a tile */
+#define NT (TMT * TNT)			/* work-items of an assign group */
+#define DPAD ((DIM + TK - 1) / TK * TK)	/* columns padded to whole steps */
+#define DSTEPS (DPAD / TK)
+#define AST (TM + 4)			/* row stride of the rows in local memory */
+#if A_RES
+#define AS_SIZE (DPAD * AST)
+#else
+#define AS_SIZE (TK * AST)
+#endif
+#define BS_SIZE (TK * TN)
+#define RED_SIZE (3 * TNT * TM)
+#define SMEM_SIZE (AS_SIZE + BS_SIZE > RED_SIZE ? AS_SIZE + BS_SIZE : RED_SIZE)
+#define B4 ((TK * TN / 4 + NT - 1) / NT)	/* float4s of a centroid tile a work-item loads */
+#define A1 ((TM * TK + NT - 1) / NT)	/* floats of a row chunk a work-item loads */
+
+/* The small state buffer the host reads once an iteration (keep in step with
+ * kernels/clkmeans_dev.c): doubles, then ints, then a float. */
+#define SD_INERTIA 0
+#define SD_SHIFT 1
+#define SI_MOVED 4
+#define SI_EMPTY 5
+#define SI_NLIST 6
+#define SI_NEXACT 7
+#define SF_CMAX 8
+
+/* Unit roundoff of float and the factor of safety on the error bound. */
+#define U32 5.9604644775390625e-8f
+#define SAFETY 1.125f
+
+/* ---- assign ---------------------------------------------------------------- */
+
+/* Keeps the smallest and second smallest value and the smallest one's index. */
+#define KEEP(b1, b2, i1, v, j)                                  \
+	do {                                                    \
+		int lt_ = (v) < (b1);                           \
+		(b2) = lt_ ? (b1) : fmin((b2), (v));            \
+		(i1) = lt_ ? (j) : (i1);                        \
+		(b1) = lt_ ? (v) : (b1);                        \
+	} while (0)
+
+/* One chunk of TK columns of the group's rows into As (transposed: column-major). */
+static void
+load_rows(__local float *As, __global const float *X, int nb, int r0, int d0, int nd)
+{
+	for (int e = get_local_id(0); e < TM * nd; e += NT) {
+		int lr = e / nd, kk = e - lr * nd;
+		int r = r0 + lr, c = d0 + kk;
+		As[kk * AST + lr] = r < nb && c < DIM ? X[(long)r * DIM + c] : 0.0f;
+	}
+}
+
+/*
+ * Labels rows [0, nb) of this batch. Distances are ||c||^2 - 2 x.c (||x||^2 is the same
+ * for every centroid of a row); a row whose two smallest values differ by no more than
+ * twice the error bound of that expansion in float is listed for `exact' instead.
+ * The bound, for float32 rows x and centroids c64 rounded to float c32, with fma
+ * accumulation over DIM terms (u = 2^-24):
+ *   |computed - exact| <= u ((2 DIM + 4) ||x|| ||c|| + 4 ||c||^2) + O(u^2)
+ * taken with ||c|| <= cmax and a factor SAFETY, plus a term for float underflow.
+ * Unlisted rows get their label here; `moved' counts those whose label changed.
+ */
+__kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
+assign(__global const float *restrict X, int nb, __global const float *restrict cT,
+    __global const float *restrict cn, int kpad, __global int *restrict labels, long row0,
+    __global int *restrict list, __global ulong *restrict state)
+{
+	__local float smem[SMEM_SIZE];
+	__local int moved_l;
+	__local float *As = smem, *Bs = smem + AS_SIZE;
+	const int tid = get_local_id(0), tx = tid % TNT, ty = tid / TNT;
+	const int r0 = get_group_id(0) * TM;
+	const int ntiles = kpad / TN, nsteps = ntiles * DSTEPS;
+	__global const float4 *cT4 = (__global const float4 *)cT;
+	float acc[RM][RN], b1[RM], b2[RM];
+	int i1[RM];
+	float xn = 0.0f;	/* squared norm of row tid (tid < TM) */
+	float4 pb[B4];
+
+	if (tid == 0)
+		moved_l = 0;
+	for (int i = 0; i < RM; i++) {
+		b1[i] = INFINITY;
+		b2[i] = INFINITY;
+		i1[i] = 0;
+	}
+#if A_RES
+	load_rows(As, X, nb, r0, 0, DPAD);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (tid < TM)
+		for (int kk = 0; kk < DPAD; kk++)
+			xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
+#endif
+	/* Prefetch the first centroid chunk into registers. */
+	for (int q = 0; q < B4; q++) {
+		int e = tid + q * NT;
+		if (e < TK * TN / 4)
+			pb[q] = cT4[((e / (TN / 4)) * kpad) / 4 + e % (TN / 4)];
+	}
+	for (int s = 0; s < nsteps; s++) {
+		const int tile = s / DSTEPS, ds = s - tile * DSTEPS, n0 = tile * TN;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (int q = 0; q < B4; q++) {
+			int e = tid + q * NT;
+			if (e < TK * TN / 4)
+				vstore4(pb[q], e, Bs);
+		}
+#if !A_RES
+		load_rows(As, X, nb, r0, ds * TK, TK);
+#endif
+		barrier(CLK_LOCAL_MEM_FENCE);
+#if !A_RES
+		if (tile == 0 && tid < TM)
+			for (int kk = 0; kk < TK; kk++)
+				xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
+#endif
+		if (s + 1 < nsteps) {
+			const int t1 = (s + 1) / DSTEPS, d1 = (s + 1) - t1 * DSTEPS;
+			for (int q = 0; q < B4; q++) {
+				int e = tid + q * NT;
+				if (e < TK * TN / 4)
+					pb[q] = cT4[((d1 * TK + e / (TN / 4)) * (long)kpad + t1 * TN) / 4 +
+					    e % (TN / 4)];
+			}
+		}
+		if (ds == 0)
+			for (int i = 0; i < RM; i++)
+				for (int j = 0; j < RN; j++)
+					acc[i][j] = 0.0f;
+#if A_RES
+		__local const float *Ak = As + ds * TK * AST;
+#else
+		__local const float *Ak = As;
+#endif
+#pragma unroll
+		for (int kk = 0; kk < TK; kk++) {
+			float a[RM], b[RN];
+			for (int v = 0; v < RMV; v++) {
+				float4 t = vload4(0, Ak + kk * AST + ty * 4 + v * (TM / RMV));
+				a[4 * v] = t.x;
+				a[4 * v + 1] = t.y;
+				a[4 * v + 2] = t.z;
+				a[4 * v + 3] = t.w;
+			}
+			for (int v = 0; v < RNV; v++) {
+				float4 t = vload4(0, Bs + kk * TN + tx * 4 + v * (TN / RNV));
+				b[4 * v] = t.x;
+				b[4 * v + 1] = t.y;
+				b[4 * v + 2] = t.z;
+				b[4 * v + 3] = t.w;
+			}
+			for (int i = 0; i < RM; i++)
+				for (int j = 0; j < RN; j++)
+					acc[i][j] = fma(a[i], b[j], acc[i][j]);
+		}
+		if (ds == DSTEPS - 1) {
+			/* Fold this tile into the running minima, columns in increasing order. */
+			for (int j = 0; j < RN; j++) {
+				int col = n0 + tx * 4 + (j / 4) * (TN / RNV) + j % 4;
+				float c = cn[col];
+				for (int i = 0; i < RM; i++) {
+					float v = fma(-2.0f, acc[i][j], c);
+					KEEP(b1[i], b2[i], i1[i], v, col);
+				}
+			}
+		}
+	}
+
+	/* Merge the TNT work-items that share each row, in a fixed order. */
+	__local float *rb1 = smem, *rb2 = smem + TNT * TM;
+	__local int *ri1 = (__local int *)(smem + 2 * TNT * TM);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int i = 0; i < RM; i++) {
+		int lr = ty * 4 + (i / 4) * (TM / RMV) + i % 4;
+		rb1[tx * TM + lr] = b1[i];
+		rb2[tx * TM + lr] = b2[i];
+		ri1[tx * TM + lr] = i1[i];
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	const float cmax = ((__global const float *)state)[SF_CMAX];
+	int mine = 0;
+	if (tid < TM && r0 + tid < nb) {
+		float m1 = rb1[tid], m2 = rb2[tid];
+		int mi = ri1[tid];
+		for (int t = 1; t < TNT; t++) {
+			float o1 = rb1[t * TM + tid], o2 = rb2[t * TM + tid];
+			int oi = ri1[t * TM + tid];
+			if (o1 < m1 || (o1 == m1 && oi < mi)) {
+				m2 = fmin(m1, o2);
+				m1 = o1;
+				mi = oi;
+			} else {
+				m2 = fmin(m2, o1);
+			}
+		}
+		float xnorm = sqrt(xn);
+		float bound = SAFETY * U32 * ((2 * DIM + 8) * xnorm * cmax + 4.0f * cmax * cmax) +
+		    DIM * 1e-36f;
+		long r = row0 + r0 + tid;
+		if (!(m2 - m1 > 2.0f * bound)) {
+			__global int *si = (__global int *)state;
+			list[atomic_inc(&si[SI_NLIST])] = r0 + tid;
+		} else {
+			mine = labels[r] != mi;
+			labels[r] = mi;
+		}
+	}
+	if (mine)
+		atomic_inc(&moved_l);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (tid == 0 && moved_l)
+		atomic_add(&((__global int *)state)[SI_MOVED], moved_l);
+}
+
+/* ---- exact ------------------------------------------------------------------ */
+
+/* Labels the rows `assign' listed: float64 (x - c)^2 summed over the columns, the
+ * smallest, the lowest index among equals. Groups take listed rows in turn. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+exact(__global const float *restrict X, __global const real *restrict c64T, int k, int kpad,
+    __global int *restrict labels, long row0, __global const int *restrict list,
+    __global ulong *restrict state)
+{
+	__local real bv[WG];
+	__local int bi[WG];
+	__global int *si = (__global int *)state;
+	const int tid = get_local_id(0);
+	const int count = si[SI_NLIST];
+
+	for (int f = get_group_id(0); f < count; f += get_num_groups(0)) {
+		const long r = list[f];
+		__global const float *x = X + r * DIM;
+		real best = INFINITY;
+		int bj = INT_MAX;
+		for (int j = tid; j < k; j += WG) {
+			real s = 0;
+			for (int i = 0; i < DIM; i++) {
+				real t = (real)x[i] - c64T[(long)i * kpad + j];
+				s += t * t;
+			}
+			if (s < best) {
+				best = s;
+				bj = j;
+			}
+		}
+		bv[tid] = best;
+		bi[tid] = bj;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (int w = WG / 2; w > 0; w >>= 1) {
+			if (tid < w) {
+				real o = bv[tid + w];
+				int oi = bi[tid + w];
+				if (o < bv[tid] || (o == bv[tid] && oi < bi[tid])) {
+					bv[tid] = o;
+					bi[tid] = oi;
+				}
+			}
+			barrier(CLK_LOCAL_MEM_FENCE);
+		}
+		if (tid == 0) {
+			int old = labels[row0 + r];
+			if (old != bi[0])
+				atomic_inc(&si[SI_MOVED]);
+			labels[row0 + r] = bi[0];
+			atomic_inc(&si[SI_NEXACT]);
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+}
+
+/* ---- update ----------------------------------------------------------------- */
+
+/* sums[l][i] += round(x[i] * 2^p_i) as 64-bit integers; counts[l] += 1. */
+__kernel void
+update(__global const float *restrict X, long nelem, __global const int *restrict labels,
+    long row0, __global const float *restrict fscale, __global ulong *restrict sums,
+    __global int *restrict counts)
+{
+	for (long e = get_global_id(0); e < nelem; e += get_global_size(0)) {
+		long r = e / DIM;
+		int i = (int)(e - r * DIM);
+		int l = labels[row0 + r];
+		long q = convert_long_rte(X[e] * fscale[i]);
+		__global ulong *p = sums + (long)l * DIM + i;
+#if HAVE_ATOM64
+		atom_add(p, (ulong)q);
+#else
+		/* Two 32-bit halves, the carry of the low one added to the high one: the
+		 * total is exact modulo 2^64 whatever the order. */
+		__global uint *p32 = (__global uint *)p;
+		uint lo = (uint)q, hi = (uint)((ulong)q >> 32);
+		uint old = atomic_add(p32, lo);
+		hi += (uint)(old + lo < old);
+		if (hi)
+			atomic_add(p32 + 1, hi);
+#endif
+		if (i == 0)
+			atomic_inc(&counts[l]);
+	}
+}
+
+/* ---- finalize --------------------------------------------------------------- */
+
+/*
+ * One work-item a centroid j < kpad. mode 1: c = sum * 2^-p / count (an empty cluster
+ * keeps its centroid); mode 0: c = the centroid given in c64old. Writes the float64
+ * centroids row-major (c64) and column-major (c64T), the float32 ones column-major and
+ * padded (cT), squared norms (cn: +inf past k, so padding never wins), norms, squared
+ * shifts and whether the cluster is empty.
+ */
+__kernel void
+finalize(int mode, int k, int kpad, __global const ulong *restrict sums,
+    __global const int *restrict counts, __global const real *restrict iscale,
+    __global const real *c64old, __global real *c64, __global real *restrict c64T,
+    __global float *restrict cT, __global float *restrict cn, __global float *restrict cnrm,
+    __global real *restrict shift, __global int *restrict empty)
+{
+	const int j = get_global_id(0);
+	if (j >= kpad)
+		return;
+	if (j >= k) {
+		for (int i = 0; i < DPAD; i++)
+			cT[(long)i * kpad + j] = 0.0f;
+		for (int i = 0; i < DIM; i++)
+			c64T[(long)i * kpad + j] = 0;
+		cn[j] = INFINITY;
+		cnrm[j] = 0.0f;
+		shift[j] = 0;
+		empty[j] = 0;
+		return;
+	}
+	const int cnt = mode ? counts[j] : 0;
+	real nrm = 0, sh = 0;
+	for (int i = 0; i < DIM; i++) {
+		long ji = (long)j * DIM + i;
+		real old = c64old[ji];
+		real c = cnt > 0 ? (real)(long)sums[ji] * iscale[i] / (real)cnt : old;
+		sh += (c - old) * (c - old);
+		nrm += c * c;
+		c64[ji] = c;
+		c64T[(long)i * kpad + j] = c;
+		cT[(long)i * kpad + j] = (float)c;
+	}
+	for (int i = DIM; i < DPAD; i++)
+		cT[(long)i * kpad + j] = 0.0f;
+	cn[j] = (float)nrm;
+	cnrm[j] = (float)sqrt(nrm);
+	shift[j] = sh;
+	empty[j] = mode && cnt == 0;
+}
+
+/* ---- scalars ---------------------------------------------------------------- */
+
+/* One group of WG: the total squared shift, the number of empty clusters, the largest
+ * centroid norm (for assign's bound) and, when npart > 0, the inertia from rowdist's
+ * partial sums; each summed in a fixed order. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+scalars(int k, __global const real *restrict shift, __global const int *restrict empty,
+    __global const float *restrict cnrm, __global const real *restrict part, long npart,
+    __global ulong *restrict state)
+{
+	__local real ls[WG], lp[WG];
+	__local int le[WG];
+	__local float lm[WG];
+	const int tid = get_local_id(0);
+	real s = 0, p = 0;
+	int e = 0;
+	float m = 0.0f;
+
+	for (int j = tid; j < k; j += WG) {
+		s += shift[j];
+		e += empty[j];
+		m = fmax(m, cnrm[j]);
+	}
+	for (long g = tid; g < npart; g += WG)
+		p += part[g];
+	ls[tid] = s;
+	lp[tid] = p;
+	le[tid] = e;
+	lm[tid] = m;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int w = WG / 2; w > 0; w >>= 1) {
+		if (tid < w) {
+			ls[tid] += ls[tid + w];
+			lp[tid] += lp[tid + w];
+			le[tid] += le[tid + w];
+			lm[tid] = fmax(lm[tid], lm[tid + w]);
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (tid == 0) {
+		__global double *sd = (__global double *)state;
+		sd[SD_SHIFT] = ls[0];
+		if (npart > 0)
+			sd[SD_INERTIA] = lp[0];
+		((__global int *)state)[SI_EMPTY] = le[0];
+		((__global float *)state)[SF_CMAX] = lm[0];
+	}
+}
+
+/* ---- rowdist ---------------------------------------------------------------- */
+
+/* Sums a group's per-work-item values in a fixed order into part[g]. */
+static void
+group_sum(__local real *l, real v, __global real *part, long g)
+{
+	const int tid = get_local_id(0);
+	l[tid] = v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int w = WG / 2; w > 0; w >>= 1) {
+		if (tid < w)
+			l[tid] += l[tid + w];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (tid == 0)
+		part[g] = l[0];
+	barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* dists[r] = float64 ||x_r - c_label||^2 for the batch's rows; part[g0 + group] the
+ * sum over each group's RG rows. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+rowdist(__global const float *restrict X, int nb, __global const real *restrict c64,
+    __global const int *restrict labels, long row0, __global real *restrict dists,
+    __global real *restrict part, long g0)
+{
+	__local real l[WG];
+	const int tid = get_local_id(0);
+	real acc = 0;
+
+	for (int q = 0; q < RG / WG; q++) {
+		int r = get_group_id(0) * RG + q * WG + tid;
+		if (r >= nb)
+			break;
+		__global const float *x = X + (long)r * DIM;
+		__global const real *c = c64 + (long)labels[row0 + r] * DIM;
+		real s = 0;
+		for (int i = 0; i < DIM; i++) {
+			real t = (real)x[i] - c[i];
+			s += t * t;
+		}
+		dists[row0 + r] = s;
+		acc += s;
+	}
+	group_sum(l, acc, part, g0 + get_group_id(0));
+}
+
+/* ---- kpp -------------------------------------------------------------------- */
+
+/*
+ * k-means++ over the batch's rows, with `closest' each row's squared distance to the
+ * nearest centroid chosen so far (float; +inf before the first). For each of the L
+ * candidate rows in cand (L x DIM): part[t * ngt + g0 + group] = the sum over the
+ * group's rows of min(closest, distance to candidate t). With update set (L = 1),
+ * closest takes that minimum too.
+ */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+kpp(__global const float *restrict X, int nb, __global const float *restrict cand, int L,
+    __global float *restrict closest, long row0, __global real *restrict part, long g0,
+    long ngt, int update)
+{
+	__local real l[WG];
+	const int tid = get_local_id(0);
+
+	for (int t = 0; t < L; t++) {
+		__global const float *c = cand + (long)t * DIM;
+		real acc = 0;
+		for (int q = 0; q < RG / WG; q++) {
+			int r = get_group_id(0) * RG + q * WG + tid;
+			if (r >= nb)
+				break;
+			__global const float *x = X + (long)r * DIM;
+			real s = 0;
+			for (int i = 0; i < DIM; i++) {
+				real d = (real)x[i] - (real)c[i];
+				s += d * d;
+			}
+			float m = fmin(closest[row0 + r], (float)s);
+			if (update)
+				closest[row0 + r] = m;
+			acc += m;
+		}
+		group_sum(l, acc, part, (long)t * ngt + g0 + get_group_id(0));
+	}
+}

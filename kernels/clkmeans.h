@@ -1,0 +1,37 @@
+/* clkmeans.h: what cmd/clkmeans.c asks of the OpenCL k-means in kernels/clkmeans_dev.c. */
+#ifndef CLKMEANS_H
+#define CLKMEANS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dense.h"
+
+enum km_init { KM_INIT_PLUSPLUS, KM_INIT_RANDOM, KM_INIT_GIVEN };
+
+struct km_config {
+	const char *device, *platform;	/* as clx_open takes them */
+	size_t max_device_mem;		/* bytes; 0: what the device has */
+	int k;
+	enum km_init init;
+	const double *centroids;	/* k x d: KM_INIT_GIVEN, or the centroids to assign to */
+	int assign_only;		/* label the rows with `centroids', nothing more */
+	uint64_t seed;
+	int n_init, max_iter;
+	double tol;			/* relative to the mean column variance; 0: all iterations */
+};
+
+struct km_result {
+	int *labels;		/* n */
+	double *dists;		/* n: squared distance of each row to its centroid */
+	double *centroids;	/* k x d */
+	double inertia;		/* sum of dists */
+	int iterations;		/* of the run kept */
+};
+
+/* Clusters the rows of X (float32, n x d, 1 <= k <= n) as cfg says, on the OpenCL device
+ * it names; dies (exit 1) on device errors. */
+void km_run(const struct matrix *X, const struct km_config *cfg, struct km_result *res);
+void km_result_free(struct km_result *res);
+
+#endif
