@@ -1,0 +1,295 @@
+/* clmatmul: C = alpha op(A) op(B) + beta C0 on an OpenCL device (GPU, or CPU through
+ * PoCL), in blocks when the matrices do not fit its memory. See clmatmul(1). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "clmatmul.h"
+#include "dense.h"
+#include "err.h"
+#include "opencl.h"
+#include "output.h"
+#include "timer.h"
+
+enum {
+	OPT_TA = CLI_OPT_PROG, OPT_TB, OPT_ALPHA, OPT_BETA, OPT_DOUBLE, OPT_VERIFY, OPT_BENCH,
+	OPT_REPEAT, OPT_SEED, OPT_TILE, OPT_TILE_K, OPT_ITEM, OPT_VECTOR, OPT_LOAD_VECTOR,
+	OPT_PATCH, OPT_BAND, OPT_MAX_REGS, OPT_TRANSFERS
+};
+
+static const struct option longopts[] = {
+	CLI_COMMON_LONG,
+	CLI_PLATFORM_LONG,
+	CLI_MAXMEM_LONG,
+	{"transpose-a", no_argument, NULL, OPT_TA},
+	{"transpose-b", no_argument, NULL, OPT_TB},
+	{"alpha", required_argument, NULL, OPT_ALPHA},
+	{"beta", required_argument, NULL, OPT_BETA},
+	{"c0", required_argument, NULL, 'c'},
+	{"double", no_argument, NULL, OPT_DOUBLE},
+	{"verify", no_argument, NULL, OPT_VERIFY},
+	{"bench", required_argument, NULL, OPT_BENCH},
+	{"repeat", required_argument, NULL, OPT_REPEAT},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"tile", required_argument, NULL, OPT_TILE},
+	{"tile-k", required_argument, NULL, OPT_TILE_K},
+	{"item", required_argument, NULL, OPT_ITEM},
+	{"vector", required_argument, NULL, OPT_VECTOR},
+	{"load-vector", required_argument, NULL, OPT_LOAD_VECTOR},
+	{"patch", required_argument, NULL, OPT_PATCH},
+	{"band", required_argument, NULL, OPT_BAND},
+	{"max-regs", required_argument, NULL, OPT_MAX_REGS},
+	{"transfers", required_argument, NULL, OPT_TRANSFERS},
+	{NULL, 0, NULL, 0},
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: clmatmul [options] A B\n"
+	    "       clmatmul --bench M[xNxK] [options]\n"
+	    "C = alpha op(A) op(B) + beta C0 on an OpenCL device, written to standard output.\n"
+	    "  --transpose-a, --transpose-b  op(A) = A^T, op(B) = B^T\n"
+	    "  --alpha X                    scale of the product (1)\n"
+	    "  -c, --c0 FILE                add beta C0 (C0 read like A)\n"
+	    "  --beta X                     scale of C0 (1 with -c, else 0)\n"
+	    "  --double                     compute in float64 (needs cl_khr_fp64)\n"
+	    "  --verify                     check C against a float64 reference on the host\n"
+	    "  --bench M[xNxK]              time random matrices made on the device; GFLOP/s\n"
+	    "  --repeat N                   timed runs of --bench (10)\n"
+	    "  --seed N                     seed of --bench's matrices and --verify (1)\n"
+	    "  --max-device-mem BYTES       multiply in blocks above this bound\n"
+	    "  --transfers auto|rect|packed how blocks travel (auto: rectangles where correct)\n"
+	    "  --tile T|MxN, --tile-k K, --item R|RxC, --vector W|WMxWN, --load-vector W,\n"
+	    "  --patch RxC, --band G, --max-regs N   force kernel parameters\n"
+	    "  -d, --device SPEC            auto, cpu, gpu, gpu:N or P:D ($ACCELKIT_DEVICE)\n"
+	    "  --platform TEXT              only platforms whose name contains TEXT\n"
+	    "  --list-devices               list the OpenCL devices and exit\n"
+	    "  -o, --output FILE            write C to FILE\n"
+	    "  -O, --output-format FMT      text or npy\n"
+	    "  -j, --threads N              host threads (reading, --verify)\n"
+	    "  -v, --verbose                device, kernel parameters, plan and phase times\n"
+	    "  -h, --help                   this help\n"
+	    "  -V, --version                the version\n");
+}
+
+/* "A" or "AxB" (both from 1 to max) for option opt; "A" sets both. */
+static void
+parse_pair(const char *opt, const char *s, int max, int *a, int *b)
+{
+	char buf[64];
+	if (strlen(s) >= sizeof buf)
+		usage_error("invalid value for %s: '%s'", opt, s);
+	strcpy(buf, s);
+	char *x = strchr(buf, 'x');
+	if (x != NULL)
+		*x++ = '\0';
+	*a = (int)cli_int(opt, buf, 1, max);
+	*b = x != NULL ? (int)cli_int(opt, x, 1, max) : *a;
+}
+
+/* --bench M or MxNxK */
+static void
+parse_shape(const char *s, size_t *m, size_t *n, size_t *k)
+{
+	char buf[96];
+	long long v[3];
+	int nv = 0;
+	if (strlen(s) >= sizeof buf)
+		usage_error("invalid value for --bench: '%s'", s);
+	strcpy(buf, s);
+	for (char *tok = strtok(buf, "x"); tok != NULL; tok = strtok(NULL, "x")) {
+		if (nv == 3)
+			usage_error("invalid value for --bench: '%s' (expected N or MxNxK)", s);
+		v[nv++] = cli_int("--bench", tok, 1, 1LL << 30);
+	}
+	if (nv != 1 && nv != 3)
+		usage_error("invalid value for --bench: '%s' (expected N or MxNxK)", s);
+	*m = (size_t)v[0];
+	*n = (size_t)v[nv == 3 ? 1 : 0];
+	*k = (size_t)v[nv == 3 ? 2 : 0];
+}
+
+static void
+load(const char *path, enum dtype dt, struct matrix *m)
+{
+	mat_load(path, dt, 0, m);
+	if (m->rows == 0 || m->cols == 0)
+		die("%s: empty matrix (%zu x %zu)", path && strcmp(path, "-") ? path :
+		    "(standard input)", m->rows, m->cols);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct common_opts co;
+	struct cm_options o;
+	const char *c0path = NULL, *bench = NULL;
+	double alpha = 1, beta = NAN;
+	int verify = 0, reps = 10, c;
+	uint64_t seed = 1;
+	static const char *const transfers[] = {"auto", "rect", "packed", NULL};
+
+	cli_init(argc, argv, &co);
+	memset(&o, 0, sizeof o);
+	o.dt = DT_F32;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "c:", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_TA: o.ta = 1; break;
+		case OPT_TB: o.tb = 1; break;
+		case OPT_ALPHA: alpha = cli_double("--alpha", optarg, -HUGE_VAL, HUGE_VAL); break;
+		case OPT_BETA: beta = cli_double("--beta", optarg, -HUGE_VAL, HUGE_VAL); break;
+		case 'c': c0path = optarg; break;
+		case OPT_DOUBLE: o.dt = DT_F64; break;
+		case OPT_VERIFY: verify = 1; break;
+		case OPT_BENCH: bench = optarg; break;
+		case OPT_REPEAT: reps = (int)cli_int("--repeat", optarg, 1, 100000); break;
+		case OPT_SEED: seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case OPT_TILE: parse_pair("--tile", optarg, 1024, &o.force.bm, &o.force.bn); break;
+		case OPT_TILE_K: o.force.bk = (int)cli_int("--tile-k", optarg, 1, 1024); break;
+		case OPT_ITEM: parse_pair("--item", optarg, 64, &o.force.tm, &o.force.tn); break;
+		case OPT_VECTOR: parse_pair("--vector", optarg, 16, &o.force.vm, &o.force.vn); break;
+		case OPT_LOAD_VECTOR: o.force.lw = (int)cli_int("--load-vector", optarg, 1, 16); break;
+		case OPT_PATCH: parse_pair("--patch", optarg, 1024, &o.force.pm, &o.force.pn); break;
+		case OPT_BAND: o.force.gm = (int)cli_int("--band", optarg, 1, 1 << 20); break;
+		case OPT_MAX_REGS: o.force.regs = (int)cli_int("--max-regs", optarg, 16, 255); break;
+		case OPT_TRANSFERS:
+			o.transfers = (enum cm_transfers)cli_choice("--transfers", optarg, transfers);
+			break;
+		default: cli_common(c, optarg, &co, usage);
+		}
+	}
+	cli_finish(&co);
+	if (co.list_devices) {
+		clx_list_devices(co.platform);
+		return 0;
+	}
+	int nfiles = argc - optind;
+	if (bench != NULL && nfiles != 0)
+		usage_error("--bench makes its own matrices; no files are read");
+	if (bench == NULL && nfiles != 2)
+		usage_error(nfiles < 2 ? "two matrices are needed: A and B" : "too many files");
+	if (bench != NULL && c0path != NULL)
+		usage_error("--bench makes its own C0 (with --beta); -c does not apply");
+	if (isnan(beta))
+		beta = c0path != NULL ? 1 : 0;
+	if (bench == NULL && beta != 0 && c0path == NULL)
+		usage_error("--beta needs the matrix C0 (-c FILE)");
+	if (bench == NULL) {
+		int stdin_uses = !strcmp(argv[optind], "-") + !strcmp(argv[optind + 1], "-") +
+		    (c0path != NULL && !strcmp(c0path, "-"));
+		if (stdin_uses > 1)
+			usage_error("only one of the matrices can come from standard input");
+	}
+	o.max_device_mem = co.max_device_mem;
+	const double eps = o.dt == DT_F64 ? 0x1p-52 : 0x1p-23;
+	const size_t es = dtype_size(o.dt);
+	struct cm_problem p = {0};
+	struct matrix A = {0}, B = {0}, C0 = {0};
+	p.alpha = alpha;
+	p.beta = beta;
+
+	if (bench == NULL) {
+		const char *pa = argv[optind], *pb = argv[optind + 1];
+		double t0 = now_sec();
+		load(pa, o.dt, &A);
+		load(pb, o.dt, &B);
+		p.m = o.ta ? A.cols : A.rows;
+		p.k = o.ta ? A.rows : A.cols;
+		p.n = o.tb ? B.rows : B.cols;
+		size_t kb = o.tb ? B.cols : B.rows;
+		if (kb != p.k)
+			die("shapes do not match: op(A) is %zu x %zu (%s%s) but op(B) is %zu x %zu "
+			    "(%s%s)", p.m, p.k, pa, o.ta ? ", transposed" : "", kb, p.n, pb,
+			    o.tb ? ", transposed" : "");
+		if (beta != 0) {
+			load(c0path, o.dt, &C0);
+			if (C0.rows != p.m || C0.cols != p.n)
+				die("%s: C0 is %zu x %zu but op(A) op(B) is %zu x %zu", c0path,
+				    C0.rows, C0.cols, p.m, p.n);
+		}
+		phase_add(PH_READ, now_sec() - t0);
+		p.a = A.data;
+		p.b = B.data;
+		p.c0 = C0.data;
+	} else {
+		parse_shape(bench, &p.m, &p.n, &p.k);
+	}
+	if (p.m > INT32_MAX / 2 || p.n > INT32_MAX / 2 || p.k > INT32_MAX / 2)
+		die("op(A) op(B) is %zu x %zu x %zu: sides of 2^30 and more are not supported",
+		    p.m, p.k, p.n);
+
+	struct clx x;
+	clx_open(co.device, co.platform, verbose || bench ? CLX_PROFILE : 0, &x);
+	struct cm_engine *e = cm_open(&x, &o);
+
+	struct matrix C = {p.m, p.n, o.dt, NULL};
+	void *a_host = NULL, *b_host = NULL, *c0_host = NULL;
+	if (bench == NULL) {
+		C.data = xmallocarray(mul_size(p.m, p.n, "C"), es);
+		p.c = C.data;
+		cm_multiply(e, &p);
+	} else {
+		/* Host copies of the data: for --verify, and as the source of a run from
+		 * host memory (--max-device-mem). */
+		if (verify || co.max_device_mem) {
+			double t0 = now_sec();
+			a_host = xmallocarray(mul_size(p.m, p.k, "A"), es);
+			b_host = xmallocarray(mul_size(p.k, p.n, "B"), es);
+			cm_fill_host(a_host, o.ta ? p.k : p.m, o.ta ? p.m : p.k, o.dt, seed, CM_SALT_A);
+			cm_fill_host(b_host, o.tb ? p.n : p.k, o.tb ? p.k : p.n, o.dt, seed, CM_SALT_B);
+			if (beta != 0) {
+				c0_host = xmallocarray(mul_size(p.m, p.n, "C0"), es);
+				cm_fill_host(c0_host, p.m, p.n, o.dt, seed, CM_SALT_C);
+			}
+			C.data = xmallocarray(mul_size(p.m, p.n, "C"), es);
+			phase_add("generate (host)", now_sec() - t0);
+		}
+		p.a = co.max_device_mem ? a_host : NULL;
+		p.b = co.max_device_mem ? b_host : NULL;
+		p.c0 = co.max_device_mem ? c0_host : NULL;
+		p.c = C.data;
+		struct cm_bench_result r;
+		cm_bench(e, &p, seed, reps, &r);
+		double gflops = 2e-6 * (double)p.m * (double)p.n * (double)p.k / r.ms_median;
+		printf("m=%zu n=%zu k=%zu type=%s blocks=%d reps=%d ms=%.3f best_ms=%.3f "
+		    "gflops=%.1f source=%s device=%s\n", p.m, p.n, p.k,
+		    o.dt == DT_F64 ? "float64" : "float32", r.blocks, r.reps, r.ms_median,
+		    r.ms_best, gflops, co.max_device_mem ? "host" : "device", x.name);
+		p.a = a_host;
+		p.b = b_host;
+		p.c0 = c0_host;
+	}
+
+	if (verify) {
+		char msg[256];
+		double t0 = now_sec();
+		int bad = cm_verify(&p, o.ta, o.tb, o.dt, eps, seed, msg, sizeof msg);
+		phase_add("verify", now_sec() - t0);
+		if (bad)
+			die("--verify: %s", msg);
+		vlog("verify: %s", msg);
+	}
+	if (bench == NULL) {
+		double t0 = now_sec();
+		mat_save(co.output, &C, cli_out_format(&co, co.output));
+		phase_add(PH_WRITE, now_sec() - t0);
+	} else {
+		stdout_finish();
+	}
+	phases_report();
+
+	cm_close(e);
+	clx_close(&x);
+	mat_free(&A);
+	mat_free(&B);
+	mat_free(&C0);
+	free(C.data);
+	free(a_host);
+	free(b_host);
+	free(c0_host);
+	return 0;
+}

@@ -1,0 +1,302 @@
+/* clmatmul.cl: C = alpha * op(A) * op(B) + beta * C for clmatmul(1).
+ *
+ * One source for GPUs and CPUs (PoCL); the host picks the tunables below per device
+ * class and passes them as -D options. Every buffer is padded on the device to whole
+ * tiles (zeros outside the user's data), so the kernel runs without edge checks:
+ * M % BM == 0, N % BN == 0, K % BK == 0, and every leading dimension is a multiple of
+ * the vector widths.
+ *
+ * A work-group computes a BM x BN tile of C. It stages BK-deep slices of op(A) and
+ * op(B) in local memory (k-major, so both are read as vectors), double-buffered: the
+ * next slice is loaded from global memory into registers while the current one is
+ * multiplied, then stored into the other local buffer, one barrier a slice. Each
+ * work-item accumulates a TM x TN block of C in registers, made of TM/VM x TN/VN
+ * vector chunks spread BM/(TM/VM) rows and BN/(TN/VN) columns apart, so that the
+ * work-items of a warp read neighbouring local addresses and write whole lines of C. */
+
+#ifndef USE_DOUBLE
+#define USE_DOUBLE 0	/* 1: float64 throughout (needs cl_khr_fp64) */
+#endif
+#ifndef TRANS_A
+#define TRANS_A 0	/* 1: A is stored K x M (op(A) = A^T) */
+#endif
+#ifndef TRANS_B
+#define TRANS_B 0	/* 1: B is stored N x K */
+#endif
+#ifndef BM
+#define BM 64		/* rows of C a work-group computes */
+#endif
+#ifndef BN
+#define BN 64		/* columns of C a work-group computes */
+#endif
+#ifndef BK
+#define BK 16		/* depth of the slices of A and B staged in local memory */
+#endif
+#ifndef TM
+#define TM 4		/* rows of C a work-item accumulates */
+#endif
+#ifndef TN
+#define TN 4		/* columns of C a work-item accumulates */
+#endif
+#ifndef VM
+#define VM 4		/* vector width of a work-item's row chunks (divides TM) */
+#endif
+#ifndef VN
+#define VN 4		/* vector width of a work-item's column chunks (divides TN) */
+#endif
+#ifndef LW
+#define LW 4		/* vector width of the loads from global memory */
+#endif
+#ifndef PM
+#define PM 1		/* work-items arranged in PM x PN patches (a warp, on GPUs) */
+#endif
+#ifndef PN
+#define PN (BN / TN)
+#endif
+#ifndef GM
+#define GM 8		/* tile rows a band of consecutive work-groups covers (L2 reuse) */
+#endif
+#ifndef PAD
+#define PAD 0		/* extra elements at the end of each local row (multiple of VM, VN, LW) */
+#endif
+
+#if USE_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double real;
+typedef double2 real2;
+typedef double4 real4;
+typedef double8 real8;
+typedef double16 real16;
+#else
+typedef float real;
+typedef float2 real2;
+typedef float4 real4;
+typedef float8 real8;
+typedef float16 real16;
+#endif
+
+/* realV(n): the vector type of width n (1: the scalar). */
+#define VTYPE_1 real
+#define VTYPE_2 real2
+#define VTYPE_4 real4
+#define VTYPE_8 real8
+#define VTYPE_16 real16
+#define VTYPE_(n) VTYPE_##n
+#define VTYPE(n) VTYPE_(n)
+typedef VTYPE(VM) realM;
+typedef VTYPE(VN) realN;
+typedef VTYPE(LW) realL;
+
+/* Scatters a vector into consecutive elements of a private array. */
+#define SPLIT_1(v, p) ((p)[0] = (v))
+#define SPLIT_2(v, p) vstore2((v), 0, (p))
+#define SPLIT_4(v, p) vstore4((v), 0, (p))
+#define SPLIT_8(v, p) vstore8((v), 0, (p))
+#define SPLIT_16(v, p) vstore16((v), 0, (p))
+#define SPLIT_(n, v, p) SPLIT_##n(v, p)
+#define SPLIT(n, v, p) SPLIT_(n, v, p)
+
+#define NTM (BM / TM)		/* work-items along M */
+#define NTN (BN / TN)		/* work-items along N */
+#define NT (NTM * NTN)		/* work-group size */
+#define RM (TM / VM)		/* row chunks a work-item holds */
+#define RN (TN / VN)		/* column chunks */
+#define LDSA (BM + PAD)		/* local row lengths */
+#define LDSB (BN + PAD)
+#define LA (BM * BK / LW / NT)	/* global vector loads a work-item does a slice, for A */
+#define LB (BN * BK / LW / NT)	/* and for B */
+
+#if (BM * BK / LW) % NT != 0 || (BN * BK / LW) % NT != 0 || LA < 1 || LB < 1
+#error "a slice of A and of B must divide evenly into vector loads over the work-group"
+#endif
+#if TM % VM != 0 || TN % VN != 0 || BM % TM != 0 || BN % TN != 0 || BK % LW != 0
+#error "inconsistent tile sizes"
+#endif
+#if NT % (PM * PN) != 0 || NTN % PN != 0 || NTM % PM != 0
+#error "the work-item patch must tile the work-group"
+#endif
+
+/* Loads slice kt of op(A) and op(B) (tile origin bm0, bn0) into registers. The
+ * layouts whose contiguous direction is k are read with consecutive work-items on
+ * consecutive rows, so that their transposing stores into local memory hit distinct
+ * banks; the others are read and stored as vectors along the row. */
+#define LOAD_SLICE(kt)                                                                \
+	do {                                                                          \
+		const int k0_ = (kt) * BK;                                            \
+		_Pragma("unroll") for (int i = 0; i < LA; i++) {                      \
+			const int f = lid + i * NT;                                   \
+			if (TRANS_A) {                                                \
+				const int mv = f % (BM / LW), k = f / (BM / LW);      \
+				ra[i] = *(const __global realL *)(A + (size_t)(k0_ + k) * lda + bm0 + mv * LW); \
+			} else {                                                      \
+				const int m = f % BM, kv = f / BM;                    \
+				ra[i] = *(const __global realL *)(A + (size_t)(bm0 + m) * lda + k0_ + kv * LW); \
+			}                                                             \
+		}                                                                     \
+		_Pragma("unroll") for (int i = 0; i < LB; i++) {                      \
+			const int f = lid + i * NT;                                   \
+			if (TRANS_B) {                                                \
+				const int n = f % BN, kv = f / BN;                    \
+				rb[i] = *(const __global realL *)(B + (size_t)(bn0 + n) * ldb + k0_ + kv * LW); \
+			} else {                                                      \
+				const int nv = f % (BN / LW), k = f / (BN / LW);      \
+				rb[i] = *(const __global realL *)(B + (size_t)(k0_ + k) * ldb + bn0 + nv * LW); \
+			}                                                             \
+		}                                                                     \
+	} while (0)
+
+/* Stores the registers of LOAD_SLICE into local buffer b (k-major). */
+#define STORE_SLICE(b)                                                                \
+	do {                                                                          \
+		__local real *as_ = As + (b) * (BK * LDSA);                           \
+		__local real *bs_ = Bs + (b) * (BK * LDSB);                           \
+		_Pragma("unroll") for (int i = 0; i < LA; i++) {                      \
+			const int f = lid + i * NT;                                   \
+			if (TRANS_A) {                                                \
+				const int mv = f % (BM / LW), k = f / (BM / LW);      \
+				*(__local realL *)(as_ + k * LDSA + mv * LW) = ra[i]; \
+			} else {                                                      \
+				const int m = f % BM, kv = f / BM;                    \
+				real t_[LW];                                          \
+				SPLIT(LW, ra[i], t_);                                 \
+				_Pragma("unroll") for (int e = 0; e < LW; e++)        \
+					as_[(kv * LW + e) * LDSA + m] = t_[e];        \
+			}                                                             \
+		}                                                                     \
+		_Pragma("unroll") for (int i = 0; i < LB; i++) {                      \
+			const int f = lid + i * NT;                                   \
+			if (TRANS_B) {                                                \
+				const int n = f % BN, kv = f / BN;                    \
+				real t_[LW];                                          \
+				SPLIT(LW, rb[i], t_);                                 \
+				_Pragma("unroll") for (int e = 0; e < LW; e++)        \
+					bs_[(kv * LW + e) * LDSB + n] = t_[e];        \
+			} else {                                                      \
+				const int nv = f % (BN / LW), k = f / (BN / LW);      \
+				*(__local realL *)(bs_ + k * LDSB + nv * LW) = rb[i]; \
+			}                                                             \
+		}                                                                     \
+	} while (0)
+
+/* Modes of gemm, for products whose K is split into panels (blocked runs): the
+ * accumulators start from C's values (the previous panel's raw sums) and/or are
+ * stored raw, so a split product rounds exactly as the whole one does. */
+#define ACC_IN 1
+#define RAW_OUT 2
+
+/* C (M x N, leading dimension ldc) = alpha * op(A) * op(B) + beta * C0, where C0 may
+ * be C itself and is not read when beta is 0. A is M x K (lda) or, with TRANS_A, K x M;
+ * B is K x N or N x K. Launch: one dimension, (M/BM)*(N/BN) work-groups of NT. */
+__kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
+gemm(const int M, const int N, const int K,
+    const __global real *restrict A, const int lda,
+    const __global real *restrict B, const int ldb,
+    __global real *C, const int ldc, const __global real *C0, const int ldc0,
+    const real alpha, const real beta, const int mode)
+{
+	__local real As[2 * BK * LDSA];
+	__local real Bs[2 * BK * LDSB];
+
+	/* Work-groups in bands of GM tile rows, column by column within a band, so
+	 * that the groups running at once share panels of A and B in the cache. */
+	const int tiles_m = M / BM, tiles_n = N / BN;
+	const int gid = get_group_id(0);
+	const int band = gid / (GM * tiles_n), in_band = gid % (GM * tiles_n);
+	const int band_rows = min(GM, tiles_m - band * GM);
+	const int bm0 = (band * GM + in_band % band_rows) * BM;
+	const int bn0 = (in_band / band_rows) * BN;
+
+	const int lid = get_local_id(0);
+	const int patch = lid / (PM * PN), in_patch = lid % (PM * PN);
+	const int tm = (patch / (NTN / PN)) * PM + in_patch / PN;
+	const int tn = (patch % (NTN / PN)) * PN + in_patch % PN;
+
+	realN acc[TM][RN];
+	_Pragma("unroll") for (int q = 0; q < RM; q++)
+		_Pragma("unroll") for (int e = 0; e < VM; e++) {
+			const int row = bm0 + q * (BM / RM) + tm * VM + e;
+			const __global real *crow = C + (size_t)row * ldc + bn0 + tn * VN;
+			_Pragma("unroll") for (int c = 0; c < RN; c++)
+				acc[q * VM + e][c] = (mode & ACC_IN) ?
+				    *(const __global realN *)(crow + c * (BN / RN)) : (realN)(0);
+		}
+
+	realL ra[LA], rb[LB];
+	const int nslices = K / BK;
+	LOAD_SLICE(0);
+	STORE_SLICE(0);
+	barrier(CLK_LOCAL_MEM_FENCE);
+
+	for (int kt = 0; kt < nslices; kt++) {
+		const int cur = kt & 1;
+		if (kt + 1 < nslices)
+			LOAD_SLICE(kt + 1);
+
+		/* The accumulators in a block-local copy: on CPUs, where the compiler
+		 * keeps what lives across a barrier in memory, this keeps them in
+		 * registers for the whole slice; GPUs' compilers drop the copy. */
+		realN r[TM][RN];
+		_Pragma("unroll") for (int i = 0; i < TM; i++)
+			_Pragma("unroll") for (int c = 0; c < RN; c++)
+				r[i][c] = acc[i][c];
+		const __local real *as = As + cur * (BK * LDSA) + tm * VM;
+		const __local real *bs = Bs + cur * (BK * LDSB) + tn * VN;
+		_Pragma("unroll") for (int kk = 0; kk < BK; kk++) {
+			real a[TM];
+			realN b[RN];
+			_Pragma("unroll") for (int q = 0; q < RM; q++)
+				SPLIT(VM, *(const __local realM *)(as + kk * LDSA + q * (BM / RM)), a + q * VM);
+			_Pragma("unroll") for (int c = 0; c < RN; c++)
+				b[c] = *(const __local realN *)(bs + kk * LDSB + c * (BN / RN));
+			_Pragma("unroll") for (int i = 0; i < TM; i++)
+				_Pragma("unroll") for (int c = 0; c < RN; c++)
+					r[i][c] = mad((realN)(a[i]), b[c], r[i][c]);
+		}
+		_Pragma("unroll") for (int i = 0; i < TM; i++)
+			_Pragma("unroll") for (int c = 0; c < RN; c++)
+				acc[i][c] = r[i][c];
+
+		if (kt + 1 < nslices)
+			STORE_SLICE(cur ^ 1);
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+
+	_Pragma("unroll") for (int q = 0; q < RM; q++)
+		_Pragma("unroll") for (int e = 0; e < VM; e++) {
+			const int row = bm0 + q * (BM / RM) + tm * VM + e;
+			const int col = bn0 + tn * VN;
+			__global real *crow = C + (size_t)row * ldc + col;
+			const __global real *c0row = C0 + (size_t)row * ldc0 + col;
+			_Pragma("unroll") for (int c = 0; c < RN; c++) {
+				realN v = acc[q * VM + e][c];
+				if (!(mode & RAW_OUT)) {
+					v *= alpha;
+					if (beta != (real)0)
+						v = mad((realN)(beta),
+						    *(const __global realN *)(c0row + c * (BN / RN)), v);
+				}
+				*(__global realN *)(crow + c * (BN / RN)) = v;
+			}
+		}
+}
+
+/* The benchmark's data, the same numbers as cm_uniform() in clmatmul.h: element
+ * (r, c) of a rows x cols matrix is uniform in [-1, 1) from a hash of (seed, salt,
+ * r * cols + c). The buffer has leading dimension ld and is padded to padded_rows;
+ * the padding is zero. Launch: (ld, padded_rows). */
+__kernel void
+fill_uniform(__global real *X, const int rows, const int cols, const int ld,
+    const ulong seed, const ulong salt)
+{
+	const int c = get_global_id(0), r = get_global_id(1);
+	real v = 0;
+	if (r < rows && c < cols) {
+		ulong z = seed ^ (salt * 0xD1B54A32D192ED03UL);
+		z += ((ulong)r * (ulong)cols + (ulong)c + 1) * 0x9E3779B97F4A7C15UL;
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9UL;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBUL;
+		z ^= z >> 31;
+		v = (real)((float)(uint)(z >> 40) * 0x1.0p-23f - 1.0f);
+	}
+	X[(size_t)r * ld + c] = v;
+}

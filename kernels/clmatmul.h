@@ -1,0 +1,92 @@
+/* clmatmul.h: what cmd/clmatmul.c, the OpenCL driver (clmatmul_cl.c) and the host
+ * reference (clmatmul_ref.c) share. */
+#ifndef CLMATMUL_H
+#define CLMATMUL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dense.h"
+#include "opencl.h"
+
+/* The kernel's tunables (see kernels/clmatmul.cl); 0 in a forced set means "from the
+ * table". regs is NVIDIA's register cap per work-item (0: the compiler's choice). */
+struct cm_params {
+	int bm, bn, bk;		/* work-group tile of C and depth of a local slice */
+	int tm, tn;		/* work-item block */
+	int vm, vn;		/* vector widths of the work-item's chunks */
+	int lw;			/* vector width of global loads */
+	int pm, pn;		/* work-item patch (a warp) */
+	int gm;			/* tile rows a band of work-groups covers */
+	int regs;
+};
+
+enum cm_transfers { CM_XFER_AUTO, CM_XFER_RECT, CM_XFER_PACKED };
+
+struct cm_options {
+	enum dtype dt;
+	int ta, tb;			/* op(A) = A^T, op(B) = B^T */
+	struct cm_params force;		/* nonzero fields override the table */
+	size_t max_device_mem;		/* 0: what the device has */
+	enum cm_transfers transfers;
+};
+
+/* One multiply C = alpha op(A) op(B) + beta C0, all matrices row-major on the host.
+ * A is m x k (k x m when ta), B is k x n (n x k when tb), C and C0 are m x n; c0 is
+ * read only when beta != 0. */
+struct cm_problem {
+	size_t m, n, k;
+	double alpha, beta;
+	const void *a, *b, *c0;
+	void *c;
+};
+
+struct cm_engine;
+
+/* Picks the kernel parameters for the device (or the forced ones), checks them and
+ * builds the program. Dies with a usage error for forced parameters that cannot work. */
+struct cm_engine *cm_open(struct clx *x, const struct cm_options *o);
+void cm_close(struct cm_engine *e);
+/* The parameters in use, as "tile=128x128 k=16 item=8x8 ...". */
+const char *cm_params_str(const struct cm_engine *e);
+
+/* The multiply, in blocks when the matrices do not fit the device bound. */
+void cm_multiply(struct cm_engine *e, const struct cm_problem *p);
+
+/* --bench: random m x k and k x n matrices (cm_uniform with seed) made on the device
+ * (on the host, and the transfers timed, when max_device_mem was given), reps timed
+ * runs after a warm-up. Fills c (m x n, host) with the last result when c != NULL. */
+struct cm_bench_result {
+	double ms_median, ms_best;
+	int reps, blocks;
+};
+void cm_bench(struct cm_engine *e, const struct cm_problem *p, uint64_t seed, int reps,
+    struct cm_bench_result *r);
+
+/* The benchmark's data: element i (row-major index of the stored matrix) of matrix
+ * `salt`, uniform in [-1, 1) with 2^-23 resolution, so exact in float32. The kernel
+ * fill_uniform in clmatmul.cl computes the same numbers. */
+static inline float
+cm_uniform(uint64_t seed, uint64_t salt, uint64_t i)
+{
+	uint64_t z = seed ^ (salt * 0xD1B54A32D192ED03ULL);
+	z += (i + 1) * 0x9E3779B97F4A7C15ULL;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	z ^= z >> 31;
+	return (float)(uint32_t)(z >> 40) * 0x1.0p-23f - 1.0f;
+}
+enum { CM_SALT_A = 1, CM_SALT_B = 2, CM_SALT_C = 3 };
+
+/* Fills a rows x cols matrix of type dt with cm_uniform(seed, salt, .) (OpenMP). */
+void cm_fill_host(void *x, size_t rows, size_t cols, enum dtype dt, uint64_t seed, uint64_t salt);
+
+/* --verify: checks c against a float64 reference on the host: every entry when
+ * m*n*k is small, else Freivalds' test with random signs plus `samples` entries
+ * computed in full. The bound for an entry is (k + 2) * eps * (|alpha| (|A||B|)_ij +
+ * |beta| |C0_ij|), eps that of the type computed in (plus tf32's input rounding).
+ * Returns 0 when it holds; else describes the first failure in msg. */
+int cm_verify(const struct cm_problem *p, int ta, int tb, enum dtype dt, double eps,
+    uint64_t seed, char *msg, size_t msgsize);
+
+#endif
