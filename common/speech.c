@@ -1,0 +1,513 @@
+/* speech.c: speech feature readers and the Kaldi text archive writer (see speech.h). */
+#include "speech.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dense.h"
+#include "err.h"
+#include "input.h"
+
+/* HTK parameter kinds: the base kind in the low 6 bits, qualifiers above. */
+enum {
+	HTK_WAVEFORM = 0, HTK_IREFC = 5, HTK_DISCRETE = 10, HTK_MAXKIND = 12,
+	HTK_COMPRESSED = 02000,	/* _C */
+	HTK_CRC = 010000,	/* _K */
+	HTK_VQ = 040000,	/* _V */
+};
+#define HTK_HEADER 12
+
+struct speech {
+	input *in;
+	enum speech_format fmt;
+	const char *path;	/* the key of one-utterance formats */
+	int started;		/* one-utterance formats: the utterance was handed out */
+	float *tmp;		/* conversion buffer */
+	size_t tmpcap;		/* in bytes */
+
+	/* text and NPY */
+	dstream *ds;
+	size_t cols;
+
+	/* HTK */
+	int compressed, crc, crc_read;
+	uint64_t frames, frames_done;
+	size_t sampsize;
+	uint64_t data_off;	/* offset of the first frame */
+	float *scale, *offset;	/* _C: A and B */
+
+	/* Kaldi text archive */
+	char *key;
+	double *row;		/* the parsed row waiting to be handed out */
+	size_t rowcap;
+	int pending, ended;	/* a row waits; the matrix's ']' was seen */
+	uint64_t first_line;	/* line of the matrix's first row */
+};
+
+const char *
+speech_format_name(enum speech_format f)
+{
+	switch (f) {
+	case SPEECH_TEXT: return "text";
+	case SPEECH_NPY: return "npy";
+	case SPEECH_HTK: return "htk";
+	case SPEECH_ARK: return "ark";
+	default: return "auto";
+	}
+}
+
+static uint32_t
+be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static float
+be_float(const unsigned char *p)
+{
+	uint32_t u = be32(p);
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+static int
+texty(unsigned char c)
+{
+	return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+	    c == '\f';
+}
+
+static int
+blank(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Whether the first line of the input is "KEY [" (a Kaldi text archive). */
+static int
+looks_like_ark(input *in)
+{
+	size_t want = 256, avail;
+	const unsigned char *p;
+
+	for (;;) {
+		p = in_peek(in, want, &avail);
+		if (memchr(p, '\n', avail) != NULL || avail < want || want >= (1 << 16))
+			break;
+		want *= 2;
+	}
+	size_t i = 0;
+	while (i < avail && (blank(p[i]) || p[i] == '\n'))
+		i++;
+	size_t k = i;
+	while (k < avail && !blank(p[k]) && p[k] != '\n')
+		k++;
+	if (k == i)
+		return 0;
+	if (k + 2 < avail && p[k] == ' ' && p[k + 1] == '\0' && p[k + 2] == 'B')
+		die("%s: a binary Kaldi archive is not supported "
+		    "(convert it with copy-feats ark:FILE ark,t:-)", in_name(in));
+	while (k < avail && blank(p[k]))
+		k++;
+	return k < avail && p[k] == '[' && p[i] != '[';
+}
+
+static enum speech_format
+detect(input *in)
+{
+	size_t avail;
+	const unsigned char *p = in_peek(in, HTK_HEADER, &avail);
+
+	if (avail >= 6 && memcmp(p, "\x93NUMPY", 6) == 0)
+		return SPEECH_NPY;
+	for (size_t i = 0; i < avail; i++)
+		if (!texty(p[i])) {
+			/* A binary archive starts "KEY \0B": text, then the NUL. */
+			if (i > 1 && p[i] == '\0' && p[i - 1] == ' ' && i + 1 < avail && p[i + 1] == 'B')
+				looks_like_ark(in);
+			return SPEECH_HTK;
+		}
+	return looks_like_ark(in) ? SPEECH_ARK : SPEECH_TEXT;
+}
+
+/* ---- HTK ---- */
+
+static void
+htk_open(speech *s)
+{
+	const char *name = in_name(s->in);
+	unsigned char h[HTK_HEADER];
+	size_t got = in_read(s->in, h, HTK_HEADER);
+
+	if (got < HTK_HEADER)
+		die_off(name, got, "HTK header is truncated (%zu of 12 bytes)", got);
+	int32_t nsamp = (int32_t)be32(h);
+	int32_t period = (int32_t)be32(h + 4);
+	int sampsize = (int16_t)(h[8] << 8 | h[9]);
+	int kind = (uint16_t)(h[10] << 8 | h[11]);
+	int base = kind & 077;
+
+	if (nsamp < 0 || period <= 0 || sampsize <= 0 || base > HTK_MAXKIND)
+		die_off(name, 0, "not an HTK parameter file (header: %d samples, period %d, "
+		    "sample size %d, kind %d)", nsamp, period, sampsize, kind);
+	if (base == HTK_WAVEFORM)
+		die_off(name, 10, "HTK file holds a waveform (WAVEFORM), not feature vectors");
+	if (base == HTK_IREFC || base == HTK_DISCRETE)
+		die_off(name, 10, "HTK parameter kind %s (2-byte integers) is not supported",
+		    base == HTK_IREFC ? "IREFC" : "DISCRETE");
+	if (kind & HTK_VQ)
+		die_off(name, 10, "HTK files with VQ indexes (_V) are not supported");
+	s->compressed = (kind & HTK_COMPRESSED) != 0;
+	s->crc = (kind & HTK_CRC) != 0;
+	int unit = s->compressed ? 2 : 4;
+	if (sampsize % unit != 0)
+		die_off(name, 8, "HTK sample size %d is not a multiple of %d%s", sampsize, unit,
+		    s->compressed ? " (compressed _C file)" : "");
+	s->cols = (size_t)(sampsize / unit);
+	s->sampsize = (size_t)sampsize;
+	if (s->compressed && nsamp < 4)
+		die_off(name, 0, "compressed HTK file has %d samples (at least 4 hold its scale "
+		    "and offset vectors)", nsamp);
+	s->frames = (uint64_t)nsamp - (s->compressed ? 4 : 0);
+
+	uint64_t want = (uint64_t)nsamp * (uint64_t)sampsize + (s->crc ? 2 : 0);
+	int64_t rem = in_remaining(s->in);
+	if (rem >= 0 && (uint64_t)rem != want)
+		die_off(name, 0, "HTK header promises %llu frames of %d bytes%s (%llu bytes of "
+		    "data), the file has %lld", (unsigned long long)s->frames, sampsize,
+		    s->compressed ? " plus scale and offset" : "",
+		    (unsigned long long)want, (long long)rem);
+	if (s->compressed) {
+		size_t n = 4 * s->cols;
+		unsigned char *ab = xmallocarray(2, n);
+		if (in_read(s->in, ab, 2 * n) < 2 * n)
+			die_off(name, HTK_HEADER, "compressed HTK file is truncated in its scale "
+			    "and offset vectors");
+		s->scale = xmallocarray(s->cols, sizeof(float));
+		s->offset = xmallocarray(s->cols, sizeof(float));
+		for (size_t j = 0; j < s->cols; j++) {
+			s->scale[j] = be_float(ab + 4 * j);
+			s->offset[j] = be_float(ab + n + 4 * j);
+			if (!isfinite(s->scale[j]) || s->scale[j] == 0 || !isfinite(s->offset[j]))
+				die_off(name, HTK_HEADER + 4 * j, "compressed HTK file has an "
+				    "invalid scale or offset for column %zu", j + 1);
+		}
+		free(ab);
+	}
+	s->data_off = in_tell(s->in);
+}
+
+static size_t
+htk_read(speech *s, float *dst, size_t maxrows, size_t ncols, size_t stride)
+{
+	const char *name = in_name(s->in);
+	size_t rows = (size_t)MIN((uint64_t)maxrows, s->frames - s->frames_done);
+
+	if (rows == 0) {
+		if (s->crc && !s->crc_read) {
+			unsigned char crc[2];
+			if (in_read(s->in, crc, 2) < 2)
+				die_off(name, in_tell(s->in), "HTK file is truncated before its "
+				    "checksum (_K)");
+			s->crc_read = 1;
+		}
+		return 0;
+	}
+	size_t bytes = rows * s->sampsize;
+	if (bytes > s->tmpcap) {
+		free(s->tmp);
+		s->tmp = xmalloc(bytes);
+		s->tmpcap = bytes;
+	}
+	unsigned char *raw = (unsigned char *)s->tmp;
+	size_t got = in_read(s->in, raw, bytes);
+	if (got < bytes)
+		die_off(name, in_tell(s->in), "HTK data is truncated: the header promises %llu "
+		    "frames, the data ends in frame %llu", (unsigned long long)s->frames,
+		    (unsigned long long)(s->frames_done + got / s->sampsize + 1));
+	for (size_t r = 0; r < rows; r++) {
+		const unsigned char *p = raw + r * s->sampsize;
+		float *d = dst + r * stride;
+		for (size_t j = 0; j < ncols; j++) {
+			float v;
+			if (s->compressed)
+				v = ((float)(int16_t)(p[2 * j] << 8 | p[2 * j + 1]) + s->offset[j]) /
+				    s->scale[j];
+			else
+				v = be_float(p + 4 * j);
+			if (!isfinite(v))
+				die_off(name, s->data_off + (s->frames_done + r) * s->sampsize +
+				    j * (s->compressed ? 2 : 4), "%s in HTK data (frame %llu, "
+				    "column %zu)", isnan(v) ? "NaN" : "Inf",
+				    (unsigned long long)(s->frames_done + r + 1), j + 1);
+			d[j] = v;
+		}
+		/* Columns past ncols are not used but must be finite all the same. */
+		for (size_t j = ncols; j < s->cols && !s->compressed; j++)
+			if (!isfinite(be_float(p + 4 * j)))
+				die_off(name, s->data_off + (s->frames_done + r) * s->sampsize +
+				    4 * j, "NaN or Inf in HTK data (frame %llu, column %zu)",
+				    (unsigned long long)(s->frames_done + r + 1), j + 1);
+	}
+	s->frames_done += rows;
+	return rows;
+}
+
+/* ---- Kaldi text archive ---- */
+
+/* Parses one line of matrix text: numbers, perhaps ending in ']'. Stores the row in
+ * s->row (growing it for the first row) and returns its width. */
+static size_t
+ark_parse(speech *s, char *line, uint64_t lineno)
+{
+	const char *name = in_name(s->in);
+	char *close = strchr(line, ']');
+
+	if (close != NULL) {
+		for (const char *q = close + 1; *q; q++)
+			if (!blank((unsigned char)*q))
+				die_at(name, lineno, "text after the ']' that ends the matrix of '%s'",
+				    s->key);
+		*close = '\0';
+		s->ended = 1;
+	}
+	size_t n = dense_parse_line(line, s->row, s->rowcap, name, lineno, 0);
+	if (n > s->rowcap && s->cols == 0) {
+		s->rowcap = n + 1;
+		s->row = xreallocarray(s->row, s->rowcap, sizeof *s->row);
+		dense_parse_line(line, s->row, s->rowcap, name, lineno, 0);
+	}
+	if (n == 0)
+		return 0;
+	if (s->cols == 0) {
+		s->cols = n;
+		s->first_line = lineno;
+	} else if (n != s->cols) {
+		die_at(name, lineno, "row has %zu columns, expected %zu as on line %llu "
+		    "(utterance '%s')", n, s->cols, (unsigned long long)s->first_line, s->key);
+	}
+	s->pending = 1;
+	return n;
+}
+
+/* Reads lines until a row is pending or the matrix has ended. */
+static void
+ark_advance(speech *s)
+{
+	char *line;
+	while (!s->pending && !s->ended) {
+		if ((line = in_getline(s->in, NULL)) == NULL)
+			die_at(in_name(s->in), in_lineno(s->in), "the archive ends inside the "
+			    "matrix of '%s' (no ']')", s->key);
+		ark_parse(s, line, in_lineno(s->in));
+	}
+}
+
+static int
+ark_next(speech *s)
+{
+	const char *name = in_name(s->in);
+	char *line, *p;
+	size_t len;
+
+	/* The rest of the previous matrix, when the caller did not read it all. */
+	while (!s->ended && s->key != NULL) {
+		s->pending = 0;
+		ark_advance(s);
+	}
+	s->pending = 0;
+	for (;;) {
+		if ((line = in_getline(s->in, &len)) == NULL)
+			return 0;
+		p = line;
+		while (blank((unsigned char)*p))
+			p++;
+		if (*p != '\0')
+			break;
+	}
+	uint64_t lineno = in_lineno(s->in);
+	char *k = p;
+	while (*p && !blank((unsigned char)*p))
+		p++;
+	size_t klen = (size_t)(p - k);
+	while (blank((unsigned char)*p))
+		p++;
+	if ((size_t)(p - line) < len && *p == '\0')
+		die_at(name, lineno, "a binary Kaldi matrix is not supported (convert the archive "
+		    "with copy-feats ark:FILE ark,t:-)");
+	if (*p != '[')
+		die_at(name, lineno, "expected 'KEY  [' to start a matrix of the archive");
+	free(s->key);
+	s->key = xmalloc(klen + 1);
+	memcpy(s->key, k, klen);
+	s->key[klen] = '\0';
+	s->cols = 0;
+	s->ended = 0;
+	ark_parse(s, p + 1, lineno);
+	ark_advance(s);
+	return 1;
+}
+
+static size_t
+ark_read(speech *s, float *dst, size_t maxrows, size_t ncols, size_t stride)
+{
+	size_t r = 0;
+	while (r < maxrows) {
+		ark_advance(s);
+		if (!s->pending)
+			break;
+		float *d = dst + r * stride;
+		for (size_t j = 0; j < ncols; j++)
+			d[j] = (float)s->row[j];
+		s->pending = 0;
+		r++;
+	}
+	return r;
+}
+
+/* ---- the common interface ---- */
+
+speech *
+speech_open(const char *path, enum speech_format fmt)
+{
+	speech *s = xcalloc(1, sizeof *s);
+
+	s->in = in_open(path);
+	s->path = path == NULL ? "-" : path;
+	s->fmt = fmt == SPEECH_AUTO ? detect(s->in) : fmt;
+	switch (s->fmt) {
+	case SPEECH_HTK:
+		htk_open(s);
+		break;
+	case SPEECH_ARK:
+		s->rowcap = 64;
+		s->row = xmallocarray(s->rowcap, sizeof *s->row);
+		break;
+	default:
+		break;
+	}
+	return s;
+}
+
+void
+speech_close(speech *s)
+{
+	if (s == NULL)
+		return;
+	dstream_close(s->ds);
+	in_close(s->in);
+	free(s->tmp);
+	free(s->scale);
+	free(s->offset);
+	free(s->key);
+	free(s->row);
+	free(s);
+}
+
+enum speech_format
+speech_format(const speech *s)
+{
+	return s->fmt;
+}
+
+const char *
+speech_name(const speech *s)
+{
+	return in_name(s->in);
+}
+
+int
+speech_next(speech *s, const char **key, size_t *dims, int64_t *rows)
+{
+	*rows = -1;
+	if (s->fmt == SPEECH_ARK) {
+		if (!ark_next(s))
+			return 0;
+		*key = s->key;
+		*dims = s->cols;
+		return 1;
+	}
+	if (s->started)
+		return 0;
+	s->started = 1;
+	*key = s->path;
+	if (s->fmt == SPEECH_HTK) {
+		*dims = s->cols;
+		*rows = (int64_t)s->frames;
+		return 1;
+	}
+	/* Text or NPY: dense.h knows both; a forced format must match what it finds. */
+	s->ds = dstream_open(s->in, 0);
+	if (s->fmt == SPEECH_NPY && !dstream_is_npy(s->ds))
+		die("%s: not an NPY file (no NPY magic bytes)", in_name(s->in));
+	s->cols = dstream_cols(s->ds);
+	if (s->cols == 0 && !dstream_is_npy(s->ds))
+		return 0;	/* empty text: no utterance at all */
+	*dims = s->cols;
+	*rows = dstream_rows_total(s->ds);
+	return 1;
+}
+
+size_t
+speech_read(speech *s, float *dst, size_t maxrows, size_t ncols, size_t stride)
+{
+	if (s->fmt == SPEECH_HTK)
+		return htk_read(s, dst, maxrows, ncols, stride);
+	if (s->fmt == SPEECH_ARK)
+		return ark_read(s, dst, maxrows, ncols, stride);
+	if (s->ds == NULL || s->cols == 0)
+		return 0;
+	if (ncols == s->cols && stride == s->cols)
+		return dstream_read(s->ds, maxrows, DT_F32, dst);
+	size_t bytes = mul_size(mul_size(maxrows, s->cols, "rows"), sizeof(float), "rows");
+	if (bytes > s->tmpcap) {
+		free(s->tmp);
+		s->tmp = xmalloc(bytes);
+		s->tmpcap = bytes;
+	}
+	size_t got = dstream_read(s->ds, maxrows, DT_F32, s->tmp);
+	for (size_t r = 0; r < got; r++)
+		memcpy(dst + r * stride, s->tmp + r * s->cols, ncols * sizeof(float));
+	return got;
+}
+
+/* ---- Kaldi text archive output ---- */
+
+void
+ark_begin(output *o, const char *key)
+{
+	out_puts(o, key);
+	out_puts(o, "  [");
+}
+
+size_t
+ark_format_row(char *buf, const float *v, size_t n)
+{
+	char *b = buf;
+	*b++ = '\n';
+	*b++ = ' ';
+	*b++ = ' ';
+	for (size_t j = 0; j < n; j++) {
+		b += fmt_f32(b, v[j]);
+		*b++ = ' ';
+	}
+	return (size_t)(b - buf);
+}
+
+void
+ark_row(output *o, const float *v, size_t n)
+{
+	char small[1024];
+	char *buf = n * 16 + 4 <= sizeof small ? small : xmalloc(n * 16 + 4);
+	out_write(o, buf, ark_format_row(buf, v, n));
+	if (buf != small)
+		free(buf);
+}
+
+void
+ark_end(output *o, size_t rows)
+{
+	out_puts(o, rows == 0 ? " ]\n" : "]\n");
+}

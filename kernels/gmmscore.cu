@@ -1,0 +1,445 @@
+/* gmmscore.cu: the CUDA path of gmmscore.
+ *
+ * Layout. Components are packed into "slots", SLOTS (256) to a block of the score
+ * kernel, a model's components in consecutive slots; a model that does not fit in
+ * what is left of a block starts the next one, and a model larger than a block is
+ * split into parts whose scores a second kernel combines. The parameters are
+ * interleaved as the paper does it: for each group of 4 dimensions, all slots in
+ * order, each slot's 4 values of s then 4 of -mu s (two float4), so that the 32
+ * threads of a warp, two slots each, read 2 KB of consecutive bytes.
+ *
+ * Score kernel. A block takes SLOTS slots and NSUB x FR frames: it stages FR frames
+ * in shared memory, and each thread keeps 2 slots x FR frames of accumulators in
+ * registers, so every parameter loaded is used FR times and every feature value
+ * read (a broadcast float4 from shared memory) feeds 16 fused multiply-adds. The
+ * component scores then go to shared memory, FH frames at a time, where each
+ * (model, frame) is reduced to its log-sum-exp or maximum on chip; only model
+ * scores reach device memory: frames x models, never frames x Gaussians.
+ *
+ * Top-N kernel: a warp a frame, each lane keeping its best KMAX keys (score, model)
+ * in registers, then N rounds of a warp-wide maximum. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_check.h"
+#include "err.h"
+#include "gmmscore.h"
+#include "timer.h"
+
+namespace {
+
+constexpr int NT = 128;			// threads a block
+constexpr int CPL = 2;			// slots a thread
+constexpr int SLOTS = NT * CPL;		// slots a block
+constexpr int FR = 64;			// frames a thread's register tile
+constexpr int FH = 32;			// frames a reduction pass
+constexpr int NSUB = 4;			// register tiles a block
+constexpr int FTILE = FR * NSUB;	// frames a block
+constexpr int MAX_DC = 128;		// at most 512 dimensions (shared memory)
+constexpr int TOP_WARPS = 4;		// frames a top-N block
+
+template <int MODE>
+__global__ void __launch_bounds__(NT, 2)
+score_kernel(const float4 *__restrict__ P, const float *__restrict__ G,
+    const float4 *__restrict__ X, int n, int dc, int nslots, const int *__restrict__ blk_part0,
+    const int *__restrict__ part_slot, const int *__restrict__ part_k, int npart,
+    float *__restrict__ out)
+{
+	extern __shared__ float4 smem[];
+	float4 *xs = smem;				// FR x dc
+	float *sc = reinterpret_cast<float *>(xs + FR * dc);	// SLOTS x (FH + 1)
+
+	const int t = threadIdx.x;
+	const int blk = blockIdx.y;
+	const int q0 = blk * SLOTS + CPL * t;
+	const float g0 = G[q0], g1 = G[q0 + 1];
+	const int p_begin = blk_part0[blk], np = blk_part0[blk + 1] - p_begin;
+	const float4 *pp = P + (size_t)q0 * 2;
+	const size_t pstride = (size_t)nslots * 2;
+
+	for (int sub = 0; sub < NSUB; sub++) {
+		const int f0 = (blockIdx.x * NSUB + sub) * FR;
+		if (f0 >= n)
+			break;
+		const int nf = min(FR, n - f0);
+		__syncthreads();	// the last tile's readers of xs and sc are done
+		for (int i = t; i < FR * dc; i += NT) {
+			const int f = i / dc;
+			xs[i] = f < nf ? X[(size_t)(f0 + f) * dc + (i - f * dc)] : make_float4(0, 0, 0, 0);
+		}
+		__syncthreads();
+
+		float acc0[FR], acc1[FR];
+#pragma unroll
+		for (int f = 0; f < FR; f++)
+			acc0[f] = acc1[f] = 0.0f;
+		float4 s0 = __ldg(pp), n0 = __ldg(pp + 1), s1 = __ldg(pp + 2), n1 = __ldg(pp + 3);
+		for (int k = 0; k < dc; k++) {
+			// The next group's parameters are loaded while this one computes.
+			const float4 *q = pp + (size_t)min(k + 1, dc - 1) * pstride;
+			const float4 ps0 = __ldg(q), pn0 = __ldg(q + 1), ps1 = __ldg(q + 2),
+			    pn1 = __ldg(q + 3);
+#pragma unroll
+			for (int f = 0; f < FR; f++) {
+				const float4 x = xs[f * dc + k];
+				float a = acc0[f], b = acc1[f];
+				a = gmm_term(x.x, s0.x, n0.x, a);
+				b = gmm_term(x.x, s1.x, n1.x, b);
+				a = gmm_term(x.y, s0.y, n0.y, a);
+				b = gmm_term(x.y, s1.y, n1.y, b);
+				a = gmm_term(x.z, s0.z, n0.z, a);
+				b = gmm_term(x.z, s1.z, n1.z, b);
+				a = gmm_term(x.w, s0.w, n0.w, a);
+				b = gmm_term(x.w, s1.w, n1.w, b);
+				acc0[f] = a;
+				acc1[f] = b;
+			}
+			s0 = ps0;
+			n0 = pn0;
+			s1 = ps1;
+			n1 = pn1;
+		}
+
+		// Components to models, FH frames at a time, through shared memory.
+#pragma unroll
+		for (int h = 0; h < FR / FH; h++) {
+			if (h > 0)
+				__syncthreads();	// the last pass's readers of sc are done
+#pragma unroll
+			for (int f = 0; f < FH; f++) {
+				sc[(CPL * t) * (FH + 1) + f] = g0 - acc0[h * FH + f];
+				sc[(CPL * t + 1) * (FH + 1) + f] = g1 - acc1[h * FH + f];
+			}
+			__syncthreads();
+			const int fb = f0 + h * FH;
+			const int nfh = min(FH, n - fb);
+			for (int i = t; i < np * FH; i += NT) {
+				const int pl = i / FH, f = i - pl * FH;
+				if (f >= nfh)
+					continue;
+				const int p = p_begin + pl;
+				const int k = part_k[p];
+				const float *v = sc + (part_slot[p] - blk * SLOTS) * (FH + 1) + f;
+				float m = v[0];
+				for (int c = 1; c < k; c++)
+					m = fmaxf(m, v[c * (FH + 1)]);
+				float r = m;
+				if (MODE == GMM_SUM) {
+					float s = 0.0f;
+					for (int c = 0; c < k; c++)
+						s += __expf(v[c * (FH + 1)] - m);
+					r = gmm_lse_finish(m, s);
+				}
+				out[(size_t)(fb + f) * npart + p] = r;
+			}
+		}
+	}
+}
+
+// Models split into several parts: their score from the parts' scores.
+template <int MODE>
+__global__ void
+combine_kernel(const float *__restrict__ part, int n, int npart,
+    const int *__restrict__ model_part0, int nmodels, float *__restrict__ out)
+{
+	const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= (size_t)n * nmodels)
+		return;
+	const size_t f = i / nmodels;
+	const int m = (int)(i - f * nmodels);
+	const float *v = part + f * npart;
+	const int p0 = model_part0[m], p1 = model_part0[m + 1];
+	float mx = v[p0];
+	for (int p = p0 + 1; p < p1; p++)
+		mx = fmaxf(mx, v[p]);
+	float r = mx;
+	if (MODE == GMM_SUM) {
+		float s = 0.0f;
+		for (int p = p0; p < p1; p++)
+			s += __expf(v[p] - mx);
+		r = gmm_lse_finish(mx, s);
+	}
+	out[i] = r;
+}
+
+template <int KMAX>
+__global__ void __launch_bounds__(TOP_WARPS * 32)
+top_kernel(const float *__restrict__ S, int n, int nmodels, int k, uint32_t *__restrict__ idx,
+    float *__restrict__ val)
+{
+	const int lane = threadIdx.x & 31;
+	const int f = blockIdx.x * TOP_WARPS + threadIdx.x / 32;
+	if (f >= n)
+		return;
+	const float *row = S + (size_t)f * nmodels;
+	unsigned long long best[KMAX];
+#pragma unroll
+	for (int j = 0; j < KMAX; j++)
+		best[j] = 0;	// below every real key
+	for (int m = lane; m < nmodels; m += 32) {
+		unsigned long long key = gmm_key(row[m], (uint32_t)m);
+		if (key > best[KMAX - 1]) {
+#pragma unroll
+			for (int j = 0; j < KMAX; j++) {
+				if (key > best[j]) {
+					const unsigned long long tmp = best[j];
+					best[j] = key;
+					key = tmp;
+				}
+			}
+		}
+	}
+	for (int j = 0; j < k; j++) {
+		const unsigned long long h = best[0];
+		unsigned long long w = h;
+#pragma unroll
+		for (int o = 16; o > 0; o >>= 1) {
+			const unsigned long long other = __shfl_xor_sync(0xffffffffu, w, o);
+			w = other > w ? other : w;
+		}
+		if (lane == 0) {
+			const uint32_t m = gmm_key_model(w);
+			idx[(size_t)f * k + j] = m;
+			val[(size_t)f * k + j] = row[m];
+		}
+		if (h == w) {
+#pragma unroll
+			for (int i = 0; i + 1 < KMAX; i++)
+				best[i] = best[i + 1];
+			best[KMAX - 1] = 0;
+		}
+	}
+}
+
+}  // namespace
+
+struct gmm_gpu {
+	enum gmm_mode mode;
+	size_t top, nmodels, npart, nblocks, nslots, chunk;
+	int dc;
+	size_t smem;
+	float4 *P;
+	float *G;
+	int *blk_part0, *part_slot, *part_k, *model_part0;
+	float4 *X;
+	float *part, *S;
+	uint32_t *tidx;
+	float *tval;
+	cudaStream_t st;
+	cudaEvent_t ev[GMM_GPU_SLOTS][4];
+	size_t pending[GMM_GPU_SLOTS];
+};
+
+template <typename T>
+static T *
+dev_alloc(size_t n)
+{
+	void *p = NULL;
+	if (n == 0)
+		n = 1;
+	CUDA_CHECK(cudaMalloc(&p, mul_size(n, sizeof(T), "device buffer")));
+	return static_cast<T *>(p);
+}
+
+extern "C" struct gmm_gpu *
+gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t chunk,
+    size_t max_mem, int dev)
+{
+	struct gmm_gpu *g = static_cast<struct gmm_gpu *>(xcalloc(1, sizeof *g));
+	const size_t nm = p->nmodels;
+	double t0 = now_sec();
+
+	CUDA_CHECK(cudaSetDevice(dev));
+	g->mode = mode;
+	g->top = top;
+	g->nmodels = nm;
+	g->dc = p->dp / GMM_DVEC;
+	if (g->dc > MAX_DC)
+		die("the GPU path takes at most %d dimensions (these models use %d); use -d cpu",
+		    MAX_DC * GMM_DVEC, p->dims);
+
+	struct gmm_layout l;
+	gmm_layout_make(p, SLOTS, &l);
+	const size_t npart = l.npart, dc = (size_t)g->dc, nslots = l.nslots;
+	g->npart = npart;
+	g->nblocks = l.nblocks;
+	g->nslots = nslots;
+	if (g->nblocks > 65535 || nslots > (size_t)INT32_MAX / 2)
+		die("too many Gaussians for the GPU path (%zu); use -d cpu", p->ncomp);
+	const size_t pbytes = nslots * dc * 2 * sizeof(float4) + nslots * sizeof(float) +
+	    (g->nblocks + 1 + 2 * npart + nm + 1) * sizeof(int);
+
+	// Frames a call: what the memory left after the parameters holds.
+	size_t mem_free = 0, mem_total = 0;
+	CUDA_CHECK(cudaMemGetInfo(&mem_free, &mem_total));
+	size_t budget = max_mem ? max_mem : (mem_free > ((size_t)1 << 30) ? mem_free - ((size_t)1 << 29) :
+	    mem_free / 2);
+	const int split = npart > nm;
+	const size_t per_frame = dc * sizeof(float4) + npart * sizeof(float) +
+	    (split ? nm * sizeof(float) : 0) + (top ? top * (sizeof(uint32_t) + sizeof(float)) : 0);
+	if (budget <= pbytes || (budget - pbytes) / per_frame < 1)
+		die("device memory: the models need %zu bytes and a frame %zu more; the limit is %zu "
+		    "(--max-device-mem)", pbytes, per_frame, budget);
+	g->chunk = MIN(chunk, (budget - pbytes) / per_frame);
+	if (g->chunk > (size_t)FTILE)
+		g->chunk -= g->chunk % FTILE;
+	if (g->chunk > (size_t)INT32_MAX / 2)
+		g->chunk = (size_t)INT32_MAX / 2;
+
+	g->P = dev_alloc<float4>(nslots * dc * 2);
+	g->G = dev_alloc<float>(nslots);
+	g->blk_part0 = dev_alloc<int>(g->nblocks + 1);
+	g->part_slot = dev_alloc<int>(npart);
+	g->part_k = dev_alloc<int>(npart);
+	g->model_part0 = dev_alloc<int>(nm + 1);
+	g->X = dev_alloc<float4>(g->chunk * dc);
+	g->part = dev_alloc<float>(g->chunk * npart);
+	g->S = split ? dev_alloc<float>(g->chunk * nm) : g->part;
+	if (top) {
+		g->tidx = dev_alloc<uint32_t>(g->chunk * top);
+		g->tval = dev_alloc<float>(g->chunk * top);
+	}
+	CUDA_CHECK(cudaStreamCreateWithFlags(&g->st, cudaStreamNonBlocking));
+	for (int s = 0; s < GMM_GPU_SLOTS; s++)
+		for (int e = 0; e < 4; e++)
+			CUDA_CHECK(cudaEventCreate(&g->ev[s][e]));
+	CUDA_CHECK(cudaMemcpy(g->P, l.P, nslots * dc * 2 * sizeof(float4), cudaMemcpyHostToDevice));
+	CUDA_CHECK(cudaMemcpy(g->G, l.G, nslots * sizeof(float), cudaMemcpyHostToDevice));
+	CUDA_CHECK(cudaMemcpy(g->blk_part0, l.blk_part0, (g->nblocks + 1) * sizeof(int),
+	    cudaMemcpyHostToDevice));
+	CUDA_CHECK(cudaMemcpy(g->part_slot, l.part_slot, npart * sizeof(int),
+	    cudaMemcpyHostToDevice));
+	CUDA_CHECK(cudaMemcpy(g->part_k, l.part_k, npart * sizeof(int), cudaMemcpyHostToDevice));
+	CUDA_CHECK(cudaMemcpy(g->model_part0, l.model_part0, (nm + 1) * sizeof(int),
+	    cudaMemcpyHostToDevice));
+	gmm_layout_free(&l);
+
+	g->smem = (size_t)FR * dc * sizeof(float4) + (size_t)SLOTS * (FH + 1) * sizeof(float);
+	CUDA_CHECK(cudaFuncSetAttribute(score_kernel<GMM_SUM>,
+	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
+	CUDA_CHECK(cudaFuncSetAttribute(score_kernel<GMM_MAX>,
+	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
+	phase_add("model upload", now_sec() - t0);
+	vlog("gpu: %zu blocks of %d Gaussian slots (%zu parts), %zu frames a call, "
+	    "parameters %.1f MB", g->nblocks, SLOTS, npart, g->chunk, pbytes / 1e6);
+	return g;
+}
+
+extern "C" size_t
+gmm_gpu_chunk(const struct gmm_gpu *g)
+{
+	return g->chunk;
+}
+
+extern "C" void *
+gmm_gpu_host_alloc(size_t bytes)
+{
+	void *p = NULL;
+	CUDA_CHECK(cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocDefault));
+	return p;
+}
+
+extern "C" void
+gmm_gpu_host_free(void *p)
+{
+	if (p != NULL)
+		CUDA_CHECK(cudaFreeHost(p));
+}
+
+extern "C" void
+gmm_gpu_submit(struct gmm_gpu *g, int slot, const float *x, size_t n, uint32_t *idx,
+    float *val)
+{
+	cudaEvent_t *ev = g->ev[slot];
+	const int nn = (int)n, nm = (int)g->nmodels, np = (int)g->npart;
+
+	if (n == 0 || n > g->chunk)
+		die("gmm_gpu_submit: %zu frames (chunk %zu)", n, g->chunk);
+	CUDA_CHECK(cudaEventRecord(ev[0], g->st));
+	CUDA_CHECK(cudaMemcpyAsync(g->X, x, n * g->dc * sizeof(float4), cudaMemcpyHostToDevice,
+	    g->st));
+	CUDA_CHECK(cudaEventRecord(ev[1], g->st));
+	dim3 grid((unsigned)CEIL_DIV(n, (size_t)FTILE), (unsigned)g->nblocks);
+	if (g->mode == GMM_SUM)
+		score_kernel<GMM_SUM><<<grid, NT, g->smem, g->st>>>(g->P, g->G, g->X, nn, g->dc,
+		    (int)g->nslots, g->blk_part0, g->part_slot, g->part_k, np, g->part);
+	else
+		score_kernel<GMM_MAX><<<grid, NT, g->smem, g->st>>>(g->P, g->G, g->X, nn, g->dc,
+		    (int)g->nslots, g->blk_part0, g->part_slot, g->part_k, np, g->part);
+	CUDA_LAUNCH_CHECK();
+	if (g->S != g->part) {
+		const size_t total = n * g->nmodels;
+		const unsigned blocks = (unsigned)CEIL_DIV(total, (size_t)256);
+		if (g->mode == GMM_SUM)
+			combine_kernel<GMM_SUM><<<blocks, 256, 0, g->st>>>(g->part, nn, np,
+			    g->model_part0, nm, g->S);
+		else
+			combine_kernel<GMM_MAX><<<blocks, 256, 0, g->st>>>(g->part, nn, np,
+			    g->model_part0, nm, g->S);
+		CUDA_LAUNCH_CHECK();
+	}
+	if (g->top) {
+		const unsigned blocks = (unsigned)CEIL_DIV(n, (size_t)TOP_WARPS);
+		const int k = (int)g->top;
+		if (k == 1)
+			top_kernel<1><<<blocks, TOP_WARPS * 32, 0, g->st>>>(g->S, nn, nm, k, g->tidx,
+			    g->tval);
+		else if (k <= 8)
+			top_kernel<8><<<blocks, TOP_WARPS * 32, 0, g->st>>>(g->S, nn, nm, k, g->tidx,
+			    g->tval);
+		else
+			top_kernel<32><<<blocks, TOP_WARPS * 32, 0, g->st>>>(g->S, nn, nm, k, g->tidx,
+			    g->tval);
+		CUDA_LAUNCH_CHECK();
+	}
+	CUDA_CHECK(cudaEventRecord(ev[2], g->st));
+	if (g->top) {
+		CUDA_CHECK(cudaMemcpyAsync(idx, g->tidx, n * g->top * sizeof(uint32_t),
+		    cudaMemcpyDeviceToHost, g->st));
+		CUDA_CHECK(cudaMemcpyAsync(val, g->tval, n * g->top * sizeof(float),
+		    cudaMemcpyDeviceToHost, g->st));
+	} else {
+		CUDA_CHECK(cudaMemcpyAsync(val, g->S, n * g->nmodels * sizeof(float),
+		    cudaMemcpyDeviceToHost, g->st));
+	}
+	CUDA_CHECK(cudaEventRecord(ev[3], g->st));
+	g->pending[slot] = n;
+}
+
+extern "C" void
+gmm_gpu_wait(struct gmm_gpu *g, int slot)
+{
+	cudaEvent_t *ev = g->ev[slot];
+	float ms[3];
+
+	if (g->pending[slot] == 0)
+		return;
+	CUDA_CHECK(cudaEventSynchronize(ev[3]));
+	for (int i = 0; i < 3; i++)
+		CUDA_CHECK(cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]));
+	phase_add(PH_H2D, ms[0] / 1e3);
+	phase_add("device compute", ms[1] / 1e3);
+	phase_add(PH_D2H, ms[2] / 1e3);
+	g->pending[slot] = 0;
+}
+
+extern "C" void
+gmm_gpu_free(struct gmm_gpu *g)
+{
+	if (g == NULL)
+		return;
+	for (int s = 0; s < GMM_GPU_SLOTS; s++)
+		for (int e = 0; e < 4; e++)
+			CUDA_CHECK(cudaEventDestroy(g->ev[s][e]));
+	CUDA_CHECK(cudaStreamDestroy(g->st));
+	if (g->S != g->part)
+		CUDA_CHECK(cudaFree(g->S));
+	void *bufs[] = {g->P, g->G, g->blk_part0, g->part_slot, g->part_k, g->model_part0, g->X,
+	    g->part, g->tidx, g->tval};
+	for (void *b : bufs)
+		if (b != NULL)
+			CUDA_CHECK(cudaFree(b));
+	free(g);
+}

@@ -1,0 +1,148 @@
+/* gmmscore.h: what the CPU and CUDA paths of gmmscore share.
+ *
+ * A component c of a diagonal GMM scores a frame x as
+ *     log N(x; mu_c, var_c) + log w_c = g_c - sum_d (x_d s_cd - mu_cd s_cd)^2
+ * with s_cd = sqrt(ivar_cd / 2) and g_c = log w_c - (D log 2pi - sum_d log ivar_cd) / 2,
+ * recomputed from the weights and variances over the D dimensions used, as Kaldi
+ * recomputes its gconsts. Each dimension costs two fused multiply-adds in float32,
+ * t = x s + (-mu s) and acc = t t + acc, in the same order on both paths, so that the
+ * component scores of the two paths are the same bits. A model's score is the
+ * log-sum-exp of its component scores (--mode sum, shifted by their maximum) or their
+ * maximum (--mode max). */
+#ifndef GMMSCORE_H
+#define GMMSCORE_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "hostdev.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum gmm_mode { GMM_SUM = 0, GMM_MAX = 1 };
+
+/* Feature rows and parameters are padded to a multiple of this many dimensions
+ * (padding parameters are 0, so padding adds exactly 0 to every score). */
+#define GMM_DVEC 4
+
+/* One term of a component's quadratic form. */
+static inline HOSTDEV float
+gmm_term(float x, float s, float na, float acc)
+{
+	float t = fmaf(x, s, na);
+	return fmaf(t, t, acc);
+}
+
+/* The log-sum-exp of component scores from their maximum m and sum of exp(score - m). */
+static inline HOSTDEV float
+gmm_lse_finish(float m, float sum)
+{
+	return m == -INFINITY ? -INFINITY : m + logf(sum);
+}
+
+/* A key that orders (score, model) as the output does: higher score first, then the
+ * lower model index; the larger key ranks first. Scores are never NaN. */
+static inline HOSTDEV uint64_t
+gmm_key(float score, uint32_t model)
+{
+	uint32_t u;
+	memcpy(&u, &score, sizeof u);
+	u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+	return (uint64_t)u << 32 | (uint32_t)(0xffffffffu - model);
+}
+
+static inline HOSTDEV uint32_t
+gmm_key_model(uint64_t key)
+{
+	return 0xffffffffu - (uint32_t)key;
+}
+
+/* ---- models (kernels/gmmscore_model.c) ---- */
+
+struct gmm_models {
+	size_t nmodels, ncomp;
+	int dim;
+	char **names;		/* nmodels */
+	size_t *off;		/* nmodels + 1: the components of model m are off[m]..off[m+1] */
+	double *weight;		/* ncomp */
+	double *mean;		/* ncomp x dim */
+	double *ivar;		/* ncomp x dim, inverse variances */
+	const char *format;	/* "Kaldi text", "HTK MMF", ... for -v */
+};
+
+/* Reads models from a file (format by content), validating weights, variances and
+ * dimensions; errors name the model and the place, and exit 1. */
+void gmm_models_load(const char *path, struct gmm_models *m);
+void gmm_models_free(struct gmm_models *m);
+
+/* The scoring parameters over the first `dims` dimensions (dims <= m->dim), padded
+ * to dp = dims rounded up to GMM_DVEC: s and na (= -mu s) ncomp x dp, g ncomp. */
+struct gmm_params {
+	size_t nmodels, ncomp;
+	int dims, dp;
+	const size_t *off;	/* the models' component offsets */
+	size_t maxcomp;		/* the largest model's component count */
+	float *s, *na, *g;
+};
+void gmm_params_make(const struct gmm_models *m, int dims, struct gmm_params *p);
+void gmm_params_free(struct gmm_params *p);
+
+/* The GPU's layout of the parameters. Components go to "slots", `slots` to a block of
+ * the score kernel, a model's components in consecutive slots; a model that does not
+ * fit in what is left of a block starts the next block, and a model larger than a
+ * block is cut into parts of at most `slots` (whose scores are combined later).
+ * P interleaves the slots by groups of GMM_DVEC dimensions, as the paper does:
+ * for group k and slot q, P[((k * nslots + q) * 2 + 0) * 4 ..] holds s, then 4 of
+ * -mu s; unused slots are 0. */
+struct gmm_layout {
+	size_t npart, nblocks, nslots;
+	int *part_slot;		/* npart: first slot */
+	int *part_k;		/* npart: components */
+	int *blk_part0;		/* nblocks + 1: first part of each block */
+	int *model_part0;	/* nmodels + 1: first part of each model */
+	float *P, *G;		/* nslots x dp x 2, nslots */
+};
+void gmm_layout_make(const struct gmm_params *p, size_t slots, struct gmm_layout *l);
+void gmm_layout_free(struct gmm_layout *l);
+
+/* ---- CPU path (kernels/gmmscore_cpu.c) ---- */
+
+/* Scores n frames (rows of x, dp floats each) against every model:
+ * out[f * nmodels + m]. OpenMP over models and frame blocks. */
+void gmm_cpu_score(const struct gmm_params *p, enum gmm_mode mode, const float *x, size_t n,
+    float *out);
+/* The top k models of each of n score rows (width nmodels), best first:
+ * idx[f * k + j], val[f * k + j]. */
+void gmm_top(const float *scores, size_t n, size_t nmodels, size_t k, uint32_t *idx,
+    float *val);
+
+/* ---- CUDA path (kernels/gmmscore.cu) ---- */
+#ifdef ACCELKIT_CUDA
+struct gmm_gpu;
+/* Uploads the parameters to device dev and sizes the work: at most `chunk` frames a
+ * call, less where device memory (max_mem bytes, 0 = most of what is free) needs it.
+ * top = k > 0: submit returns the top k models a frame; top = 0: every score. */
+struct gmm_gpu *gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top,
+    size_t chunk, size_t max_mem, int dev);
+size_t gmm_gpu_chunk(const struct gmm_gpu *g);
+/* Page-locked host memory for the buffers passed to gmm_gpu_submit. */
+void *gmm_gpu_host_alloc(size_t bytes);
+void gmm_gpu_host_free(void *p);
+/* Queues the scoring of n frames (rows of dp floats) from x; the results land in idx
+ * and val (n x top) or in val (n x nmodels, top = 0). slot (0..GMM_GPU_SLOTS-1) names
+ * the buffers until gmm_gpu_wait(slot) returns. Calls are ordered on one stream. */
+#define GMM_GPU_SLOTS 4
+void gmm_gpu_submit(struct gmm_gpu *g, int slot, const float *x, size_t n, uint32_t *idx,
+    float *val);
+void gmm_gpu_wait(struct gmm_gpu *g, int slot);
+void gmm_gpu_free(struct gmm_gpu *g);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif
