@@ -1,0 +1,116 @@
+/* docsim.h: what the CPU (docsim_cpu.c) and CUDA (docsim.cu) paths share: the job, the
+ * ranking rule and the top-k list update, and the text vectoriser's interface.
+ *
+ * Scores are dot products of the prepared (weighted, normalised) float32 vectors,
+ * accumulated in float64 (float products are exact in double) and ranked as float32:
+ * a higher score first, equal scores by the lower row index. */
+#ifndef DOCSIM_H
+#define DOCSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hostdev.h"
+#include "sparse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DS_NONE INT32_MAX	/* id of an empty top-k slot: below every real candidate */
+
+/* Whether candidate (s, i) ranks before (t, j). */
+static inline HOSTDEV int
+ds_better(float s, int32_t i, float t, int32_t j)
+{
+	return s > t || (s == t && i < j);
+}
+
+/* Puts (s, i) into the list of k entries kept best first, dropping the last. The
+ * caller has checked ds_better(s, i, ls[k-1], li[k-1]). */
+static inline HOSTDEV void
+ds_insert(float *ls, int32_t *li, size_t k, float s, int32_t i)
+{
+	size_t p = k - 1;
+	while (p > 0 && ds_better(s, i, ls[p - 1], li[p - 1])) {
+		ls[p] = ls[p - 1];
+		li[p] = li[p - 1];
+		p--;
+	}
+	ls[p] = s;
+	li[p] = i;
+}
+
+/* Whether a score passes the threshold. */
+static inline HOSTDEV int
+ds_passes(float s, int use_thr, double thr)
+{
+	return !use_thr || (double)s >= thr;
+}
+
+enum ds_mode { DS_TOPK, DS_PAIRS, DS_MATRIX };
+
+/* A pair found in DS_PAIRS mode: a is the query (or, for all pairs, the lower index). */
+struct ds_pair {
+	uint32_t a, b;
+	float s;
+};
+
+struct ds_job {
+	/* the prepared vectors: sparse (c, q) or dense (cd, qd, dim columns, row-major) */
+	int sparse;
+	const struct csr *c, *q;
+	const float *cd, *qd;
+	size_t n, nq, dim;	/* corpus rows, query rows (n for all pairs), columns */
+	int sym;		/* all pairs within the corpus: no queries, no self pairs */
+	enum ds_mode mode;
+	size_t k;		/* DS_TOPK: list length (at most the candidates a row has) */
+	int use_thr;
+	double thr;
+	int single;		/* --precision single: float32 GEMM for dense input on a GPU */
+	size_t max_mem;		/* device bytes to use, 0: what is free */
+	/* results */
+	float *top_s;		/* DS_TOPK: nq x k, best first */
+	int32_t *top_i;		/* DS_NONE where a row has fewer than k */
+	struct ds_pair *pairs;	/* DS_PAIRS, unsorted */
+	size_t npairs;
+	float *mat;		/* DS_MATRIX: nq x n */
+};
+
+void ds_cpu_run(struct ds_job *job);
+
+struct cuda_dev;
+/* The GPU path (docsim.cu): ds_gpu_init may run in another thread than ds_gpu_run. */
+void ds_gpu_init(const struct cuda_dev *dev);
+void ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev);
+
+/* Documents: record i is text[i] (len[i] bytes, writable: it is lowercased in place). */
+struct ds_docs {
+	size_t n;
+	char **text;
+	size_t *len;
+};
+
+enum ds_weight { DS_TFIDF, DS_TF, DS_BINARY, DS_NONE_W };
+
+struct ds_text_opts {
+	enum ds_weight weight;
+	int sublinear;
+	double min_df, max_df;		/* counts, or proportions when *_prop */
+	int min_df_prop, max_df_prop;
+	char **stop;			/* stop words (lowercased here), nstop of them */
+	size_t nstop;
+};
+
+struct ds_vocab;
+/* Learns the vocabulary and idf from the corpus and returns its vectors. */
+struct ds_vocab *ds_text_fit(struct ds_docs *docs, const struct ds_text_opts *o, struct csr *out);
+/* Vectors of other documents in the fitted vocabulary (unknown terms dropped). */
+void ds_text_transform(const struct ds_vocab *v, struct ds_docs *docs, struct csr *out);
+size_t ds_vocab_size(const struct ds_vocab *v);
+void ds_vocab_free(struct ds_vocab *v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

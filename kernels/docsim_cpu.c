@@ -1,0 +1,235 @@
+/* docsim_cpu.c: the native CPU path (OpenMP over query rows).
+ *
+ * Sparse vectors: an inverted index of the corpus; each row adds its terms' postings
+ * into a float64 accumulator, in ascending term order, so score(i,j) and score(j,i) are
+ * the same sum. Dense vectors: blocks of rows against each corpus row, float64 dots.
+ * Every row then goes through one selection (top-k, threshold pairs or matrix row). */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "docsim.h"
+#include "err.h"
+
+/* Pairs found by one thread. */
+struct pairvec {
+	struct ds_pair *p;
+	size_t n, cap;
+};
+
+static void
+pv_push(struct pairvec *v, uint32_t a, uint32_t b, float s)
+{
+	if (v->n == v->cap) {
+		v->cap = v->cap ? 2 * v->cap : 1024;
+		v->p = xreallocarray(v->p, v->cap, sizeof *v->p);
+	}
+	v->p[v->n++] = (struct ds_pair){a, b, s};
+}
+
+/* One row's scores: acc[j] for every corpus row j. touched (nt of them), when not NULL,
+ * lists the j that were written; every other acc[j] is exactly 0. mark[j] is set for
+ * the touched ones. */
+static void
+finish_row(struct ds_job *job, size_t r, const double *acc, const uint32_t *touched, size_t nt,
+    const unsigned char *mark, struct pairvec *pv)
+{
+	size_t n = job->n;
+	int sym = job->sym;
+
+	if (job->mode == DS_MATRIX) {
+		float *row = job->mat + r * n;
+		for (size_t j = 0; j < n; j++)
+			row[j] = (float)acc[j] + 0.0f;
+		return;
+	}
+	if (job->mode == DS_PAIRS) {
+		/* all pairs: each once, from the lower index */
+		size_t j0 = sym ? r + 1 : 0;
+		if (touched == NULL || ds_passes(0.0f, job->use_thr, job->thr)) {
+			for (size_t j = j0; j < n; j++) {
+				float s = (float)acc[j];
+				if (ds_passes(s, job->use_thr, job->thr))
+					pv_push(pv, (uint32_t)r, (uint32_t)j, s);
+			}
+			return;
+		}
+		for (size_t t = 0; t < nt; t++) {
+			size_t j = touched[t];
+			float s = (float)acc[j];
+			if (j >= j0 && ds_passes(s, job->use_thr, job->thr))
+				pv_push(pv, (uint32_t)r, (uint32_t)j, s);
+		}
+		return;
+	}
+	size_t k = job->k;
+	if (k == 0)
+		return;
+	float *ls = job->top_s + r * k;
+	int32_t *li = job->top_i + r * k;
+	for (size_t t = 0; t < k; t++) {
+		ls[t] = -INFINITY;
+		li[t] = DS_NONE;
+	}
+	size_t cnt = touched ? nt : n;
+	for (size_t t = 0; t < cnt; t++) {
+		size_t j = touched ? touched[t] : t;
+		if (sym && j == r)
+			continue;
+		float s = (float)acc[j];
+		if (ds_passes(s, job->use_thr, job->thr) && ds_better(s, (int32_t)j, ls[k - 1], li[k - 1]))
+			ds_insert(ls, li, k, s, (int32_t)j);
+	}
+	/* rows never touched score exactly 0: they fill the list when 0 still ranks */
+	if (touched != NULL && ds_passes(0.0f, job->use_thr, job->thr) && !(ls[k - 1] > 0.0f)) {
+		for (size_t j = 0; j < n; j++) {
+			if (mark[j] || (sym && j == r))
+				continue;
+			if (!ds_better(0.0f, (int32_t)j, ls[k - 1], li[k - 1]))
+				break;	/* later rows have higher indexes: none ranks either */
+			ds_insert(ls, li, k, 0.0f, (int32_t)j);
+		}
+	}
+}
+
+static void
+collect_pairs(struct ds_job *job, struct pairvec *pv, int nthreads)
+{
+	size_t total = 0;
+	for (int t = 0; t < nthreads; t++)
+		total += pv[t].n;
+	job->pairs = xmallocarray(total ? total : 1, sizeof *job->pairs);
+	job->npairs = 0;
+	for (int t = 0; t < nthreads; t++) {
+		if (pv[t].n)
+			memcpy(job->pairs + job->npairs, pv[t].p, pv[t].n * sizeof *pv[t].p);
+		job->npairs += pv[t].n;
+		free(pv[t].p);
+	}
+}
+
+static void
+cpu_sparse(struct ds_job *job)
+{
+	const struct csr *c = job->c, *q = job->sym ? job->c : job->q;
+	size_t n = job->n, dim = c->cols;
+	uint64_t nnz = csr_nnz(c);
+
+	/* the inverted index: postings by term, rows ascending */
+	uint64_t *cp = xcalloc(dim + 1, sizeof *cp);
+	uint32_t *cdoc = xmallocarray(nnz ? nnz : 1, sizeof *cdoc);
+	float *cval = xmallocarray(nnz ? nnz : 1, sizeof *cval);
+	for (uint64_t e = 0; e < nnz; e++)
+		cp[c->idx[e] + 1]++;
+	for (size_t t = 0; t < dim; t++)
+		cp[t + 1] += cp[t];
+	uint64_t *fill = xmallocarray(dim + 1, sizeof *fill);
+	memcpy(fill, cp, (dim + 1) * sizeof *fill);
+	for (size_t r = 0; r < n; r++)
+		for (uint64_t e = c->ptr[r]; e < c->ptr[r + 1]; e++) {
+			uint64_t at = fill[c->idx[e]]++;
+			cdoc[at] = (uint32_t)r;
+			cval[at] = c->val[e];
+		}
+	free(fill);
+
+	int nthreads = omp_get_max_threads();
+	struct pairvec *pv = xcalloc((size_t)nthreads, sizeof *pv);
+	#pragma omp parallel
+	{
+		double *acc = xcalloc(n ? n : 1, sizeof *acc);
+		unsigned char *mark = xcalloc(n ? n : 1, 1);
+		uint32_t *touched = xmallocarray(n ? n : 1, sizeof *touched);
+		struct pairvec *mine = &pv[omp_get_thread_num()];
+		#pragma omp for schedule(dynamic, 16)
+		for (size_t r = 0; r < job->nq; r++) {
+			size_t nt = 0;
+			for (uint64_t e = q->ptr[r]; e < q->ptr[r + 1]; e++) {
+				uint32_t t = q->idx[e];
+				if (t >= dim)
+					continue;
+				double w = q->val[e];
+				for (uint64_t p = cp[t]; p < cp[t + 1]; p++) {
+					uint32_t j = cdoc[p];
+					if (!mark[j]) {
+						mark[j] = 1;
+						touched[nt++] = j;
+					}
+					acc[j] += w * (double)cval[p];
+				}
+			}
+			finish_row(job, r, acc, touched, nt, mark, mine);
+			for (size_t t = 0; t < nt; t++) {
+				acc[touched[t]] = 0;
+				mark[touched[t]] = 0;
+			}
+		}
+		free(acc);
+		free(mark);
+		free(touched);
+	}
+	if (job->mode == DS_PAIRS)
+		collect_pairs(job, pv, nthreads);
+	free(pv);
+	free(cp);
+	free(cdoc);
+	free(cval);
+}
+
+/* A float64 dot product of float32 vectors (the products are exact). */
+static double
+dot_fd(const float *a, const float *b, size_t m)
+{
+	double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	size_t k = 0;
+	for (; k + 4 <= m; k += 4) {
+		s0 += (double)a[k] * b[k];
+		s1 += (double)a[k + 1] * b[k + 1];
+		s2 += (double)a[k + 2] * b[k + 2];
+		s3 += (double)a[k + 3] * b[k + 3];
+	}
+	for (; k < m; k++)
+		s0 += (double)a[k] * b[k];
+	return (s0 + s1) + (s2 + s3);
+}
+
+#define ROWBLOCK 8
+
+static void
+cpu_dense(struct ds_job *job)
+{
+	size_t n = job->n, nq = job->nq, m = job->dim;
+	const float *x = job->cd, *qx = job->sym ? job->cd : job->qd;
+	int nthreads = omp_get_max_threads();
+	struct pairvec *pv = xcalloc((size_t)nthreads, sizeof *pv);
+	size_t nblocks = CEIL_DIV(nq, ROWBLOCK);
+
+	#pragma omp parallel
+	{
+		double *acc = xmallocarray(mul_size(ROWBLOCK, n ? n : 1, "scores"), sizeof *acc);
+		struct pairvec *mine = &pv[omp_get_thread_num()];
+		#pragma omp for schedule(dynamic, 1)
+		for (size_t b = 0; b < nblocks; b++) {
+			size_t r0 = b * ROWBLOCK, r1 = MIN(nq, r0 + ROWBLOCK);
+			for (size_t j = 0; j < n; j++)
+				for (size_t r = r0; r < r1; r++)
+					acc[(r - r0) * n + j] = dot_fd(qx + r * m, x + j * m, m);
+			for (size_t r = r0; r < r1; r++)
+				finish_row(job, r, acc + (r - r0) * n, NULL, 0, NULL, mine);
+		}
+		free(acc);
+	}
+	if (job->mode == DS_PAIRS)
+		collect_pairs(job, pv, nthreads);
+	free(pv);
+}
+
+void
+ds_cpu_run(struct ds_job *job)
+{
+	if (job->sparse)
+		cpu_sparse(job);
+	else
+		cpu_dense(job);
+}

@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""Independent references for tests/docsim.bats (scikit-learn, scipy, numpy).
+
+  docsim_ref.py sim CORPUS [-q QUERIES] [--format text|dense|libsvm] [text options] OUT.npy
+      the expected similarity matrix: TfidfVectorizer + linear_kernel for text (with
+      the token rule of docsim(1): ASCII lowercase, runs of 2+ bytes of [A-Za-z0-9_] or
+      >= 0x80), sklearn's normalize + dot for vectors
+  docsim_ref.py check SIM.npy OUTPUT [-k K] [-t X] [--all-pairs] [--pairs] [--ids CORPUS [QUERIES]]
+      checks docsim's output against the matrix: scores within 1e-5, the neighbour sets a
+      true top-k (ties may differ only among equal scores), the order, threshold, -k 0
+  docsim_ref.py nn CORPUS OUTPUT -k K
+      NearestNeighbors(metric='cosine') on the TF-IDF vectors: the same top-k scores
+  docsim_ref.py convert CORPUS libsvm|mm|dense|npy OUT [--ids]
+      the TF-IDF vectors of a text corpus in another format
+  docsim_ref.py same OUT1 OUT2
+      two docsim outputs agree: the same lines up to 1e-6 in scores and order among ties
+"""
+import argparse
+import sys
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+from sklearn.datasets import dump_svmlight_file, load_svmlight_file
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.metrics.pairwise import linear_kernel
+from sklearn.neighbors import NearestNeighbors
+from sklearn.preprocessing import normalize
+
+TOL = 1e-5
+LOWER = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
+
+
+def records(path, ids=False):
+    """Lines of a file as docsim reads them: bytes split on \\n, a final \\r dropped."""
+    data = open(path, "rb").read()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    lines = [l[:-1] if l.endswith(b"\r") else l for l in lines]
+    names = None
+    if ids:
+        names = [l.split(b"\t", 1)[0] for l in lines]
+        lines = [l.split(b"\t", 1)[1] for l in lines]
+    # latin-1 maps every byte to one character, so the regex works on bytes
+    return [l.decode("latin-1") for l in lines], names
+
+
+def df_arg(s, default):
+    if s is None:
+        return default
+    return float(s) if any(c in s for c in ".eE") else int(s)
+
+
+def vectorizer(a):
+    stop = None
+    if a.stop_words:
+        stop = open(a.stop_words, "rb").read().translate(LOWER).decode("latin-1").split()
+    return TfidfVectorizer(
+        lowercase=False,
+        preprocessor=lambda s: s.encode("latin-1").translate(LOWER).decode("latin-1"),
+        token_pattern=r"[A-Za-z0-9_\x80-\xff]{2,}",
+        stop_words=stop,
+        use_idf=a.weight == "tfidf",
+        binary=a.weight == "binary",
+        norm=None if a.weight == "none" else "l2",
+        sublinear_tf=a.sublinear_tf,
+        min_df=df_arg(a.min_df, 1),
+        max_df=df_arg(a.max_df, 1.0),
+        dtype=np.float64,
+    )
+
+
+def text_vectors(a):
+    docs, _ = records(a.corpus, a.ids)
+    v = vectorizer(a)
+    X = v.fit_transform(docs)
+    Q = None
+    if a.queries:
+        qdocs, _ = records(a.queries, a.ids)
+        Q = v.transform(qdocs)
+    return X, Q
+
+
+def cmd_sim(a):
+    if a.format == "text":
+        X, Q = text_vectors(a)
+    elif a.format == "libsvm":
+        X = load_svmlight_file(a.corpus, zero_based=True)[0]
+        Q = None
+        if a.queries:
+            Q = load_svmlight_file(a.queries, zero_based=True, n_features=X.shape[1])[0]
+        X, Q = normalize(X), (normalize(Q) if Q is not None else None)
+    else:
+        X = np.load(a.corpus) if a.corpus.endswith(".npy") else np.loadtxt(a.corpus, ndmin=2)
+        Q = None
+        if a.queries:
+            Q = np.load(a.queries) if a.queries.endswith(".npy") else np.loadtxt(a.queries, ndmin=2)
+        X = X.astype(np.float64)
+        if a.weight != "none":
+            X = normalize(X)
+            Q = normalize(Q.astype(np.float64)) if Q is not None else None
+    S = linear_kernel(Q if Q is not None else X, X)
+    if sp.issparse(S):
+        S = S.toarray()
+    np.save(a.out, np.asarray(S, dtype=np.float64))
+
+
+def fail(msg):
+    print("docsim_ref: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def parse_output(path, qnames, cnames):
+    """Lines QUERY<TAB>DOC<TAB>SCORE as (q, d, printed score, the score as text)."""
+    qmap = {n: i for i, n in reversed(list(enumerate(qnames)))} if qnames else None
+    cmap = {n: i for i, n in reversed(list(enumerate(cnames)))} if cnames else None
+    out = []
+    for ln, line in enumerate(open(path, "rb").read().split(b"\n")[:-1], 1):
+        f = line.split(b"\t")
+        if len(f) != 3:
+            fail(f"output line {ln}: not QUERY<TAB>DOC<TAB>SCORE: {line!r}")
+        q = qmap[f[0]] if qmap else int(f[0]) - 1
+        d = cmap[f[1]] if cmap else int(f[1]) - 1
+        if len(f[2].split(b".")[-1]) != 6:
+            fail(f"output line {ln}: score {f[2]!r} has not 6 decimals")
+        out.append((q, d, float(f[2]), ln))
+    return out
+
+
+def cmd_check(a):
+    S = np.load(a.sim)
+    nq, n = S.shape
+    cnames = qnames = None
+    if a.ids:
+        _, cnames = records(a.ids[0], True)
+        qnames = records(a.ids[1], True)[1] if len(a.ids) > 1 else cnames
+    lines = parse_output(a.output, qnames, cnames)
+    thr = a.threshold
+    if a.pairs:
+        got = {}
+        prev = None
+        for q, d, s, ln in lines:
+            if not q < d:
+                fail(f"line {ln}: pair {q+1} {d+1} is not lower id first")
+            if (q, d) in got:
+                fail(f"line {ln}: pair {q+1} {d+1} twice")
+            got[(q, d)] = s
+            if abs(s - S[q, d]) > TOL:
+                fail(f"line {ln}: score {s} for {q+1} {d+1}, expected {S[q, d]:.6f}")
+            if S[q, d] < thr - TOL:
+                fail(f"line {ln}: {q+1} {d+1} scores {S[q, d]:.6f} < threshold {thr}")
+            if prev is not None and (q < prev[0] or (q == prev[0] and s > prev[2] + 1e-12)):
+                fail(f"line {ln}: pairs out of order")
+            prev = (q, d, s)
+        for i in range(n):
+            for j in range(i + 1, n):
+                if S[i, j] >= thr + TOL and (i, j) not in got:
+                    fail(f"missing pair {i+1} {j+1} (score {S[i, j]:.6f} >= {thr})")
+        print(f"ok: {len(got)} pairs")
+        return
+    groups = {}
+    order = []
+    for q, d, s, ln in lines:
+        if q not in groups:
+            if order and q < order[-1]:
+                fail(f"line {ln}: query {q+1} after query {order[-1]+1}")
+            order.append(q)
+            groups[q] = []
+        elif order[-1] != q:
+            fail(f"line {ln}: the lines of query {q+1} are not together")
+        groups[q].append((d, s, ln))
+    k = a.k
+    for q in range(nq):
+        g = groups.get(q, [])
+        cand = [j for j in range(n) if not (a.all_pairs and j == q)]
+        if a.threshold is not None:
+            hi = [j for j in cand if S[q, j] >= thr + TOL]
+            lo = [j for j in cand if S[q, j] >= thr - TOL]
+        else:
+            hi = lo = cand
+        if not (min(k, len(hi)) <= len(g) <= min(k, len(lo))):
+            fail(f"query {q+1}: {len(g)} neighbours, expected {min(k, len(hi))}")
+        seen = set()
+        for idx, (d, s, ln) in enumerate(g):
+            if d in seen:
+                fail(f"line {ln}: document {d+1} twice for query {q+1}")
+            seen.add(d)
+            if a.all_pairs and d == q:
+                fail(f"line {ln}: document {d+1} is its own neighbour")
+            if abs(s - S[q, d]) > TOL:
+                fail(f"line {ln}: score {s} for {q+1} {d+1}, expected {S[q, d]:.6f}")
+            if idx > 0:
+                pd, ps, _ = g[idx - 1]
+                if s > ps:
+                    fail(f"line {ln}: scores not descending")
+                if s == ps and abs(S[q, d] - S[q, pd]) < 1e-9 and d < pd:
+                    fail(f"line {ln}: equal scores not by ascending document id")
+        if g and len(g) == k:
+            worst = min(S[q, d] for d, _, _ in g)
+            for j in cand:
+                if j not in seen and S[q, j] > worst + TOL and (a.threshold is None or S[q, j] >= thr - TOL):
+                    fail(f"query {q+1}: document {j+1} (score {S[q, j]:.6f}) beats a neighbour ({worst:.6f})")
+    print(f"ok: {len(lines)} lines")
+
+
+def cmd_nn(a):
+    a.weight, a.sublinear_tf, a.min_df, a.max_df, a.stop_words, a.queries, a.ids = (
+        "tfidf", False, None, None, None, None, False)
+    X, _ = text_vectors(a)
+    n = X.shape[0]
+    k = min(a.k, n - 1)
+    nn = NearestNeighbors(n_neighbors=k + 1, metric="cosine", algorithm="brute").fit(X)
+    dist, idx = nn.kneighbors(X)
+    lines = parse_output(a.output, None, None)
+    ours = {}
+    for q, d, s, ln in lines:
+        ours.setdefault(q, []).append(s)
+    for i in range(n):
+        keep = [j for j in range(k + 1) if idx[i, j] != i][:k]
+        want = sorted((1 - dist[i, j] for j in keep), reverse=True)
+        got = ours.get(i, [])
+        if len(got) != len(want) or any(abs(x - y) > TOL for x, y in zip(got, want)):
+            fail(f"document {i+1}: scores {got} but NearestNeighbors gives {[round(w, 6) for w in want]}")
+    print(f"ok: {n} documents")
+
+
+def cmd_convert(a):
+    a.weight, a.sublinear_tf, a.min_df, a.max_df, a.stop_words, a.queries = (
+        "tfidf", False, None, None, None, None)
+    X, _ = text_vectors(a)
+    X = X.astype(np.float32)
+    if a.to == "libsvm":
+        dump_svmlight_file(X, np.zeros(X.shape[0]), a.out, zero_based=False)
+    elif a.to == "mm":
+        scipy.io.mmwrite(a.out, X.astype(np.float64), field="real", precision=9)
+    elif a.to == "npy":
+        np.save(a.out, X.toarray())
+    else:
+        np.savetxt(a.out, X.toarray(), fmt="%.9g", delimiter=" ")
+
+
+def cmd_same(a):
+    A = [l.split(b"\t") for l in open(a.one, "rb").read().split(b"\n")[:-1]]
+    B = [l.split(b"\t") for l in open(a.two, "rb").read().split(b"\n")[:-1]]
+    if len(A) != len(B):
+        fail(f"{len(A)} lines against {len(B)}")
+    # group by query; within a query, compare (doc, score) up to ties
+    def groups(L):
+        g = {}
+        for f in L:
+            g.setdefault(f[0], []).append((f[1], float(f[2])))
+        return g
+    ga, gb = groups(A), groups(B)
+    if list(ga) != list(gb):
+        fail("different queries or query order")
+    for q in ga:
+        x, y = ga[q], gb[q]
+        if len(x) != len(y):
+            fail(f"query {q!r}: {len(x)} lines against {len(y)}")
+        for (d1, s1), (d2, s2) in zip(x, y):
+            if abs(s1 - s2) > 1e-6:
+                fail(f"query {q!r}: score {s1} against {s2}")
+        # the documents may differ only within runs of equal scores
+        tail_x = {d for d, s in x if s > x[-1][1] + 1e-6}
+        tail_y = {d for d, s in y if s > y[-1][1] + 1e-6}
+        if tail_x != tail_y:
+            fail(f"query {q!r}: different neighbours")
+    print(f"ok: {len(A)} lines")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("sim")
+    s.add_argument("corpus")
+    s.add_argument("out")
+    s.add_argument("-q", "--queries")
+    s.add_argument("--format", default="text")
+    s.add_argument("--ids", action="store_true")
+    s.add_argument("--weight", default="tfidf")
+    s.add_argument("--sublinear-tf", action="store_true")
+    s.add_argument("--min-df")
+    s.add_argument("--max-df")
+    s.add_argument("--stop-words")
+    c = sub.add_parser("check")
+    c.add_argument("sim")
+    c.add_argument("output")
+    c.add_argument("-k", type=int, default=10)
+    c.add_argument("-t", "--threshold", type=float)
+    c.add_argument("--all-pairs", action="store_true")
+    c.add_argument("--pairs", action="store_true")
+    c.add_argument("--ids", nargs="+")
+    n = sub.add_parser("nn")
+    n.add_argument("corpus")
+    n.add_argument("output")
+    n.add_argument("-k", type=int, default=10)
+    v = sub.add_parser("convert")
+    v.add_argument("corpus")
+    v.add_argument("to", choices=["libsvm", "mm", "dense", "npy"])
+    v.add_argument("out")
+    v.add_argument("--ids", action="store_true")
+    m = sub.add_parser("same")
+    m.add_argument("one")
+    m.add_argument("two")
+    a = p.parse_args()
+    {"sim": cmd_sim, "check": cmd_check, "nn": cmd_nn, "convert": cmd_convert, "same": cmd_same}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()
