@@ -16,7 +16,7 @@
 enum {
 	OPT_TA = CLI_OPT_PROG, OPT_TB, OPT_ALPHA, OPT_BETA, OPT_DOUBLE, OPT_VERIFY, OPT_BENCH,
 	OPT_REPEAT, OPT_SEED, OPT_TILE, OPT_TILE_K, OPT_ITEM, OPT_VECTOR, OPT_LOAD_VECTOR,
-	OPT_PATCH, OPT_BAND, OPT_MAX_REGS, OPT_TRANSFERS
+	OPT_PATCH, OPT_BAND, OPT_UNROLL, OPT_STAGING, OPT_MAX_REGS, OPT_TRANSFERS
 };
 
 static const struct option longopts[] = {
@@ -40,6 +40,8 @@ static const struct option longopts[] = {
 	{"load-vector", required_argument, NULL, OPT_LOAD_VECTOR},
 	{"patch", required_argument, NULL, OPT_PATCH},
 	{"band", required_argument, NULL, OPT_BAND},
+	{"unroll", required_argument, NULL, OPT_UNROLL},
+	{"staging", required_argument, NULL, OPT_STAGING},
 	{"max-regs", required_argument, NULL, OPT_MAX_REGS},
 	{"transfers", required_argument, NULL, OPT_TRANSFERS},
 	{NULL, 0, NULL, 0},
@@ -64,7 +66,8 @@ usage(FILE *f)
 	    "  --max-device-mem BYTES       multiply in blocks above this bound\n"
 	    "  --transfers auto|rect|packed how blocks travel (auto: rectangles where correct)\n"
 	    "  --tile T|MxN, --tile-k K, --item R|RxC, --vector W|WMxWN, --load-vector W,\n"
-	    "  --patch RxC, --band G, --max-regs N   force kernel parameters\n"
+	    "  --patch RxC, --band G, --unroll U, --staging local|direct, --max-regs N\n"
+	    "                               force kernel parameters\n"
 	    "  -d, --device SPEC            auto, cpu, gpu, gpu:N or P:D ($ACCELKIT_DEVICE)\n"
 	    "  --platform TEXT              only platforms whose name contains TEXT\n"
 	    "  --list-devices               list the OpenCL devices and exit\n"
@@ -132,6 +135,7 @@ main(int argc, char **argv)
 	int verify = 0, reps = 10, c;
 	uint64_t seed = 1;
 	static const char *const transfers[] = {"auto", "rect", "packed", NULL};
+	static const char *const stagings[] = {"local", "direct", NULL};
 
 	cli_init(argc, argv, &co);
 	memset(&o, 0, sizeof o);
@@ -155,6 +159,10 @@ main(int argc, char **argv)
 		case OPT_LOAD_VECTOR: o.force.lw = (int)cli_int("--load-vector", optarg, 1, 16); break;
 		case OPT_PATCH: parse_pair("--patch", optarg, 1024, &o.force.pm, &o.force.pn); break;
 		case OPT_BAND: o.force.gm = (int)cli_int("--band", optarg, 1, 1 << 20); break;
+		case OPT_UNROLL: o.force.ku = (int)cli_int("--unroll", optarg, 1, 1024); break;
+		case OPT_STAGING:
+			o.force.staging = 1 + cli_choice("--staging", optarg, stagings);
+			break;
 		case OPT_MAX_REGS: o.force.regs = (int)cli_int("--max-regs", optarg, 16, 255); break;
 		case OPT_TRANSFERS:
 			o.transfers = (enum cm_transfers)cli_choice("--transfers", optarg, transfers);

@@ -59,6 +59,15 @@
 #ifndef PAD
 #define PAD 0		/* extra elements at the end of each local row (multiple of VM, VN, LW) */
 #endif
+#ifndef KU
+#define KU BK		/* unrolling of the loop over k */
+#endif
+#ifndef USE_LOCAL
+#define USE_LOCAL 1	/* 0: no local memory, no barriers (for CPUs) */
+#endif
+#ifndef USE_FMA
+#define USE_FMA 1	/* 1: fused multiply-add (where the device has it in hardware) */
+#endif
 
 #if USE_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -87,6 +96,14 @@ typedef VTYPE(VM) realM;
 typedef VTYPE(VN) realN;
 typedef VTYPE(LW) realL;
 
+#define PRAGMA_(x) _Pragma(#x)
+#define PRAGMA(x) PRAGMA_(x)
+#if USE_FMA
+#define MAD(a, b, c) fma((a), (b), (c))
+#else
+#define MAD(a, b, c) mad((a), (b), (c))
+#endif
+
 /* Scatters a vector into consecutive elements of a private array. */
 #define SPLIT_1(v, p) ((p)[0] = (v))
 #define SPLIT_2(v, p) vstore2((v), 0, (p))
@@ -106,7 +123,7 @@ typedef VTYPE(LW) realL;
 #define LA (BM * BK / LW / NT)	/* global vector loads a work-item does a slice, for A */
 #define LB (BN * BK / LW / NT)	/* and for B */
 
-#if (BM * BK / LW) % NT != 0 || (BN * BK / LW) % NT != 0 || LA < 1 || LB < 1
+#if USE_LOCAL && ((BM * BK / LW) % NT != 0 || (BN * BK / LW) % NT != 0 || LA < 1 || LB < 1)
 #error "a slice of A and of B must divide evenly into vector loads over the work-group"
 #endif
 #if TM % VM != 0 || TN % VN != 0 || BM % TM != 0 || BN % TN != 0 || BK % LW != 0
@@ -194,8 +211,10 @@ gemm(const int M, const int N, const int K,
     __global real *C, const int ldc, const __global real *C0, const int ldc0,
     const real alpha, const real beta, const int mode)
 {
+#if USE_LOCAL
 	__local real As[2 * BK * LDSA];
 	__local real Bs[2 * BK * LDSB];
+#endif
 
 	/* Work-groups in bands of GM tile rows, column by column within a band, so
 	 * that the groups running at once share panels of A and B in the cache. */
@@ -221,6 +240,35 @@ gemm(const int M, const int N, const int K,
 				    *(const __global realN *)(crow + c * (BN / RN)) : (realN)(0);
 		}
 
+#if !USE_LOCAL
+	/* A and B come packed (pack_a, pack_b): each work-item's rows of A and columns
+	 * of B, k-major and contiguous. K goes in chunks of BK with a barrier between:
+	 * on CPUs the work-group then runs chunk by chunk over its work-items, whose
+	 * operands for the chunk stay in the caches, each work-item with its block in
+	 * registers for the chunk. */
+	const __global real *ap = A + (size_t)(bm0 / BM * NTM + tm) * (size_t)K * TM;
+	const __global real *bp = B + (size_t)(bn0 / BN * NTN + tn) * (size_t)K * TN;
+	for (int k0 = 0; k0 < K; k0 += BK) {
+		realN r[TM][RN];
+		_Pragma("unroll") for (int i = 0; i < TM; i++)
+			_Pragma("unroll") for (int c = 0; c < RN; c++)
+				r[i][c] = acc[i][c];
+		PRAGMA(unroll KU) for (int k = k0; k < k0 + BK; k++) {
+			realN b[RN];
+			_Pragma("unroll") for (int c = 0; c < RN; c++)
+				b[c] = *(const __global realN *)(bp + (size_t)k * TN + c * VN);
+			_Pragma("unroll") for (int i = 0; i < TM; i++) {
+				const realN a = (realN)(ap[(size_t)k * TM + i]);
+				_Pragma("unroll") for (int c = 0; c < RN; c++)
+					r[i][c] = MAD(a, b[c], r[i][c]);
+			}
+		}
+		_Pragma("unroll") for (int i = 0; i < TM; i++)
+			_Pragma("unroll") for (int c = 0; c < RN; c++)
+				acc[i][c] = r[i][c];
+		barrier(CLK_GLOBAL_MEM_FENCE);
+	}
+#else
 	realL ra[LA], rb[LB];
 	const int nslices = K / BK;
 	LOAD_SLICE(0);
@@ -241,7 +289,7 @@ gemm(const int M, const int N, const int K,
 				r[i][c] = acc[i][c];
 		const __local real *as = As + cur * (BK * LDSA) + tm * VM;
 		const __local real *bs = Bs + cur * (BK * LDSB) + tn * VN;
-		_Pragma("unroll") for (int kk = 0; kk < BK; kk++) {
+		PRAGMA(unroll KU) for (int kk = 0; kk < BK; kk++) {
 			real a[TM];
 			realN b[RN];
 			_Pragma("unroll") for (int q = 0; q < RM; q++)
@@ -250,7 +298,7 @@ gemm(const int M, const int N, const int K,
 				b[c] = *(const __local realN *)(bs + kk * LDSB + c * (BN / RN));
 			_Pragma("unroll") for (int i = 0; i < TM; i++)
 				_Pragma("unroll") for (int c = 0; c < RN; c++)
-					r[i][c] = mad((realN)(a[i]), b[c], r[i][c]);
+					r[i][c] = MAD((realN)(a[i]), b[c], r[i][c]);
 		}
 		_Pragma("unroll") for (int i = 0; i < TM; i++)
 			_Pragma("unroll") for (int c = 0; c < RN; c++)
@@ -260,6 +308,7 @@ gemm(const int M, const int N, const int K,
 			STORE_SLICE(cur ^ 1);
 		barrier(CLK_LOCAL_MEM_FENCE);
 	}
+#endif
 
 	_Pragma("unroll") for (int q = 0; q < RM; q++)
 		_Pragma("unroll") for (int e = 0; e < VM; e++) {
@@ -278,6 +327,32 @@ gemm(const int M, const int N, const int K,
 				*(__global realN *)(crow + c * (BN / RN)) = v;
 			}
 		}
+}
+
+/* Packing for the direct kernel (USE_LOCAL 0). Xp holds, for each work-item slot
+ * of each tile, its TM rows of op(A) (its TN columns of op(B)) k-major: element i of
+ * step k of slot g at (g * K + k) * TM + i, in the order the kernel's chunks use.
+ * Launch: (the source's contiguous extent, the other one), as the source is stored. */
+__kernel void
+pack_a(const __global real *A, const int lda, __global real *Ap, const int K)
+{
+	const int row = TRANS_A ? get_global_id(0) : get_global_id(1);
+	const int k = TRANS_A ? get_global_id(1) : get_global_id(0);
+	const int rr = row % BM, q = rr / (BM / RM), tm = rr % (BM / RM) / VM, e = rr % VM;
+	const size_t g = (size_t)(row / BM) * NTM + tm;
+	Ap[(g * K + k) * TM + q * VM + e] = TRANS_A ? A[(size_t)k * lda + row] :
+	    A[(size_t)row * lda + k];
+}
+
+__kernel void
+pack_b(const __global real *B, const int ldb, __global real *Bp, const int K)
+{
+	const int col = TRANS_B ? get_global_id(1) : get_global_id(0);
+	const int k = TRANS_B ? get_global_id(0) : get_global_id(1);
+	const int cc = col % BN, c = cc / (BN / RN), tn = cc % (BN / RN) / VN, e = cc % VN;
+	const size_t g = (size_t)(col / BN) * NTN + tn;
+	Bp[(g * K + k) * TN + c * VN + e] = TRANS_B ? B[(size_t)col * ldb + k] :
+	    B[(size_t)k * ldb + col];
 }
 
 /* The benchmark's data, the same numbers as cm_uniform() in clmatmul.h: element

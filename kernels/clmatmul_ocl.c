@@ -23,19 +23,20 @@ static const struct {
 	enum dtype dt;
 	struct cm_params p;
 } table[] = {
-	/*                    bm   bn  bk  tm  tn  vm  vn  lw  pm  pn  gm regs */
-	{DC_NVIDIA, DT_F32, {128, 128, 16,  8,  8,  4,  4,  4,  4,  8,  8, 0}},
-	{DC_NVIDIA, DT_F64, { 64,  64, 16,  4,  4,  2,  2,  2,  4,  8,  8, 0}},
-	{DC_GPU,    DT_F32, { 64,  64, 16,  4,  4,  4,  4,  4,  4,  8,  8, 0}},
-	{DC_GPU,    DT_F64, { 64,  64, 16,  4,  4,  2,  2,  2,  4,  8,  8, 0}},
-	{DC_CPU,    DT_F32, { 48,  64, 128, 6, 16,  1,  0,  4,  1,  4,  4, 0}},
-	{DC_CPU,    DT_F64, { 48,  32, 128, 6,  8,  1,  0,  4,  1,  4,  4, 0}},
+	/*                    bm   bn  bk  tm  tn  vm  vn  lw  pm  pn  gm  ku  staging  regs */
+	{DC_NVIDIA, DT_F32, {128, 128, 16,  8,  8,  4,  4,  4,  4,  8,  8, 16, CM_LOCAL,  0}},
+	{DC_NVIDIA, DT_F64, { 64,  64, 16,  4,  4,  2,  2,  2,  4,  8,  8, 16, CM_LOCAL,  0}},
+	{DC_GPU,    DT_F32, { 64,  64, 16,  4,  4,  4,  4,  4,  4,  8,  8, 16, CM_LOCAL,  0}},
+	{DC_GPU,    DT_F64, { 64,  64, 16,  4,  4,  2,  2,  2,  4,  8,  8, 16, CM_LOCAL,  0}},
+	{DC_CPU,    DT_F32, { 48,  64, 64,  6, 16,  1,  0,  4,  1,  4,  4,  8, CM_DIRECT, 0}},
+	{DC_CPU,    DT_F64, { 48,  32, 64,  6,  8,  1,  0,  4,  1,  4,  4,  8, CM_DIRECT, 0}},
 };
 
 /* A device buffer of the multiply's pipeline, with what it holds and the events that
  * order its reuse. */
 struct slot {
 	cl_mem buf;
+	cl_mem packed;		/* A and B for the direct kernel: buf packed */
 	void *stage;		/* host copy for packed transfers */
 	long key;		/* which panel it holds; -1: none */
 	int last;		/* the step that used it last */
@@ -55,7 +56,7 @@ struct cm_engine {
 	size_t esize;
 	char pstr[256];
 	cl_program prog;
-	cl_kernel gemm, fill;
+	cl_kernel gemm, fill, pack_a, pack_b;
 	cl_command_queue qh, qd;	/* host-to-device and device-to-host; x->queue computes */
 	int rect;			/* transfers through the Rect calls */
 	size_t budget;
@@ -77,7 +78,7 @@ params_problem(const struct cm_params *p, const struct clx *x, size_t esize)
 {
 	static char why[160];
 	if (p->bm < 1 || p->bn < 1 || p->bk < 1 || p->tm < 1 || p->tn < 1 || p->pm < 1 ||
-	    p->pn < 1 || p->gm < 1)
+	    p->pn < 1 || p->gm < 1 || p->ku < 1)
 		return "every size must be positive";
 	if (!is_pow2_le16(p->vm) || !is_pow2_le16(p->vn) || !is_pow2_le16(p->lw))
 		return "vector widths must be 1, 2, 4, 8 or 16";
@@ -85,12 +86,15 @@ params_problem(const struct cm_params *p, const struct clx *x, size_t esize)
 		return "the item must be a multiple of the vector widths";
 	if (p->bm % p->tm || p->bn % p->tn)
 		return "the tile must be a multiple of the item";
-	if (p->bk % p->lw || p->bm % p->lw || p->bn % p->lw)
-		return "the tile and its depth must be multiples of the load vector width";
 	long ntm = p->bm / p->tm, ntn = p->bn / p->tn, nt = ntm * ntn;
-	if ((long)p->bm * p->bk / p->lw % nt || (long)p->bn * p->bk / p->lw % nt ||
-	    (long)p->bm * p->bk / p->lw < nt || (long)p->bn * p->bk / p->lw < nt)
-		return "a slice of the tile must divide evenly into vector loads over the work-group";
+	if (p->staging == CM_LOCAL) {
+		if (p->bk % p->lw || p->bm % p->lw || p->bn % p->lw)
+			return "the tile and its depth must be multiples of the load vector width";
+		if ((long)p->bm * p->bk / p->lw % nt || (long)p->bn * p->bk / p->lw % nt ||
+		    (long)p->bm * p->bk / p->lw < nt || (long)p->bn * p->bk / p->lw < nt)
+			return "a slice of the tile must divide evenly into vector loads over the "
+			    "work-group";
+	}
 	if (ntn % p->pn || ntm % p->pm || nt % ((long)p->pm * p->pn))
 		return "the patch must divide the work-items of the tile";
 	if ((size_t)nt > x->max_wg) {
@@ -99,12 +103,22 @@ params_problem(const struct cm_params *p, const struct clx *x, size_t esize)
 		return why;
 	}
 	size_t local = 2 * (size_t)p->bk * (size_t)(p->bm + p->bn) * esize;
-	if (local > x->local_mem) {
+	if (p->staging == CM_LOCAL && local > x->local_mem) {
 		snprintf(why, sizeof why, "%zu bytes of local memory, the device has %llu", local,
 		    (unsigned long long)x->local_mem);
 		return why;
 	}
 	return NULL;
+}
+
+static void
+params_str(struct cm_engine *e)
+{
+	const struct cm_params *p = &e->p;
+	snprintf(e->pstr, sizeof e->pstr, "tile=%dx%d tile-k=%d item=%dx%d vector=%dx%d "
+	    "load-vector=%d patch=%dx%d band=%d unroll=%d staging=%s max-regs=%d", p->bm, p->bn,
+	    p->bk, p->tm, p->tn, p->vm, p->vn, p->lw, p->pm, p->pn, p->gm, p->ku,
+	    p->staging == CM_DIRECT ? "direct" : "local", p->regs);
 }
 
 static void
@@ -129,7 +143,7 @@ choose_params(struct cm_engine *e)
 	int tile_forced = f->bn || f->tn;
 #define FORCE(field) if (f->field) e->p.field = f->field
 	FORCE(bm); FORCE(bn); FORCE(bk); FORCE(tm); FORCE(tn); FORCE(vm); FORCE(vn);
-	FORCE(lw); FORCE(pm); FORCE(pn); FORCE(gm); FORCE(regs);
+	FORCE(lw); FORCE(pm); FORCE(pn); FORCE(gm); FORCE(ku); FORCE(staging); FORCE(regs);
 #undef FORCE
 	if (tile_forced && !f->pn && !f->pm) {
 		e->p.pm = 1;
@@ -140,24 +154,18 @@ choose_params(struct cm_engine *e)
 		e->p.vm /= 2;
 	while (!f->vn && e->p.vn > 1 && e->p.tn % e->p.vn)
 		e->p.vn /= 2;
-	while (!f->lw && e->p.lw > 1 && (e->p.bk % e->p.lw || e->p.bm % e->p.lw ||
-	    e->p.bn % e->p.lw || (long)e->p.bm * e->p.bk / e->p.lw <
+	while (!f->lw && e->p.staging == CM_LOCAL && e->p.lw > 1 && (e->p.bk % e->p.lw ||
+	    e->p.bm % e->p.lw || e->p.bn % e->p.lw || (long)e->p.bm * e->p.bk / e->p.lw <
 	    (long)(e->p.bm / MAX(e->p.tm, 1)) * (e->p.bn / MAX(e->p.tn, 1))))
 		e->p.lw /= 2;
 	const char *why = params_problem(&e->p, x, e->esize);
 	if (why != NULL) {
-		const struct cm_params *p = &e->p;
-		if (f->bm || f->bn || f->bk || f->tm || f->tn || f->vm || f->vn || f->lw ||
-		    f->pm || f->pn)
-			usage_error("kernel parameters tile=%dx%d k=%d item=%dx%d vector=%dx%d "
-			    "load=%d patch=%dx%d do not work: %s", p->bm, p->bn, p->bk, p->tm,
-			    p->tn, p->vm, p->vn, p->lw, p->pm, p->pn, why);
+		params_str(e);
+		if (memcmp(f, &(struct cm_params){0}, sizeof *f) != 0)
+			usage_error("kernel parameters %s do not work: %s", e->pstr, why);
 		die("no kernel parameters for %s: %s", x->name, why);
 	}
-	const struct cm_params *p = &e->p;
-	snprintf(e->pstr, sizeof e->pstr, "tile=%dx%d k=%d item=%dx%d vector=%dx%d load=%d "
-	    "patch=%dx%d band=%d regs=%d", p->bm, p->bn, p->bk, p->tm, p->tn, p->vm, p->vn,
-	    p->lw, p->pm, p->pn, p->gm, p->regs);
+	params_str(e);
 }
 
 /* ---- rectangle transfers: whether this platform gets them right ---- */
@@ -225,10 +233,14 @@ cm_open(struct clx *x, const struct cm_options *o)
 
 	char opts[1024];
 	const struct cm_params *p = &e->p;
+	cl_device_fp_config fp = 0;
+	CL_CHECK(clGetDeviceInfo(x->device, o->dt == DT_F64 ? CL_DEVICE_DOUBLE_FP_CONFIG :
+	    CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL));
 	int n = snprintf(opts, sizeof opts, "-D USE_DOUBLE=%d -D TRANS_A=%d -D TRANS_B=%d "
 	    "-D BM=%d -D BN=%d -D BK=%d -D TM=%d -D TN=%d -D VM=%d -D VN=%d -D LW=%d -D PM=%d "
-	    "-D PN=%d -D GM=%d", o->dt == DT_F64, o->ta, o->tb, p->bm, p->bn, p->bk, p->tm,
-	    p->tn, p->vm, p->vn, p->lw, p->pm, p->pn, p->gm);
+	    "-D PN=%d -D GM=%d -D KU=%d -D USE_LOCAL=%d -D USE_FMA=%d", o->dt == DT_F64, o->ta,
+	    o->tb, p->bm, p->bn, p->bk, p->tm, p->tn, p->vm, p->vn, p->lw, p->pm, p->pn, p->gm,
+	    p->ku, p->staging == CM_LOCAL, (fp & CL_FP_FMA) != 0);
 	if (x->vendor == CLX_NVIDIA) {
 		if (p->regs > 0)
 			n += snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", p->regs);
@@ -239,6 +251,8 @@ cm_open(struct clx *x, const struct cm_options *o)
 	e->prog = clx_build(x, "clmatmul", clmatmul_cl, opts);
 	e->gemm = clx_kernel(e->prog, "gemm");
 	e->fill = clx_kernel(e->prog, "fill_uniform");
+	e->pack_a = clx_kernel(e->prog, "pack_a");
+	e->pack_b = clx_kernel(e->prog, "pack_b");
 	phase_add("build", now_sec() - t0);
 
 	cl_command_queue_properties qp = 0;
@@ -273,6 +287,8 @@ cm_close(struct cm_engine *e)
 	clReleaseCommandQueue(e->qd);
 	clReleaseKernel(e->gemm);
 	clReleaseKernel(e->fill);
+	clReleaseKernel(e->pack_a);
+	clReleaseKernel(e->pack_b);
 	clReleaseProgram(e->prog);
 	free(e->ev);
 	free(e->ev_phase);
@@ -300,19 +316,21 @@ round_up(size_t v, size_t m)
 	return CEIL_DIV(v, m) * m;
 }
 
-/* Bytes the plan keeps on the device; sets *biggest to its largest buffer. */
+/* Bytes the plan keeps on the device; sets *biggest to its largest buffer. The direct
+ * kernel's packed copies double A and B. */
 static size_t
-footprint(const struct plan *pl, size_t e, size_t *biggest)
+footprint(const struct cm_engine *e, const struct plan *pl, size_t *biggest)
 {
-	size_t a = pl->bm * pl->bk * e, b = pl->bk * pl->bn * e, c = pl->bm * pl->bn * e;
+	size_t es = e->esize, ab = e->p.staging == CM_DIRECT ? 2 : 1;
+	size_t a = pl->bm * pl->bk * es, b = pl->bk * pl->bn * es, c = pl->bm * pl->bn * es;
 	*biggest = MAX(MAX(a, b), c);
-	return pl->slots * (a + b + c * (1 + (size_t)pl->c0slot));
+	return pl->slots * (ab * (a + b) + c * (1 + (size_t)pl->c0slot));
 }
 
 static int
 plan_fits(const struct cm_engine *e, const struct plan *pl)
 {
-	size_t big, f = footprint(pl, e->esize, &big);
+	size_t big, f = footprint(e, pl, &big);
 	return f <= e->budget && big <= e->x->max_alloc;
 }
 
@@ -339,7 +357,8 @@ make_plan(const struct cm_engine *e, size_t m, size_t n, size_t k, int beta, str
 			}
 			size_t left = e->budget > 2 * pl->bm * pl->bn * ce ?
 			    e->budget - 2 * pl->bm * pl->bn * ce : 0;
-			size_t bk = left / (2 * (pl->bm + pl->bn) * e->esize);
+			size_t bk = left / (2 * (pl->bm + pl->bn) * e->esize *
+			    (e->p.staging == CM_DIRECT ? 2 : 1));
 			bk = MIN(bk, e->x->max_alloc / (MAX(pl->bm, pl->bn) * e->esize));
 			bk = MIN(bk / BKp * BKp, kp);
 			if (bk >= BKp) {
@@ -455,13 +474,37 @@ upload(struct cm_engine *e, struct slot *s, const void *host, size_t hcols, size
 	return ev;
 }
 
+/* The direct kernel's packing of an op(A) (which = 0) or op(B) (1) panel of extent ci
+ * along C and ck along K, stored with pitch ld, from src into dst, after wait. */
+static cl_event
+pack(struct cm_engine *e, int which, cl_mem src, size_t ld, cl_mem dst, size_t ci, size_t ck,
+    cl_uint nwait, const cl_event *wait)
+{
+	cl_kernel kn = which ? e->pack_b : e->pack_a;
+	int trans = which ? e->o.tb : e->o.ta;
+	/* the source's contiguous direction first: rows of op(A), or of B as stored */
+	int along_c = which ? !trans : trans;
+	cl_int ild = (cl_int)ld, ik = (cl_int)ck;
+	CL_CHECK(clSetKernelArg(kn, 0, sizeof src, &src));
+	CL_CHECK(clSetKernelArg(kn, 1, sizeof ild, &ild));
+	CL_CHECK(clSetKernelArg(kn, 2, sizeof dst, &dst));
+	CL_CHECK(clSetKernelArg(kn, 3, sizeof ik, &ik));
+	size_t global[2] = {along_c ? ci : ck, along_c ? ck : ci}, local[2] = {64, 1};
+	while (global[0] % local[0])
+		local[0] /= 2;
+	cl_event ev;
+	CL_CHECK(clEnqueueNDRangeKernel(e->x->queue, kn, 2, NULL, global, local, nwait,
+	    nwait ? wait : NULL, &ev));
+	return ev;
+}
+
 /* A panel of a host matrix with hcols columns whose rows [i0, i0+ni) (columns, when
  * trans) lie along a dimension of C and columns [k0, k0+nk) (rows) along K: A as
  * stored, or B transposed, has trans = 0.
  * The device panel keeps the stored orientation, padded to pi x pk; *ld is its pitch. */
 static void
-upload_panel(struct cm_engine *e, struct slot *s, const void *host, size_t hcols, int trans,
-    size_t i0, size_t ni, size_t pi, size_t k0, size_t nk, size_t pk, size_t *ld)
+upload_panel(struct cm_engine *e, struct slot *s, int which, const void *host, size_t hcols,
+    int trans, size_t i0, size_t ni, size_t pi, size_t k0, size_t nk, size_t pk, size_t *ld)
 {
 	cl_event ev;
 	*ld = trans ? pi : pk;
@@ -469,6 +512,11 @@ upload_panel(struct cm_engine *e, struct slot *s, const void *host, size_t hcols
 		ev = upload(e, s, host, hcols, i0, k0, ni, nk, pi, pk, s->used);
 	else
 		ev = upload(e, s, host, hcols, k0, i0, nk, ni, pk, pi, s->used);
+	if (s->packed) {
+		cl_event p = pack(e, which, s->buf, *ld, s->packed, pi, pk, 1, &ev);
+		ev_set(&s->ready, p);
+		ev_log(e, "pack", p);
+	}
 	ev_log(e, PH_H2D, ev);
 }
 
@@ -490,13 +538,16 @@ unpack(struct cm_engine *e, struct slot *s, void *c, size_t n)
 }
 
 static void
-slot_alloc(struct cm_engine *e, struct slot *s, size_t elems)
+slot_alloc(struct cm_engine *e, struct slot *s, size_t elems, int packed)
 {
 	memset(s, 0, sizeof *s);
 	s->key = -1;
 	s->last = -1;
 	s->buf = CL_CREATE(clCreateBuffer(e->x->ctx, CL_MEM_READ_WRITE, elems * e->esize, NULL,
 	    &cl_err_));
+	if (packed && e->p.staging == CM_DIRECT)
+		s->packed = CL_CREATE(clCreateBuffer(e->x->ctx, CL_MEM_READ_WRITE,
+		    elems * e->esize, NULL, &cl_err_));
 	if (!e->rect)
 		s->stage = xmallocarray(elems, e->esize);
 }
@@ -506,6 +557,8 @@ slot_free(struct slot *s)
 {
 	if (s->buf)
 		clReleaseMemObject(s->buf);
+	if (s->packed)
+		clReleaseMemObject(s->packed);
 	ev_set(&s->ready, NULL);
 	ev_set(&s->used, NULL);
 	ev_set(&s->read, NULL);
@@ -585,16 +638,16 @@ cm_multiply(struct cm_engine *e, const struct cm_problem *pr)
 	vlog("plan: %zu x %zu block%s of C of %zu x %zu, K in %zu panel%s of %zu, %s "
 	    "transfers, %zu bytes on the device", pl.nbm, pl.nbn, pl.nbm * pl.nbn > 1 ? "s" : "",
 	    pl.bm, pl.bn, pl.nbk, pl.nbk > 1 ? "s" : "", pl.bk, e->rect ? "rectangle" : "packed",
-	    footprint(&pl, es, &big));
+	    footprint(e, &pl, &big));
 
 	struct slot sa[2], sb[2], sc[2], s0[2];
 	const int ns = pl.slots;
 	for (int i = 0; i < ns; i++) {
-		slot_alloc(e, &sa[i], pl.bm * pl.bk);
-		slot_alloc(e, &sb[i], pl.bk * pl.bn);
-		slot_alloc(e, &sc[i], pl.bm * pl.bn);
+		slot_alloc(e, &sa[i], pl.bm * pl.bk, 1);
+		slot_alloc(e, &sb[i], pl.bk * pl.bn, 1);
+		slot_alloc(e, &sc[i], pl.bm * pl.bn, 0);
 		if (pl.c0slot)
-			slot_alloc(e, &s0[i], pl.bm * pl.bn);
+			slot_alloc(e, &s0[i], pl.bm * pl.bn, 0);
 	}
 	const size_t acols = e->o.ta ? M : K, bcols = e->o.tb ? K : N;
 
@@ -626,21 +679,22 @@ cm_multiply(struct cm_engine *e, const struct cm_problem *pr)
 				size_t lda = e->o.ta ? mp : kp, ldb = e->o.tb ? kp : np;
 
 				if (a->key != akey) {
-					upload_panel(e, a, pr->a, acols, e->o.ta, m0, mr, mp, k0, kr, kp,
-					    &lda);
+					upload_panel(e, a, 0, pr->a, acols, e->o.ta, m0, mr, mp, k0, kr,
+					    kp, &lda);
 					a->key = akey;
 				}
 				if (b->key != bkey) {
-					upload_panel(e, b, pr->b, bcols, !e->o.tb, n0, nr, np, k0, kr, kp,
-					    &ldb);
+					upload_panel(e, b, 1, pr->b, bcols, !e->o.tb, n0, nr, np, k0, kr,
+					    kp, &ldb);
 					b->key = bkey;
 				}
 				a->last = b->last = step;
 				CL_CHECK(clFlush(e->qh));
 
 				int mode = (bp > 0 ? 1 : 0) | (bp + 1 < pl.nbk ? 2 : 0);
-				set_gemm_args(e, mp, np, kp, a->buf, lda, b->buf, ldb, c->buf, np,
-				    c0->buf, np, pr->alpha, pr->beta, mode);
+				set_gemm_args(e, mp, np, kp, a->packed ? a->packed : a->buf, lda,
+				    b->packed ? b->packed : b->buf, ldb, c->buf, np, c0->buf, np,
+				    pr->alpha, pr->beta, mode);
 				cl_event wait[4] = {a->ready, b->ready}, k;
 				cl_uint nw = 2;
 				for (cl_uint i = 0; bp == 0 && i < nfirst; i++)
@@ -771,10 +825,22 @@ cm_bench(struct cm_engine *e, const struct cm_problem *pr, uint64_t seed, int re
 			fill_device(e, c0, pr->m, pr->n, mp, np, seed, CM_SALT_C);
 		CL_CHECK(clFinish(e->x->queue));
 		phase_add("generate", now_sec() - t0);
-		set_gemm_args(e, mp, np, kp, a, e->o.ta ? mp : kp, b, e->o.tb ? kp : np, c, np, c0,
-		    np, pr->alpha, pr->beta, 0);
+		const size_t lda = e->o.ta ? mp : kp, ldb = e->o.tb ? kp : np;
+		cl_mem ap = a, bp = b;
+		if (e->p.staging == CM_DIRECT) {
+			ap = CL_CREATE(clCreateBuffer(ctx, CL_MEM_READ_WRITE, mp * kp * es, NULL,
+			    &cl_err_));
+			bp = CL_CREATE(clCreateBuffer(ctx, CL_MEM_READ_WRITE, kp * np * es, NULL,
+			    &cl_err_));
+		}
 		for (int r = -1; r < reps; r++) {	/* -1: the warm-up */
 			t0 = now_sec();
+			if (ap != a) {	/* packing is part of the direct kernel's multiply */
+				ev_log(e, "pack", pack(e, 0, a, lda, ap, mp, kp, 0, NULL));
+				ev_log(e, "pack", pack(e, 1, b, ldb, bp, np, kp, 0, NULL));
+			}
+			set_gemm_args(e, mp, np, kp, ap, lda, bp, ldb, c, np, c0, np, pr->alpha,
+			    pr->beta, 0);
 			cl_event k = launch_gemm(e, mp, np, 0, NULL);
 			CL_CHECK(clWaitForEvents(1, &k));
 			double t = now_sec() - t0;
@@ -799,6 +865,10 @@ cm_bench(struct cm_engine *e, const struct cm_problem *pr, uint64_t seed, int re
 				free(tmp);
 			}
 			phase_add(PH_D2H, now_sec() - t0);
+		}
+		if (ap != a) {
+			clReleaseMemObject(ap);
+			clReleaseMemObject(bp);
 		}
 		clReleaseMemObject(a);
 		clReleaseMemObject(b);
