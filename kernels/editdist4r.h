@@ -1,0 +1,225 @@
+/* editdist4r.h: what the CPU and CUDA paths of editdist4r share.
+ *
+ * The DP table D[i][j] (i over A's rows, j over B's columns) is carried as differences:
+ * h = D[i][j] - D[i][j-1] and v = D[i][j] - D[i-1][j], each in {-1, 0, 1}. A strip of
+ * R rows walks its columns in chunks of W, taking the h values of the row above it and
+ * handing its bottom row's h values to the strip below.
+ *
+ * Four-Russians (Masek & Paterson; the alphabet-independent table of Kim, Na, Park and
+ * Sim 2016): a t-block is keyed by its top-row h vector and left-column v vector, each
+ * t trits written base 3 (digit = value + 1), and by its t x t match bits (bit x*t + y:
+ * A[row y] == B[column x]), so any byte alphabet uses the same table of
+ * 3^t * 3^t * 2^(t*t) entries. An entry holds the bottom-row h vector (bits 0-4),
+ * the right-column v vector (bits 5-9) and their sums plus t (bits 10-12, 13-15).
+ *
+ * Bit-parallel (Myers 1999, in Hyyro's block form as edlib uses it): a strip of up to
+ * one machine word of rows keeps its column's v values as the bit vectors Pv (+1) and
+ * Mv (-1) and advances one column a step. */
+#ifndef EDITDIST4R_H
+#define EDITDIST4R_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hostdev.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FR_TMAX 3		/* largest Four-Russians block: a 746 KB table */
+
+enum ed_algo { ED_AUTO = 0, ED_4R, ED_BP, ED_DP };
+
+/* One pair: A (rows) and B (columns) as offsets into a byte pool. */
+struct ed_pair {
+	uint32_t aoff, alen, boff, blen;
+};
+
+struct ed_opts {
+	int algo;		/* enum ed_algo */
+	int t;			/* Four-Russians block size, 1..FR_TMAX */
+	int64_t maxdist;	/* --max-dist, -1 for none */
+};
+
+/* ---- the band that an alignment of cost <= K never leaves ---- */
+
+struct ed_band {
+	int on;
+	int64_t lo, hi;		/* j - i in [lo, hi] */
+};
+
+/* Returns 0 when no alignment of cost <= K exists (|m - n| > K). */
+static inline HOSTDEV int
+ed_band_make(int64_t m, int64_t n, int64_t K, struct ed_band *b)
+{
+	b->on = K >= 0;
+	b->lo = b->hi = 0;
+	if (!b->on)
+		return 1;
+	if (n - m > K || m - n > K)
+		return 0;
+	b->lo = n - m - K > -K ? n - m - K : -K;
+	b->hi = n - m + K < K ? n - m + K : K;
+	return 1;
+}
+
+/* The chunks of W columns that the strip of rows i0+1..i1 computes: [*clo, *chi].
+ * Cells outside them read as over-estimates (h = +1 to the right of the strip above,
+ * v = +1 down a strip's left edge), which leaves every value <= K exact. */
+static inline HOSTDEV void
+ed_band_chunks(const struct ed_band *b, int64_t i0, int64_t i1, int64_t n, int64_t W,
+    int64_t *clo, int64_t *chi)
+{
+	if (!b->on) {
+		*clo = 0;
+		*chi = (n + W - 1) / W - 1;
+		return;
+	}
+	int64_t jl = i0 + 1 + b->lo, jr = i1 + b->hi;
+	if (jl < 1)
+		jl = 1;
+	if (jr > n)
+		jr = n;
+	*clo = (jl - 1) / W;
+	*chi = (jr - 1) / W;
+}
+
+/* ---- Four-Russians blocks ---- */
+
+static inline HOSTDEV uint32_t
+fr_pow3(int k)
+{
+	uint32_t p = 1;
+	while (k-- > 0)
+		p *= 3;
+	return p;
+}
+
+/* The vector of x trits all +1 (a DP boundary, or an over-estimate outside the band). */
+static inline HOSTDEV uint32_t
+fr_allplus(int x)
+{
+	return fr_pow3(x) - 1;
+}
+
+static inline HOSTDEV size_t
+fr_table_len(int t)
+{
+	size_t p = fr_pow3(t);
+	return (p * p) << (t * t);
+}
+
+static inline HOSTDEV uint32_t
+fr_key(uint32_t h3, uint32_t v3, uint32_t match, int t)
+{
+	return ((h3 * fr_pow3(t) + v3) << (t * t)) | match;
+}
+
+#define FR_HOUT(e) ((e) & 31u)
+#define FR_VOUT(e) (((e) >> 5) & 31u)
+#define FR_HSUM(e) ((int)(((e) >> 10) & 7u))	/* sum of the bottom h values + width */
+
+/* A block of R rows and X columns (each <= FR_TMAX) cell by cell: the table's entries
+ * (R = X = t) and the ragged blocks at the right and bottom edges. match bit x*R + y
+ * is A[row y] == B[column x]. Returns an entry as the table stores it. */
+static inline HOSTDEV uint32_t
+fr_cells(uint32_t h3, uint32_t v3, uint32_t match, int R, int X)
+{
+	int h[FR_TMAX];
+	uint32_t ho = 0, vo = 0, p = 1;
+	int hs = 0, vs = 0;
+
+	for (int x = 0; x < X; x++) {
+		h[x] = (int)(h3 % 3) - 1;
+		h3 /= 3;
+	}
+	for (int y = 0; y < R; y++) {
+		int vin = (int)(v3 % 3) - 1;
+		v3 /= 3;
+		for (int x = 0; x < X; x++) {
+			/* D[i][j] - D[i-1][j-1] = min(mismatch, up + 1, left + 1) */
+			int d = (int)!((match >> (x * R + y)) & 1);
+			if (h[x] + 1 < d)
+				d = h[x] + 1;
+			if (vin + 1 < d)
+				d = vin + 1;
+			int hout = d - vin;
+			vin = d - h[x];
+			h[x] = hout;
+		}
+		vo += (uint32_t)(vin + 1) * p;
+		vs += vin;
+		p *= 3;
+	}
+	p = 1;
+	for (int x = 0; x < X; x++) {
+		ho += (uint32_t)(h[x] + 1) * p;
+		hs += h[x];
+		p *= 3;
+	}
+	return ho | vo << 5 | (uint32_t)(hs + X) << 10 | (uint32_t)(vs + R) << 13;
+}
+
+/* ---- bit-parallel columns ---- */
+
+/* One column of one word of rows: v vectors *pv, *mv, the column's match bits eq,
+ * the h value entering from above (hp = 1 for +1, hm = 1 for -1). *ph, *mh get the
+ * column's h values at every row of the word (read the bottom row's bit). */
+#define ED_BP_DEFINE(NAME, WORD)                                                 \
+	static inline HOSTDEV void NAME(WORD *pv, WORD *mv, WORD eq, WORD hp,   \
+	    WORD hm, WORD *ph, WORD *mh)                                         \
+	{                                                                        \
+		WORD xv = eq | *mv;                                              \
+		eq |= hm;                                                        \
+		WORD xh = (((eq & *pv) + *pv) ^ *pv) | eq;                       \
+		WORD p = *mv | ~(xh | *pv);                                      \
+		WORD q = *pv & xh;                                               \
+		*ph = p;                                                         \
+		*mh = q;                                                         \
+		p = (p << 1) | hp;                                               \
+		q = (q << 1) | hm;                                               \
+		*pv = q | ~(xv | p);                                             \
+		*mv = p & xv;                                                    \
+	}
+ED_BP_DEFINE(ed_bp_step64, uint64_t)
+ED_BP_DEFINE(ed_bp_step32, uint32_t)
+
+/* ---- the CPU path (editdist4r_cpu.c) ---- */
+
+/* Distances of pairs[0..n) into dist (-1 beyond maxdist), OpenMP over pairs. */
+void ed_cpu_batch(const uint8_t *pool, const struct ed_pair *pairs, size_t n,
+    const struct ed_opts *o, int32_t *dist);
+/* The last row D[m][0..n] of A against B (n + 1 values). */
+void ed_cpu_lastrow(const uint8_t *a, size_t m, const uint8_t *b, size_t n, int algo, int t,
+    int32_t *row);
+/* An optimal alignment of A to B in linear space (Hirschberg): a malloc'd CIGAR of
+ * =, X, I, D runs; *cost gets its cost (the distance). */
+char *ed_cpu_align(const uint8_t *a, size_t m, const uint8_t *b, size_t n, int algo, int t,
+    int64_t *cost);
+/* The Four-Russians table for block size t, built once (CPU). */
+const uint16_t *ed_cpu_table(int t);
+
+/* ---- the CUDA path (editdist4r.cu) ---- */
+
+struct ed_gpu;
+struct cuda_dev;
+struct ed_gpu *ed_gpu_open(const struct cuda_dev *d, const struct ed_opts *o,
+    size_t max_device_mem);
+void ed_gpu_close(struct ed_gpu *g);
+/* Host memory the GPU copies from fast (pinned); free with ed_host_free. */
+void *ed_host_alloc(size_t n);
+void ed_host_free(void *p);
+/* Starts the distances of a batch; the pool, pairs and dist must stay untouched until
+ * ed_gpu_wait returns. same_pool: the pool is the one of the last batch, unchanged. */
+void ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_pool,
+    const struct ed_pair *pairs, size_t n, int32_t *dist);
+void ed_gpu_wait(struct ed_gpu *g);
+/* Kernel time of the batches so far (ms) and the engines used, for -v and benchmarks. */
+double ed_gpu_kernel_ms(const struct ed_gpu *g);
+const char *ed_gpu_engines(const struct ed_gpu *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

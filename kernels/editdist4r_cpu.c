@@ -1,0 +1,487 @@
+/* editdist4r_cpu.c: the CPU path of editdist4r. Three engines over the same strip
+ * scheme (see editdist4r.h): Four-Russians blocks of t rows, bit-parallel strips of 64
+ * rows, and a plain DP; --max-dist limits every strip to the band. OpenMP over pairs.
+ * Alignments (--path) by Hirschberg's linear-space recursion on any engine's last row. */
+#include "editdist4r.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+
+#define BPW 64			/* rows of a bit-parallel strip, columns of its chunk */
+#define BASE_CELLS (1 << 16)	/* Hirschberg: below this, a full DP with traceback */
+
+/* One thread's scratch, grown as pairs need. */
+struct work {
+	uint8_t *hrow;		/* 4R: the h vector of each chunk of the row above */
+	uint64_t *hp, *hm;	/* bit-parallel: the same as +1 and -1 bits (hm inside hp) */
+	int32_t *row;		/* DP row */
+	size_t hcap, bcap, rcap;
+	uint8_t cm[256];	/* 4R: bit y set where A[row y] is that byte */
+	uint64_t peq[256];	/* bit-parallel: the same for 64 rows */
+};
+
+static void
+work_free(struct work *w)
+{
+	free(w->hrow);
+	free(w->hp);
+	free(w->row);
+}
+
+static void
+grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	if (n <= *cap)
+		return;
+	n = MAX(n, 2 * *cap);
+	free(*p);
+	*p = xmallocarray(n, size);
+	*cap = n;
+}
+
+static uint16_t *tables[FR_TMAX + 1];
+
+const uint16_t *
+ed_cpu_table(int t)
+{
+	if (tables[t] == NULL) {
+		size_t len = fr_table_len(t);
+		uint16_t *tab = xmallocarray(len, sizeof *tab);
+		const uint32_t P = fr_pow3(t), tt = (uint32_t)(t * t);
+		#pragma omp parallel for schedule(static)
+		for (size_t k = 0; k < len; k++) {
+			uint32_t hv = (uint32_t)(k >> tt);
+			tab[k] = (uint16_t)fr_cells(hv / P, hv % P, (uint32_t)k & ((1u << tt) - 1), t, t);
+		}
+		tables[t] = tab;
+	}
+	return tables[t];
+}
+
+/* ---- Four-Russians ---- */
+
+struct frs {			/* one strip of R rows */
+	const uint8_t *b;
+	int64_t n, nfull;	/* columns; chunks that are t wide */
+	const uint16_t *tab;
+	int t, R;
+	uint8_t *hrow;
+	const uint8_t *cm;
+	uint32_t v;		/* v vector entering the next chunk */
+};
+
+/* Full t x t blocks c0..c1 by table look-up; returns the sum of their bottom h. */
+static inline __attribute__((always_inline)) int64_t
+fr_full(struct frs *s, const int t, int64_t c0, int64_t c1)
+{
+	const uint32_t P = fr_pow3(t);
+	const uint8_t *cm = s->cm;
+	uint8_t *hrow = s->hrow;
+	uint32_t v = s->v;
+	int64_t sum = 0;
+
+	for (int64_t c = c0; c <= c1; c++) {
+		const uint8_t *bc = s->b + c * t;
+		uint32_t match = cm[bc[0]];
+		if (t > 1)
+			match |= (uint32_t)cm[bc[1]] << t;
+		if (t > 2)
+			match |= (uint32_t)cm[bc[2]] << (2 * t);
+		uint32_t e = s->tab[((hrow[c] * P + v) << (t * t)) | match];
+		hrow[c] = (uint8_t)FR_HOUT(e);
+		v = FR_VOUT(e);
+		sum += FR_HSUM(e);
+	}
+	s->v = v;
+	return sum - (c1 - c0 + 1) * t;
+}
+
+/* Chunks c0..c1 of the strip: table blocks where they are whole, cells at the edges. */
+static int64_t
+fr_run(struct frs *s, int64_t c0, int64_t c1)
+{
+	int64_t sum = 0;
+	int64_t cf = s->R == s->t ? MIN(c1, s->nfull - 1) : c0 - 1;
+
+	if (cf >= c0) {
+		switch (s->t) {
+		case 1: sum += fr_full(s, 1, c0, cf); break;
+		case 2: sum += fr_full(s, 2, c0, cf); break;
+		default: sum += fr_full(s, 3, c0, cf); break;
+		}
+	}
+	for (int64_t c = MAX(c0, cf + 1); c <= c1; c++) {
+		int X = (int)MIN((int64_t)s->t, s->n - c * s->t);
+		uint32_t match = 0;
+		for (int x = 0; x < X; x++)
+			match |= (uint32_t)s->cm[s->b[c * s->t + x]] << (x * s->R);
+		uint32_t e = fr_cells(s->hrow[c], s->v, match, s->R, X);
+		s->hrow[c] = (uint8_t)FR_HOUT(e);
+		s->v = FR_VOUT(e);
+		sum += FR_HSUM(e) - X;
+	}
+	return sum;
+}
+
+/* D'[m][n] (exact when <= K, above K otherwise); leaves the bottom row in w->hrow. */
+static int64_t
+fr_pair(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int t,
+    const struct ed_band *bd, struct work *w)
+{
+	const int64_t nst = CEIL_DIV(m, t), nch = CEIL_DIV(n, t);
+	int64_t prev_chi = -1, corner = 0, score = 0, clo, chi;
+	struct frs s = {.b = b, .n = n, .nfull = n / t, .tab = tables[t], .t = t, .cm = w->cm};
+
+	grow((void **)&w->hrow, &w->hcap, (size_t)nch, 1);
+	s.hrow = w->hrow;
+	ed_band_chunks(bd, 0, MIN(t, m), n, t, &clo, &chi);
+	for (int64_t r = 0; r < nst; r++) {
+		int64_t i0 = r * t, i1 = MIN(i0 + t, m), nclo = chi + 1, nchi = chi, ncorner;
+		if (i1 < m)
+			ed_band_chunks(bd, i1, MIN(i1 + t, m), n, t, &nclo, &nchi);
+		for (int64_t c = prev_chi + 1; c <= chi; c++)
+			w->hrow[c] = (uint8_t)fr_allplus((int)MIN((int64_t)t, n - c * t));
+		s.R = (int)(i1 - i0);
+		for (int y = 0; y < s.R; y++)
+			w->cm[a[i0 + y]] |= (uint8_t)(1u << y);
+		s.v = fr_allplus(s.R);
+		score = corner + s.R;
+		/* The strip below starts at chunk nclo: its top-left value is ours there. */
+		score += fr_run(&s, clo, MIN(nclo - 1, chi));
+		ncorner = score;
+		score += fr_run(&s, MAX(nclo, clo), chi);
+		for (int y = 0; y < s.R; y++)
+			w->cm[a[i0 + y]] = 0;
+		corner = ncorner;
+		prev_chi = chi;
+		clo = nclo;
+		chi = nchi;
+	}
+	return score;
+}
+
+/* ---- bit-parallel ---- */
+
+/* Chunks c0..c1 of a strip whose bottom row is bit ob; returns the sum of its h. */
+static int64_t
+bp_run(const uint8_t *b, int64_t n, const uint64_t *peq, uint64_t *hp, uint64_t *hm, int ob,
+    int64_t c0, int64_t c1, uint64_t *pv, uint64_t *mv)
+{
+	uint64_t P = *pv, M = *mv;
+	int64_t sum = 0;
+
+	for (int64_t c = c0; c <= c1; c++) {
+		const uint8_t *bc = b + c * BPW;
+		int X = (int)MIN((int64_t)BPW, n - c * BPW);
+		uint64_t ip = hp[c], im = hm[c], op = 0, om = 0;
+		for (int x = 0; x < X; x++) {
+			uint64_t ph, mh;
+			ed_bp_step64(&P, &M, peq[bc[x]], (ip >> x) & 1, (im >> x) & 1, &ph, &mh);
+			op |= ((ph >> ob) & 1) << x;
+			om |= ((mh >> ob) & 1) << x;
+		}
+		hp[c] = op;
+		hm[c] = om;
+		sum += __builtin_popcountll(op) - __builtin_popcountll(om);
+	}
+	*pv = P;
+	*mv = M;
+	return sum;
+}
+
+static int64_t
+bp_pair(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, const struct ed_band *bd,
+    struct work *w)
+{
+	const int64_t nst = CEIL_DIV(m, BPW), nch = CEIL_DIV(n, BPW);
+	int64_t prev_chi = -1, corner = 0, score = 0, clo, chi;
+
+	grow((void **)&w->hp, &w->bcap, 2 * (size_t)nch, sizeof(uint64_t));
+	w->hm = w->hp + nch;
+	ed_band_chunks(bd, 0, MIN(BPW, m), n, BPW, &clo, &chi);
+	for (int64_t r = 0; r < nst; r++) {
+		int64_t i0 = r * BPW, i1 = MIN(i0 + BPW, m), nclo = chi + 1, nchi = chi, ncorner;
+		int R = (int)(i1 - i0);
+		uint64_t pv = ~(uint64_t)0, mv = 0;
+		if (i1 < m)
+			ed_band_chunks(bd, i1, MIN(i1 + BPW, m), n, BPW, &nclo, &nchi);
+		for (int64_t c = prev_chi + 1; c <= chi; c++) {
+			w->hp[c] = ~(uint64_t)0;
+			w->hm[c] = 0;
+		}
+		for (int y = 0; y < R; y++)
+			w->peq[a[i0 + y]] |= (uint64_t)1 << y;
+		score = corner + R;
+		score += bp_run(b, n, w->peq, w->hp, w->hm, R - 1, clo, MIN(nclo - 1, chi), &pv, &mv);
+		ncorner = score;
+		score += bp_run(b, n, w->peq, w->hp, w->hm, R - 1, MAX(nclo, clo), chi, &pv, &mv);
+		for (int y = 0; y < R; y++)
+			w->peq[a[i0 + y]] = 0;
+		corner = ncorner;
+		prev_chi = chi;
+		clo = nclo;
+		chi = nchi;
+	}
+	return score;
+}
+
+/* ---- plain DP ---- */
+
+static int64_t
+dp_pair(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, struct work *w)
+{
+	grow((void **)&w->row, &w->rcap, (size_t)n + 1, sizeof(int32_t));
+	int32_t *row = w->row;
+	for (int64_t j = 0; j <= n; j++)
+		row[j] = (int32_t)j;
+	for (int64_t i = 1; i <= m; i++) {
+		int32_t diag = row[0], ai = a[i - 1];
+		row[0] = (int32_t)i;
+		for (int64_t j = 1; j <= n; j++) {
+			int32_t up = row[j], d = diag + (ai != b[j - 1]);
+			if (up + 1 < d)
+				d = up + 1;
+			if (row[j - 1] + 1 < d)
+				d = row[j - 1] + 1;
+			row[j] = d;
+			diag = up;
+		}
+	}
+	return row[n];
+}
+
+static int32_t
+pair_dist(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int algo, int t, int64_t K,
+    struct work *w)
+{
+	struct ed_band bd;
+	int64_t d;
+
+	if (!ed_band_make(m, n, K, &bd))
+		return -1;
+	if (m == 0 || n == 0)
+		d = MAX(m, n);
+	else if (algo == ED_4R)
+		d = fr_pair(a, m, b, n, t, &bd, w);
+	else if (algo == ED_DP)
+		d = dp_pair(a, m, b, n, w);
+	else
+		d = bp_pair(a, m, b, n, &bd, w);
+	return K >= 0 && d > K ? -1 : (int32_t)d;
+}
+
+void
+ed_cpu_batch(const uint8_t *pool, const struct ed_pair *pairs, size_t n,
+    const struct ed_opts *o, int32_t *dist)
+{
+	int algo = o->algo == ED_AUTO ? ED_BP : o->algo;
+	if (algo == ED_4R)
+		ed_cpu_table(o->t);
+	#pragma omp parallel
+	{
+		struct work w;
+		memset(&w, 0, sizeof w);
+		#pragma omp for schedule(dynamic, 16)
+		for (size_t i = 0; i < n; i++) {
+			const struct ed_pair *p = &pairs[i];
+			dist[i] = pair_dist(pool + p->aoff, p->alen, pool + p->boff, p->blen, algo,
+			    o->t, o->maxdist, &w);
+		}
+		work_free(&w);
+	}
+}
+
+/* ---- last rows and alignments ---- */
+
+static void
+lastrow(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int algo, int t,
+    struct work *w, int32_t *row)
+{
+	struct ed_band none = {0, 0, 0};
+
+	row[0] = (int32_t)m;
+	if (m == 0 || n == 0) {
+		for (int64_t j = 1; j <= n; j++)
+			row[j] = (int32_t)(m + j);
+		return;
+	}
+	if (algo == ED_DP) {
+		dp_pair(a, m, b, n, w);
+		memcpy(row, w->row, ((size_t)n + 1) * sizeof *row);
+	} else if (algo == ED_4R) {
+		fr_pair(a, m, b, n, t, &none, w);
+		for (int64_t c = 0; c * t < n; c++) {
+			uint32_t h3 = w->hrow[c];
+			for (int64_t j = c * t + 1; j <= MIN(n, c * t + t); j++, h3 /= 3)
+				row[j] = row[j - 1] + (int32_t)(h3 % 3) - 1;
+		}
+	} else {
+		bp_pair(a, m, b, n, &none, w);
+		for (int64_t j = 1; j <= n; j++) {
+			int64_t c = (j - 1) / BPW, x = (j - 1) % BPW;
+			row[j] = row[j - 1] + (int32_t)((w->hp[c] >> x) & 1) - (int32_t)((w->hm[c] >> x) & 1);
+		}
+	}
+}
+
+void
+ed_cpu_lastrow(const uint8_t *a, size_t m, const uint8_t *b, size_t n, int algo, int t,
+    int32_t *row)
+{
+	struct work w;
+	memset(&w, 0, sizeof w);
+	if (algo == ED_4R)
+		ed_cpu_table(t);
+	lastrow(a, (int64_t)m, b, (int64_t)n, algo, t, &w, row);
+	work_free(&w);
+}
+
+struct cigar {
+	char *s;
+	size_t len, cap;
+	char op;		/* the run being gathered */
+	uint64_t run;
+	int64_t cost;
+};
+
+static void
+cg_emit(struct cigar *cg)
+{
+	if (cg->run == 0)
+		return;
+	if (cg->len + 24 > cg->cap) {
+		cg->cap = MAX(2 * cg->cap, (size_t)64);
+		cg->s = xrealloc(cg->s, cg->cap);
+	}
+	cg->len += (size_t)snprintf(cg->s + cg->len, cg->cap - cg->len, "%llu%c",
+	    (unsigned long long)cg->run, cg->op);
+	cg->run = 0;
+}
+
+static void
+cg_push(struct cigar *cg, char op, uint64_t k)
+{
+	if (k == 0)
+		return;
+	if (op != cg->op) {
+		cg_emit(cg);
+		cg->op = op;
+	}
+	cg->run += k;
+	if (op != '=')
+		cg->cost += (int64_t)k;
+}
+
+struct hb {
+	const uint8_t *a, *b, *ra, *rb;	/* the strings and their reversals */
+	int64_t M, N;
+	int algo, t;
+	int32_t *f, *r;
+	struct work w;
+	struct cigar cg;
+};
+
+/* A small block by a full DP table and its traceback. */
+static void
+hb_base(struct hb *h, int64_t ao, int64_t m, int64_t bo, int64_t n)
+{
+	const uint8_t *a = h->a + ao, *b = h->b + bo;
+	int64_t W = n + 1;
+	int32_t *D = xmallocarray((size_t)((m + 1) * W), sizeof *D);
+	char *ops = xmalloc((size_t)(m + n));
+	int64_t k = 0;
+
+	for (int64_t j = 0; j <= n; j++)
+		D[j] = (int32_t)j;
+	for (int64_t i = 1; i <= m; i++) {
+		D[i * W] = (int32_t)i;
+		for (int64_t j = 1; j <= n; j++) {
+			int32_t d = D[(i - 1) * W + j - 1] + (a[i - 1] != b[j - 1]);
+			d = MIN(d, D[(i - 1) * W + j] + 1);
+			d = MIN(d, D[i * W + j - 1] + 1);
+			D[i * W + j] = d;
+		}
+	}
+	for (int64_t i = m, j = n; i > 0 || j > 0;) {
+		int32_t d = D[i * W + j];
+		if (i > 0 && j > 0 && d == D[(i - 1) * W + j - 1] + (a[i - 1] != b[j - 1])) {
+			ops[k++] = a[i - 1] == b[j - 1] ? '=' : 'X';
+			i--, j--;
+		} else if (i > 0 && d == D[(i - 1) * W + j] + 1) {
+			ops[k++] = 'D';
+			i--;
+		} else {
+			ops[k++] = 'I';
+			j--;
+		}
+	}
+	while (k > 0)
+		cg_push(&h->cg, ops[--k], 1);
+	free(ops);
+	free(D);
+}
+
+static void
+hb_rec(struct hb *h, int64_t ao, int64_t m, int64_t bo, int64_t n)
+{
+	if (m == 0 || n == 0) {
+		cg_push(&h->cg, 'I', (uint64_t)n);
+		cg_push(&h->cg, 'D', (uint64_t)m);
+		return;
+	}
+	if (m == 1 || (m + 1) * (n + 1) <= BASE_CELLS) {
+		hb_base(h, ao, m, bo, n);
+		return;
+	}
+	int64_t mid = m / 2, best = 0;
+	lastrow(h->a + ao, mid, h->b + bo, n, h->algo, h->t, &h->w, h->f);
+	lastrow(h->ra + (h->M - ao - m), m - mid, h->rb + (h->N - bo - n), n, h->algo, h->t,
+	    &h->w, h->r);
+	for (int64_t j = 1; j <= n; j++)
+		if (h->f[j] + h->r[n - j] < h->f[best] + h->r[n - best])
+			best = j;
+	hb_rec(h, ao, mid, bo, best);
+	hb_rec(h, ao + mid, m - mid, bo + best, n - best);
+}
+
+char *
+ed_cpu_align(const uint8_t *a, size_t m, const uint8_t *b, size_t n, int algo, int t,
+    int64_t *cost)
+{
+	struct hb h;
+	memset(&h, 0, sizeof h);
+	if (algo == ED_AUTO)
+		algo = ED_BP;
+	if (algo == ED_4R)
+		ed_cpu_table(t);
+	h.a = a;
+	h.b = b;
+	h.M = (int64_t)m;
+	h.N = (int64_t)n;
+	h.algo = algo;
+	h.t = t;
+	uint8_t *ra = xmalloc(m + 1), *rb = xmalloc(n + 1);
+	for (size_t i = 0; i < m; i++)
+		ra[i] = a[m - 1 - i];
+	for (size_t j = 0; j < n; j++)
+		rb[j] = b[n - 1 - j];
+	h.ra = ra;
+	h.rb = rb;
+	h.f = xmallocarray(n + 1, sizeof(int32_t));
+	h.r = xmallocarray(n + 1, sizeof(int32_t));
+	hb_rec(&h, 0, (int64_t)m, 0, (int64_t)n);
+	cg_emit(&h.cg);
+	if (h.cg.s == NULL)
+		h.cg.s = xstrdup("");
+	free(ra);
+	free(rb);
+	free(h.f);
+	free(h.r);
+	work_free(&h.w);
+	*cost = h.cg.cost;
+	return h.cg.s;
+}
