@@ -42,6 +42,10 @@
 #ifndef A_RES
 #define A_RES 1		/* assign: keep a group's rows in local memory for all centroid tiles */
 #endif
+#ifndef LOCAL_TILES
+#define LOCAL_TILES 1	/* assign: tiles shared through local memory (GPUs); 0: each work-item
+			   reads its rows and the centroids from global memory (CPUs, TNT 1) */
+#endif
 #ifndef WG
 #define WG 256		/* work-items of a group of the other kernels (a power of two) */
 #endif
@@ -103,7 +107,55 @@ typedef float real;
 		(b1) = lt_ ? (v) : (b1);                        \
 	} while (0)
 
-/* One chunk of TK columns of the group's rows into As (transposed: column-major). */
+/* Folds a tile of dot products (rows x RNV float4s of centroids, the v-th starting at
+ * column n0 + tx * 4 + v * TNT * 4) into the running minima, columns in increasing
+ * order: value ||c||^2 - 2 x.c. */
+static inline void
+fold(float4 acc[RM][RNV], int n0, int tx, __global const float *cn, float *b1, float *b2,
+    int *i1)
+{
+#pragma unroll
+	for (int v = 0; v < RNV; v++) {
+		int col = n0 + tx * 4 + v * (TN / RNV);
+		float4 c = vload4(0, cn + col);
+#pragma unroll
+		for (int i = 0; i < RM; i++) {
+			float4 d = fma((float4)(-2.0f), acc[i][v], c);
+			KEEP(b1[i], b2[i], i1[i], d.x, col);
+			KEEP(b1[i], b2[i], i1[i], d.y, col + 1);
+			KEEP(b1[i], b2[i], i1[i], d.z, col + 2);
+			KEEP(b1[i], b2[i], i1[i], d.w, col + 3);
+		}
+	}
+}
+
+/*
+ * The label of batch row r (of nb) from its smallest values m1 (at index mi) and m2,
+ * unless they lie within twice the expansion's error bound: then r goes to the list
+ * for `exact'. The bound, for float32 rows x and centroids c64 rounded to float c32,
+ * fma accumulation over DIM terms, u = 2^-24:
+ *   |computed - exact| <= u ((2 DIM + 4) ||x|| ||c|| + 4 ||c||^2) + O(u^2)
+ * taken with ||c|| <= cmax and a factor SAFETY, plus a term for float underflow.
+ * Returns whether the label changed.
+ */
+static inline int
+finish_row(float m1, float m2, int mi, float xn, float cmax, int r, long row0,
+    __global int *labels, __global int *list, __global ulong *state)
+{
+	float xnorm = sqrt(xn);
+	float bound = SAFETY * U32 * ((2 * DIM + 8) * xnorm * cmax + 4.0f * cmax * cmax) +
+	    DIM * 1e-36f;
+	if (!(m2 - m1 > 2.0f * bound)) {
+		list[atomic_inc(&((__global int *)state)[SI_NLIST])] = r;
+		return 0;
+	}
+	int changed = labels[row0 + r] != mi;
+	labels[row0 + r] = mi;
+	return changed;
+}
+
+#if LOCAL_TILES
+/* One chunk of nd columns from d0 of the group's rows into As (column-major). */
 static void
 load_rows(__local float *As, __global const float *X, int nb, int r0, int d0, int nd)
 {
@@ -113,41 +165,47 @@ load_rows(__local float *As, __global const float *X, int nb, int r0, int d0, in
 		As[kk * AST + lr] = r < nb && c < DIM ? X[(long)r * DIM + c] : 0.0f;
 	}
 }
+#endif
 
 /*
- * Labels rows [0, nb) of this batch. Distances are ||c||^2 - 2 x.c (||x||^2 is the same
- * for every centroid of a row); a row whose two smallest values differ by no more than
- * twice the error bound of that expansion in float is listed for `exact' instead.
- * The bound, for float32 rows x and centroids c64 rounded to float c32, with fma
- * accumulation over DIM terms (u = 2^-24):
- *   |computed - exact| <= u ((2 DIM + 4) ||x|| ||c|| + 4 ||c||^2) + O(u^2)
- * taken with ||c|| <= cmax and a factor SAFETY, plus a term for float underflow.
- * Unlisted rows get their label here; `moved' counts those whose label changed.
+ * Labels rows [0, nb) of this batch (see finish_row); `moved' counts the labels that
+ * changed. Distances are ||c||^2 - 2 x.c (||x||^2 is the same for every centroid of a
+ * row), computed like a GEMM with register blocks of RM rows x RN centroids.
+ * LOCAL_TILES (GPUs): a group of TMT x TNT work-items shares its TM rows and each
+ * centroid tile through local memory, the next tile prefetched into registers; the
+ * TNT work-items of a row merge their minima at the end.
+ * Otherwise (CPUs): each work-item takes RM rows against every centroid, from global
+ * memory (cached), without barriers.
  */
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
 assign(__global const float *restrict X, int nb, __global const float *restrict cT,
     __global const float *restrict cn, int kpad, __global int *restrict labels, long row0,
     __global int *restrict list, __global ulong *restrict state)
 {
-	__local float smem[SMEM_SIZE];
-	__local int moved_l;
-	__local float *As = smem, *Bs = smem + AS_SIZE;
-	const int tid = get_local_id(0), tx = tid % TNT, ty = tid / TNT;
-	const int r0 = get_group_id(0) * TM;
-	const int ntiles = kpad / TN, nsteps = ntiles * DSTEPS;
-	__global const float4 *cT4 = (__global const float4 *)cT;
-	float acc[RM][RN], b1[RM], b2[RM];
+	const float cmax = ((__global const float *)state)[SF_CMAX];
+	float4 acc[RM][RNV];	/* rows x centroids, four centroids a vector */
+	float b1[RM], b2[RM];
 	int i1[RM];
-	float xn = 0.0f;	/* squared norm of row tid (tid < TM) */
-	float4 pb[B4];
 
-	if (tid == 0)
-		moved_l = 0;
+#pragma unroll
 	for (int i = 0; i < RM; i++) {
 		b1[i] = INFINITY;
 		b2[i] = INFINITY;
 		i1[i] = 0;
 	}
+#if LOCAL_TILES
+	__local float smem[SMEM_SIZE];
+	__local int moved_l;
+	__local float *As = smem, *Bs = smem + AS_SIZE;
+	const int tid = get_local_id(0), tx = tid % TNT, ty = tid / TNT;
+	const int r0 = get_group_id(0) * TM;
+	const int nsteps = kpad / TN * DSTEPS;
+	__global const float4 *cT4 = (__global const float4 *)cT;
+	float xn = 0.0f;	/* squared norm of row tid (tid < TM) */
+	float4 pb[B4];
+
+	if (tid == 0)
+		moved_l = 0;
 #if A_RES
 	load_rows(As, X, nb, r0, 0, DPAD);
 	barrier(CLK_LOCAL_MEM_FENCE);
@@ -156,14 +214,16 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 			xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
 #endif
 	/* Prefetch the first centroid chunk into registers. */
+#pragma unroll
 	for (int q = 0; q < B4; q++) {
 		int e = tid + q * NT;
 		if (e < TK * TN / 4)
 			pb[q] = cT4[((e / (TN / 4)) * kpad) / 4 + e % (TN / 4)];
 	}
 	for (int s = 0; s < nsteps; s++) {
-		const int tile = s / DSTEPS, ds = s - tile * DSTEPS, n0 = tile * TN;
+		const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
 		barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
 		for (int q = 0; q < B4; q++) {
 			int e = tid + q * NT;
 			if (e < TK * TN / 4)
@@ -180,6 +240,7 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 #endif
 		if (s + 1 < nsteps) {
 			const int t1 = (s + 1) / DSTEPS, d1 = (s + 1) - t1 * DSTEPS;
+#pragma unroll
 			for (int q = 0; q < B4; q++) {
 				int e = tid + q * NT;
 				if (e < TK * TN / 4)
@@ -188,9 +249,11 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 			}
 		}
 		if (ds == 0)
+#pragma unroll
 			for (int i = 0; i < RM; i++)
-				for (int j = 0; j < RN; j++)
-					acc[i][j] = 0.0f;
+#pragma unroll
+				for (int v = 0; v < RNV; v++)
+					acc[i][v] = (float4)(0.0f);
 #if A_RES
 		__local const float *Ak = As + ds * TK * AST;
 #else
@@ -198,7 +261,9 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 #endif
 #pragma unroll
 		for (int kk = 0; kk < TK; kk++) {
-			float a[RM], b[RN];
+			float a[RM];
+			float4 b[RNV];
+#pragma unroll
 			for (int v = 0; v < RMV; v++) {
 				float4 t = vload4(0, Ak + kk * AST + ty * 4 + v * (TM / RMV));
 				a[4 * v] = t.x;
@@ -206,34 +271,24 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 				a[4 * v + 2] = t.z;
 				a[4 * v + 3] = t.w;
 			}
-			for (int v = 0; v < RNV; v++) {
-				float4 t = vload4(0, Bs + kk * TN + tx * 4 + v * (TN / RNV));
-				b[4 * v] = t.x;
-				b[4 * v + 1] = t.y;
-				b[4 * v + 2] = t.z;
-				b[4 * v + 3] = t.w;
-			}
+#pragma unroll
+			for (int v = 0; v < RNV; v++)
+				b[v] = vload4(0, Bs + kk * TN + tx * 4 + v * (TN / RNV));
+#pragma unroll
 			for (int i = 0; i < RM; i++)
-				for (int j = 0; j < RN; j++)
-					acc[i][j] = fma(a[i], b[j], acc[i][j]);
+#pragma unroll
+				for (int v = 0; v < RNV; v++)
+					acc[i][v] = fma((float4)(a[i]), b[v], acc[i][v]);
 		}
-		if (ds == DSTEPS - 1) {
-			/* Fold this tile into the running minima, columns in increasing order. */
-			for (int j = 0; j < RN; j++) {
-				int col = n0 + tx * 4 + (j / 4) * (TN / RNV) + j % 4;
-				float c = cn[col];
-				for (int i = 0; i < RM; i++) {
-					float v = fma(-2.0f, acc[i][j], c);
-					KEEP(b1[i], b2[i], i1[i], v, col);
-				}
-			}
-		}
+		if (ds == DSTEPS - 1)
+			fold(acc, tile * TN, tx, cn, b1, b2, i1);
 	}
 
 	/* Merge the TNT work-items that share each row, in a fixed order. */
 	__local float *rb1 = smem, *rb2 = smem + TNT * TM;
 	__local int *ri1 = (__local int *)(smem + 2 * TNT * TM);
 	barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
 	for (int i = 0; i < RM; i++) {
 		int lr = ty * 4 + (i / 4) * (TM / RMV) + i % 4;
 		rb1[tx * TM + lr] = b1[i];
@@ -241,7 +296,6 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		ri1[tx * TM + lr] = i1[i];
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
-	const float cmax = ((__global const float *)state)[SF_CMAX];
 	int mine = 0;
 	if (tid < TM && r0 + tid < nb) {
 		float m1 = rb1[tid], m2 = rb2[tid];
@@ -257,23 +311,57 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 				m2 = fmin(m2, o1);
 			}
 		}
-		float xnorm = sqrt(xn);
-		float bound = SAFETY * U32 * ((2 * DIM + 8) * xnorm * cmax + 4.0f * cmax * cmax) +
-		    DIM * 1e-36f;
-		long r = row0 + r0 + tid;
-		if (!(m2 - m1 > 2.0f * bound)) {
-			__global int *si = (__global int *)state;
-			list[atomic_inc(&si[SI_NLIST])] = r0 + tid;
-		} else {
-			mine = labels[r] != mi;
-			labels[r] = mi;
-		}
+		mine = finish_row(m1, m2, mi, xn, cmax, r0 + tid, row0, labels, list, state);
 	}
 	if (mine)
 		atomic_inc(&moved_l);
 	barrier(CLK_LOCAL_MEM_FENCE);
 	if (tid == 0 && moved_l)
 		atomic_add(&((__global int *)state)[SI_MOVED], moved_l);
+#else
+	/* TNT is 1: RM consecutive rows a work-item, RN consecutive centroids a tile. */
+	const int rb = get_group_id(0) * TM + get_local_id(0) * RM;
+	float xn[RM];
+	__global const float *x[RM];
+	int moved = 0;
+
+#pragma unroll
+	for (int i = 0; i < RM; i++) {
+		x[i] = X + (long)min(rb + i, nb - 1) * DIM;
+		xn[i] = 0.0f;
+		for (int c = 0; c < DIM; c++)
+			xn[i] = fma(x[i][c], x[i][c], xn[i]);
+	}
+	for (int n0 = 0; n0 < kpad; n0 += TN) {
+#pragma unroll
+		for (int i = 0; i < RM; i++)
+#pragma unroll
+			for (int v = 0; v < RNV; v++)
+				acc[i][v] = (float4)(0.0f);
+		for (int c = 0; c < DIM; c++) {
+			float4 b[RNV];
+			__global const float *bc = cT + (long)c * kpad + n0;
+#pragma unroll
+			for (int v = 0; v < RNV; v++)
+				b[v] = vload4(v, bc);
+#pragma unroll
+			for (int i = 0; i < RM; i++) {
+				float4 a = (float4)(x[i][c]);
+#pragma unroll
+				for (int v = 0; v < RNV; v++)
+					acc[i][v] = fma(a, b[v], acc[i][v]);
+			}
+		}
+		fold(acc, n0, 0, cn, b1, b2, i1);
+	}
+#pragma unroll
+	for (int i = 0; i < RM; i++)
+		if (rb + i < nb)
+			moved += finish_row(b1[i], b2[i], i1[i], xn[i], cmax, rb + i, row0, labels,
+			    list, state);
+	if (moved)
+		atomic_add(&((__global int *)state)[SI_MOVED], moved);
+#endif
 }
 
 /* ---- exact ------------------------------------------------------------------ */
@@ -347,7 +435,7 @@ update(__global const float *restrict X, long nelem, __global const int *restric
 		long q = convert_long_rte(X[e] * fscale[i]);
 		__global ulong *p = sums + (long)l * DIM + i;
 #if HAVE_ATOM64
-		atom_add(p, (ulong)q);
+		atom_add((volatile __global ulong *)p, (ulong)q);
 #else
 		/* Two 32-bit halves, the carry of the low one added to the high one: the
 		 * total is exact modulo 2^64 whatever the order. */

@@ -30,6 +30,9 @@ enum { SD_INERTIA = 0, SD_SHIFT = 1, SI_MOVED = 4, SI_EMPTY = 5, SI_NLIST = 6,
 /* Tunables of the kernels, per device class (CLKMEANS_TUNE overrides them). */
 struct tune {
 	int tmt, tnt, rmv, rnv, tk, a_res, wg, rg;
+	int local;		/* assign's tiles through local memory (GPUs), or direct (CPUs) */
+	int regs;		/* NVIDIA: -cl-nv-maxrregcount (0: the compiler's choice) */
+	int fp64, atom64;	/* 0 turns the device's float64 or 64-bit atomics off */
 };
 
 struct cset {			/* one set of centroids in the forms the kernels use */
@@ -61,6 +64,7 @@ struct km {
 	struct cset set[2];
 	int cur;
 	double t_iter;			/* seconds in Lloyd iterations, for -v */
+	double t_vdist;			/* of which -v's inertia of each iteration */
 	int n_iter;
 };
 
@@ -169,6 +173,7 @@ tune_defaults(const struct km *m, struct tune *t)
 {
 	if (m->x.is_gpu) {
 		/* 256 work-items; 128 rows x up to 128 centroids a group. */
+		t->local = 1;
 		t->wg = 256;
 		t->rg = 1024;
 		if (m->k > 64) {
@@ -181,14 +186,12 @@ tune_defaults(const struct km *m, struct tune *t)
 			t->tmt = 64, t->tnt = 4, t->rmv = 1, t->rnv = 1;
 		}
 	} else {
-		/* CPUs (PoCL): small groups that stay in cache. */
+		/* CPUs (PoCL): a work-item takes 4 rows x 8 centroids at a time in vector
+		 * registers, through every centroid; no local memory, no barriers. */
+		t->local = 0;
 		t->wg = 64;
 		t->rg = 256;
-		if (m->k > 16) {
-			t->tmt = 8, t->tnt = 8, t->rmv = 1, t->rnv = 1;
-		} else {
-			t->tmt = 16, t->tnt = 4, t->rmv = 1, t->rnv = 1;
-		}
+		t->tmt = 16, t->tnt = 1, t->rmv = 1, t->rnv = m->k > 4 ? 2 : 1;
 	}
 	/* Columns a step: the widest of 16, 8, 4 that pads d by at most an eighth. */
 	t->tk = 4;
@@ -199,7 +202,8 @@ tune_defaults(const struct km *m, struct tune *t)
 		}
 }
 
-/* CLKMEANS_TUNE="tmt=16 tnt=16 rmv=2 rnv=2 tk=16 a_res=1 wg=256 rg=1024" (any subset). */
+/* CLKMEANS_TUNE="local=1 tmt=16 tnt=16 rmv=2 rnv=2 tk=16 a_res=1 wg=256 rg=1024
+ * regs=128 fp64=0 atom64=0" (any subset): for tuning, and for tests of the fallbacks. */
 static void
 tune_env(struct tune *t)
 {
@@ -209,6 +213,8 @@ tune_env(struct tune *t)
 	struct { const char *name; int *v; } f[] = {
 		{"tmt", &t->tmt}, {"tnt", &t->tnt}, {"rmv", &t->rmv}, {"rnv", &t->rnv},
 		{"tk", &t->tk}, {"a_res", &t->a_res}, {"wg", &t->wg}, {"rg", &t->rg},
+		{"local", &t->local}, {"regs", &t->regs}, {"fp64", &t->fp64},
+		{"atom64", &t->atom64},
 	};
 	char *s = xstrdup(env), *save = NULL;
 	for (char *tok = strtok_r(s, " ,", &save); tok; tok = strtok_r(NULL, " ,", &save)) {
@@ -234,15 +240,20 @@ choose_tune(struct km *m)
 	struct tune *t = &m->t;
 	tune_defaults(m, t);
 	t->a_res = -1;
+	t->regs = 0;
+	t->fp64 = t->atom64 = 1;
 	tune_env(t);
+	m->fp64 = m->fp64 && t->fp64;
+	m->atom64 = m->atom64 && t->atom64;
+	m->rsz = m->fp64 ? 8 : 4;
 	size_t nt = (size_t)t->tmt * t->tnt, tm = (size_t)t->tmt * t->rmv * 4;
 	size_t tn = (size_t)t->tnt * t->rnv * 4;
 	if (!is_pow2(t->tmt) || !is_pow2(t->tnt) || !is_pow2(t->rmv) || !is_pow2(t->rnv) ||
 	    (t->tk != 4 && t->tk != 8 && t->tk != 16) || !is_pow2(t->wg) ||
-	    t->rg % t->wg != 0 || !is_pow2(t->rg) || nt > m->x.max_wg || tm > nt ||
-	    (size_t)t->wg > m->x.max_wg)
-		die("unusable kernel parameters (tmt=%d tnt=%d rmv=%d rnv=%d tk=%d wg=%d rg=%d) for %s",
-		    t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->wg, t->rg, m->x.name);
+	    t->rg % t->wg != 0 || !is_pow2(t->rg) || nt > m->x.max_wg ||
+	    (t->local ? tm > nt : t->tnt != 1) || (size_t)t->wg > m->x.max_wg)
+		die("unusable kernel parameters (local=%d tmt=%d tnt=%d rmv=%d rnv=%d tk=%d wg=%d rg=%d) for %s",
+		    t->local, t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->wg, t->rg, m->x.name);
 	m->dpad = CEIL_DIV(m->d, (size_t)t->tk) * t->tk;
 	m->tm = tm;
 	m->kpad = CEIL_DIV(m->k, tn) * tn;
@@ -250,10 +261,12 @@ choose_tune(struct km *m)
 	size_t budget = MIN((size_t)m->x.local_mem, (size_t)48 << 10) - 1024;
 	size_t res = (m->dpad * (tm + 4) + (size_t)t->tk * tn) * 4;
 	size_t red = 3 * (size_t)t->tnt * tm * 4;
+	if (!t->local)
+		t->a_res = 0;
 	if (t->a_res < 0)
 		t->a_res = res <= budget;
 	size_t need = MAX(t->a_res ? res : ((size_t)t->tk * (tm + 4) + (size_t)t->tk * tn) * 4, red);
-	if (need > m->x.local_mem)
+	if (t->local && need > m->x.local_mem)
 		die("kernel parameters need %zu bytes of local memory, %s has %llu", need, m->x.name,
 		    (unsigned long long)m->x.local_mem);
 }
@@ -280,10 +293,18 @@ build(struct km *m)
 {
 	const struct tune *t = &m->t;
 	char opts[512];
-	snprintf(opts, sizeof opts,
+	int len = snprintf(opts, sizeof opts,
 	    "-D DIM=%zu -D USE_FP64=%d -D HAVE_ATOM64=%d -D TMT=%d -D TNT=%d -D RMV=%d "
-	    "-D RNV=%d -D TK=%d -D A_RES=%d -D WG=%d -D RG=%d",
-	    m->d, m->fp64, m->atom64, t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->a_res, t->wg, t->rg);
+	    "-D RNV=%d -D TK=%d -D A_RES=%d -D LOCAL_TILES=%d -D WG=%d -D RG=%d",
+	    m->d, m->fp64, m->atom64, t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->a_res, t->local,
+	    t->wg, t->rg);
+	if (m->x.vendor == CLX_NVIDIA) {
+		/* -v: ptxas's register and spill counts in the build log. */
+		if (verbose)
+			len += snprintf(opts + len, sizeof opts - len, " -cl-nv-verbose");
+		if (t->regs > 0)
+			snprintf(opts + len, sizeof opts - len, " -cl-nv-maxrregcount=%d", t->regs);
+	}
 	m->prog = clx_build(&m->x, "clkmeans", clkmeans_cl, opts);
 	m->assign = clx_kernel(m->prog, "assign");
 	m->exact = clx_kernel(m->prog, "exact");
@@ -429,15 +450,14 @@ km_open(struct km *m, const struct matrix *X, const struct km_config *cfg)
 	m->k = (size_t)cfg->k;
 	m->hx = X->data;
 	m->fp64 = m->x.has_fp64;
-	m->rsz = m->fp64 ? 8 : 4;
 	m->atom64 = has_extension(&m->x, "cl_khr_int64_base_atomics");
-	if (!m->fp64)
-		vlog("%s has no float64: sums of distances in float", m->x.name);
 	choose_tune(m);
+	if (!m->fp64)
+		vlog("no float64: distances and their sums in float");
 	const struct tune *t = &m->t;
 	vlog("%zu rows x %zu columns, k = %zu; tiles of %zu rows x %d centroids x %d columns%s",
 	    m->n, m->d, m->k, m->tm, t->tnt * t->rnv * 4, t->tk,
-	    t->a_res ? " (rows resident)" : "");
+	    !t->local ? " (direct)" : t->a_res ? " (rows resident)" : "");
 	double t0 = now_sec();
 	build(m);
 	phase_add("build", now_sec() - t0);
@@ -688,6 +708,7 @@ lloyd(struct km *m, int max_iter, int tol_on)
 	const int minus1 = -1;
 	double t0 = now_sec();
 
+	m->t_vdist = 0;
 	CL_CHECK(clEnqueueFillBuffer(m->x.queue, m->labels, &minus1, sizeof minus1, 0, m->n * 4,
 	    0, NULL, NULL));
 	for (it = 0; it < max_iter; it++) {
@@ -696,8 +717,14 @@ lloyd(struct km *m, int max_iter, int tol_on)
 		fill_zero(m, m->state, 4 * SI_MOVED, 4);
 		fill_zero(m, m->state, 4 * SI_NEXACT, 4);
 		assign_pass(m, 1);
-		if (verbose)
+		if (verbose) {
+			/* Timed apart, so -v reports what an iteration costs without it. */
+			CL_CHECK(clFinish(m->x.queue));
+			double t = now_sec();
 			rowdist_pass(m);
+			CL_CHECK(clFinish(m->x.queue));
+			m->t_vdist += now_sec() - t;
+		}
 		finalize(m, 1, verbose);
 		read_state(m, &st);
 		if (st.empty > 0 && relocate(m, st.empty, verbose)) {
@@ -936,9 +963,10 @@ km_run(const struct matrix *X, const struct km_config *cfg, struct km_result *re
 		t = now_sec();
 		double inertia = lloyd(&m, cfg->max_iter, cfg->tol > 0);
 		phase_add(PH_COMPUTE, now_sec() - t);
-		vlog("run %d: %d iterations in %.6f s (%.6f ms each), inertia %.10g", run + 1,
-		    m.n_iter, m.t_iter, 1e3 * m.t_iter / MAX(m.n_iter, 1), inertia);
-		if (inertia < res->inertia) {
+		vlog("run %d: %d iterations in %.6f s, %.6f ms each (-v's inertia aside: %.6f s), inertia %.10g",
+		    run + 1, m.n_iter, m.t_iter - m.t_vdist,
+		    1e3 * (m.t_iter - m.t_vdist) / MAX(m.n_iter, 1), m.t_vdist, inertia);
+		if (run == 0 || inertia < res->inertia) {
 			res->inertia = inertia;
 			res->iterations = m.n_iter;
 			fetch(&m, res);
