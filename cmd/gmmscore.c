@@ -341,6 +341,69 @@ write_chunk(struct writer *w, const struct chunk *c)
 	phase_add(PH_WRITE, now_sec() - t0);
 }
 
+/* ---- the main loop's steps ---- */
+
+struct runner {
+	struct pipeline *pl;
+	struct writer *w;
+	const struct gmm_params *prm;
+	enum gmm_mode mode;
+	size_t top;
+	float *scores;			/* CPU with --top: every score of a chunk */
+#ifdef ACCELKIT_CUDA
+	struct gmm_gpu *gpu;
+#endif
+	struct progress prog;
+	uint64_t frames;
+};
+
+static int
+chunk_ready(struct pipeline *pl, int i)
+{
+	pthread_mutex_lock(&pl->mu);
+	int full = pl->buf[i].full;
+	pthread_mutex_unlock(&pl->mu);
+	return full;
+}
+
+/* Queues the chunk on the GPU, or scores it on the CPU. */
+static void
+start_chunk(struct runner *r, int bi, struct chunk *c)
+{
+	if (c->n == 0)
+		return;
+#ifdef ACCELKIT_CUDA
+	if (r->gpu != NULL) {
+		gmm_gpu_submit(r->gpu, bi, c->x, c->n, c->idx, c->val);
+		return;
+	}
+#else
+	(void)bi;
+#endif
+	double t0 = now_sec();
+	const size_t nm = r->prm->nmodels;
+	gmm_cpu_score(r->prm, r->mode, c->x, c->n, r->top ? r->scores : c->val);
+	if (r->top)
+		gmm_top(r->scores, c->n, nm, r->top, c->idx, c->val);
+	phase_add(PH_COMPUTE, now_sec() - t0);
+}
+
+/* Waits for the chunk's results, writes them and hands the chunk back to the reader. */
+static void
+finish_chunk(struct runner *r, struct chunk *c)
+{
+#ifdef ACCELKIT_CUDA
+	if (r->gpu != NULL)
+		gmm_gpu_wait(r->gpu, (int)(c - r->pl->buf));
+#endif
+	write_chunk(r->w, c);
+	r->frames += c->n;
+	progress_update(&r->prog, r->frames, 0);
+	c->n = 0;
+	c->nseg = 0;
+	set_chunk(r->pl, c, 0);
+}
+
 /* ---- setup ---- */
 
 struct selection {
@@ -526,49 +589,31 @@ main(int argc, char **argv)
 
 	if (pthread_create(&rd_thread, NULL, reader_main, &pl) != 0)
 		die("cannot start a thread");
-	struct progress prog;
-	progress_begin(&prog, "frames");
-	uint64_t frames = 0;
+	struct runner run = {.pl = &pl, .w = &w, .prm = &prm, .mode = o.mode, .top = top,
+	    .scores = scores};
+#ifdef ACCELKIT_CUDA
+	run.gpu = gpu;
+#endif
+	progress_begin(&run.prog, "frames");
 	struct chunk *prev = NULL;
 	for (int bi = 0;; bi = (bi + 1) % NBUF) {
 		struct chunk *c = wait_chunk(&pl, bi, 1);
-		double t1 = now_sec();
-		if (c->n > 0) {
-#ifdef ACCELKIT_CUDA
-			if (gpu != NULL) {
-				gmm_gpu_submit(gpu, bi, c->x, c->n, c->idx, c->val);
-			} else
-#endif
-			{
-				gmm_cpu_score(&prm, o.mode, c->x, c->n, top ? scores : c->val);
-				if (top)
-					gmm_top(scores, c->n, models.nmodels, top, c->idx, c->val);
-				phase_add(PH_COMPUTE, now_sec() - t1);
-			}
-		}
-		if (prev != NULL) {
-#ifdef ACCELKIT_CUDA
-			if (gpu != NULL)
-				gmm_gpu_wait(gpu, (int)(prev - pl.buf));
-#endif
-			write_chunk(&w, prev);
-			frames += prev->n;
-			progress_update(&prog, frames, 0);
-			prev->n = 0;
-			prev->nseg = 0;
-			set_chunk(&pl, prev, 0);
-		}
+		start_chunk(&run, bi, c);
+		if (prev != NULL)
+			finish_chunk(&run, prev);
 		prev = c;
 		if (c->last)
 			break;
+		if (!chunk_ready(&pl, (bi + 1) % NBUF)) {
+			/* The input is slower than the scoring: out with these results now. */
+			finish_chunk(&run, prev);
+			prev = NULL;
+		}
 	}
-#ifdef ACCELKIT_CUDA
-	if (gpu != NULL)
-		gmm_gpu_wait(gpu, (int)(prev - pl.buf));
-#endif
-	write_chunk(&w, prev);
-	frames += prev->n;
-	progress_end(&prog);
+	if (prev != NULL)
+		finish_chunk(&run, prev);
+	progress_end(&run.prog);
+	uint64_t frames = run.frames;
 	pthread_join(rd_thread, NULL);
 	phase_add("read (beside)", pl.t_read);
 

@@ -612,6 +612,14 @@ mmf_token(struct mmf *f, char *tok, size_t cap)
 	return tok;
 }
 
+/* The position of the next token, for messages about what starts there. */
+static size_t
+mmf_here(struct mmf *f)
+{
+	skip_space(&f->c);
+	return f->c.pos;
+}
+
 /* Peeks at the next token without consuming it. */
 static const char *
 mmf_peek(struct mmf *f, char *tok, size_t cap)
@@ -904,7 +912,7 @@ mmf_hmm(struct mmf *f, const char *hmm)
 	}
 	long ns = mmf_int(f);
 	while (strcmp(mmf_peek(f, tok, sizeof tok), "<STATE>") == 0) {
-		size_t at = f->c.pos;
+		size_t at = mmf_here(f);
 		mmf_token(f, tok, sizeof tok);
 		long i = mmf_int(f);
 		if (i < 2 || i >= ns) {
@@ -960,7 +968,7 @@ mmf_load(const char *path, const char *buf, size_t len, struct gmm_models *m)
 	f.path = path;
 	build_init(&f.b, m, 0);
 	for (;;) {
-		size_t at = f.c.pos;
+		size_t at = mmf_here(&f);
 		mmf_token(&f, tok, sizeof tok);
 		if (tok[0] == '\0')
 			break;

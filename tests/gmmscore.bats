@@ -1,0 +1,341 @@
+#!/usr/bin/env bats
+# gmmscore: GMM observation scores against scikit-learn, numpy and hand-written files.
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	load helpers
+	# Fitted mixtures of 1 to 16 components (and one of 300, more than a GPU block), in
+	# every model format, with features near them in every feature format.
+	export D="$BATS_FILE_TMPDIR/fit" R="$BATS_FILE_TMPDIR/rand"
+	mkdir -p "$D" "$R"
+	py "$REF/gmmscore_ref.py" make "$D" --models 10 --dim 6 --frames 300 --big 300
+	py "$REF/gmmscore_ref.py" scores "$D" "$D/feats.npy" "$D/sum.npy"
+	py "$REF/gmmscore_ref.py" scores "$D" "$D/feats.npy" "$D/max.npy" --mode max
+	# Many random models of 39 dimensions, sizes 1 to 64 and one of 600.
+	py "$REF/gmmscore_ref.py" random "$R" --models 300 --dim 39 --frames 700 --big 600
+}
+
+setup() {
+	load helpers
+	T=$BATS_TEST_TMPDIR
+	G=$TESTDATA/gmmscore
+}
+
+refcheck() {
+	py "$REF/gmmscore_ref.py" check "$@"
+}
+
+@test "--mode sum matches scikit-learn's score_samples for fitted mixtures" {
+	run -0 gmmscore -m "$D/native.txt" --all -o "$T/out.ark" "$D/feats.npy"
+	run -0 refcheck all "$T/out.ark" "$D/sum.npy"
+}
+
+@test "--mode max matches numpy's best weighted component in float64" {
+	run -0 gmmscore -m "$D/native.txt" --mode max --all -o "$T/out.ark" "$D/feats.npy"
+	run -0 refcheck all "$T/out.ark" "$D/max.npy"
+}
+
+@test "--top 3 lists each frame's three best models, best first" {
+	run -0 gmmscore -m "$D/native.txt" --top 3 -o "$T/top.txt" "$D/feats.npy"
+	run -0 refcheck top "$T/top.txt" "$D/sum.npy" --top 3 --names "$D/names.txt"
+	run -0 gmmscore -m "$D/native.txt" --mode max -t 3 -o "$T/top.txt" "$D/feats.npy"
+	run -0 refcheck top "$T/top.txt" "$D/max.npy" --top 3 --names "$D/names.txt"
+}
+
+@test "the default is the best model a frame, named by the file" {
+	run -0 gmmscore -m "$D/native.txt" -o "$T/top.txt" "$D/feats.txt"
+	run -0 refcheck top "$T/top.txt" "$D/sum.npy" --names "$D/names.txt" --keys "$D/feats.txt:300"
+}
+
+@test "--top larger than the model count lists every model" {
+	run -0 gmmscore -m "$D/native.txt" --top 50 -o "$T/top.txt" "$D/feats.npy"
+	run -0 refcheck top "$T/top.txt" "$D/sum.npy" --top 50 --names "$D/names.txt"
+}
+
+@test "Kaldi text, Kaldi binary, HTK MMF and gmmscore text give the same scores" {
+	for m in kaldi.mdl.txt kaldi.mdl hmm.mmf native.txt; do
+		run -0 gmmscore -m "$D/$m" --all -o "$T/$m.ark" "$D/feats.npy"
+		run -0 refcheck all "$T/$m.ark" "$D/sum.npy"
+	done
+}
+
+@test "Kaldi models are named by pdf index and HTK states by macro or hmm.state" {
+	run -0 gmmscore -m "$D/kaldi.mdl.txt" --top 10 -o "$T/k.txt" "$D/feats.npy"
+	run -0 refcheck top "$T/k.txt" "$D/sum.npy" --top 10
+	run -0 gmmscore -m "$D/hmm.mmf" --top 10 -o "$T/h.txt" "$D/feats.npy"
+	run -0 refcheck top "$T/h.txt" "$D/sum.npy" --top 10 --names "$D/names.txt"
+}
+
+@test "a Kaldi model's stored gconsts are recomputed, not trusted" {
+	# kaldi.mdl.txt stores 12345 for every gconst
+	run -0 grep -c '<GCONSTS>  \[ 12345' "$D/kaldi.mdl.txt"
+	run -0 gmmscore -m "$D/kaldi.mdl.txt" --mode max --all -o "$T/k.ark" "$D/feats.npy"
+	run -0 refcheck all "$T/k.ark" "$D/max.npy"
+}
+
+@test "a single Kaldi DiagGMM is one model named 0" {
+	py - "$D" "$T/g.npy" <<'EOF'
+import sys, numpy as np
+s = np.load(sys.argv[1] + "/sum.npy")
+np.save(sys.argv[2], s[:, :1])
+EOF
+	run -0 gmmscore -m "$D/global.txt" --all -o "$T/g.ark" "$D/feats.npy"
+	run -0 refcheck all "$T/g.ark" "$T/g.npy"
+	run -0 gmmscore -m "$D/global.txt" "$D/feats.npy"
+	assert_line --index 0 --regexp $'^.*feats.npy\t0\t0\t-[0-9.]+$'
+}
+
+@test "an HTK file written byte by byte reads as its frames, checksum (_K) included" {
+	run -0 gmmscore -m "$D/native.txt" --all -o "$T/h.ark" "$D/feats.htk"
+	run -0 refcheck all "$T/h.ark" "$D/sum.npy"
+	run -0 gmmscore -m "$D/native.txt" --format htk --all -o "$T/h.ark" - < "$D/feats.htk"
+	run -0 refcheck all "$T/h.ark" "$D/sum.npy"
+}
+
+@test "a compressed HTK file (_C) is decoded with its scale and offset" {
+	py "$REF/gmmscore_ref.py" scores "$D" "$D/feats_c.npy" "$T/c.npy"
+	run -0 gmmscore -m "$D/native.txt" --all -o "$T/c.ark" "$D/feats_c.htk"
+	run -0 refcheck all "$T/c.ark" "$T/c.npy"
+}
+
+@test "a multi-utterance archive in gives one matrix an utterance out" {
+	run -0 gmmscore -m "$D/native.txt" --all -o "$T/u.ark" "$D/feats.ark"
+	run -0 refcheck all "$T/u.ark" "$D/sum.npy" --keys utt0:60,utt1:1,utt2:239
+	run -0 gmmscore -m "$D/native.txt" -o "$T/u.txt" "$D/feats.ark"
+	run -0 refcheck top "$T/u.txt" "$D/sum.npy" --names "$D/names.txt" \
+	    --keys utt0:60,utt1:1,utt2:239
+}
+
+@test "utterances split across chunks keep their frames and keys" {
+	run -0 gmmscore -m "$D/native.txt" --chunk 7 --all -o "$T/u.ark" "$D/feats.ark"
+	run -0 refcheck all "$T/u.ark" "$D/sum.npy" --keys utt0:60,utt1:1,utt2:239
+	run -0 gmmscore -m "$D/native.txt" --chunk 1 -o "$T/u.txt" "$D/feats.ark"
+	run -0 refcheck top "$T/u.txt" "$D/sum.npy" --names "$D/names.txt" \
+	    --keys utt0:60,utt1:1,utt2:239
+}
+
+@test "an empty matrix in an archive is an empty matrix out" {
+	printf 'a  [\n  1 2 3 4 5 6 ]\nempty  [ ]\nb  [ 6 5 4 3 2 1 ]\n' > "$T/e.ark"
+	run -0 gmmscore -m "$D/native.txt" --all --mode max "$T/e.ark"
+	assert_line --index 0 'a  ['
+	assert_line --index 2 'empty  [ ]'
+	assert_line --index 3 'b  ['
+	assert_equal "${#lines[@]}" 5
+}
+
+@test "several feature files are scored in order, each named by its path, stdin as -" {
+	head -n 100 "$D/feats.txt" > "$T/a.txt"
+	tail -n 200 "$D/feats.txt" > "$T/b.txt"
+	run -0 gmmscore -m "$D/native.txt" -o "$T/ab.txt" "$T/a.txt" - < "$T/b.txt"
+	run -0 refcheck top "$T/ab.txt" "$D/sum.npy" --names "$D/names.txt" \
+	    --keys "$T/a.txt:100,-:200"
+}
+
+@test "--dims 4 scores the first four dimensions of models and features" {
+	py "$REF/gmmscore_ref.py" scores "$D" "$D/feats.npy" "$T/d4.npy" --dims 4
+	run -0 gmmscore -m "$D/kaldi.mdl" --dims 4 --all -o "$T/d.ark" "$D/feats.npy"
+	run -0 refcheck all "$T/d.ark" "$T/d4.npy"
+	cut -d ' ' -f 1-4 "$D/feats.txt" > "$T/f4.txt"
+	run -0 gmmscore -m "$D/hmm.mmf" --dims 4 --all -o "$T/d.ark" "$T/f4.txt"
+	run -0 refcheck all "$T/d.ark" "$T/d4.npy"
+}
+
+@test "--all -O npy writes frames x models float32" {
+	run -0 gmmscore -m "$D/native.txt" --all -O npy -o "$T/s.npy" "$D/feats.ark"
+	run -0 refcheck npy "$T/s.npy" "$D/sum.npy"
+	run -0 gmmscore -m "$D/native.txt" --all -o "$T/t.npy" "$D/feats.txt"
+	run -0 refcheck npy "$T/t.npy" "$D/sum.npy"
+}
+
+@test "models larger than a GPU block and of every size up to 64 score right" {
+	py "$REF/gmmscore_ref.py" scores "$R" "$R/feats.npy" "$T/r.npy" --native "$R/native.txt"
+	run -0 gmmscore -m "$R/native.txt" --all -O npy -o "$T/r_all.npy" "$R/feats.npy"
+	run -0 refcheck npy "$T/r_all.npy" "$T/r.npy"
+	py "$REF/gmmscore_ref.py" scores "$R" "$R/feats.npy" "$T/rm.npy" --native "$R/native.txt" \
+	    --mode max
+	run -0 gmmscore -m "$R/native.txt" --mode max --top 5 -o "$T/r_top.txt" "$R/feats.npy"
+	run -0 refcheck top "$T/r_top.txt" "$T/rm.npy" --top 5 --names "$R/names.txt"
+}
+
+@test "a small --max-device-mem scores in many tiles with the same result" {
+	py "$REF/gmmscore_ref.py" scores "$R" "$R/feats.npy" "$T/r.npy" --native "$R/native.txt"
+	run -0 gmmscore -v -m "$R/native.txt" --max-device-mem 6M --top 2 -o "$T/m.txt" \
+	    "$R/feats.npy"
+	run -0 refcheck top "$T/m.txt" "$T/r.npy" --top 2 --names "$R/names.txt"
+}
+
+@test "CPU and GPU give the same scores within the stated tolerance" {
+	require_gpu
+	run -0 gmmscore -d cpu -m "$R/native.txt" --all -o "$T/cpu.npy" "$R/feats.npy"
+	run -0 gmmscore -d gpu -m "$R/native.txt" --all -o "$T/gpu.npy" "$R/feats.npy"
+	run -0 refcheck npy "$T/gpu.npy" "$T/cpu.npy"
+	run -0 gmmscore -d gpu -m "$R/native.txt" --mode max --all -o "$T/gpum.npy" "$R/feats.npy"
+	run -0 gmmscore -d cpu -m "$R/native.txt" --mode max --all -o "$T/cpum.npy" "$R/feats.npy"
+	run -0 cmp "$T/gpum.npy" "$T/cpum.npy"
+	run -0 gmmscore -d gpu -m "$R/native.txt" --top 20 -o "$T/gpu.txt" "$R/feats.npy"
+	run -0 refcheck top "$T/gpu.txt" "$T/cpu.npy" --top 20 --names "$R/names.txt"
+	run -0 gmmscore -d gpu -m "$D/hmm.mmf" --top 3 --chunk 100 -o "$T/g3.txt" "$D/feats.ark"
+	run -0 refcheck top "$T/g3.txt" "$D/sum.npy" --top 3 --names "$D/names.txt" \
+	    --keys utt0:60,utt1:1,utt2:239
+}
+
+@test "output of the first chunks appears before the input ends" {
+	mkfifo "$T/fifo"
+	# 300 models a row: each chunk of 400 frames writes over a megabyte.
+	gmmscore -m "$R/native.txt" --all --chunk 400 "$T/fifo" > "$T/out" &
+	pid=$!
+	exec 7> "$T/fifo"
+	head -n 600 "$R/feats.txt" >&7
+	for _ in $(seq 200); do
+		[ -s "$T/out" ] && break
+		sleep 0.1
+	done
+	size=$(stat -c %s "$T/out")
+	tail -n +601 "$R/feats.txt" >&7
+	exec 7>&-
+	wait "$pid"
+	[ "$size" -gt 0 ]
+	run -0 grep -c ']' "$T/out"
+	assert_output 1
+}
+
+@test "a truncated HTK file is an error naming the file and the byte" {
+	head -c 1000 "$D/feats.htk" > "$T/cut.htk"
+	run -1 --separate-stderr gmmscore -m "$D/native.txt" "$T/cut.htk"
+	assert_output ''
+	[[ $stderr == *"cut.htk: byte 0: HTK header promises 300 frames"* ]]
+	run -1 --separate-stderr bash -c "cat '$T/cut.htk' | gmmscore -m '$D/native.txt' -f htk"
+	[[ $stderr == *"(standard input): byte 1000: HTK data is truncated: the header promises 300 frames, the data ends in frame 42"* ]]
+}
+
+@test "features of another dimension are an error naming the file and utterance" {
+	cut -d ' ' -f 1-5 "$D/feats.txt" > "$T/f5.txt"
+	run -1 --separate-stderr gmmscore -m "$D/native.txt" "$T/f5.txt"
+	[[ $stderr == *"f5.txt: utterance '$T/f5.txt' has 5 dimensions, the models 6"* ]]
+	run -1 --separate-stderr gmmscore -m "$D/native.txt" --dims 6 "$T/f5.txt"
+	[[ $stderr == *"fewer than --dims 6"* ]]
+	printf 'u  [\n  1 2 3 4 5 6\n  1 2 3 4 5 ]\n' > "$T/r.ark"
+	run -1 --separate-stderr gmmscore -m "$D/native.txt" "$T/r.ark"
+	[[ $stderr == *"r.ark:3: row has 5 columns, expected 6 as on line 2 (utterance 'u')"* ]]
+}
+
+@test "NaN in features is an error naming the line or byte" {
+	sed '3s/^[^ ]*/nan/' "$D/feats.txt" > "$T/nan.txt"
+	run -1 --separate-stderr gmmscore -m "$D/native.txt" "$T/nan.txt"
+	[[ $stderr == *"nan.txt:3: column 1: NaN is not allowed"* ]]
+	py - "$D/feats.htk" "$T/nan.htk" <<'EOF'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[12 + 24 + 4:12 + 24 + 8] = b"\x7f\xc0\x00\x00"   # frame 2, column 2
+open(sys.argv[2], "wb").write(b)
+EOF
+	run -1 --separate-stderr gmmscore -m "$D/native.txt" "$T/nan.htk"
+	[[ $stderr == *"nan.htk: byte 40: NaN in HTK data (frame 2, column 2)"* ]]
+}
+
+@test "a bad variance or weight is an error naming the model" {
+	awk 'NR == 3 { $9 = 0 } { print }' "$D/native.txt" > "$T/v0.txt"
+	run -1 --separate-stderr gmmscore -m "$T/v0.txt" "$D/feats.npy"
+	[[ $stderr == *"v0.txt:2: model 's0', component 1, dimension 2: variance 0 is not positive"* ]]
+	awk 'NR == 5 { $1 = -$1 } { print }' "$D/native.txt" > "$T/w.txt"
+	run -1 --separate-stderr gmmscore -m "$T/w.txt" "$D/feats.npy"
+	[[ $stderr == *"w.txt:4: model 'h1.2', component 1: weight -"*" is negative"* ]]
+	awk 'NR == 5 { $1 = $1 / 2 } { print }' "$D/native.txt" > "$T/w.txt"
+	run -1 --separate-stderr gmmscore -m "$T/w.txt" "$D/feats.npy"
+	[[ $stderr == *"w.txt:4: model 'h1.2': weights sum to"*"not 1"* ]]
+	# s0's first variance (the second <VARIANCE> 6: the first is the ~v macro) to -1
+	awk '/^<VARIANCE> 6$/ { v++ } { if (fix) { $1 = -1; fix = 0 } } v == 2 && !done { fix = 1; done = 1 } { print }' \
+	    "$D/hmm.mmf" > "$T/v.mmf"
+	run -1 --separate-stderr gmmscore -m "$T/v.mmf" "$D/feats.npy"
+	[[ $stderr == *"v.mmf:7: model 's0', component 1, dimension 1: variance -1 is not positive"* ]]
+	printf '<DIMENSION> 2 <NUMPDFS> 1 <DiagGMM>\n<WEIGHTS> [ 0.5 0.5 ]\n<MEANS_INVVARS> [\n 0 0\n 1 1 ]\n<INV_VARS> [\n 1 1\n 1 0 ]\n</DiagGMM>\n' > "$T/z.mdl"
+	run -1 --separate-stderr gmmscore -m "$T/z.mdl" "$D/feats.npy"
+	[[ $stderr == *"z.mdl:1: model '0', component 2, dimension 2: variance inf is not positive"* ]]
+}
+
+@test "a dimension mismatch inside a model file is an error naming the model" {
+	printf '<DIMENSION> 2 <NUMPDFS> 2\n<DiagGMM>\n<WEIGHTS> [ 1 ]\n<MEANS_INVVARS> [\n 0 0 ]\n<INV_VARS> [\n 1 1 ]\n</DiagGMM>\n<DiagGMM>\n<WEIGHTS> [ 1 ]\n<MEANS_INVVARS> [\n 0 0 0 ]\n<INV_VARS> [\n 1 1 1 ]\n</DiagGMM>\n' > "$T/k.mdl"
+	run -1 --separate-stderr gmmscore -m "$T/k.mdl" "$D/feats.npy"
+	[[ $stderr == *"k.mdl:9: model '1' has dimension 3, the models' is 2"* ]]
+	sed '0,/<MEAN> 6/s/<MEAN> 6/<MEAN> 5/' "$D/hmm.mmf" > "$T/d.mmf"
+	run -1 --separate-stderr gmmscore -m "$T/d.mmf" "$D/feats.npy"
+	[[ $stderr == *"d.mmf:10: <MEAN> has 5 dimensions, the models have 6"* ]]
+	printf 'gmm a 1 2\n1 0 0 1 1\ngmm b 1 3\n1 0 0 0 1 1 1\n' > "$T/n.txt"
+	run -1 --separate-stderr gmmscore -m "$T/n.txt" "$D/feats.npy"
+	[[ $stderr == *"n.txt:3: model 'b' has dimension 3, the first model's is 2"* ]]
+	run -1 --separate-stderr gmmscore -m "$D/native.txt" --dims 7 "$D/feats.npy"
+	[[ $stderr == *"--dims 7: the models have 6 dimensions"* ]]
+}
+
+@test "unsupported inputs are refused clearly" {
+	printf 'utt \0BFM \4\1\0\0\0\4\6\0\0\0' > "$T/b.ark"
+	run -1 --separate-stderr gmmscore -m "$D/native.txt" "$T/b.ark"
+	[[ $stderr == *"binary Kaldi archive is not supported"* ]]
+	printf '\0\0\0\1\0\0\0\1\0\2\0\0\0\0' > "$T/w.htk"
+	run -1 --separate-stderr gmmscore -m "$D/native.txt" "$T/w.htk"
+	[[ $stderr == *"w.htk: byte 10: HTK file holds a waveform"* ]]
+	printf 'hello world\n' > "$T/m.txt"
+	run -1 --separate-stderr gmmscore -m "$T/m.txt" "$D/feats.npy"
+	[[ $stderr == *"m.txt:1: not a model file"* ]]
+	printf '~o <VECSIZE> 2\n~s "a" <NUMMIXES> 1 <MIXTURE> 1 1 <MEAN> 2 0 0 <INVCOVAR> 2 1 0 1\n' > "$T/f.mmf"
+	run -1 --separate-stderr gmmscore -m "$T/f.mmf" "$D/feats.npy"
+	[[ $stderr == *"a full covariance is not supported"* ]]
+}
+
+@test "usage errors exit 2 and say how to get help" {
+	run -2 --separate-stderr gmmscore "$D/feats.npy"
+	[[ $stderr == *"no models given"* ]]
+	run -2 --separate-stderr gmmscore -m "$D/native.txt" --top 0 "$D/feats.npy"
+	[[ $stderr == *"--top"* ]]
+	run -2 --separate-stderr gmmscore -m "$D/native.txt" --mode mean "$D/feats.npy"
+	run -2 --separate-stderr gmmscore -m "$D/native.txt" --all --top 2 "$D/feats.npy"
+	run -2 --separate-stderr gmmscore -m "$D/native.txt" -O npy "$D/feats.npy"
+	[[ $stderr == *"needs --all"* ]]
+	[[ $stderr == *"Try 'gmmscore --help'"* ]]
+	run -0 gmmscore --help
+	assert_line --index 0 --partial 'usage: gmmscore -m MODELS'
+}
+
+@test "a closed pipe ends the program quietly" {
+	run -0 --separate-stderr bash -c "gmmscore -m '$R/native.txt' --all '$R/feats.npy' | head -c 10 > /dev/null"
+	assert_equal "$stderr" ""
+}
+
+# The examples of man/gmmscore.1.
+
+@test "example: the best pdf of each frame of an archive" {
+	run -0 gmmscore -m "$G/final.mdl.txt" -o "$T/e.txt" "$G/feats.ark"
+	py "$REF/gmmscore_ref.py" scores "$T" "$G/feats.ark" "$T/s.npy" --native "$G/models.txt" \
+	    --ark
+	run -0 refcheck top "$T/e.txt" "$T/s.npy" --keys utt0:2,utt1:1,utt2:7
+}
+
+@test "example: the two best HTK states of each frame, by best component" {
+	run -0 gmmscore -m "$G/hmms.mmf" --mode max --top 2 -o "$T/e.txt" "$G/feats.htk"
+	py "$REF/gmmscore_ref.py" scores "$T" "$G/feats.ark" "$T/s.npy" --native "$G/models.txt" \
+	    --ark --mode max
+	run -0 refcheck top "$T/e.txt" "$T/s.npy" --top 2 --names <(awk '/^gmm/ { print $2 }' \
+	    "$G/models.txt") --keys "$G/feats.htk:10"
+}
+
+@test "example: every pdf's log-likelihood as gmm-compute-likes writes it" {
+	run -0 gmmscore -m "$G/final.mdl.txt" --all -o "$T/likes.ark" "$G/feats.ark"
+	py "$REF/gmmscore_ref.py" scores "$T" "$G/feats.ark" "$T/s.npy" --native "$G/models.txt" \
+	    --ark
+	run -0 refcheck all "$T/likes.ark" "$T/s.npy" --keys utt0:2,utt1:1,utt2:7
+}
+
+@test "example: every score as NPY, from an HTK file" {
+	run -0 gmmscore -m "$G/final.mdl.txt" --all -O npy -o "$T/likes.npy" "$G/feats.htk"
+	py "$REF/gmmscore_ref.py" scores "$T" "$G/feats.ark" "$T/s.npy" --native "$G/models.txt" \
+	    --ark
+	run -0 refcheck npy "$T/likes.npy" "$T/s.npy"
+}
+
+@test "example: the first two dimensions only" {
+	run -0 gmmscore -m "$G/final.mdl.txt" --dims 2 -o "$T/e.txt" "$G/feats.ark"
+	py "$REF/gmmscore_ref.py" scores "$T" "$G/feats.ark" "$T/s.npy" --native "$G/models.txt" \
+	    --ark --dims 2
+	run -0 refcheck top "$T/e.txt" "$T/s.npy" --keys utt0:2,utt1:1,utt2:7
+}
