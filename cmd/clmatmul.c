@@ -231,7 +231,9 @@ main(int argc, char **argv)
 		    p.m, p.k, p.n);
 
 	struct clx x;
+	double t0 = now_sec();
 	clx_open(co.device, co.platform, verbose || bench ? CLX_PROFILE : 0, &x);
+	phase_add("open device", now_sec() - t0);
 	struct cm_engine *e = cm_open(&x, &o);
 
 	struct matrix C = {p.m, p.n, o.dt, NULL};

@@ -269,7 +269,9 @@ cm_open(struct clx *x, const struct cm_options *o)
 		e->rect = 1;
 		break;
 	default:
+		t0 = now_sec();
 		e->rect = rect_works(e);
+		phase_add("check rectangles", now_sec() - t0);
 		vlog("rectangle transfers: %s", e->rect ? "correct, used" :
 		    "wrong on this platform, packed copies used");
 	}
@@ -342,35 +344,40 @@ make_plan(const struct cm_engine *e, size_t m, size_t n, size_t k, int beta, str
 
 	*pl = (struct plan){mp, np, kp, 1, 1, 1, 1, 0};
 	if (!plan_fits(e, pl)) {
-		/* Blocks of C take at most half the bound; panels of A and B the rest. */
+		/* Blocks of C as large as a share of the bound allows (fewer blocks: less
+		 * traffic), the panels of A and B in the rest; the share shrinks until the
+		 * panels are deep enough for a kernel to pay for reading and writing C. */
 		pl->slots = 2;
 		pl->c0slot = beta;
-		size_t half = e->budget / 2, ce = e->esize * (1 + (size_t)beta);
-		for (;;) {
-			while ((pl->bm * pl->bn * ce * 2 > half ||
-			    pl->bm * pl->bn * e->esize > e->x->max_alloc) &&
-			    (pl->bm > BMp || pl->bn > BNp)) {
+		const size_t es = e->esize, ce = es * (1 + (size_t)beta);
+		const size_t ab = e->p.staging == CM_DIRECT ? 2 : 1;
+		const size_t kwant = MIN(kp, MAX(BKp, 1024 / BKp * BKp));
+		struct plan best = {0};
+		for (size_t share = e->budget / 2;; share /= 2) {
+			while ((2 * pl->bm * pl->bn * ce > share ||
+			    pl->bm * pl->bn * es > e->x->max_alloc) && (pl->bm > BMp || pl->bn > BNp)) {
 				if (pl->bm >= pl->bn && pl->bm > BMp)
 					pl->bm = round_up(pl->bm / 2, BMp);
 				else
 					pl->bn = round_up(pl->bn / 2, BNp);
 			}
-			size_t left = e->budget > 2 * pl->bm * pl->bn * ce ?
-			    e->budget - 2 * pl->bm * pl->bn * ce : 0;
-			size_t bk = left / (2 * (pl->bm + pl->bn) * e->esize *
-			    (e->p.staging == CM_DIRECT ? 2 : 1));
-			bk = MIN(bk, e->x->max_alloc / (MAX(pl->bm, pl->bn) * e->esize));
+			size_t cbytes = 2 * pl->bm * pl->bn * ce;
+			size_t left = e->budget > cbytes ? e->budget - cbytes : 0;
+			size_t bk = left / (2 * (pl->bm + pl->bn) * es * ab);
+			bk = MIN(bk, e->x->max_alloc / (MAX(pl->bm, pl->bn) * es));
 			bk = MIN(bk / BKp * BKp, kp);
-			if (bk >= BKp) {
-				pl->bk = bk;
-				break;
+			if (bk >= BKp && pl->bm * pl->bn * bk > best.bm * best.bn * best.bk) {
+				best = *pl;
+				best.bk = bk;
 			}
-			if (pl->bm == BMp && pl->bn == BNp)
-				die("--max-device-mem %zu is too small for one %zux%zu tile of C and "
-				    "its panels (about %zu bytes needed)", e->budget, BMp, BNp,
-				    2 * (BMp * BNp * ce + (BMp + BNp) * BKp * e->esize));
-			half = half / 2;
+			if (bk >= kwant || (pl->bm == BMp && pl->bn == BNp))
+				break;
 		}
+		if (best.bk == 0)
+			die("--max-device-mem %zu is too small for one %zux%zu tile of C and its "
+			    "panels (%zu bytes needed)", e->budget, BMp, BNp,
+			    2 * (BMp * BNp * ce + (BMp + BNp) * BKp * es * ab));
+		*pl = best;
 	}
 	/* Even blocks: as many as needed, as equal as the tiles allow. */
 	pl->nbm = CEIL_DIV(mp, pl->bm);

@@ -1,0 +1,374 @@
+#!/usr/bin/env bats
+# clmatmul: C = alpha op(A) op(B) + beta C0 on OpenCL (PoCL in make check, the GPU in
+# make check-gpu). Products are checked by tests/ref/clmatmul_ref.py, numpy in float64,
+# entry by entry within (K + 2) eps (|alpha| |op(A)| |op(B)| + |beta C0|), eps the
+# float32 epsilon (float64 with --double): twice the worst-case rounding of K terms.
+
+setup() {
+	load helpers
+	T=$BATS_TEST_TMPDIR
+	D=$TESTDATA/clmatmul
+}
+
+# gen FILE ROWS COLS SEED [f64]: standard normal numbers, float32 unless f64, as text
+# (every digit kept) or NPY by the file's name.
+gen() {
+	py - "$@" <<'EOF'
+import sys
+import numpy as np
+f, r, c, s = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+dt = np.float64 if len(sys.argv) > 5 else np.float32
+x = np.random.default_rng(s).standard_normal((r, c)).astype(dt)
+if f.endswith(".npy"):
+    np.save(f, x)
+else:
+    np.savetxt(f, x, fmt="%.17g")
+EOF
+}
+
+# mm M N K [OPTIONS]: random op(A) (M x K) and op(B) (K x N), stored as the transpose
+# options say (and C0, M x N, with --beta), multiplied by clmatmul with OPTIONS into
+# $T/c.npy, then the reference's verdict on it.
+mm() {
+	local m=$1 n=$2 k=$3 ta=0 tb=0 f64= ref=() opts=()
+	shift 3
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--transpose-a) ta=1; ref+=(--ta) ;;
+		--transpose-b) tb=1; ref+=(--tb) ;;
+		--double) f64=f64; ref+=(--double) ;;
+		--alpha) ref+=(--alpha "$2"); opts+=("$1"); shift ;;
+		--beta) ref+=(--beta "$2" --c0 "$T/c0.npy"); opts+=(-c "$T/c0.npy" "$1"); shift ;;
+		esac
+		opts+=("$1")
+		shift
+	done
+	if [ $ta = 1 ]; then gen "$T/a.npy" "$k" "$m" 1 $f64; else gen "$T/a.npy" "$m" "$k" 1 $f64; fi
+	if [ $tb = 1 ]; then gen "$T/b.npy" "$n" "$k" 2 $f64; else gen "$T/b.npy" "$k" "$n" 2 $f64; fi
+	gen "$T/c0.npy" "$m" "$n" 3 $f64
+	clmatmul -O npy -o "$T/c.npy" "${opts[@]}" "$T/a.npy" "$T/b.npy" || return
+	py "$REF/clmatmul_ref.py" "${ref[@]}" "$T/a.npy" "$T/b.npy" "$T/c.npy"
+}
+
+@test "the small example gives the product worked by hand" {
+	run -0 --separate-stderr clmatmul "$D/a.txt" "$D/b.txt"
+	assert_output "$(printf '58\t64\n139\t154')"
+}
+
+@test "a 1x1 product is the product of the numbers" {
+	echo 3 > "$T/a.txt"
+	echo -2.5 > "$T/b.txt"
+	run -0 --separate-stderr clmatmul "$T/a.txt" "$T/b.txt"
+	assert_output "-7.5"
+}
+
+@test "a row times a column and a column times a row match numpy" {
+	run -0 mm 1 1 300
+	assert_output ok
+	run -0 mm 300 300 1
+	assert_output ok
+	run -0 mm 1 77 5
+	assert_output ok
+}
+
+@test "prime sizes 127x131x137 match numpy" {
+	run -0 mm 127 131 137
+	assert_output ok
+}
+
+@test "tall and wide shapes match numpy" {
+	run -0 mm 1000 3 20
+	assert_output ok
+	run -0 mm 3 1000 20
+	assert_output ok
+	run -0 mm 5 7 2000
+	assert_output ok
+}
+
+@test "op(A) = A^T matches numpy" {
+	run -0 mm 127 131 137 --transpose-a
+	assert_output ok
+}
+
+@test "op(B) = B^T matches numpy" {
+	run -0 mm 127 131 137 --transpose-b
+	assert_output ok
+}
+
+@test "both transposed match numpy" {
+	run -0 mm 127 131 137 --transpose-a --transpose-b
+	assert_output ok
+}
+
+@test "alpha and beta with C0 match numpy" {
+	run -0 mm 65 70 75 --alpha -0.5 --beta 2
+	assert_output ok
+	run -0 mm 65 70 75 --transpose-a --transpose-b --alpha 3 --beta -1
+	assert_output ok
+}
+
+@test "-c without --beta adds C0 once" {
+	run -0 --separate-stderr clmatmul -c "$D/c.txt" "$D/a.txt" "$D/b.txt"
+	assert_output "$(printf '59\t64\n139\t155')"
+}
+
+@test "--double computes in float64, within float64's bound" {
+	run -0 mm 61 67 71 --double
+	assert_output ok
+	run -0 mm 61 67 71 --double --transpose-b --alpha 0.25 --beta -3
+	assert_output ok
+}
+
+@test "--double writes float64 NPY" {
+	run -0 clmatmul --double -O npy -o "$T/c.npy" "$D/a.txt" "$D/b.txt"
+	run -0 py -c "import numpy as np; c = np.load('$T/c.npy'); print(c.dtype, c.tolist())"
+	assert_output "float64 [[58.0, 64.0], [139.0, 154.0]]"
+}
+
+# blocked SIZE [OPTIONS]: $T/a.npy times $T/b.npy, in core and under --max-device-mem
+# SIZE (fixed tiles, so the plan is the same on every device): both results must be
+# the same bytes, the blocked run must have used several blocks of C and split K, and
+# the reference must accept it.
+blocked() {
+	local mem=$1 k=(--tile 32 --item 4 --tile-k 16)
+	shift
+	clmatmul "${k[@]}" "$@" -O npy -o "$T/whole.npy" "$T/a.npy" "$T/b.npy" || return
+	clmatmul -v "${k[@]}" "$@" --max-device-mem "$mem" -O npy -o "$T/c.npy" \
+	    "$T/a.npy" "$T/b.npy" 2> "$T/log" || { cat "$T/log"; return 1; }
+	grep -E 'plan: [0-9]+ x [0-9]+ blocks of C .* K in [0-9]+ panels' "$T/log" || return
+	grep -qE 'plan: ([2-9]|[1-9][0-9]+) x [0-9]+ blocks of C .* K in ([2-9]|[1-9][0-9]+) panels' \
+	    "$T/log" || { echo "not blocked"; return 1; }
+	cmp "$T/whole.npy" "$T/c.npy" || return
+}
+
+@test "blocked runs under a small --max-device-mem equal the in-core result exactly" {
+	gen "$T/a.npy" 300 700 1
+	gen "$T/b.npy" 700 260 2
+	run -0 blocked 150K
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/c.npy"
+	assert_output ok
+}
+
+@test "blocked runs with packed transfers, transposes and beta equal the in-core result" {
+	gen "$T/a.npy" 700 300 1
+	gen "$T/b.npy" 260 700 2
+	gen "$T/c0.npy" 300 260 3
+	run -0 blocked 150K --transfers packed --transpose-a --transpose-b --alpha 0.5 \
+	    --beta 2 -c "$T/c0.npy"
+	run -0 py "$REF/clmatmul_ref.py" --ta --tb --alpha 0.5 --beta 2 --c0 "$T/c0.npy" \
+	    "$T/a.npy" "$T/b.npy" "$T/c.npy"
+	assert_output ok
+}
+
+@test "-v names the device, the kernel parameters, the plan and the phases" {
+	run -0 --separate-stderr clmatmul -v -o "$T/c.txt" "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"clmatmul: device: "* ]]
+	[[ $stderr == *"kernel parameters: tile="*" tile-k="*" item="* ]]
+	[[ $stderr == *"plan: 1 x 1 block of C"* ]]
+	[[ $stderr == *"time compute"* ]]
+	[[ $stderr == *"time wall"* ]]
+}
+
+@test "rectangle transfers are checked on the platform and reported" {
+	run -0 --separate-stderr clmatmul -v -o "$T/c.txt" "$D/a.txt" "$D/b.txt"
+	[[ $stderr =~ "rectangle transfers: "(correct|wrong) ]]
+}
+
+@test "text input can give NPY output and NPY input text output" {
+	gen "$T/a.txt" 20 30 1
+	gen "$T/b.npy" 30 10 2
+	run -0 clmatmul -O npy -o "$T/c.npy" "$T/a.txt" "$T/b.npy"
+	run -0 py -c "import numpy as np; print(np.load('$T/c.npy').dtype)"
+	assert_output float32
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.txt" "$T/b.npy" "$T/c.npy"
+	assert_output ok
+	gen "$T/a.npy" 20 30 1
+	run -0 clmatmul -o "$T/c.txt" "$T/a.npy" "$T/b.npy"
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/c.txt"
+	assert_output ok
+}
+
+@test "an output file named .npy is written as NPY" {
+	run -0 clmatmul -o "$T/c.npy" "$D/a.txt" "$D/b.txt"
+	run -0 py -c "import numpy as np; print(np.load('$T/c.npy').tolist())"
+	assert_output "[[58.0, 64.0], [139.0, 154.0]]"
+}
+
+@test "A can come from standard input" {
+	run -0 --separate-stderr clmatmul - "$D/b.txt" < "$D/a.txt"
+	assert_output "$(printf '58\t64\n139\t154')"
+}
+
+@test "text output reads back as the exact float32 values" {
+	gen "$T/a.npy" 40 50 1
+	gen "$T/b.npy" 50 30 2
+	run -0 clmatmul -O npy -o "$T/c.npy" "$T/a.npy" "$T/b.npy"
+	run -0 clmatmul -o "$T/c.txt" "$T/a.npy" "$T/b.npy"
+	run -0 py -c "
+import numpy as np
+t = np.loadtxt('$T/c.txt', dtype=np.float32)
+print((t == np.load('$T/c.npy')).all())"
+	assert_output True
+}
+
+@test "an empty matrix is an error naming it" {
+	: > "$T/empty.txt"
+	run -1 --separate-stderr clmatmul "$T/empty.txt" "$D/b.txt"
+	assert_equal "$stderr" "clmatmul: $T/empty.txt: empty matrix (0 x 0)"
+	[ -z "$output" ]
+}
+
+@test "mismatched shapes are an error naming both shapes" {
+	run -1 --separate-stderr clmatmul "$D/a.txt" "$D/a.txt"
+	assert_equal "$stderr" "clmatmul: shapes do not match: op(A) is 2 x 3 ($D/a.txt) but op(B) is 2 x 3 ($D/a.txt)"
+	run -1 --separate-stderr clmatmul --transpose-a "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"op(A) is 3 x 2 ($D/a.txt, transposed) but op(B) is 3 x 2 ($D/b.txt)" ]]
+}
+
+@test "C0 of the wrong shape is an error naming its shape" {
+	run -1 --separate-stderr clmatmul -c "$D/a.txt" "$D/a.txt" "$D/b.txt"
+	assert_equal "$stderr" "clmatmul: $D/a.txt: C0 is 2 x 3 but op(A) op(B) is 2 x 2"
+}
+
+@test "NaN in an input is an error naming its line" {
+	printf '1 2\nnan 4\n' > "$T/nan.txt"
+	run -1 --separate-stderr clmatmul "$T/nan.txt" "$T/nan.txt"
+	[[ $stderr == "clmatmul: $T/nan.txt:2: "*NaN* ]]
+	[ -z "$output" ]
+}
+
+@test "a ragged row is an error naming its line" {
+	printf '1 2\n3\n' > "$T/ragged.txt"
+	run -1 --separate-stderr clmatmul "$T/ragged.txt" "$D/b.txt"
+	[[ $stderr == "clmatmul: $T/ragged.txt:2: "* ]]
+}
+
+@test "--bench --verify passes and prints GFLOP/s" {
+	run -0 --separate-stderr clmatmul --bench 200 --verify --repeat 2
+	assert_output --regexp '^m=200 n=200 k=200 type=float32 blocks=1 reps=2 ms=[0-9.]+ best_ms=[0-9.]+ gflops=[0-9.]+ source=device device=.+$'
+}
+
+@test "--bench of an awkward shape with transposes, alpha and beta verifies" {
+	run -0 --separate-stderr clmatmul --bench 67x129x250 --transpose-a --transpose-b \
+	    --alpha 2 --beta -1 --verify --repeat 1
+	assert_output --regexp '^m=67 n=129 k=250 '
+}
+
+@test "--bench --double --verify passes" {
+	run -0 --separate-stderr clmatmul --bench 100 --double --verify --repeat 1
+	assert_output --regexp 'type=float64'
+}
+
+@test "--bench from host memory in blocks verifies" {
+	run -0 --separate-stderr clmatmul --bench 300x260x700 --tile 32 --item 4 --tile-k 16 \
+	    --max-device-mem 150K --verify --repeat 1
+	assert_output --regexp 'blocks=(2[0-9]|[3-9][0-9]) .* source=host'
+}
+
+@test "--verify checks a product read from files" {
+	gen "$T/a.npy" 60 70 1
+	gen "$T/b.npy" 70 80 2
+	run -0 --separate-stderr clmatmul --verify -v -o "$T/c.npy" "$T/a.npy" "$T/b.npy"
+	[[ $stderr == *"verify: every entry, largest error"* ]]
+}
+
+@test "forced work-group tiles on local memory (the GPU kernel) match numpy" {
+	run -0 mm 300 260 70 --staging local --tile 128 --tile-k 16 --item 8 --vector 4 \
+	    --patch 4x8 --transpose-b
+	assert_output ok
+	run -0 mm 100 90 80 --staging local --tile 64x32 --tile-k 16 --item 4x2 --vector 2x1 \
+	    --load-vector 2 --patch 1x16 --band 1 --transpose-a
+	assert_output ok
+}
+
+@test "forced direct staging (the CPU kernel) matches numpy" {
+	run -0 mm 150 140 130 --staging direct --tile 48x64 --item 6x16 --vector 1x8 \
+	    --tile-k 32 --unroll 4
+	assert_output ok
+}
+
+@test "kernel parameters that cannot work are a usage error" {
+	run -2 --separate-stderr clmatmul --tile 64 --item 6 "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"kernel parameters tile=64x64 "*" do not work: the tile must be a multiple of the item"* ]]
+	run -2 --separate-stderr clmatmul --vector 3 "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"vector widths must be 1, 2, 4, 8 or 16"* ]]
+}
+
+@test "a --max-device-mem too small for one tile is an error" {
+	run -1 --separate-stderr clmatmul --max-device-mem 1K "$D/a.txt" "$D/b.txt"
+	[[ $stderr == "clmatmul: --max-device-mem 1024 is too small for one "* ]]
+}
+
+@test "usage errors exit 2 with a hint" {
+	run -2 --separate-stderr clmatmul --no-such-option "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"Try 'clmatmul --help'"* ]]
+	run -2 --separate-stderr clmatmul "$D/a.txt"
+	[[ $stderr == *"two matrices are needed"* ]]
+	run -2 --separate-stderr clmatmul --beta 2 "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"--beta needs the matrix C0"* ]]
+	run -2 --separate-stderr clmatmul --bench 10x20 
+	[[ $stderr == *"expected N or MxNxK"* ]]
+	run -2 --separate-stderr clmatmul --bench 10 "$D/a.txt"
+	run -2 --separate-stderr clmatmul - - < "$D/a.txt"
+	run -2 --separate-stderr clmatmul --transfers sideways "$D/a.txt" "$D/b.txt"
+}
+
+@test "--help prints the usage on stdout" {
+	run -0 --separate-stderr clmatmul --help
+	assert_line --index 0 "usage: clmatmul [options] A B"
+	assert_line --index 1 "       clmatmul --bench M[xNxK] [options]"
+	[ -z "$stderr" ]
+}
+
+@test "--list-devices lists the OpenCL devices" {
+	run -0 --separate-stderr clmatmul --list-devices
+	assert_line --regexp '^[0-9]+:[0-9]+	(cpu|gpu):[0-9]+	'
+}
+
+@test "a device that is not there is an error" {
+	run -1 --separate-stderr clmatmul -d 9:9 "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"no such OpenCL device"* ]]
+}
+
+@test "a failed run leaves no output file" {
+	run -1 clmatmul -o "$T/out.txt" "$D/a.txt" "$D/a.txt"
+	[ ! -e "$T/out.txt" ]
+}
+
+# The man page's EXAMPLES, as written there (run from the project root).
+
+@test "example: the product of two text matrices" {
+	cd "$ACCELKIT_ROOT"
+	run -0 --separate-stderr clmatmul testdata/clmatmul/a.txt testdata/clmatmul/b.txt
+	assert_output "$(printf '58\t64\n139\t154')"
+}
+
+@test "example: alpha A B + beta C0" {
+	cd "$ACCELKIT_ROOT"
+	run -0 --separate-stderr clmatmul --alpha 2 --beta -1 -c testdata/clmatmul/c.txt \
+	    testdata/clmatmul/a.txt testdata/clmatmul/b.txt
+	assert_output "$(printf '115\t128\n278\t307')"
+}
+
+@test "example: A times its transpose" {
+	cd "$ACCELKIT_ROOT"
+	run -0 --separate-stderr clmatmul --transpose-b testdata/clmatmul/a.txt testdata/clmatmul/a.txt
+	assert_output "$(printf '14\t32\n32\t77')"
+}
+
+@test "example: NPY output" {
+	cd "$T"
+	run -0 clmatmul -O npy -o c.npy "$D/a.txt" "$D/b.txt"
+	run -0 py -c "import numpy as np; print(np.load('c.npy').tolist())"
+	assert_output "[[58.0, 64.0], [139.0, 154.0]]"
+}
+
+@test "example: a benchmark that checks its result" {
+	run -0 --separate-stderr clmatmul --bench 512 --verify --repeat 3
+	assert_output --regexp '^m=512 n=512 k=512 .* gflops=[0-9.]+ '
+}
+
+@test "example: a benchmark in blocks from host memory" {
+	run -0 --separate-stderr clmatmul --bench 1024 --max-device-mem 6M --verify --repeat 1
+	assert_output --regexp 'blocks=([4-9]|[1-9][0-9]+) .* source=host'
+}
