@@ -1,0 +1,287 @@
+/* skyline.h: what the CPU and CUDA paths of skyline share.
+ *
+ * Classic skyline: each chosen column is replaced by its dense rank (equal values get
+ * equal ranks, a max column is ranked in reverse), so dominance is an exact integer
+ * comparison whatever the input's precision. Rows are filtered in the order of their
+ * rank sum, which is strictly monotone under dominance: a dominating row always comes
+ * first (sort-filter skyline). Two bit masks against each column's quartiles prune
+ * most comparisons.
+ *
+ * Spatial skyline: coordinates are float32, widened to double. p dominates p' when it
+ * is no farther from every hull vertex of Q and nearer to one. Squared distances are
+ * compared in double with an error bound; inside the bound the sign is computed
+ * exactly with floating-point expansions (Shewchuk). When every coordinate lies on a
+ * grid small enough for double arithmetic to be exact, the bound is zero. */
+#ifndef SKYLINE_H
+#define SKYLINE_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "hostdev.h"
+
+#ifdef __CUDACC__
+#define SKY_NOINLINE __noinline__
+#else
+#define SKY_NOINLINE __attribute__((noinline, unused))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A row's state during the filter. */
+enum { SKY_ALIVE = 0, SKY_DOMINATED = 1, SKY_DUP = 2 };
+
+/* Relative error bound for a squared distance or an orientation computed in double
+ * from float32 coordinates (about 9 units in the last place; the analysis gives 4). */
+#define SKY_TOL 1e-15
+
+/* The first SKY_MASKDIMS columns take part in the quartile masks. */
+#define SKY_MASKDIMS 16
+
+/* Classic skyline job. Rows are row-major with `stride` values each; col[] names the
+ * chosen columns (0-based), maxpref[j] says column col[j] prefers larger values. */
+struct sky_classic {
+	size_t n, d;
+	const void *data;
+	int f64;			/* data is double, else float */
+	size_t stride;
+	const size_t *col;
+	const unsigned char *maxpref;
+	int distinct;
+};
+
+/* Spatial skyline job: n points as float pairs, the hull of Q as h float pairs in
+ * counter-clockwise order (h = 1: one point, h = 2: a segment). */
+struct sky_spatial {
+	size_t n;
+	const float *xy;
+	const float *hull;
+	size_t h;
+	double tol;			/* SKY_TOL, or 0 when double arithmetic is exact */
+	int distinct;
+};
+
+/* Both paths return the kept rows as 0-based indexes in ascending order (keep has
+ * room for n) and their count. */
+size_t sky_classic_cpu(const struct sky_classic *job, uint32_t *keep);
+size_t sky_spatial_cpu(const struct sky_spatial *job, uint32_t *keep);
+/* The chosen columns of rows[0..n) (NULL: rows 0..n) packed into out, n x d of the
+ * input's type; the points of rows[0..n) into out (n pairs). */
+void sky_pack_rows(const struct sky_classic *job, const uint32_t *rows, size_t n, void *out);
+void sky_pack_points(const struct sky_spatial *job, const uint32_t *rows, size_t n,
+    float *out);
+#ifdef ACCELKIT_CUDA
+struct cuda_dev;
+void sky_gpu_init(const struct cuda_dev *dev);
+size_t sky_classic_gpu(const struct sky_classic *job, const struct cuda_dev *dev,
+    size_t max_mem, uint32_t *keep);
+size_t sky_spatial_gpu(const struct sky_spatial *job, const struct cuda_dev *dev,
+    size_t max_mem, uint32_t *keep);
+#endif
+
+/* skyline_hull.c: the convex hull of q (n float pairs) into hull (room for n pairs),
+ * counter-clockwise with no three vertices collinear; returns the vertex count. */
+size_t sky_hull(const float *q, size_t n, float *hull);
+/* SKY_TOL, or 0 when every coordinate of xy and hull is an integer multiple of one
+ * power of two with at most 24 significant bits: then squared distances and
+ * orientations are exact in double. */
+double sky_tolerance(const float *xy, size_t n, const float *hull, size_t h);
+
+/* ---- order-preserving keys ---- */
+
+/* Unsigned keys that sort as the numbers do, with -0 equal to +0. */
+static inline HOSTDEV uint32_t
+sky_key32(float v)
+{
+	uint32_t u;
+	if (v == 0)
+		v = 0;
+	memcpy(&u, &v, 4);
+	return (u >> 31) ? ~u : u | 0x80000000u;
+}
+
+static inline HOSTDEV uint64_t
+sky_key64(double v)
+{
+	uint64_t u;
+	if (v == 0)
+		v = 0;
+	memcpy(&u, &v, 8);
+	return (u >> 63) ? ~u : u | 0x8000000000000000ull;
+}
+
+/* ---- quartile masks ---- */
+
+/* Bit j: the rank is above column j's median; bit 16+j: above the quartile of its
+ * half. s can dominate p only if sky_mask_ok(mask(s), mask(p)). */
+static inline HOSTDEV uint32_t
+sky_mask_bits(uint32_t r, uint32_t q1, uint32_t med, uint32_t q3, int j)
+{
+	uint32_t hi = r > med;
+	uint32_t lo2 = r > (hi ? q3 : q1);
+	return (hi << j) | (lo2 << (16 + j));
+}
+
+static inline HOSTDEV int
+sky_mask_ok(uint32_t ms, uint32_t mp)
+{
+	uint32_t x = ms & ~mp;
+	uint32_t same = ~(ms ^ mp) & 0xffffu;
+	return ((x & 0xffffu) | ((x >> 16) & same)) == 0;
+}
+
+/* ---- exact arithmetic (floating-point expansions) ---- */
+
+static inline HOSTDEV void
+sky_two_sum(double a, double b, double *x, double *y)
+{
+	double s = a + b;
+	double bv = s - a;
+	double av = s - bv;
+	*x = s;
+	*y = (a - av) + (b - bv);
+}
+
+static inline HOSTDEV void
+sky_two_diff(double a, double b, double *x, double *y)
+{
+	double s = a - b;
+	double bv = a - s;
+	double av = s + bv;
+	*x = s;
+	*y = (a - av) + (bv - b);
+}
+
+static inline HOSTDEV void
+sky_two_prod(double a, double b, double *x, double *y)
+{
+	double p = a * b;
+	*x = p;
+	*y = fma(a, b, -p);
+}
+
+/* Adds b to the nonoverlapping expansion e[0..m) (smallest first), dropping zeros. */
+static inline HOSTDEV int
+sky_grow(double *e, int m, double b)
+{
+	double q = b;
+	int k = 0;
+	for (int i = 0; i < m; i++) {
+		double h;
+		sky_two_sum(q, e[i], &q, &h);
+		if (h != 0)
+			e[k++] = h;
+	}
+	if (q != 0)
+		e[k++] = q;
+	return k;
+}
+
+/* The exact sign of sum over k < nt of sg[k] * (a[k] - b[k]) * (c[k] - d[k]), for
+ * doubles that came from float32 (nothing overflows or underflows). nt <= 4. */
+static SKY_NOINLINE HOSTDEV int
+sky_exact_sign(int nt, const double *a, const double *b, const double *c, const double *d,
+    const int *sg)
+{
+	double e[4 * 8 + 1];
+	int m = 0;
+	for (int k = 0; k < nt; k++) {
+		double xh, xl, yh, yl, p, q;
+		sky_two_diff(a[k], b[k], &xh, &xl);
+		sky_two_diff(c[k], d[k], &yh, &yl);
+		double f[4][2] = {{xh, yh}, {xh, yl}, {xl, yh}, {xl, yl}};
+		for (int i = 0; i < 4; i++) {
+			sky_two_prod(f[i][0], f[i][1], &p, &q);
+			if (sg[k] < 0) {
+				p = -p;
+				q = -q;
+			}
+			m = sky_grow(e, m, q);
+			m = sky_grow(e, m, p);
+		}
+	}
+	return m == 0 ? 0 : (e[m - 1] > 0 ? 1 : -1);
+}
+
+/* Squared distance from (px, py) to (vx, vy), rounded. */
+static inline HOSTDEV double
+sky_d2(double px, double py, double vx, double vy)
+{
+	double dx = px - vx, dy = py - vy;
+	return dx * dx + dy * dy;
+}
+
+/* Sign of d2(s, v) - d2(p, v) given their rounded values ds and dp: decided in double
+ * when outside the error bound, else exactly. */
+static inline HOSTDEV int
+sky_cmp_d2(double ds, double dp, double tol, double sx, double sy, double px, double py,
+    double vx, double vy)
+{
+	double diff = ds - dp, bnd = tol * (ds + dp);
+	if (diff > bnd)
+		return 1;
+	if (diff < -bnd)
+		return -1;
+	if (tol == 0)
+		return 0;
+	double a[4] = {sx, sy, px, py}, b[4] = {vx, vy, vx, vy};
+	int sg[4] = {1, 1, -1, -1};
+	return sky_exact_sign(4, a, b, a, b, sg);
+}
+
+/* Orientation of (a, b, c): > 0 counter-clockwise, 0 collinear, < 0 clockwise. */
+static inline HOSTDEV int
+sky_orient(double ax, double ay, double bx, double by, double cx, double cy, double tol)
+{
+	double l = (bx - ax) * (cy - ay), r = (by - ay) * (cx - ax);
+	double det = l - r, bnd = tol * (fabs(l) + fabs(r));
+	if (det > bnd)
+		return 1;
+	if (det < -bnd)
+		return -1;
+	if (tol == 0)
+		return 0;
+	double A[2] = {bx, by}, B[2] = {ax, ay}, C[2] = {cy, cx}, D[2] = {ay, ax};
+	int sg[2] = {1, -1};
+	return sky_exact_sign(2, A, B, C, D, sg);
+}
+
+/* Whether (px, py) lies in the closed hull (h >= 1 vertices as float pairs). */
+static inline HOSTDEV int
+sky_inside(const float *hull, int h, double px, double py)
+{
+	if (h == 1)
+		return px == hull[0] && py == hull[1];
+	if (h == 2) {
+		double ax = hull[0], ay = hull[1], bx = hull[2], by = hull[3];
+		if (px < fmin(ax, bx) || px > fmax(ax, bx) || py < fmin(ay, by) ||
+		    py > fmax(ay, by))
+			return 0;
+		return sky_orient(ax, ay, bx, by, px, py, SKY_TOL) == 0;
+	}
+	for (int i = 0; i < h; i++) {
+		int j = i + 1 == h ? 0 : i + 1;
+		if (sky_orient(hull[2 * i], hull[2 * i + 1], hull[2 * j], hull[2 * j + 1], px, py,
+		    SKY_TOL) < 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* The window of possible dominators after a spatial point in score order: scores are
+ * sums of h rounded squared distances, each within (h + 5) units of rounding of the
+ * true sum, so a dominator's score is below score * (1 + sky_window(h)). */
+static inline HOSTDEV double
+sky_window(int h)
+{
+	return 3.0 * (h + 8) * 0x1p-52;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
