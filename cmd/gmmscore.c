@@ -415,7 +415,9 @@ static void *
 select_main(void *arg)
 {
 	struct selection *s = arg;
+	double t0 = now_sec();
 	cuda_select(s->spec, 0, &s->dev);
+	phase_add("device open (beside)", now_sec() - t0);
 	return NULL;
 }
 
@@ -512,13 +514,13 @@ main(int argc, char **argv)
 	} else {
 		cuda_select(co.device, 0, &sel.dev);
 	}
-	double t0 = now_sec();
 	gmm_models_load(o.models, &models);
 	if (o.dims > models.dim)
 		die("--dims %d: the models have %d dimensions", o.dims, models.dim);
 	int dims = o.dims ? o.dims : models.dim;
+	double t0 = now_sec();
 	gmm_params_make(&models, dims, &prm);
-	phase_add("models", now_sec() - t0);
+	phase_add("model params", now_sec() - t0);
 	if (threaded_sel)
 		pthread_join(sel_thread, NULL);
 

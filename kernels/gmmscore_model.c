@@ -11,17 +11,22 @@
  *   gmmscore's text format: "gmm NAME K D", then K lines "w mean[D] var[D]".
  * Kaldi text models are parsed in parallel, one <DiagGMM> a task. */
 #include <ctype.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "gmmscore.h"
 #include "input.h"
 #include "numparse.h"
+#include "timer.h"
 
 #define WEIGHT_TOL 1e-3
 
@@ -230,11 +235,15 @@ kaldi_int(struct cur *c, long *v)
 	return 0;
 }
 
-/* A Kaldi vector (rows = NULL) or matrix into a new array of doubles. */
+/* A Kaldi vector (rows = NULL) or matrix into a new array of doubles; a binary one is
+ * only stepped over when out is NULL, and goes to `into` (room for that many numbers) when
+ * that is given. */
 static int
-kaldi_array(struct cur *c, long *rows, long *cols, double **out)
+kaldi_array_into(struct cur *c, long *rows, long *cols, double **out, double *into,
+    size_t room)
 {
-	*out = NULL;
+	if (out != NULL)
+		*out = NULL;
 	if (c->binary) {
 		char tok[8];
 		size_t at = c->pos;
@@ -253,7 +262,16 @@ kaldi_array(struct cur *c, long *rows, long *cols, double **out)
 		size_t n = (size_t)r * (size_t)k, esz = dbl ? 8 : 4;
 		if ((c->end - c->pos) / esz < n)
 			return fail(c, "the file ends inside a %ld x %ld array", r, k);
-		double *a = xmallocarray(MAX(n, (size_t)1), sizeof *a);
+		if (mat)
+			*rows = r;
+		*cols = k;
+		if (out == NULL) {
+			c->pos += n * esz;
+			return 0;
+		}
+		if (into != NULL && n > room)
+			return fail(c, "a %ld x %ld array where %zu numbers were expected", r, k, room);
+		double *a = into != NULL ? into : xmallocarray(MAX(n, (size_t)1), sizeof *a);
 		for (size_t i = 0; i < n; i++) {
 			if (dbl) {
 				memcpy(&a[i], c->buf + c->pos + 8 * i, 8);
@@ -264,9 +282,6 @@ kaldi_array(struct cur *c, long *rows, long *cols, double **out)
 			}
 		}
 		c->pos += n * esz;
-		if (mat)
-			*rows = r;
-		*cols = k;
 		*out = a;
 		return 0;
 	}
@@ -332,10 +347,17 @@ kaldi_array(struct cur *c, long *rows, long *cols, double **out)
 	return 0;
 }
 
+static int
+kaldi_array(struct cur *c, long *rows, long *cols, double **out)
+{
+	return kaldi_array_into(c, rows, cols, out, NULL, 0);
+}
+
 /* One <DiagGMM>: weights, mean and inverse variances, k components of dim. */
 struct kgmm {
 	long k, dim;
 	double *w, *mean, *ivar;
+	int direct;		/* binary: read into w, mean, ivar as given (k x dim) */
 };
 
 static int
@@ -343,9 +365,14 @@ kaldi_gmm(struct cur *c, struct kgmm *g)
 {
 	char tok[64];
 	long kw, r, cols, r2, c2;
-	double *gc = NULL, *mi = NULL;
+	double *mi = NULL;
+	const int direct = g->direct && c->binary;
+	const size_t kcap = direct ? (size_t)g->k : 0, mcap = kcap * (size_t)(direct ? g->dim : 0);
 
-	memset(g, 0, sizeof *g);
+	if (direct)
+		mi = g->mean;
+	else
+		memset(g, 0, sizeof *g);
 	kaldi_token(c, tok, sizeof tok);
 	if (strcmp(tok, "<DiagGMM>") != 0 && strcmp(tok, "<DiagGMMBegin>") != 0)
 		return fail(c, "expected <DiagGMM>, found '%.40s'", tok);
@@ -353,7 +380,8 @@ kaldi_gmm(struct cur *c, struct kgmm *g)
 	kaldi_token(c, tok, sizeof tok);
 	if (strcmp(tok, "<GCONSTS>") == 0) {
 		/* Read past, not trusted: recomputed from the variances. */
-		if (kaldi_array(c, NULL, &cols, &gc) < 0)
+		double *gc = NULL;
+		if (kaldi_array(c, NULL, &cols, c->binary ? NULL : &gc) < 0)
 			return -1;
 		free(gc);
 		at = c->pos;
@@ -363,11 +391,13 @@ kaldi_gmm(struct cur *c, struct kgmm *g)
 		c->pos = at;
 		return fail(c, "expected <WEIGHTS>, found '%.40s'", tok);
 	}
-	if (kaldi_array(c, NULL, &kw, &g->w) < 0 || expect(c, "<MEANS_INVVARS>") < 0 ||
-	    kaldi_array(c, &r, &cols, &mi) < 0 || expect(c, "<INV_VARS>") < 0 ||
-	    kaldi_array(c, &r2, &c2, &g->ivar) < 0)
+	if (kaldi_array_into(c, NULL, &kw, &g->w, direct ? g->w : NULL, kcap) < 0 ||
+	    expect(c, "<MEANS_INVVARS>") < 0 ||
+	    kaldi_array_into(c, &r, &cols, &mi, direct ? mi : NULL, mcap) < 0 ||
+	    expect(c, "<INV_VARS>") < 0 ||
+	    kaldi_array_into(c, &r2, &c2, &g->ivar, direct ? g->ivar : NULL, mcap) < 0)
 		goto bad;
-	if (r != kw || r2 != kw || c2 != cols) {
+	if (r != kw || r2 != kw || c2 != cols || (direct && (kw != g->k || cols != g->dim))) {
 		fail(c, "<WEIGHTS> has %ld entries, <MEANS_INVVARS> is %ld x %ld, <INV_VARS> "
 		    "%ld x %ld", kw, r, cols, r2, c2);
 		goto bad;
@@ -385,11 +415,62 @@ kaldi_gmm(struct cur *c, struct kgmm *g)
 	g->mean = mi;
 	return 0;
 bad:
-	free(mi);
-	free(g->w);
-	free(g->ivar);
-	memset(g, 0, sizeof *g);
+	if (!direct) {
+		free(mi);
+		free(g->w);
+		free(g->ivar);
+		memset(g, 0, sizeof *g);
+	}
 	return -1;
+}
+
+/* The model set of npdf Kaldi pdfs of the sizes in g[], named by index, allocated. */
+static void
+model_arrays(struct gmm_models *m, const struct kgmm *g, long npdf, long dim)
+{
+	struct gmm_build b;
+	size_t ncomp = 0;
+	for (long i = 0; i < npdf; i++)
+		ncomp += (size_t)g[i].k;
+	build_init(&b, m, (int)dim);
+	b.capm = (size_t)npdf;
+	b.capc = ncomp;
+	m->names = xmallocarray((size_t)npdf, sizeof *m->names);
+	m->off = xreallocarray(m->off, (size_t)npdf + 1, sizeof *m->off);
+	m->weight = xmallocarray(ncomp, sizeof *m->weight);
+	m->mean = xmallocarray(mul_size(ncomp, (size_t)dim, "model"), sizeof *m->mean);
+	m->ivar = xmallocarray(mul_size(ncomp, (size_t)dim, "model"), sizeof *m->ivar);
+	for (long i = 0; i < npdf; i++)
+		build_add(&b, fmt_name("%ld", i), (size_t)g[i].k);
+}
+
+/* Steps over one binary <DiagGMM>, to find where the next begins and its size. */
+static int
+kaldi_skip_gmm(struct cur *c, long *ncomp, long *dim)
+{
+	char tok[64];
+	long r = 0, k;
+
+	kaldi_token(c, tok, sizeof tok);
+	if (strcmp(tok, "<DiagGMM>") != 0 && strcmp(tok, "<DiagGMMBegin>") != 0)
+		return fail(c, "expected <DiagGMM>, found '%.40s'", tok);
+	for (;;) {
+		size_t at = c->pos;
+		kaldi_token(c, tok, sizeof tok);
+		if (strcmp(tok, "</DiagGMM>") == 0 || strcmp(tok, "<DiagGMMEnd>") == 0)
+			return 0;
+		int mat = strcmp(tok, "<MEANS_INVVARS>") == 0 || strcmp(tok, "<INV_VARS>") == 0;
+		if (!mat && strcmp(tok, "<GCONSTS>") != 0 && strcmp(tok, "<WEIGHTS>") != 0) {
+			c->pos = at;
+			return fail(c, "unexpected '%.40s' in a <DiagGMM>", tok);
+		}
+		if (kaldi_array(c, mat ? &r : NULL, &k, NULL) < 0)
+			return -1;
+		if (mat) {
+			*ncomp = r;
+			*dim = k;
+		}
+	}
 }
 
 static void
@@ -437,21 +518,35 @@ kaldi_load(const char *path, const char *buf, size_t len, struct gmm_models *m)
 		cur_die(&c, path);
 	}
 
-	/* Where each <DiagGMM> begins: text ones are found by a scan and parsed in
-	 * parallel; binary ones are read in order (their bytes could hold anything). */
+	/* Where each <DiagGMM> begins (binary: stepping over the arrays; text: a scan
+	 * for the token), then all of them parsed and checked in parallel. */
 	size_t *start = xmallocarray((size_t)npdf + 1, sizeof *start);
 	struct kgmm *g = xcalloc((size_t)npdf, sizeof *g);
 	struct cur *cs = xcalloc((size_t)npdf, sizeof *cs);
 	long found = 0;
-	if (c.binary || !am) {
+	if (c.binary) {
 		for (long i = 0; i < npdf; i++) {
-			cs[i] = c;
 			start[i] = c.pos;
-			if (kaldi_gmm(&cs[i], &g[i]) < 0)
-				cur_die(&cs[i], path);
-			c.pos = cs[i].pos;
+			g[i].direct = 1;
+			if (kaldi_skip_gmm(&c, &g[i].k, &g[i].dim) < 0)
+				cur_die(&c, path);
+			if (!am)
+				dim = g[i].dim;
+			if (g[i].dim != dim) {
+				c.pos = start[i];
+				fail(&c, "model '%ld' has dimension %ld, the models' is %ld", i, g[i].dim,
+				    dim);
+				cur_die(&c, path);
+			}
 		}
-		found = npdf;
+		start[npdf] = c.pos;
+		if (c.pos != len) {
+			fail(&c, "unexpected data after the last </DiagGMM>");
+			cur_die(&c, path);
+		}
+	} else if (!am) {
+		start[0] = c.pos;
+		start[1] = len;
 	} else {
 		const char *p = buf + c.pos;
 		while ((p = memmem(p, (size_t)(buf + len - p), "<DiagGMM", 8)) != NULL) {
@@ -471,74 +566,59 @@ kaldi_load(const char *path, const char *buf, size_t len, struct gmm_models *m)
 			cur_die(&c, path);
 		}
 		start[npdf] = len;
-		#pragma omp parallel for schedule(dynamic, 16)
+	}
+	/* Binary: the numbers go straight to their place in the model set. */
+	if (c.binary) {
+		model_arrays(m, g, npdf, dim);
 		for (long i = 0; i < npdf; i++) {
-			cs[i] = c;
-			cs[i].pos = start[i];
-			cs[i].end = start[i + 1];
-			if (kaldi_gmm(&cs[i], &g[i]) == 0) {
-				skip_space(&cs[i]);
-				if (cs[i].pos != cs[i].end)
-					fail(&cs[i], "unexpected '%.20s' after </DiagGMM>",
-					    buf + cs[i].pos);
-			}
-		}
-		for (long i = 0; i < npdf; i++)
-			if (cs[i].failed)
-				cur_die(&cs[i], path);
-		c.pos = len;
-	}
-	if (c.binary || !am) {
-		skip_space(&c);
-		if (c.pos != len) {
-			fail(&c, "unexpected data after the last </DiagGMM>");
-			cur_die(&c, path);
+			size_t o = m->off[i];
+			g[i].w = m->weight + o;
+			g[i].mean = m->mean + o * (size_t)dim;
+			g[i].ivar = m->ivar + o * (size_t)dim;
 		}
 	}
-
-	/* Validate in order, then gather. */
-	if (!am)
-		dim = g[0].dim;
-	size_t ncomp = 0;
+	#pragma omp parallel for schedule(dynamic, 16)
 	for (long i = 0; i < npdf; i++) {
 		char name[32], msg[700];
+		cs[i] = c;
+		cs[i].failed = 0;
+		cs[i].pos = start[i];
+		cs[i].end = start[i + 1];
+		if (kaldi_gmm(&cs[i], &g[i]) < 0)
+			continue;
+		skip_space(&cs[i]);
+		if (cs[i].pos != cs[i].end) {
+			fail(&cs[i], "unexpected '%.20s' after </DiagGMM>", buf + cs[i].pos);
+			continue;
+		}
+		cs[i].pos = start[i];
 		snprintf(name, sizeof name, "%ld", i);
-		if (g[i].dim != dim) {
-			cs[i].failed = 0;
-			cs[i].pos = start[i];
-			fail(&cs[i], "model '%s' has dimension %ld, the models' is %ld", name,
-			    g[i].dim, dim);
-			cur_die(&cs[i], path);
-		}
-		if (check_model(msg, sizeof msg, name, (size_t)g[i].k, (int)dim, g[i].w,
-		    g[i].mean, g[i].ivar) != NULL) {
-			cs[i].failed = 0;
-			cs[i].pos = start[i];
+		if (!am)
+			dim = g[i].dim;	/* one model: its own */
+		if (g[i].dim != dim)
+			fail(&cs[i], "model '%s' has dimension %ld, the models' is %ld", name, g[i].dim,
+			    dim);
+		else if (check_model(msg, sizeof msg, name, (size_t)g[i].k, (int)dim, g[i].w,
+		    g[i].mean, g[i].ivar) != NULL)
 			fail(&cs[i], "%s", msg);
-			cur_die(&cs[i], path);
-		}
-		ncomp += (size_t)g[i].k;
 	}
-	struct gmm_build b;
-	build_init(&b, m, (int)dim);
-	b.capm = (size_t)npdf;
-	b.capc = ncomp;
-	m->names = xmallocarray((size_t)npdf, sizeof *m->names);
-	m->off = xreallocarray(m->off, (size_t)npdf + 1, sizeof *m->off);
-	m->weight = xmallocarray(ncomp, sizeof *m->weight);
-	m->mean = xmallocarray(mul_size(ncomp, (size_t)dim, "model"), sizeof *m->mean);
-	m->ivar = xmallocarray(mul_size(ncomp, (size_t)dim, "model"), sizeof *m->ivar);
 	for (long i = 0; i < npdf; i++)
-		build_add(&b, fmt_name("%ld", i), (size_t)g[i].k);
-	#pragma omp parallel for schedule(dynamic, 64)
-	for (long i = 0; i < npdf; i++) {
-		size_t o = m->off[i], n = (size_t)g[i].k * (size_t)dim;
-		memcpy(m->weight + o, g[i].w, (size_t)g[i].k * sizeof(double));
-		memcpy(m->mean + o * (size_t)dim, g[i].mean, n * sizeof(double));
-		memcpy(m->ivar + o * (size_t)dim, g[i].ivar, n * sizeof(double));
-		free(g[i].w);
-		free(g[i].mean);
-		free(g[i].ivar);
+		if (cs[i].failed)
+			cur_die(&cs[i], path);
+	if (!am)
+		dim = g[0].dim;
+	if (!c.binary) {
+		model_arrays(m, g, npdf, dim);
+		#pragma omp parallel for schedule(dynamic, 64)
+		for (long i = 0; i < npdf; i++) {
+			size_t o = m->off[i], n = (size_t)g[i].k * (size_t)dim;
+			memcpy(m->weight + o, g[i].w, (size_t)g[i].k * sizeof(double));
+			memcpy(m->mean + o * (size_t)dim, g[i].mean, n * sizeof(double));
+			memcpy(m->ivar + o * (size_t)dim, g[i].ivar, n * sizeof(double));
+			free(g[i].w);
+			free(g[i].mean);
+			free(g[i].ivar);
+		}
 	}
 	free(g);
 	free(cs);
@@ -1172,45 +1252,85 @@ native_load(const char *path, const char *buf, size_t len, struct gmm_models *m)
 
 /* ---- entry points ---- */
 
+/* The format by content: Kaldi binary ("\0B"), Kaldi text, HTK MMF or gmmscore text. */
+static void
+models_parse(const char *name, const char *buf, size_t len, struct gmm_models *m)
+{
+	if (len >= 2 && buf[0] == '\0' && buf[1] == 'B') {
+		kaldi_load(name, buf, len, m);
+		return;
+	}
+	size_t i = 0;
+	/* The first token, past blanks and '#' comment lines. */
+	for (;;) {
+		while (i < len && isspace((unsigned char)buf[i]))
+			i++;
+		if (i < len && buf[i] == '#') {
+			while (i < len && buf[i] != '\n')
+				i++;
+			continue;
+		}
+		break;
+	}
+	if (i >= len)
+		die("%s: empty model file", name);
+	if (strncmp(buf + i, "<TransitionModel>", 17) == 0 ||
+	    strncmp(buf + i, "<DIMENSION>", 11) == 0 || strncmp(buf + i, "<DiagGMM", 8) == 0)
+		kaldi_load(name, buf, len, m);
+	else if (buf[i] == '~' || buf[i] == '<')
+		mmf_load(name, buf, len, m);
+	else if (strncmp(buf + i, "gmm", 3) == 0 && isspace((unsigned char)buf[i + 3]))
+		native_load(name, buf, len, m);
+	else
+		die_at(name, line_of(buf, i), "not a model file: expected a Kaldi model "
+		    "(<DiagGMM>, <DIMENSION> or <TransitionModel>), an HTK MMF (~o, ~h, ~s) "
+		    "or 'gmm NAME COMPONENTS DIMS'");
+}
+
+/* A Kaldi binary model in a regular file is mapped rather than copied: it is the
+ * large, fast case. Returns whether it was one. */
+static int
+load_mapped(const char *path, struct gmm_models *m)
+{
+	struct stat st;
+	char magic[2];
+	int fd, done = 0;
+
+	if (path == NULL || strcmp(path, "-") == 0 || (fd = open(path, O_RDONLY)) < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 2 &&
+	    pread(fd, magic, 2, 0) == 2 && magic[0] == '\0' && magic[1] == 'B') {
+		double t0 = now_sec();
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd,
+		    0);
+		if (p != MAP_FAILED) {
+			phase_add("model read", now_sec() - t0);
+			t0 = now_sec();
+			kaldi_load(path, p, (size_t)st.st_size, m);
+			munmap(p, (size_t)st.st_size);
+			phase_add("model parse", now_sec() - t0);
+			done = 1;
+		}
+	}
+	close(fd);
+	return done;
+}
+
 void
 gmm_models_load(const char *path, struct gmm_models *m)
 {
-	input *in = in_open(path);
-	size_t len;
-	char *buf = in_slurp(in, &len);
-	const char *name = in_name(in);
-
-	if (len >= 2 && buf[0] == '\0' && buf[1] == 'B') {
-		kaldi_load(name, buf, len, m);
-	} else {
-		size_t i = 0;
-		/* The first token, past blanks and '#' comment lines. */
-		for (;;) {
-			while (i < len && isspace((unsigned char)buf[i]))
-				i++;
-			if (i < len && buf[i] == '#') {
-				while (i < len && buf[i] != '\n')
-					i++;
-				continue;
-			}
-			break;
-		}
-		if (i >= len)
-			die("%s: empty model file", name);
-		if (strncmp(buf + i, "<TransitionModel>", 17) == 0 ||
-		    strncmp(buf + i, "<DIMENSION>", 11) == 0 || strncmp(buf + i, "<DiagGMM", 8) == 0)
-			kaldi_load(name, buf, len, m);
-		else if (buf[i] == '~' || buf[i] == '<')
-			mmf_load(name, buf, len, m);
-		else if (strncmp(buf + i, "gmm", 3) == 0 && isspace((unsigned char)buf[i + 3]))
-			native_load(name, buf, len, m);
-		else
-			die_at(name, line_of(buf, i), "not a model file: expected a Kaldi model "
-			    "(<DiagGMM>, <DIMENSION> or <TransitionModel>), an HTK MMF (~o, ~h, ~s) "
-			    "or 'gmm NAME COMPONENTS DIMS'");
+	if (!load_mapped(path, m)) {
+		double t0 = now_sec();
+		input *in = in_open(path);
+		size_t len;
+		char *buf = in_slurp(in, &len);
+		phase_add("model read", now_sec() - t0);
+		t0 = now_sec();
+		models_parse(in_name(in), buf, len, m);
+		free(buf);
+		in_close(in);
+		phase_add("model parse", now_sec() - t0);
 	}
-	free(buf);
-	in_close(in);
 	size_t maxk = 0;
 	for (size_t i = 0; i < m->nmodels; i++)
 		maxk = MAX(maxk, m->off[i + 1] - m->off[i]);
