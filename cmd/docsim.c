@@ -169,7 +169,7 @@ detect(input *in, int ids)
 	char *copy = xmalloc(avail + 1);
 	memcpy(copy, b, avail);
 	copy[avail] = '\0';
-	int all_svm = 1, any_feature = 0, all_dense = 1, lines = 0;
+	int first_svm = -1, all_dense = 1, lines = 0;
 	size_t width = 0;
 	const char *p = copy, *end = p + avail;
 	while (p < end && lines < 100) {
@@ -181,16 +181,15 @@ detect(input *in, int ids)
 		if (ids) {
 			const char *tab = memchr(s, '\t', (size_t)(e - s));
 			if (tab == NULL) {
-				all_svm = all_dense = 0;
+				first_svm = all_dense = 0;
 				break;
 			}
 			s = tab + 1;
 		}
 		size_t w = 0;
-		int feat;
-		if (!svm_line_ok(s, (size_t)(e - s), &feat))
-			all_svm = 0;
-		any_feature |= feat;
+		int feat, ok = svm_line_ok(s, (size_t)(e - s), &feat);
+		if (first_svm < 0 && (feat || !ok))
+			first_svm = ok;
 		if (!dense_line_ok(s, (size_t)(e - s), &w) || (w && width && w != width))
 			all_dense = 0;
 		if (w)
@@ -198,7 +197,7 @@ detect(input *in, int ids)
 		lines++;
 	}
 	free(copy);
-	if (all_svm && any_feature)
+	if (first_svm > 0)
 		return F_LIBSVM;
 	if (all_dense && width > 0)
 		return F_DENSE;
@@ -760,6 +759,8 @@ main(int argc, char **argv)
 	const struct recs *qrec = job.sym ? &cr : &qr;
 	if (job.mode == DS_MATRIX) {
 		struct matrix m = {job.nq, job.n, DT_F32, job.mat};
+		for (size_t i = 0; i < job.nq * job.n; i++)
+			job.mat[i] += 0.0f;	/* no "-0" */
 		mat_write(out, &m, cli_out_format(&co, co.output));
 	} else if (job.mode == DS_PAIRS) {
 		if (work)

@@ -377,7 +377,11 @@ struct gpu {
 	int resident;
 	void *pa, *pb;		/* panel buffers (streaming) */
 	float *stage;		/* float staging for double panels of dense input */
-	void *S;		/* the tile */
+	void *S;		/* the tile being computed: Sbuf[cur] */
+	void *Sbuf[2];		/* top-k: two, so one is ranked while the next is computed */
+	int nbuf, cur, used[2];
+	cudaStream_t sa, sb;	/* sa: panels, GEMM, scatter; sb: ranking and results */
+	cudaEvent_t gdone[2], sdone[2];
 	float *conv;		/* matrix mode: the tile as float */
 	/* sparse: the corpus's rare postings */
 	uint64_t *cptr;
@@ -401,18 +405,31 @@ panel(struct gpu *g, struct side *s, size_t r0, size_t r1, void *buf)
 	if (g->sparse) {
 		if (K == 0)
 			return buf;
-		CUDA_CHECK(cudaMemsetAsync(buf, 0, nr * K * 8));
-		k_densify<<<grid_for(nr, 256), 256>>>(s->sp.fptr, s->sp.fcol, s->sp.fval, r0, (int)nr,
-		    (double *)buf, (int)K);
+		CUDA_CHECK(cudaMemsetAsync(buf, 0, nr * K * 8, g->sa));
+		k_densify<<<grid_for(nr, 256), 256, 0, g->sa>>>(s->sp.fptr, s->sp.fcol, s->sp.fval, r0,
+		    (int)nr, (double *)buf, (int)K);
 		CUDA_LAUNCH_CHECK();
 	} else if (g->dbl) {
-		CUDA_CHECK(cudaMemcpy(g->stage, s->host + r0 * K, nr * K * 4, cudaMemcpyHostToDevice));
-		k_f2d<<<grid_for(nr * K, 256), 256>>>(g->stage, (double *)buf, nr * K);
+		CUDA_CHECK(cudaMemcpyAsync(g->stage, s->host + r0 * K, nr * K * 4, cudaMemcpyHostToDevice, g->sa));
+		k_f2d<<<grid_for(nr * K, 256), 256, 0, g->sa>>>(g->stage, (double *)buf, nr * K);
 		CUDA_LAUNCH_CHECK();
 	} else {
-		CUDA_CHECK(cudaMemcpy(buf, s->host + r0 * K, nr * K * 4, cudaMemcpyHostToDevice));
+		CUDA_CHECK(cudaMemcpyAsync(buf, s->host + r0 * K, nr * K * 4, cudaMemcpyHostToDevice, g->sa));
 	}
 	return buf;
+}
+
+/* Floats of the staging buffer that dense float64 panels are converted through: a
+ * chunk of rows (at most 64 MB) when resident, else the larger panel. */
+static size_t
+stage_floats(const struct gpu *g, int resident, size_t BR, size_t BC, size_t rows)
+{
+	if (g->sparse || !g->dbl)
+		return 0;
+	if (!resident)
+		return MAX(BR, BC) * g->K;
+	size_t chunk = MAX((size_t)1, ((size_t)16 << 20) / MAX(g->K, (size_t)1));
+	return MIN(chunk, MAX(rows, (size_t)1)) * g->K;
 }
 
 /* The whole side, resident. */
@@ -429,7 +446,7 @@ make_resident(struct gpu *g, struct side *s)
 		    (double *)s->res, (int)K);
 		CUDA_LAUNCH_CHECK();
 	} else if (g->dbl) {
-		size_t chunk = MAX((size_t)1, ((size_t)64 << 20) / (K * 4));
+		size_t chunk = stage_floats(g, 1, 0, 0, n) / K;
 		for (size_t r0 = 0; r0 < n; r0 += chunk) {
 			size_t nr = MIN(chunk, n - r0);
 			CUDA_CHECK(cudaMemcpy(g->stage, s->host + r0 * K, nr * K * 4, cudaMemcpyHostToDevice));
@@ -446,7 +463,7 @@ static void
 gemm(struct gpu *g, const void *A, const void *B, size_t nr, size_t nc)
 {
 	if (g->K == 0) {
-		CUDA_CHECK(cudaMemsetAsync(g->S, 0, nr * nc * g->esz));
+		CUDA_CHECK(cudaMemsetAsync(g->S, 0, nr * nc * g->esz, g->sa));
 		return;
 	}
 	int m = (int)nc, n = (int)nr, k = (int)g->K;
@@ -466,19 +483,14 @@ static size_t
 plan_bytes(const struct gpu *g, int resident, size_t BR, size_t BC, size_t rows_q)
 {
 	const struct ds_job *j = g->job;
-	size_t b = BR * BC * g->esz;
+	size_t b = BR * BC * g->esz * (j->mode == DS_TOPK ? 2 : 1);
 	if (j->mode == DS_MATRIX && g->esz == 8)
 		b += BR * BC * 4;
-	if (resident) {
+	if (resident)
 		b += (j->n + rows_q) * g->K * g->esz;
-		if (!g->sparse && g->dbl)
-			b += MAX(g->K * 4, (size_t)64 << 20);
-	} else {
+	else
 		b += (BR + BC) * g->K * g->esz;
-		if (!g->sparse && g->dbl)
-			b += MAX(BR, BC) * g->K * 4;
-	}
-	return b;
+	return b + 4 * stage_floats(g, resident, BR, BC, MAX(j->n, rows_q));
 }
 
 static void
@@ -569,16 +581,16 @@ select_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc, int sym)
 	if (j->mode == DS_TOPK) {
 		if (j->k == 0)
 			return;
-		k_rowsel<T><<<grid_for(nr * 32, 256), 256>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
+		k_rowsel<T><<<grid_for(nr * 32, 256), 256, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
 		    g->tops, g->topi, (int)j->k, j->use_thr, j->thr);
 		CUDA_LAUNCH_CHECK();
 		if (sym) {
-			k_colsel<T><<<grid_for(nc, 128), 128>>>(S, nc, r0, (int)nr, c0, (int)nc, g->tops,
+			k_colsel<T><<<grid_for(nc, 128), 128, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, g->tops,
 			    g->topi, (int)j->k, j->use_thr, j->thr);
 			CUDA_LAUNCH_CHECK();
 		}
 	} else {
-		k_rowpairs<T><<<grid_for(nr * 32, 256), 256>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
+		k_rowpairs<T><<<grid_for(nr * 32, 256), 256, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
 		    j->thr, g->pairs, g->count, g->cap);
 		CUDA_LAUNCH_CHECK();
 	}
@@ -595,35 +607,50 @@ tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c
     int sym, struct side *rows_side, struct hpairs *hp, double *d2h)
 {
 	const struct ds_job *j = g->job;
+	int b = g->cur;
+
+	/* sa computes the tile once sb is done with the buffer's last one */
+	g->S = g->Sbuf[b];
+	if (g->used[b])
+		CUDA_CHECK(cudaStreamWaitEvent(g->sa, g->sdone[b], 0));
 	gemm(g, A, B, nr, nc);
 	if (g->sparse) {
-		k_scatter<<<grid_for(nr * 32, 256), 256>>>(rows_side->sp.rptr, rows_side->sp.rcol,
+		k_scatter<<<grid_for(nr * 32, 256), 256, 0, g->sa>>>(rows_side->sp.rptr, rows_side->sp.rcol,
 		    rows_side->sp.rval, g->cptr, g->cdoc, g->cval, r0, (int)nr, c0, c0 + nc, sym,
 		    (double *)g->S, nc);
 		CUDA_LAUNCH_CHECK();
 	}
+	CUDA_CHECK(cudaEventRecord(g->gdone[b], g->sa));
+	CUDA_CHECK(cudaStreamWaitEvent(g->sb, g->gdone[b], 0));
+	g->used[b] = 1;
+	g->cur = (b + 1) % g->nbuf;
+
 	if (j->mode == DS_MATRIX) {
-		double t = now_sec();
 		const float *src = (const float *)g->S;
 		if (g->esz == 8) {
-			k_d2f<<<grid_for(nr * nc, 256), 256>>>((const double *)g->S, g->conv, nr * nc);
+			k_d2f<<<grid_for(nr * nc, 256), 256, 0, g->sb>>>((const double *)g->S, g->conv, nr * nc);
 			CUDA_LAUNCH_CHECK();
 			src = g->conv;
 		}
-		CUDA_CHECK(cudaMemcpy2D(j->mat + r0 * j->n + c0, j->n * 4, src, nc * 4, nc * 4, nr,
-		    cudaMemcpyDeviceToHost));
-		*d2h += now_sec() - t;
-		return;
+		CUDA_CHECK(cudaMemcpy2DAsync(j->mat + r0 * j->n + c0, j->n * 4, src, nc * 4, nc * 4, nr,
+		    cudaMemcpyDeviceToHost, g->sb));
+	} else {
+		if (j->mode == DS_PAIRS)
+			CUDA_CHECK(cudaMemsetAsync(g->count, 0, sizeof *g->count, g->sb));
+		if (g->esz == 8)
+			select_tile<double>(g, r0, nr, c0, nc, sym);
+		else
+			select_tile<float>(g, r0, nr, c0, nc, sym);
 	}
-	if (j->mode == DS_PAIRS)
-		CUDA_CHECK(cudaMemset(g->count, 0, sizeof *g->count));
-	if (g->esz == 8)
-		select_tile<double>(g, r0, nr, c0, nc, sym);
-	else
-		select_tile<float>(g, r0, nr, c0, nc, sym);
+	CUDA_CHECK(cudaEventRecord(g->sdone[b], g->sb));
+	if (j->mode == DS_TOPK)
+		return;
+
+	double t = now_sec();
+	CUDA_CHECK(cudaStreamSynchronize(g->sb));
+	*d2h += now_sec() - t;
 	if (j->mode != DS_PAIRS)
 		return;
-	double t = now_sec();
 	unsigned long long cnt;
 	CUDA_CHECK(cudaMemcpy(&cnt, g->count, sizeof cnt, cudaMemcpyDeviceToHost));
 	if (cnt > g->cap) {
@@ -636,11 +663,13 @@ tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c
 			select_tile<double>(g, r0, nr, c0, nc, sym);
 		else
 			select_tile<float>(g, r0, nr, c0, nc, sym);
+		CUDA_CHECK(cudaStreamSynchronize(g->sb));
 	}
 	if (hp->n + cnt > hp->cap) {
 		hp->cap = MAX(2 * hp->cap, hp->n + cnt);
 		hp->p = (struct ds_pair *)xreallocarray(hp->p, hp->cap, sizeof *hp->p);
 	}
+	t = now_sec();
 	if (cnt)
 		CUDA_CHECK(cudaMemcpy(hp->p + hp->n, g->pairs, cnt * sizeof *hp->p, cudaMemcpyDeviceToHost));
 	hp->n += cnt;
@@ -724,11 +753,19 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 	vlog("gpu: tiles of %zu x %zu, vectors %s, %s", g.BR, g.BC,
 	    g.resident ? "resident" : "streamed by panel", g.dbl ? "float64 accumulation" : "float32 GEMM");
 
-	g.S = dalloc<char>(g.BR * g.BC * g.esz);
+	g.nbuf = job->mode == DS_TOPK ? 2 : 1;
+	for (int b = 0; b < g.nbuf; b++) {
+		g.Sbuf[b] = dalloc<char>(g.BR * g.BC * g.esz);
+		CUDA_CHECK(cudaEventCreateWithFlags(&g.gdone[b], cudaEventDisableTiming));
+		CUDA_CHECK(cudaEventCreateWithFlags(&g.sdone[b], cudaEventDisableTiming));
+	}
+	CUDA_CHECK(cudaStreamCreateWithFlags(&g.sa, cudaStreamNonBlocking));
+	CUDA_CHECK(cudaStreamCreateWithFlags(&g.sb, cudaStreamNonBlocking));
+	CUBLAS_CHECK(cublasSetStream(blas, g.sa));
 	if (job->mode == DS_MATRIX && g.esz == 8)
 		g.conv = dalloc<float>(g.BR * g.BC);
 	if (!g.sparse && g.dbl)
-		g.stage = dalloc<float>(g.resident ? MAX(g.K, ((size_t)64 << 20) / 4) : MAX(g.BR, g.BC) * g.K);
+		g.stage = dalloc<float>(stage_floats(&g, g.resident, g.BR, g.BC, MAX(n, rows_q)));
 	if (g.resident) {
 		make_resident(&g, &cs);
 		if (rows_q)
@@ -806,7 +843,14 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 	cudaFree(g.pa);
 	cudaFree(g.pb);
 	cudaFree(g.stage);
-	cudaFree(g.S);
+	for (int b = 0; b < g.nbuf; b++) {
+		cudaFree(g.Sbuf[b]);
+		cudaEventDestroy(g.gdone[b]);
+		cudaEventDestroy(g.sdone[b]);
+	}
+	CUBLAS_CHECK(cublasSetStream(blas, NULL));
+	cudaStreamDestroy(g.sa);
+	cudaStreamDestroy(g.sb);
 	cudaFree(g.conv);
 	cudaFree(g.tops);
 	cudaFree(g.topi);

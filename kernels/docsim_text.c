@@ -392,7 +392,7 @@ ds_text_fit(struct ds_docs *docs, const struct ds_text_opts *o, struct csr *out)
 	}
 	double lo = o->min_df_prop ? o->min_df * (double)n : o->min_df;
 	double hi = o->max_df_prop ? o->max_df * (double)n : o->max_df;
-	if (hi < lo)
+	if (hi < lo && n > 0)
 		usage_error("--max-df %g keeps fewer documents than --min-df %g asks for", hi, lo);
 	v->keep = xmallocarray(ng ? ng : 1, sizeof *v->keep);
 	v->idf = xmallocarray(ng ? ng : 1, sizeof *v->idf);

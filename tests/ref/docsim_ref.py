@@ -89,7 +89,9 @@ def cmd_sim(a):
         X = load_svmlight_file(a.corpus, zero_based=True)[0]
         Q = None
         if a.queries:
-            Q = load_svmlight_file(a.queries, zero_based=True, n_features=X.shape[1])[0]
+            Q = load_svmlight_file(a.queries, zero_based=True)[0].tocsc()
+            # columns the corpus lacks are unknown terms
+            Q = sp.hstack([Q[:, :X.shape[1]], sp.csr_matrix((Q.shape[0], max(0, X.shape[1] - Q.shape[1])))]).tocsr()
         X, Q = normalize(X), (normalize(Q) if Q is not None else None)
     else:
         X = np.load(a.corpus) if a.corpus.endswith(".npy") else np.loadtxt(a.corpus, ndmin=2)
@@ -141,7 +143,7 @@ def cmd_check(a):
         got = {}
         prev = None
         for q, d, s, ln in lines:
-            if not q < d:
+            if a.all_pairs and not q < d:
                 fail(f"line {ln}: pair {q+1} {d+1} is not lower id first")
             if (q, d) in got:
                 fail(f"line {ln}: pair {q+1} {d+1} twice")
@@ -153,8 +155,8 @@ def cmd_check(a):
             if prev is not None and (q < prev[0] or (q == prev[0] and s > prev[2] + 1e-12)):
                 fail(f"line {ln}: pairs out of order")
             prev = (q, d, s)
-        for i in range(n):
-            for j in range(i + 1, n):
+        for i in range(nq):
+            for j in range(i + 1 if a.all_pairs else 0, n):
                 if S[i, j] >= thr + TOL and (i, j) not in got:
                     fail(f"missing pair {i+1} {j+1} (score {S[i, j]:.6f} >= {thr})")
         print(f"ok: {len(got)} pairs")
@@ -173,14 +175,17 @@ def cmd_check(a):
     k = a.k
     for q in range(nq):
         g = groups.get(q, [])
-        cand = [j for j in range(n) if not (a.all_pairs and j == q)]
-        if a.threshold is not None:
-            hi = [j for j in cand if S[q, j] >= thr + TOL]
-            lo = [j for j in cand if S[q, j] >= thr - TOL]
+        row = S[q]
+        mask = np.ones(n, dtype=bool)
+        if a.all_pairs:
+            mask[q] = False
+        if thr is not None:
+            nhi = int(np.count_nonzero(mask & (row >= thr + TOL)))
+            nlo = int(np.count_nonzero(mask & (row >= thr - TOL)))
         else:
-            hi = lo = cand
-        if not (min(k, len(hi)) <= len(g) <= min(k, len(lo))):
-            fail(f"query {q+1}: {len(g)} neighbours, expected {min(k, len(hi))}")
+            nhi = nlo = int(np.count_nonzero(mask))
+        if not (min(k, nhi) <= len(g) <= min(k, nlo)):
+            fail(f"query {q+1}: {len(g)} neighbours, expected {min(k, nhi)}")
         seen = set()
         for idx, (d, s, ln) in enumerate(g):
             if d in seen:
@@ -188,19 +193,23 @@ def cmd_check(a):
             seen.add(d)
             if a.all_pairs and d == q:
                 fail(f"line {ln}: document {d+1} is its own neighbour")
-            if abs(s - S[q, d]) > TOL:
-                fail(f"line {ln}: score {s} for {q+1} {d+1}, expected {S[q, d]:.6f}")
+            if abs(s - row[d]) > TOL:
+                fail(f"line {ln}: score {s} for {q+1} {d+1}, expected {row[d]:.6f}")
             if idx > 0:
                 pd, ps, _ = g[idx - 1]
                 if s > ps:
                     fail(f"line {ln}: scores not descending")
-                if s == ps and abs(S[q, d] - S[q, pd]) < 1e-9 and d < pd:
+                if s == ps and abs(row[d] - row[pd]) < 1e-9 and d < pd:
                     fail(f"line {ln}: equal scores not by ascending document id")
         if g and len(g) == k:
-            worst = min(S[q, d] for d, _, _ in g)
-            for j in cand:
-                if j not in seen and S[q, j] > worst + TOL and (a.threshold is None or S[q, j] >= thr - TOL):
-                    fail(f"query {q+1}: document {j+1} (score {S[q, j]:.6f}) beats a neighbour ({worst:.6f})")
+            worst = min(row[d] for d, _, _ in g)
+            rest = mask.copy()
+            rest[[d for d, _, _ in g]] = False
+            if thr is not None:
+                rest &= row >= thr - TOL
+            if (row[rest] > worst + TOL).any():
+                j = int(np.flatnonzero(rest & (row > worst + TOL))[0])
+                fail(f"query {q+1}: document {j+1} (score {row[j]:.6f}) beats a neighbour ({worst:.6f})")
     print(f"ok: {len(lines)} lines")
 
 

@@ -1,0 +1,520 @@
+#!/usr/bin/env bats
+# docsim: checked against scikit-learn (TfidfVectorizer + linear_kernel, NearestNeighbors),
+# numpy and scipy through tests/ref/docsim_ref.py, on testdata/docsim and on inputs
+# generated with fixed seeds (tests/ref/docsim_gen.py).
+
+setup() {
+	load helpers
+	T=$TESTDATA/docsim
+	D=$BATS_TEST_TMPDIR
+}
+
+ref() {
+	py "$REF/docsim_ref.py" "$@"
+}
+
+gen() {
+	py "$REF/docsim_gen.py" "$@"
+}
+
+# ---- text, against scikit-learn
+
+@test "all-pairs top-k on text matches TfidfVectorizer and linear_kernel" {
+	ref sim "$T/corpus.txt" "$D/S.npy"
+	docsim -k 5 "$T/corpus.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 5 --all-pairs
+	assert_success
+	assert_output "ok: 125 lines"
+}
+
+@test "all-pairs scores equal NearestNeighbors with the cosine metric" {
+	docsim -k 6 "$T/corpus.txt" > "$D/out"
+	run ref nn "$T/corpus.txt" "$D/out" -k 6
+	assert_success
+}
+
+@test "queries use the corpus vocabulary and idf, unknown terms dropped" {
+	ref sim "$T/corpus.txt" "$D/S.npy" -q "$T/queries.txt"
+	docsim -k 4 -q "$T/queries.txt" "$T/corpus.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 4
+	assert_success
+	# query 5 has only unknown words: its four neighbours all score 0
+	run grep -c "^5	[0-9]*	0.000000$" "$D/out"
+	assert_output 4
+}
+
+@test "an empty document scores 0 with every document, never NaN" {
+	run docsim -k 30 "$T/corpus.txt"
+	assert_success
+	refute_output --partial nan
+	# line 4 is empty: 24 neighbours, all 0, in id order
+	run awk -F'\t' '$1 == 4 { printf "%s:%s ", $2, $3 }' <<< "$output"
+	assert_output "1:0.000000 2:0.000000 3:0.000000 5:0.000000 6:0.000000 7:0.000000 8:0.000000 9:0.000000 10:0.000000 11:0.000000 12:0.000000 13:0.000000 14:0.000000 15:0.000000 16:0.000000 17:0.000000 18:0.000000 19:0.000000 20:0.000000 21:0.000000 22:0.000000 23:0.000000 24:0.000000 25:0.000000 "
+}
+
+@test "repeated documents score 1 and equal scores go by ascending id" {
+	run docsim -k 2 "$T/corpus.txt"
+	assert_success
+	assert_line --index 0 "1	7	1.000000"
+	assert_line "7	1	1.000000"
+	assert_line "8	20	1.000000"
+	assert_line "20	8	1.000000"
+	# the empty line 17 ties with everything at 0: its neighbours are 1 and 2
+	assert_line "17	1	0.000000"
+	assert_line "17	2	0.000000"
+}
+
+@test "Korean words are tokens: a Korean query finds the Korean documents" {
+	run docsim -k 3 -q "$T/queries.txt" "$T/corpus.txt"
+	assert_success
+	assert_line --index 3 --regexp '^2	(8|9|10|20)	0\.[1-9]'
+}
+
+@test "--weight tf, binary and none match scikit-learn" {
+	for w in tf binary none; do
+		ref sim "$T/corpus.txt" "$D/S.npy" --weight $w
+		docsim -k 3 --weight $w "$T/corpus.txt" > "$D/out"
+		run ref check "$D/S.npy" "$D/out" -k 3 --all-pairs
+		assert_success
+	done
+}
+
+@test "--sublinear-tf, --min-df, --max-df and --stop-words match scikit-learn" {
+	ref sim "$T/corpus.txt" "$D/S.npy" --sublinear-tf --min-df 2 --max-df 0.5 --stop-words "$T/stop.txt" 2>/dev/null
+	docsim -k 3 --sublinear-tf --min-df 2 --max-df 0.5 --stop-words "$T/stop.txt" "$T/corpus.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 3 --all-pairs
+	assert_success
+}
+
+@test "--min-df and --max-df take proportions and counts as scikit-learn does" {
+	ref sim "$T/corpus.txt" "$D/S.npy" -q "$T/queries.txt" --min-df 0.05 --max-df 3
+	docsim -k 3 --min-df 0.05 --max-df 3 -q "$T/queries.txt" "$T/corpus.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 3
+	assert_success
+}
+
+@test "--max-df below --min-df is a usage error" {
+	run -2 docsim --min-df 5 --max-df 2 "$T/corpus.txt"
+	assert_output --partial "--max-df"
+}
+
+@test "a Zipf corpus of 3000 lines matches scikit-learn, all pairs and queries" {
+	gen zipf 3000 7 "$D/z.txt"
+	head -n 200 "$D/z.txt" > "$D/q.txt"
+	ref sim "$D/z.txt" "$D/S.npy"
+	docsim -k 10 "$D/z.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 10 --all-pairs
+	assert_success
+	ref sim "$D/z.txt" "$D/Sq.npy" -q "$D/q.txt"
+	docsim -k 7 -q "$D/q.txt" "$D/z.txt" > "$D/out"
+	run ref check "$D/Sq.npy" "$D/out" -k 7
+	assert_success
+}
+
+# ---- threshold, -k 0, --ids
+
+@test "a threshold keeps only scores at or above it" {
+	ref sim "$T/corpus.txt" "$D/S.npy"
+	docsim -k 3 -t 0.3 "$T/corpus.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 3 -t 0.3 --all-pairs
+	assert_success
+	run awk -F'\t' '$3 < 0.3' "$D/out"
+	assert_output ""
+}
+
+@test "-k 0 with a threshold prints every pair once, lower id first" {
+	ref sim "$T/corpus.txt" "$D/S.npy"
+	run docsim -k 0 -t 0.2 "$T/corpus.txt"
+	assert_success
+	assert_line --index 0 "1	7	1.000000"
+	printf '%s\n' "$output" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" --pairs -t 0.2 --all-pairs
+	assert_output "ok: 10 pairs"
+}
+
+@test "-k 0 with queries prints every query-document pair above the threshold" {
+	gen zipf 600 3 "$D/z.txt"
+	head -n 50 "$D/z.txt" > "$D/q.txt"
+	ref sim "$D/z.txt" "$D/S.npy" -q "$D/q.txt"
+	docsim -k 0 -t 0.15 -q "$D/q.txt" "$D/z.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" --pairs -t 0.15
+	assert_success
+}
+
+@test "-k 0 on a Zipf corpus finds the same pairs as scikit-learn" {
+	gen zipf 1500 11 "$D/z.txt"
+	ref sim "$D/z.txt" "$D/S.npy"
+	docsim -k 0 -t 0.25 "$D/z.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" --pairs -t 0.25 --all-pairs
+	assert_success
+}
+
+@test "-k 0 without a threshold is a usage error" {
+	run -2 docsim -k 0 "$T/corpus.txt"
+	assert_output --partial "needs --threshold"
+}
+
+@test "--ids names documents and queries by their first field" {
+	awk '{ printf "doc-%d\t%s\n", NR, $0 }' "$T/corpus.txt" > "$D/c.txt"
+	awk '{ printf "q%d\t%s\n", NR, $0 }' "$T/queries.txt" > "$D/q.txt"
+	ref sim "$D/c.txt" "$D/S.npy" -q "$D/q.txt" --ids
+	docsim --ids -k 3 -q "$D/q.txt" "$D/c.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 3 --ids "$D/c.txt" "$D/q.txt"
+	assert_success
+	run head -n 1 "$D/out"
+	assert_output "q1	doc-2	0.783923"
+}
+
+@test "with --ids a line without a TAB is an error naming its line" {
+	printf 'a\tsome text\nno tab here\n' > "$D/c.txt"
+	run -1 docsim --ids "$D/c.txt"
+	assert_output "docsim: $D/c.txt:2: no TAB after the id (--ids)"
+}
+
+# ---- vector formats
+
+@test "libsvm input gives the same results as the text it came from" {
+	docsim -k 5 "$T/corpus.txt" > "$D/text"
+	ref convert "$T/corpus.txt" libsvm "$D/c.svm"
+	docsim -k 5 "$D/c.svm" > "$D/out"
+	run ref same "$D/text" "$D/out"
+	assert_success
+}
+
+@test "MatrixMarket input gives the same results as the text it came from" {
+	docsim -k 5 "$T/corpus.txt" > "$D/text"
+	ref convert "$T/corpus.txt" mm "$D/c.mtx"
+	docsim -k 5 "$D/c.mtx" > "$D/out"
+	run ref same "$D/text" "$D/out"
+	assert_success
+}
+
+@test "dense text and NPY input give the same results as the text" {
+	docsim -k 5 "$T/corpus.txt" > "$D/text"
+	ref convert "$T/corpus.txt" dense "$D/c.txt"
+	ref convert "$T/corpus.txt" npy "$D/c.npy"
+	docsim -k 5 "$D/c.txt" > "$D/out"
+	run ref same "$D/text" "$D/out"
+	assert_success
+	docsim -k 5 "$D/c.npy" > "$D/out"
+	run ref same "$D/text" "$D/out"
+	assert_success
+}
+
+@test "libsvm queries and corpus match scikit-learn's normalize and dot" {
+	cat > "$D/c.svm" <<-'EOF'
+	1 1:0.5 3:2 7:1
+	-1 qid:3 2:1 3:1 # a comment
+	0
+	2 1:1 2:1 3:1 4:1
+	1 5:-1 6:2
+	EOF
+	printf '0 1:1 3:1\n1 9:4\n0 5:1 6:1\n' > "$D/q.svm"
+	ref sim "$D/c.svm" "$D/S.npy" --format libsvm -q "$D/q.svm"
+	docsim -k 4 -q "$D/q.svm" "$D/c.svm" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 4
+	assert_success
+}
+
+@test "dense vectors with negative cosines are ranked by score" {
+	gen dense 300 16 5 "$D/x.txt"
+	ref sim "$D/x.txt" "$D/S.npy" --format dense
+	docsim -k 8 "$D/x.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 8 --all-pairs
+	assert_success
+	docsim -k 0 -t -0.5 "$D/x.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" --pairs -t -0.5 --all-pairs
+	assert_success
+}
+
+@test "--weight none on dense input gives raw dot products" {
+	printf '1 2\n3 4\n-1 0\n' > "$D/x.txt"
+	run docsim --weight none -k 2 "$D/x.txt"
+	assert_success
+	assert_output "$(printf '1\t2\t11.000000\n1\t3\t-1.000000\n2\t1\t11.000000\n2\t3\t-3.000000\n3\t1\t-1.000000\n3\t2\t-3.000000')"
+}
+
+@test "--weight tfidf on count vectors applies the corpus idf as TfidfTransformer does" {
+	printf '0 1:3 2:1\n0 2:2 3:1\n0 1:1 3:5\n' > "$D/c.svm"
+	run docsim --weight tfidf --matrix "$D/c.svm"
+	assert_success
+	py -c '
+import numpy as np, sys
+from sklearn.feature_extraction.text import TfidfTransformer
+from sklearn.metrics.pairwise import linear_kernel
+X = np.array([[3, 1, 0], [0, 2, 1], [1, 0, 5]], float)
+W = TfidfTransformer().fit_transform(X)
+want = linear_kernel(W, W)
+got = np.loadtxt(sys.stdin, ndmin=2)
+assert np.abs(got - want).max() < 1e-6, (got, want)
+' <<< "$output"
+}
+
+@test "the format is detected from the content and --format overrides it" {
+	printf '10 20 30\n20 30 40\n' > "$D/n.txt"
+	run --separate-stderr docsim -v -k 1 "$D/n.txt"
+	assert_success
+	[[ "$stderr" == *"corpus: 2 documents, dense"* ]]
+	run --separate-stderr docsim -v -k 1 --format text "$D/n.txt"
+	assert_success
+	[[ "$stderr" == *"corpus: 2 documents, text"* ]]
+	# as text: tokens 10 20 30 / 20 30 40, idf-weighted
+	ref sim "$D/n.txt" "$D/S.npy"
+	printf '%s\n' "$output" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 1 --all-pairs
+	assert_success
+}
+
+@test "a malformed libsvm line is an error naming its line" {
+	printf '1 1:0.5 2:1\n1 3:x\n' > "$D/c.svm"
+	run -1 docsim --format libsvm "$D/c.svm"
+	assert_output "docsim: $D/c.svm:2: index 3: value 'x' is not a number"
+	printf '1 1:0.5\n1 2:1 oops\n' > "$D/c.svm"
+	run -1 docsim "$D/c.svm" --format libsvm
+	assert_output "docsim: $D/c.svm:2: expected INDEX:VALUE, found 'oops'"
+}
+
+@test "an out-of-order or repeated libsvm index is an error naming its line" {
+	printf '1 1:1 2:1\n1 2:1\n1 5:1 3:1\n' > "$D/c.svm"
+	run -1 docsim "$D/c.svm"
+	assert_output "docsim: $D/c.svm:3: index 3 is out of order (after 5; indexes must ascend)"
+	printf '1 1:1 2:1\n1 4:1 4:2\n' > "$D/c.svm"
+	run -1 docsim "$D/c.svm"
+	assert_output "docsim: $D/c.svm:2: index 4 appears twice"
+}
+
+@test "MatrixMarket errors name the line: duplicate, outside, missing entries" {
+	printf '%%%%MatrixMarket matrix coordinate real general\n%% c\n2 3 3\n1 1 1.0\n2 3 2\n1 1 4\n' > "$D/m.mtx"
+	run -1 docsim "$D/m.mtx"
+	assert_output "docsim: $D/m.mtx:6: entry (1, 1) appears twice"
+	printf '%%%%MatrixMarket matrix coordinate real general\n2 3 2\n1 1 1.0\n3 1 2\n' > "$D/m.mtx"
+	run -1 docsim "$D/m.mtx"
+	assert_output "docsim: $D/m.mtx:4: entry (3, 1) is outside the 2 x 3 matrix"
+	printf '%%%%MatrixMarket matrix coordinate pattern general\n2 3 3\n1 1\n2 2\n' > "$D/m.mtx"
+	run -1 docsim "$D/m.mtx"
+	assert_output "docsim: $D/m.mtx:4: only 2 of the 3 entries the size line gives"
+}
+
+@test "symmetric and pattern MatrixMarket files are read as their full matrices" {
+	printf '%%%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 1\n2 1 2\n3 3 1\n' > "$D/s.mtx"
+	printf '%%%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1\n2 1 2\n1 2 2\n3 3 1\n' > "$D/g.mtx"
+	run docsim --matrix "$D/s.mtx"
+	assert_success
+	local sym=$output
+	run docsim --matrix "$D/g.mtx"
+	assert_output "$sym"
+	assert_line --index 1 "0.4472136	1	0"
+}
+
+@test "dense queries of another width than the corpus are an error" {
+	printf '1 2 3\n4 5 6\n' > "$D/c.txt"
+	printf '1 2\n' > "$D/q.txt"
+	run -1 docsim -q "$D/q.txt" "$D/c.txt"
+	assert_output "docsim: $D/q.txt: 2 columns where the corpus has 3"
+}
+
+# ---- the paper's setup and --matrix
+
+@test "the paper's setup: the last row of an n x m matrix as query gives numpy's cosines" {
+	gen uniform 50 5000 1 "$D/x.npy"
+	py -c "import numpy as np; x = np.load('$D/x.npy'); np.save('$D/c.npy', x[:-1]); np.save('$D/q.npy', x[-1:])"
+	docsim --matrix -O npy -o "$D/sim.npy" -q "$D/q.npy" "$D/c.npy"
+	run py -c "
+import numpy as np
+x = np.load('$D/x.npy').astype(np.float64)
+q, c = x[-1], x[:-1]
+want = c @ q / (np.linalg.norm(c, axis=1) * np.linalg.norm(q))
+got = np.load('$D/sim.npy')
+assert got.shape == (1, 49) and got.dtype == np.float32, got.shape
+print(np.abs(got[0] - want).max() < 1e-6)"
+	assert_output True
+}
+
+@test "--matrix prints the whole similarity matrix as text or NPY" {
+	ref sim "$T/corpus.txt" "$D/S.npy"
+	docsim --matrix "$T/corpus.txt" > "$D/m.txt"
+	docsim --matrix -o "$D/m.npy" "$T/corpus.txt"
+	run py -c "
+import numpy as np
+S = np.load('$D/S.npy'); T = np.loadtxt('$D/m.txt'); N = np.load('$D/m.npy')
+print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.astype(np.float32)).all())"
+	assert_output "(25, 25) True True True"
+}
+
+@test "--matrix with -k, or -O npy without --matrix, is a usage error" {
+	run -2 docsim --matrix -k 3 "$T/corpus.txt"
+	assert_output --partial "--matrix"
+	run -2 docsim -O npy "$T/corpus.txt"
+	assert_output --partial "-O npy needs --matrix"
+}
+
+# ---- devices, memory limits, CPU against GPU
+
+@test "--max-device-mem small enough to force tiles gives the same results" {
+	gen dense 600 64 9 "$D/x.npy"
+	ref sim "$D/x.npy" "$D/S.npy" --format dense
+	run --separate-stderr docsim -v --max-device-mem 384K -k 6 "$D/x.npy"
+	assert_success
+	if on_gpu; then
+		[[ "$stderr" == *"vectors streamed by panel"* ]]
+	fi
+	printf '%s\n' "$output" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 6 --all-pairs
+	assert_success
+	gen zipf 2000 5 "$D/z.txt"
+	head -n 300 "$D/z.txt" > "$D/q.txt"
+	ref sim "$D/z.txt" "$D/S.npy" -q "$D/q.txt"
+	docsim --max-device-mem 3M -k 5 -q "$D/q.txt" "$D/z.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 5
+	assert_success
+	ref sim "$D/z.txt" "$D/S.npy"
+	docsim --max-device-mem 3M -k 5 "$D/z.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 5 --all-pairs
+	assert_success
+}
+
+@test "CPU and GPU outputs are identical" {
+	require_gpu
+	gen zipf 3000 13 "$D/z.txt"
+	head -n 100 "$D/z.txt" > "$D/q.txt"
+	gen dense 2000 100 4 "$D/x.npy"
+	for args in "-k 10 $T/corpus.txt" "-k 3 -q $T/queries.txt $T/corpus.txt" \
+	    "-k 10 $D/z.txt" "-k 10 -q $D/q.txt $D/z.txt" "-k 0 -t 0.3 $D/z.txt" \
+	    "--matrix $T/corpus.txt" "-k 10 $D/x.npy" "-k 0 -t 0.3 $D/x.npy" \
+	    "--max-device-mem 2M -k 10 $D/z.txt"; do
+		docsim -d cpu $args > "$D/cpu"
+		docsim -d gpu $args > "$D/gpu"
+		run cmp "$D/cpu" "$D/gpu"
+		assert_success
+	done
+}
+
+@test "--precision single on a GPU agrees with the CPU within 1e-5" {
+	require_gpu
+	gen dense 2000 256 8 "$D/x.npy"
+	ref sim "$D/x.npy" "$D/S.npy" --format dense
+	docsim -d gpu --precision single -k 10 "$D/x.npy" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 10 --all-pairs
+	assert_success
+}
+
+@test "-d gpu in a build without CUDA says so, -d cpu always works" {
+	run docsim -d cpu -k 1 "$T/corpus.txt"
+	assert_success
+	assert_line --index 0 "1	7	1.000000"
+	if ! on_gpu && ! docsim --list-devices | grep -q '^gpu'; then
+		run -1 docsim -d gpu "$T/corpus.txt"
+		assert_output --regexp "not compiled in|no usable CUDA GPU"
+	fi
+}
+
+@test "--list-devices lists the CPU" {
+	run docsim --list-devices
+	assert_success
+	assert_line --index 0 --regexp '^cpu	'
+}
+
+# ---- the command line
+
+@test "usage errors exit 2 with a hint" {
+	run -2 docsim --bogus "$T/corpus.txt"
+	assert_line --index 1 "Try 'docsim --help' for more information."
+	run -2 docsim -k x "$T/corpus.txt"
+	assert_output --partial "invalid value for --top: 'x'"
+	run -2 docsim --weight idf "$T/corpus.txt"
+	assert_output --partial "expected one of: tfidf, tf, binary, none"
+	run -2 docsim "$T/corpus.txt" "$T/queries.txt"
+	assert_output --partial "one CORPUS at most"
+	run -2 docsim -q - -
+	assert_output --partial "both be standard input"
+}
+
+@test "text-only options with vector input are usage errors" {
+	printf '1 2\n3 4\n' > "$D/x.txt"
+	run -2 docsim --stop-words "$T/stop.txt" "$D/x.txt"
+	assert_output --partial "apply to text input only"
+}
+
+@test "--help prints the synopsis on stdout and --version the version" {
+	run --separate-stderr docsim --help
+	assert_success
+	assert_line --index 0 "usage: docsim [options] -q QUERIES [CORPUS]"
+	assert_equal "$stderr" ""
+	run docsim --version
+	assert_output --regexp '^docsim \(accelkit\) [0-9.]+$'
+}
+
+@test "a missing corpus is an error naming it" {
+	run -1 docsim "$D/nope.txt"
+	assert_output "docsim: $D/nope.txt: No such file or directory"
+}
+
+@test "the corpus comes from standard input when absent or -" {
+	docsim -k 2 "$T/corpus.txt" > "$D/want"
+	run docsim -k 2 < "$T/corpus.txt"
+	assert_output "$(cat "$D/want")"
+	run docsim -k 2 - < "$T/corpus.txt"
+	assert_output "$(cat "$D/want")"
+	run docsim -k 2 -q "$T/queries.txt" < "$T/corpus.txt"
+	assert_output "$(docsim -k 2 -q "$T/queries.txt" "$T/corpus.txt")"
+}
+
+@test "CRLF line endings read like LF" {
+	docsim -k 3 "$T/corpus.txt" > "$D/want"
+	sed 's/$/\r/' "$T/corpus.txt" > "$D/crlf.txt"
+	run docsim -k 3 "$D/crlf.txt"
+	assert_output "$(cat "$D/want")"
+}
+
+@test "-o writes the result to a file and nothing to stdout" {
+	run docsim -k 1 -o "$D/res" "$T/corpus.txt"
+	assert_success
+	assert_output ""
+	run head -n 1 "$D/res"
+	assert_output "1	7	1.000000"
+}
+
+@test "-k larger than the corpus lists every other document" {
+	printf 'alpha beta\nbeta gamma\ngamma delta\n' > "$D/c.txt"
+	run docsim -k 100 "$D/c.txt"
+	assert_success
+	assert_equal "${#lines[@]}" 6
+}
+
+@test "a corpus of one document has no neighbours and empty input gives no output" {
+	printf 'just one document\n' > "$D/c.txt"
+	run docsim "$D/c.txt"
+	assert_success
+	assert_output ""
+	run docsim < /dev/null
+	assert_success
+	assert_output ""
+}
+
+# ---- man page EXAMPLES (man/docsim.1)
+
+@test "EXAMPLES: the ten nearest neighbours of every line of a text file" {
+	run docsim "$T/corpus.txt"
+	assert_success
+	assert_equal "${#lines[@]}" 250
+}
+
+@test "EXAMPLES: near-duplicate pairs above 0.9" {
+	run docsim -k 0 -t 0.9 "$T/corpus.txt"
+	assert_output "$(printf '1\t7\t1.000000\n8\t20\t1.000000')"
+}
+
+@test "EXAMPLES: the top 3 documents for each query, by id" {
+	awk '{ printf "doc-%d\t%s\n", NR, $0 }' "$T/corpus.txt" > "$D/c.txt"
+	run docsim --ids -k 3 -q <(printf 'q1\tbrown dog\n') "$D/c.txt"
+	assert_success
+	assert_line --index 0 --regexp '^q1	doc-(2|24)	0\.[0-9]{6}$'
+	assert_equal "${#lines[@]}" 3
+}
+
+@test "EXAMPLES: the full similarity matrix of dense vectors as NPY" {
+	printf '1 0 0\n1 1 0\n0 0 2\n' > "$D/v.txt"
+	docsim --matrix -o "$D/sim.npy" "$D/v.txt"
+	run py -c "import numpy as np; print(np.round(np.load('$D/sim.npy').astype(float), 6).tolist())"
+	assert_output "[[1.0, 0.707107, 0.0], [0.707107, 1.0, 0.0], [0.0, 0.0, 1.0]]"
+}

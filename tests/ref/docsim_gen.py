@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Generated inputs for tests/docsim.bats, with fixed seeds.
+
+  docsim_gen.py zipf N SEED OUT      N lines of words drawn from a Zipf law over a 4000-word
+                                     vocabulary (some lines empty, some repeated)
+  docsim_gen.py dense N M SEED OUT   an N x M matrix of normal numbers (text, or NPY when OUT
+                                     ends in .npy), with one all-zero row
+  docsim_gen.py uniform N M SEED OUT an N x M matrix of uniform [0,1) float32 (the paper's
+                                     term weights)
+"""
+import sys
+
+import numpy as np
+
+
+def zipf(n, seed, out):
+    rng = np.random.default_rng(seed)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    words = ["".join(rng.choice(letters, size=rng.integers(2, 9))) for _ in range(4000)]
+    p = 1.0 / np.arange(1, len(words) + 1) ** 1.1
+    p /= p.sum()
+    lines = []
+    for i in range(n):
+        if i % 97 == 5:
+            lines.append("")
+        elif i % 89 == 7 and lines:
+            lines.append(lines[i // 2])
+        else:
+            k = rng.integers(1, 40)
+            lines.append(" ".join(words[j] for j in rng.choice(len(words), size=k, p=p)))
+    open(out, "w").write("\n".join(lines) + "\n")
+
+
+def dense(n, m, seed, out, uniform=False):
+    rng = np.random.default_rng(seed)
+    if uniform:
+        x = rng.random((n, m), dtype=np.float32)
+    else:
+        x = rng.standard_normal((n, m)).astype(np.float32)
+        x[n // 3] = 0
+    if out.endswith(".npy"):
+        np.save(out, x)
+    else:
+        np.savetxt(out, x, fmt="%.9g")
+
+
+def main():
+    a = sys.argv[1:]
+    if a[0] == "zipf":
+        zipf(int(a[1]), int(a[2]), a[3])
+    elif a[0] in ("dense", "uniform"):
+        dense(int(a[1]), int(a[2]), int(a[3]), a[4], a[0] == "uniform")
+    else:
+        sys.exit("docsim_gen.py: zipf|dense|uniform ...")
+
+
+if __name__ == "__main__":
+    main()
