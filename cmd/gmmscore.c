@@ -45,8 +45,9 @@ struct chunk {
 	size_t n;
 	struct seg *seg;
 	size_t nseg, capseg;
-	uint32_t *idx;			/* n x top */
-	float *val;			/* n x top, or n x nmodels */
+	uint32_t *idx;			/* n x top: the best models */
+	float *tv;			/* n x top: their scores */
+	float *val;			/* n x nmodels: every score, where needed */
 	int full, last;
 };
 
@@ -282,7 +283,7 @@ write_text(struct writer *w, const struct chunk *c)
 				memcpy(p, name, nlen);
 				p += nlen;
 				*p++ = '\t';
-				p += fmt_f32(p, c->val[r * k + j]);
+				p += fmt_f32(p, c->tv[r * k + j]);
 				*p++ = '\n';
 				w->len[t] = (size_t)(p - w->buf[t]);
 			}
@@ -352,6 +353,7 @@ struct runner {
 	float *scores;			/* CPU with --top: every score of a chunk */
 #ifdef ACCELKIT_CUDA
 	struct gmm_gpu *gpu;
+	int host_top;			/* the GPU returns every score; the top is taken here */
 #endif
 	struct progress prog;
 	uint64_t frames;
@@ -374,7 +376,10 @@ start_chunk(struct runner *r, int bi, struct chunk *c)
 		return;
 #ifdef ACCELKIT_CUDA
 	if (r->gpu != NULL) {
-		gmm_gpu_submit(r->gpu, bi, c->x, c->n, c->idx, c->val);
+		if (r->top && !r->host_top)
+			gmm_gpu_submit(r->gpu, bi, c->x, c->n, c->idx, c->tv);
+		else
+			gmm_gpu_submit(r->gpu, bi, c->x, c->n, NULL, c->val);
 		return;
 	}
 #else
@@ -384,7 +389,7 @@ start_chunk(struct runner *r, int bi, struct chunk *c)
 	const size_t nm = r->prm->nmodels;
 	gmm_cpu_score(r->prm, r->mode, c->x, c->n, r->top ? r->scores : c->val);
 	if (r->top)
-		gmm_top(r->scores, c->n, nm, r->top, c->idx, c->val);
+		gmm_top(r->scores, c->n, nm, r->top, c->idx, c->tv);
 	phase_add(PH_COMPUTE, now_sec() - t0);
 }
 
@@ -393,8 +398,11 @@ static void
 finish_chunk(struct runner *r, struct chunk *c)
 {
 #ifdef ACCELKIT_CUDA
-	if (r->gpu != NULL)
+	if (r->gpu != NULL) {
 		gmm_gpu_wait(r->gpu, (int)(c - r->pl->buf));
+		if (r->host_top && c->n > 0)
+			gmm_top(c->val, c->n, r->prm->nmodels, r->top, c->idx, c->tv);
+	}
 #endif
 	write_chunk(r->w, c);
 	r->frames += c->n;
@@ -524,19 +532,22 @@ main(int argc, char **argv)
 	if (threaded_sel)
 		pthread_join(sel_thread, NULL);
 
-	/* Chunk size: bounded by the scores a chunk holds. */
-	size_t top = MIN(o.top, models.nmodels);
-	size_t per_row = top ? top : models.nmodels;
+	/* Chunk size: bounded by the scores a chunk holds on the host. Every score of a
+	 * chunk is kept for --all, on the CPU, and for a --top too large for the GPU. */
+	const size_t nm = models.nmodels, top = MIN(o.top, nm);
+	const int host_top = sel.dev.gpu && top > GMM_GPU_TOPMAX;
+	const int need_val = top == 0 || host_top;
+	const size_t row_bytes = need_val || !sel.dev.gpu ? nm * sizeof(float) :
+	    top * (sizeof(uint32_t) + sizeof(float));
 	size_t cap = o.chunk;
-	if (cap == 0) {
-		cap = sel.dev.gpu ? 16384 : 4096;
-		cap = MIN(cap, MAX((size_t)64, HOST_RESULT_MAX / 2 / (models.nmodels * sizeof(float))));
-	}
-	cap = MIN(cap, MAX((size_t)1, HOST_RESULT_MAX / (per_row * sizeof(float))));
+	if (cap == 0)
+		cap = MIN(sel.dev.gpu ? (size_t)16384 : 4096, HOST_RESULT_MAX / 2 / row_bytes);
+	cap = MAX((size_t)1, MIN(cap, HOST_RESULT_MAX / row_bytes));
 #ifdef ACCELKIT_CUDA
 	struct gmm_gpu *gpu = NULL;
 	if (sel.dev.gpu) {
-		gpu = gmm_gpu_init(&prm, o.mode, top, cap, co.max_device_mem, sel.dev.ids[0]);
+		gpu = gmm_gpu_init(&prm, o.mode, host_top ? 0 : top, cap, co.max_device_mem,
+		    sel.dev.ids[0]);
 		cap = gmm_gpu_chunk(gpu);
 	}
 #endif
@@ -559,25 +570,27 @@ main(int argc, char **argv)
 	for (int i = 0; i < NBUF; i++) {
 		struct chunk *c = &pl.buf[i];
 		size_t xb = mul_size(mul_size(cap, dp, "chunk"), sizeof(float), "chunk");
-		size_t vb = mul_size(mul_size(cap, per_row, "chunk"), sizeof(float), "chunk");
-		size_t ib = top ? cap * top * sizeof(uint32_t) : 0;
+		size_t vb = need_val ? mul_size(mul_size(cap, nm, "chunk"), sizeof(float), "chunk") : 0;
+		size_t tb = cap * top * sizeof(float);
 #ifdef ACCELKIT_CUDA
 		if (gpu != NULL) {
 			c->x = gmm_gpu_host_alloc(xb);
-			c->val = gmm_gpu_host_alloc(vb);
-			c->idx = top ? gmm_gpu_host_alloc(ib) : NULL;
+			c->val = vb ? gmm_gpu_host_alloc(vb) : NULL;
+			c->idx = tb ? gmm_gpu_host_alloc(tb) : NULL;
+			c->tv = tb ? gmm_gpu_host_alloc(tb) : NULL;
 		} else
 #endif
 		{
 			c->x = xmalloc(xb);
-			c->val = xmalloc(vb);
-			c->idx = top ? xmalloc(ib) : NULL;
+			c->val = vb ? xmalloc(vb) : NULL;
+			c->idx = tb ? xmalloc(tb) : NULL;
+			c->tv = tb ? xmalloc(tb) : NULL;
 		}
 		memset(c->x, 0, xb);	/* the padding columns stay 0 */
 	}
 	float *scores = NULL;	/* CPU: every score of a chunk */
 	if (!sel.dev.gpu && top)
-		scores = xmallocarray(mul_size(cap, models.nmodels, "chunk"), sizeof(float));
+		scores = xmallocarray(mul_size(cap, nm, "chunk"), sizeof(float));
 
 	struct writer w = {.o = out, .fmt = fmt, .m = &models, .top = top};
 	w.nbuf = cli_threads();
@@ -595,6 +608,9 @@ main(int argc, char **argv)
 	    .scores = scores};
 #ifdef ACCELKIT_CUDA
 	run.gpu = gpu;
+	run.host_top = host_top;
+#else
+	(void)host_top;
 #endif
 	progress_begin(&run.prog, "frames");
 	struct chunk *prev = NULL;
@@ -634,9 +650,11 @@ main(int argc, char **argv)
 		gmm_gpu_host_free(pl.buf[i].x);
 		gmm_gpu_host_free(pl.buf[i].val);
 		gmm_gpu_host_free(pl.buf[i].idx);
+		gmm_gpu_host_free(pl.buf[i].tv);
 		pl.buf[i].x = NULL;
 		pl.buf[i].val = NULL;
 		pl.buf[i].idx = NULL;
+		pl.buf[i].tv = NULL;
 	}
 	gmm_gpu_free(gpu);
 #endif
@@ -644,6 +662,7 @@ main(int argc, char **argv)
 		free(pl.buf[i].x);
 		free(pl.buf[i].val);
 		free(pl.buf[i].idx);
+		free(pl.buf[i].tv);
 		free(pl.buf[i].seg);
 	}
 	for (int t = 0; t < w.nbuf; t++)

@@ -8,9 +8,9 @@
  * order, each slot's 4 values of s then 4 of -mu s (two float4), so that the 32
  * threads of a warp, two slots each, read 2 KB of consecutive bytes.
  *
- * Score kernel. A block takes SLOTS slots and NSUB x FR frames: it stages FR frames
- * in shared memory, and each thread keeps 2 slots x FR frames of accumulators in
- * registers, so every parameter loaded is used FR times and every feature value
+ * Score kernel. A block takes SLOTS slots and nsub tiles of FR frames: it stages FR
+ * frames in shared memory, and each thread keeps 2 slots x FR frames of accumulators
+ * in registers, so every parameter loaded is used FR times and every feature value
  * read (a broadcast float4 from shared memory) feeds 16 fused multiply-adds. The
  * component scores then go to shared memory, FH frames at a time, where each
  * (model, frame) is reduced to its log-sum-exp or maximum on chip; only model
@@ -20,6 +20,7 @@
  * in registers, then N rounds of a warp-wide maximum. */
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,19 +34,19 @@ namespace {
 constexpr int NT = 128;			// threads a block
 constexpr int CPL = 2;			// slots a thread
 constexpr int SLOTS = NT * CPL;		// slots a block
-constexpr int FR = 64;			// frames a thread's register tile
+constexpr int FR_DEFAULT = 64;		// frames a thread's register tile: 64 or 32
+constexpr int NSUB_DEFAULT = 4;		// register tiles a block (1 to 16)
 constexpr int FH = 32;			// frames a reduction pass
-constexpr int NSUB = 4;			// register tiles a block
-constexpr int FTILE = FR * NSUB;	// frames a block
 constexpr int MAX_DC = 128;		// at most 512 dimensions (shared memory)
 constexpr int TOP_WARPS = 4;		// frames a top-N block
 
-template <int MODE>
+// Each block: SLOTS slots x nsub tiles of FR frames.
+template <int MODE, int FR>
 __global__ void __launch_bounds__(NT, 2)
 score_kernel(const float4 *__restrict__ P, const float *__restrict__ G,
-    const float4 *__restrict__ X, int n, int dc, int nslots, const int *__restrict__ blk_part0,
-    const int *__restrict__ part_slot, const int *__restrict__ part_k, int npart,
-    float *__restrict__ out)
+    const float4 *__restrict__ X, int n, int dc, int nslots, int nsub,
+    const int *__restrict__ blk_part0, const int *__restrict__ part_slot,
+    const int *__restrict__ part_k, int npart, float *__restrict__ out)
 {
 	extern __shared__ float4 smem[];
 	float4 *xs = smem;				// FR x dc
@@ -59,8 +60,8 @@ score_kernel(const float4 *__restrict__ P, const float *__restrict__ G,
 	const float4 *pp = P + (size_t)q0 * 2;
 	const size_t pstride = (size_t)nslots * 2;
 
-	for (int sub = 0; sub < NSUB; sub++) {
-		const int f0 = (blockIdx.x * NSUB + sub) * FR;
+	for (int sub = 0; sub < nsub; sub++) {
+		const int f0 = (blockIdx.x * nsub + sub) * FR;
 		if (f0 >= n)
 			break;
 		const int nf = min(FR, n - f0);
@@ -218,7 +219,7 @@ top_kernel(const float *__restrict__ S, int n, int nmodels, int k, uint32_t *__r
 struct gmm_gpu {
 	enum gmm_mode mode;
 	size_t top, nmodels, npart, nblocks, nslots, chunk;
-	int dc;
+	int dc, fr, nsub;
 	size_t smem;
 	float4 *P;
 	float *G;
@@ -252,9 +253,20 @@ gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t 
 	double t0 = now_sec();
 
 	CUDA_CHECK(cudaSetDevice(dev));
+	if (top > GMM_GPU_TOPMAX)
+		die("gmm_gpu_init: top %zu (at most %d)", top, GMM_GPU_TOPMAX);
 	g->mode = mode;
 	g->top = top;
 	g->nmodels = nm;
+	// Tile shape: FR frames a thread, NSUB tiles a block; GMMSCORE_TILE=FR,NSUB overrides.
+	g->fr = FR_DEFAULT;
+	g->nsub = NSUB_DEFAULT;
+	const char *tile = getenv("GMMSCORE_TILE");
+	if (tile != NULL && *tile != '\0') {
+		if (sscanf(tile, "%d,%d", &g->fr, &g->nsub) != 2 || (g->fr != 32 && g->fr != 64) ||
+		    g->nsub < 1 || g->nsub > 16)
+			die("GMMSCORE_TILE='%s': expected FR,NSUB with FR 32 or 64, NSUB 1 to 16", tile);
+	}
 	g->dc = p->dp / GMM_DVEC;
 	if (g->dc > MAX_DC)
 		die("the GPU path takes at most %d dimensions (these models use %d); use -d cpu",
@@ -274,19 +286,20 @@ gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t 
 	// Frames a call: what the memory left after the parameters holds.
 	size_t mem_free = 0, mem_total = 0;
 	CUDA_CHECK(cudaMemGetInfo(&mem_free, &mem_total));
-	size_t budget = max_mem ? max_mem : (mem_free > ((size_t)1 << 30) ? mem_free - ((size_t)1 << 29) :
-	    mem_free / 2);
+	size_t budget = max_mem ? max_mem :
+	    mem_free > ((size_t)1 << 30) ? mem_free - ((size_t)1 << 29) : mem_free / 2;
 	const int split = npart > nm;
 	const size_t per_frame = dc * sizeof(float4) + npart * sizeof(float) +
 	    (split ? nm * sizeof(float) : 0) + (top ? top * (sizeof(uint32_t) + sizeof(float)) : 0);
 	if (budget <= pbytes || (budget - pbytes) / per_frame < 1)
 		die("device memory: the models need %zu bytes and a frame %zu more; the limit is %zu "
 		    "(--max-device-mem)", pbytes, per_frame, budget);
-	g->chunk = MIN(chunk, (budget - pbytes) / per_frame);
-	if (g->chunk > (size_t)FTILE)
-		g->chunk -= g->chunk % FTILE;
-	if (g->chunk > (size_t)INT32_MAX / 2)
-		g->chunk = (size_t)INT32_MAX / 2;
+	// What memory allows, rounded down to whole frame tiles; then what was asked for.
+	size_t fit = (budget - pbytes) / per_frame;
+	const size_t ftile = (size_t)g->fr * (size_t)g->nsub;
+	if (fit > ftile)
+		fit -= fit % ftile;
+	g->chunk = MIN(MIN(chunk, fit), (size_t)INT32_MAX / 2);
 
 	g->P = dev_alloc<float4>(nslots * dc * 2);
 	g->G = dev_alloc<float>(nslots);
@@ -316,14 +329,19 @@ gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t 
 	    cudaMemcpyHostToDevice));
 	gmm_layout_free(&l);
 
-	g->smem = (size_t)FR * dc * sizeof(float4) + (size_t)SLOTS * (FH + 1) * sizeof(float);
-	CUDA_CHECK(cudaFuncSetAttribute(score_kernel<GMM_SUM>,
+	g->smem = (size_t)g->fr * dc * sizeof(float4) + (size_t)SLOTS * (FH + 1) * sizeof(float);
+	CUDA_CHECK(cudaFuncSetAttribute(score_kernel<GMM_SUM, 64>,
 	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
-	CUDA_CHECK(cudaFuncSetAttribute(score_kernel<GMM_MAX>,
+	CUDA_CHECK(cudaFuncSetAttribute(score_kernel<GMM_MAX, 64>,
+	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
+	CUDA_CHECK(cudaFuncSetAttribute(score_kernel<GMM_SUM, 32>,
+	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
+	CUDA_CHECK(cudaFuncSetAttribute(score_kernel<GMM_MAX, 32>,
 	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
 	phase_add("model upload", now_sec() - t0);
-	vlog("gpu: %zu blocks of %d Gaussian slots (%zu parts), %zu frames a call, "
-	    "parameters %.1f MB", g->nblocks, SLOTS, npart, g->chunk, pbytes / 1e6);
+	vlog("gpu: %zu blocks of %d Gaussian slots (%zu parts), tiles of %d x %d frames, "
+	    "%zu frames a call, parameters %.1f MB", g->nblocks, SLOTS, npart, g->fr, g->nsub,
+	    g->chunk, pbytes / 1e6);
 	return g;
 }
 
@@ -361,13 +379,12 @@ gmm_gpu_submit(struct gmm_gpu *g, int slot, const float *x, size_t n, uint32_t *
 	CUDA_CHECK(cudaMemcpyAsync(g->X, x, n * g->dc * sizeof(float4), cudaMemcpyHostToDevice,
 	    g->st));
 	CUDA_CHECK(cudaEventRecord(ev[1], g->st));
-	dim3 grid((unsigned)CEIL_DIV(n, (size_t)FTILE), (unsigned)g->nblocks);
-	if (g->mode == GMM_SUM)
-		score_kernel<GMM_SUM><<<grid, NT, g->smem, g->st>>>(g->P, g->G, g->X, nn, g->dc,
-		    (int)g->nslots, g->blk_part0, g->part_slot, g->part_k, np, g->part);
-	else
-		score_kernel<GMM_MAX><<<grid, NT, g->smem, g->st>>>(g->P, g->G, g->X, nn, g->dc,
-		    (int)g->nslots, g->blk_part0, g->part_slot, g->part_k, np, g->part);
+	dim3 grid((unsigned)CEIL_DIV(n, (size_t)g->fr * (size_t)g->nsub), (unsigned)g->nblocks);
+	auto kernel = g->mode == GMM_SUM ? (g->fr == 64 ? score_kernel<GMM_SUM, 64> :
+	    score_kernel<GMM_SUM, 32>) : (g->fr == 64 ? score_kernel<GMM_MAX, 64> :
+	    score_kernel<GMM_MAX, 32>);
+	kernel<<<grid, NT, g->smem, g->st>>>(g->P, g->G, g->X, nn, g->dc, (int)g->nslots, g->nsub,
+	    g->blk_part0, g->part_slot, g->part_k, np, g->part);
 	CUDA_LAUNCH_CHECK();
 	if (g->S != g->part) {
 		const size_t total = n * g->nmodels;

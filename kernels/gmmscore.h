@@ -121,6 +121,10 @@ void gmm_top(const float *scores, size_t n, size_t nmodels, size_t k, uint32_t *
     float *val);
 
 /* ---- CUDA path (kernels/gmmscore.cu) ---- */
+
+/* The largest top the GPU selects itself; beyond it, every score comes back. */
+#define GMM_GPU_TOPMAX 32
+
 #ifdef ACCELKIT_CUDA
 struct gmm_gpu;
 /* Uploads the parameters to device dev and sizes the work: at most `chunk` frames a
