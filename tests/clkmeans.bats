@@ -1,0 +1,445 @@
+#!/usr/bin/env bats
+# clkmeans: Lloyd's k-means on OpenCL (PoCL in make check, the GPU in make check-gpu).
+# Labels are checked against independent references in tests/ref/clkmeans_ref.py:
+# scikit-learn's KMeans(init=C0, n_init=1, algorithm='lloyd') on float64 data, a float64
+# Lloyd in numpy with direct distances (for exact ties), and brute-force nearest
+# centroids; labels must be identical, the inertia within 1e-5 relative.
+
+setup() {
+	load helpers
+	T=$BATS_TEST_TMPDIR
+	D=$TESTDATA/clkmeans
+}
+
+# gen KIND N D K SEED: test data in $T/x.npy and K of its rows as $T/c0.txt.
+gen() {
+	py "$REF/clkmeans_ref.py" gen "$1" "$2" "$3" "$4" "$5" "$T/x.npy" "$T/c0.txt"
+}
+
+# vs REF [OPTION...]: clkmeans from $T/c0.txt (with --distances and OPTIONs) against the
+# reference REF (sklearn or lloyd) run with the same --max-iter and --tol.
+vs() {
+	local ref=$1 iter=300 tol=1e-4 a
+	shift
+	for a in "$@"; do
+		case $a in
+		--max-iter=*) iter=${a#*=} ;;
+		--tol=*) tol=${a#*=} ;;
+		esac
+	done
+	clkmeans --init "$T/c0.txt" --distances "$@" "$T/x.npy" > "$T/ours.txt" || return
+	py "$REF/clkmeans_ref.py" "$ref" "$T/x.npy" "$T/c0.txt" "$iter" "$tol" > "$T/ref.txt" ||
+		return
+	py "$REF/clkmeans_ref.py" check "$T/ours.txt" "$T/ref.txt"
+}
+
+# The number of iterations -v reports for the first run.
+iterations() {
+	sed -n 's/^clkmeans: run 1: \([0-9]*\) iterations.*/\1/p' "$1"
+}
+
+# ---- against the references ----
+
+@test "well separated blobs in 2 dimensions match scikit-learn" {
+	gen separated 3000 2 6 1
+	run -0 vs sklearn
+	assert_output ok
+}
+
+@test "overlapping blobs in 17 dimensions match scikit-learn" {
+	gen overlapping 4000 17 8 2
+	run -0 vs sklearn
+	assert_output ok
+}
+
+@test "overlapping blobs in 64 dimensions with 40 clusters match scikit-learn" {
+	gen overlapping 4000 64 40 3
+	run -0 vs sklearn
+	assert_output ok
+}
+
+@test "one column matches the float64 Lloyd" {
+	gen overlapping 3000 1 5 4
+	run -0 vs lloyd
+	assert_output ok
+}
+
+@test "duplicate rows match scikit-learn" {
+	gen duplicates 3000 3 10 5
+	run -0 vs sklearn
+	assert_output ok
+}
+
+@test "exact ties between centroids go to the lower index, as float64 direct distances do" {
+	gen ties 3000 3 7 6
+	run -0 vs lloyd
+	assert_output ok
+}
+
+@test "rows far from the origin, where float32 expansion cancels, get float64 labels" {
+	gen far 2000 8 6 7
+	run -0 vs lloyd
+	assert_output ok
+}
+
+@test "the number of iterations matches scikit-learn's" {
+	gen overlapping 4000 5 6 8
+	clkmeans -v --init "$T/c0.txt" "$T/x.npy" 2> "$T/err" > /dev/null
+	py "$REF/clkmeans_ref.py" sklearn "$T/x.npy" "$T/c0.txt" 300 1e-4 > "$T/ref.txt"
+	run -0 iterations "$T/err"
+	assert_output "$(sed -n 's/^iterations //p' "$T/ref.txt")"
+}
+
+@test "an empty cluster takes the row farthest from its centroid, as in scikit-learn" {
+	gen overlapping 3000 5 6 9
+	py -c "
+import numpy as np
+c = np.loadtxt('$T/c0.txt'); c[2] = 500; c[4] = -700
+np.savetxt('$T/c0.txt', c)"
+	run -0 vs sklearn
+	assert_output ok
+	run -0 --separate-stderr clkmeans -v --init "$T/c0.txt" "$T/x.npy"
+	assert_equal "$(grep -c 'relocated 2 empty clusters' <<< "$stderr")" 1
+}
+
+@test "two equal starting centroids: the empty one is relocated, never NaN" {
+	gen overlapping 3000 4 6 10
+	py -c "
+import numpy as np
+c = np.loadtxt('$T/c0.txt'); c[3] = c[1]
+np.savetxt('$T/c0.txt', c)"
+	run -0 vs lloyd
+	assert_output ok
+	clkmeans --init "$T/c0.txt" -C "$T/c.txt" "$T/x.npy" > /dev/null
+	run -1 grep -i nan "$T/c.txt"
+}
+
+@test "--max-iter 1 labels the rows with the once-moved centroids" {
+	gen overlapping 3000 6 9 11
+	run -0 vs lloyd --max-iter=1
+	assert_output ok
+}
+
+@test "--tol 0 runs every iteration and still matches the float64 Lloyd" {
+	gen overlapping 2000 3 5 12
+	run -0 vs lloyd --tol=0 --max-iter=40
+	assert_output ok
+	clkmeans -v --tol 0 --max-iter 40 --init "$T/c0.txt" "$T/x.npy" 2> "$T/err" > /dev/null
+	run -0 iterations "$T/err"
+	assert_output 40
+}
+
+@test "--assign equals a brute-force nearest centroid, ties to the lower index" {
+	gen ties 3000 4 9 13
+	py "$REF/clkmeans_ref.py" assign "$T/x.npy" "$T/c0.txt" > "$T/ref.txt" 2> "$T/inertia"
+	run -0 --separate-stderr clkmeans --assign "$T/c0.txt" "$T/x.npy"
+	assert_output "$(cat "$T/ref.txt")"
+}
+
+@test "--assign --distances sums to the brute-force inertia" {
+	gen overlapping 3000 17 12 14
+	py "$REF/clkmeans_ref.py" assign "$T/x.npy" "$T/c0.txt" > /dev/null 2> "$T/inertia"
+	clkmeans --assign "$T/c0.txt" --distances "$T/x.npy" > "$T/ours.txt"
+	run -0 py -c "
+import numpy as np
+got = np.loadtxt('$T/ours.txt')[:, 1].sum()
+want = float(open('$T/inertia').read().split()[1])
+print('ok' if abs(got - want) <= 1e-6 * want else '%r %r' % (got, want))"
+	assert_output ok
+}
+
+@test "-C writes each cluster's mean" {
+	gen overlapping 3000 7 6 15
+	clkmeans --init "$T/c0.txt" -C "$T/c.txt" "$T/x.npy" > "$T/labels.txt"
+	run -0 py "$REF/clkmeans_ref.py" centroids "$T/c.txt" "$T/x.npy" "$T/labels.txt"
+	assert_output ok
+}
+
+@test "-C with a .npy name writes the same centroids as NPY" {
+	gen separated 1000 3 4 16
+	clkmeans --init "$T/c0.txt" -C "$T/c.txt" "$T/x.npy" > /dev/null
+	clkmeans --init "$T/c0.txt" -C "$T/c.npy" "$T/x.npy" > /dev/null
+	run -0 py -c "
+import numpy as np
+a = np.load('$T/c.npy'); b = np.loadtxt('$T/c.txt', dtype=np.float32)
+print(a.dtype, a.shape, bool((a == b).all()))"
+	assert_output "float32 (4, 3) True"
+}
+
+@test "text and NPY input give the same labels" {
+	gen overlapping 1000 5 4 17
+	py -c "import numpy as np; np.savetxt('$T/x.txt', np.load('$T/x.npy'), fmt='%.9g')"
+	clkmeans --init "$T/c0.txt" "$T/x.npy" > "$T/a.txt"
+	clkmeans --init "$T/c0.txt" "$T/x.txt" > "$T/b.txt"
+	run -0 cmp "$T/a.txt" "$T/b.txt"
+}
+
+@test "rows come from standard input without a FILE" {
+	run -0 --separate-stderr clkmeans --init "$D/centroids.txt" < "$D/points.txt"
+	assert_output "$(clkmeans --init "$D/centroids.txt" "$D/points.txt")"
+	assert_equal "${#lines[@]}" 60
+}
+
+@test "k = 1 puts every row in cluster 0 around the mean" {
+	run -0 --separate-stderr clkmeans -k 1 -C "$T/c.txt" "$D/points.txt"
+	assert_equal "$(sort -u <<< "$output")" 0
+	run -0 py -c "
+import numpy as np
+x = np.loadtxt('$D/points.txt'); c = np.loadtxt('$T/c.txt')
+print('ok' if np.allclose(c, x.mean(axis=0), rtol=1e-6, atol=1e-6) else c)"
+	assert_output ok
+}
+
+@test "k equal to the number of rows gives every row its own cluster" {
+	run -0 --separate-stderr clkmeans -k 60 "$D/points.txt"
+	assert_equal "$(sort -u <<< "$output" | wc -l)" 60
+}
+
+# ---- seeds, starts, runs ----
+
+@test "the same seed gives identical output twice" {
+	gen overlapping 3000 6 8 18
+	clkmeans -k 8 --seed 5 -C "$T/c1.txt" "$T/x.npy" > "$T/a.txt"
+	clkmeans -k 8 --seed 5 -C "$T/c2.txt" "$T/x.npy" > "$T/b.txt"
+	run -0 cmp "$T/a.txt" "$T/b.txt"
+	run -0 cmp "$T/c1.txt" "$T/c2.txt"
+	clkmeans -k 8 --init random --seed 5 "$T/x.npy" > "$T/a.txt"
+	clkmeans -k 8 --init random --seed 5 "$T/x.npy" > "$T/b.txt"
+	run -0 cmp "$T/a.txt" "$T/b.txt"
+}
+
+@test "k-means++ ends no worse than random starts on average over seeds" {
+	gen separated 3000 4 12 19
+	for s in 1 2 3 4 5 6; do
+		clkmeans -k 12 --seed $s --distances "$T/x.npy" | awk -v s=$s '{t += $2} END {print "pp", t}'
+		clkmeans -k 12 --seed $s --init random --distances "$T/x.npy" |
+			awk '{t += $2} END {print "rnd", t}'
+	done > "$T/inertias"
+	run -0 awk '{s[$1] += $2} END {print (s["pp"] <= s["rnd"]) ? "ok" : s["pp"] " > " s["rnd"]}' "$T/inertias"
+	assert_output ok
+}
+
+@test "--n-init keeps the run of lowest inertia" {
+	gen overlapping 3000 4 10 21
+	run -0 --separate-stderr clkmeans -v -k 10 --init random --n-init 6 --distances "$T/x.npy"
+	best=$(sed -n 's/.*run [0-9]*: .*inertia //p' <<< "$stderr" | sort -g | head -n 1)
+	assert_equal "$(grep -c 'run [0-9]*:' <<< "$stderr")" 6
+	clkmeans -k 10 --init random --n-init 6 --distances "$T/x.npy" > "$T/ours.txt"
+	run -0 py -c "
+import numpy as np
+got = np.loadtxt('$T/ours.txt')[:, 1].sum()
+print('ok' if abs(got - $best) <= 1e-6 * $best else '%r %r' % (got, $best))"
+	assert_output ok
+}
+
+# ---- devices, memory, fallbacks ----
+
+@test "a small --max-device-mem streams the rows and gives the same bytes" {
+	gen overlapping 5000 17 8 22
+	clkmeans -k 8 -C "$T/c1.txt" --distances "$T/x.npy" > "$T/a.txt"
+	run -0 --separate-stderr clkmeans -v --max-device-mem 200K -k 8 -C "$T/c2.txt" \
+		--distances "$T/x.npy"
+	assert_regex "$stderr" "streaming the rows in [2-9] batches"
+	assert_output "$(cat "$T/a.txt")"
+	run -0 cmp "$T/c1.txt" "$T/c2.txt"
+}
+
+@test "too small a --max-device-mem is an error saying how much is needed" {
+	gen overlapping 5000 17 8 23
+	run -1 --separate-stderr clkmeans --max-device-mem 20K -k 8 "$T/x.npy"
+	assert_regex "$stderr" "max-device-mem: 20480 bytes are too few .*at least [0-9]+ needed"
+	assert_output ""
+}
+
+@test "the 32-bit atomics fallback gives the same bytes" {
+	gen overlapping 3000 9 7 24
+	clkmeans --init "$T/c0.txt" --distances -C "$T/c1.txt" "$T/x.npy" > "$T/a.txt"
+	CLKMEANS_TUNE=atom64=0 clkmeans --init "$T/c0.txt" --distances -C "$T/c2.txt" \
+		"$T/x.npy" > "$T/b.txt"
+	run -0 cmp "$T/a.txt" "$T/b.txt"
+	run -0 cmp "$T/c1.txt" "$T/c2.txt"
+}
+
+@test "without float64 the labels still match on separated blobs" {
+	gen separated 3000 5 6 25
+	CLKMEANS_TUNE=fp64=0 run -0 vs sklearn
+	assert_output ok
+}
+
+@test "GPU-style local-memory tiles and CPU-style direct tiles give the same bytes" {
+	gen overlapping 3000 33 70 26
+	CLKMEANS_TUNE="local=1 tmt=16 tnt=16 rmv=2 rnv=2 wg=256 rg=1024" \
+		clkmeans --init "$T/c0.txt" --distances "$T/x.npy" > "$T/a.txt"
+	CLKMEANS_TUNE="local=0 tmt=8 tnt=1 rmv=1 rnv=2 wg=64 rg=256" \
+		clkmeans --init "$T/c0.txt" --distances "$T/x.npy" > "$T/b.txt"
+	run -0 cmp "$T/a.txt" "$T/b.txt"
+	run -0 vs lloyd
+	assert_output ok
+}
+
+@test "-v names the device and reports each iteration's inertia and moved rows" {
+	gen separated 2000 2 4 27
+	run -0 --separate-stderr clkmeans -v --init "$T/c0.txt" "$T/x.npy"
+	assert_regex "$stderr" "clkmeans: device: "
+	assert_regex "$stderr" "clkmeans: iteration 1: inertia [0-9.e+]+, moved 2000, "
+	assert_regex "$stderr" "clkmeans: iteration 2: inertia [0-9.e+]+, moved [0-9]+, "
+	assert_regex "$stderr" "clkmeans: time compute"
+	py "$REF/clkmeans_ref.py" lloyd "$T/x.npy" "$T/c0.txt" 300 1e-4 > "$T/ref.txt"
+	run -0 py -c "
+import re
+v = [float(x) for x in re.findall(r'run 1: .* inertia ([0-9.e+]+)', '''$stderr''')]
+want = float(open('$T/ref.txt').readline().split()[1])
+print('ok' if abs(v[0] - want) <= 1e-5 * want else (v, want))"
+	assert_output ok
+}
+
+@test "--list-devices lists a device" {
+	run -0 clkmeans --list-devices
+	assert_regex "$output" "^[0-9]+:[0-9]+"
+}
+
+@test "-O npy writes the labels and distances as a float32 NPY matrix" {
+	clkmeans --init "$D/centroids.txt" --distances "$D/points.txt" > "$T/a.txt"
+	clkmeans --init "$D/centroids.txt" --distances -O npy -o "$T/a.npy" "$D/points.txt"
+	run -0 py -c "
+import numpy as np
+a = np.load('$T/a.npy'); b = np.loadtxt('$T/a.txt', dtype=np.float32)
+print(a.dtype, a.shape, bool((a == b).all()))"
+	assert_output "float32 (60, 2) True"
+}
+
+# ---- errors ----
+
+@test "-k 0 is a usage error" {
+	run -2 --separate-stderr clkmeans -k 0 "$D/points.txt"
+	assert_regex "$stderr" "invalid value for --clusters: '0'"
+	assert_regex "$stderr" "Try 'clkmeans --help'"
+}
+
+@test "a missing -k is a usage error" {
+	run -2 --separate-stderr clkmeans "$D/points.txt"
+	assert_regex "$stderr" "number of clusters is missing"
+}
+
+@test "more clusters than rows is an error naming the file" {
+	run -1 --separate-stderr clkmeans -k 61 "$D/points.txt"
+	assert_equal "$stderr" "clkmeans: $D/points.txt: 60 rows, fewer than the 61 clusters asked for"
+	assert_output ""
+}
+
+@test "centroids of another width are an error naming the centroid file" {
+	printf '1 2 3\n4 5 6\n' > "$T/c.txt"
+	run -1 --separate-stderr clkmeans --assign "$T/c.txt" "$D/points.txt"
+	assert_equal "$stderr" "clkmeans: $T/c.txt: centroids have 3 columns, the data has 2"
+	run -1 --separate-stderr clkmeans --init "$T/c.txt" "$D/points.txt"
+	assert_equal "$stderr" "clkmeans: $T/c.txt: centroids have 3 columns, the data has 2"
+}
+
+@test "-k that disagrees with the centroid file is an error" {
+	run -1 --separate-stderr clkmeans -k 4 --init "$D/centroids.txt" "$D/points.txt"
+	assert_equal "$stderr" "clkmeans: $D/centroids.txt: 3 centroids, but -k 4"
+}
+
+@test "NaN in the data is an error naming its line" {
+	printf '1 2\n3 4\nnan 5\n6 7\n' > "$T/x.txt"
+	run -1 --separate-stderr clkmeans -k 2 "$T/x.txt"
+	assert_regex "$stderr" "^clkmeans: $T/x.txt:3: column 1: NaN is not allowed"
+	assert_output ""
+}
+
+@test "NaN in NPY data is an error naming its row" {
+	py -c "import numpy as np; a = np.ones((5, 2), np.float32); a[3, 1] = np.nan; np.save('$T/x.npy', a)"
+	run -1 --separate-stderr clkmeans -k 2 "$T/x.npy"
+	assert_regex "$stderr" "NaN in NPY data \(row 4, column 2\)"
+}
+
+@test "a ragged row is an error naming its line" {
+	printf '1 2\n3 4 5\n' > "$T/x.txt"
+	run -1 --separate-stderr clkmeans -k 1 "$T/x.txt"
+	assert_regex "$stderr" "$T/x.txt:2: row has 3 columns, expected 2"
+}
+
+@test "a missing input file is an error naming it" {
+	run -1 --separate-stderr clkmeans -k 2 "$T/none.txt"
+	assert_regex "$stderr" "$T/none.txt"
+}
+
+@test "bad option values are usage errors" {
+	run -2 --separate-stderr clkmeans -k 2 --n-init 0 "$D/points.txt"
+	assert_regex "$stderr" "invalid value for --n-init"
+	run -2 --separate-stderr clkmeans -k 2 --tol -1 "$D/points.txt"
+	assert_regex "$stderr" "invalid value for --tol"
+	run -2 --separate-stderr clkmeans -k 2 --max-iter x "$D/points.txt"
+	assert_regex "$stderr" "invalid value for --max-iter"
+	run -2 --separate-stderr clkmeans --assign "$D/centroids.txt" --init "$D/centroids.txt" "$D/points.txt"
+	assert_regex "$stderr" "use one"
+}
+
+@test "an unknown device is an error" {
+	run -1 --separate-stderr clkmeans -d 9:9 -k 2 "$D/points.txt"
+	assert_regex "$stderr" "device '9:9'"
+}
+
+@test "--help shows the usage on standard output" {
+	run -0 --separate-stderr clkmeans --help
+	assert_line --index 0 "usage: clkmeans -k K [options] [FILE]"
+	assert_line --partial "--assign CENTROIDS"
+	assert_equal "$stderr" ""
+}
+
+# ---- the man page's EXAMPLES ----
+
+@test "EXAMPLES: cluster the points of a text file into three clusters" {
+	cd "$T"
+	cp "$D/points.txt" points.txt
+	clkmeans -k 3 points.txt > labels.txt
+	run -0 sort -u labels.txt
+	assert_output "$(printf '0\n1\n2')"
+	run -0 bash -c "sort labels.txt | uniq -c | awk '{print \$1}'"
+	assert_output "$(printf '20\n20\n20')"
+}
+
+@test "EXAMPLES: start from given centroids and write the final ones" {
+	cd "$T"
+	cp "$D/points.txt" points.txt
+	cp "$D/centroids.txt" centroids.txt
+	clkmeans --init centroids.txt -C final.txt points.txt > labels.txt
+	run -0 py "$REF/clkmeans_ref.py" centroids final.txt points.txt labels.txt
+	assert_output ok
+	run -0 py "$REF/clkmeans_ref.py" sklearn points.txt centroids.txt 300 1e-4
+	assert_equal "$(sed -n '3,$p' <<< "$output")" "$(cat labels.txt)"
+}
+
+@test "EXAMPLES: label rows by those centroids, with each row's squared distance" {
+	cd "$T"
+	cp "$D/points.txt" points.txt
+	clkmeans -k 3 --init "$D/centroids.txt" -C final.txt points.txt > labels.txt
+	run -0 --separate-stderr clkmeans --assign final.txt --distances points.txt
+	assert_equal "$(cut -f 1 <<< "$output")" "$(py "$REF/clkmeans_ref.py" assign points.txt final.txt 2> /dev/null)"
+	assert_equal "$(cut -f 1 <<< "$output")" "$(cat labels.txt)"
+}
+
+@test "EXAMPLES: keep the best of ten random starts, reproducibly, and see each iteration" {
+	cd "$T"
+	cp "$D/points.txt" points.txt
+	run -0 --separate-stderr clkmeans -v -k 3 --init random --n-init 10 --seed 7 points.txt
+	assert_equal "$(grep -c 'run [0-9]*:' <<< "$stderr")" 10
+	assert_regex "$stderr" "iteration 1: inertia"
+	first=$output
+	run -0 --separate-stderr clkmeans -v -k 3 --init random --n-init 10 --seed 7 points.txt
+	assert_equal "$output" "$first"
+}
+
+@test "EXAMPLES: stream rows through 1 MiB of device memory, from NPY to NPY" {
+	cd "$T"
+	py "$REF/clkmeans_ref.py" gen separated 30000 16 3 28 points.npy
+	run -0 --separate-stderr clkmeans -v -k 3 --max-device-mem 1M -C final.npy -o labels.npy points.npy
+	assert_regex "$stderr" "streaming the rows in [0-9]+ batches"
+	clkmeans -k 3 -C whole.npy -o whole.npy.labels -O npy points.npy
+	run -0 py -c "
+import numpy as np
+a, b = np.load('labels.npy'), np.load('whole.npy.labels')
+c, d = np.load('final.npy'), np.load('whole.npy')
+print(a.shape, bool((a == b).all()), c.shape, bool((c == d).all()))"
+	assert_output "(30000, 1) True (3, 16) True"
+}
