@@ -76,6 +76,28 @@ st_release32(unsigned *p, unsigned v)
 	asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+/* A wait on another block of the launch: with every block resident and jobs taken in
+ * order it always ends; should it not, trap (a launch failure) instead of hanging. */
+__device__ __forceinline__ unsigned long long
+globaltimer(void)
+{
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+#define WAIT_UNTIL(cond)                                                          \
+	do {                                                                      \
+		unsigned long long t0_ = globaltimer();                           \
+		while (!(cond)) {                                                 \
+			__nanosleep(64);                                          \
+			if (globaltimer() - t0_ > 10000000000ull) {               \
+				printf("editdist4r: wavefront wait timed out (%s)\n", #cond); \
+				__trap();                                         \
+			}                                                         \
+		}                                                                 \
+	} while (0)
+
 /* ---- the Four-Russians table ---- */
 
 __global__ void
@@ -193,7 +215,7 @@ fr_tp(const uint8_t *__restrict__ pool, const gpair *__restrict__ pairs, int np,
  * constant bit matches nowhere). Columns: the longer, 16 bytes a load. */
 template <int NW>
 __global__ void __launch_bounds__(TPT)
-bp_tp(const uint8_t *__restrict__ pool, const gpair *__restrict__ pairs, int np,
+bp_tp(const uint8_t *__restrict__ pool, const gpair *__restrict__ pairs, int np, long long K,
     int32_t *__restrict__ dist)
 {
 	int p = blockIdx.x * TPT + threadIdx.x;
@@ -260,7 +282,7 @@ bp_tp(const uint8_t *__restrict__ pool, const gpair *__restrict__ pairs, int np,
 			}
 		}
 	}
-	dist[q.out] = score;
+	dist[q.out] = K >= 0 && score > K ? -1 : score;
 }
 
 /* ---- the wavefront over strips ---- */
@@ -465,6 +487,8 @@ wf(wfargs g)
 			s_chi[r] = (int)lchi;
 		}
 		const int clo = (int)lclo, chi = (int)lchi, nclo = (int)lnclo;
+		__syncthreads();
+		const int chi_up = r > 0 && r < nst ? s_chi[r - 1] : -1;	/* the strip above's last chunk */
 		int chi_pred = -1;
 		if (has_pred) {
 			int64_t pl, pc;
@@ -493,11 +517,15 @@ wf(wfargs g)
 				sB[k] = Bg[blo + k];
 			if (has_pred && tid < 32) {
 				int lo = max(s0, (int)c0l), hi = min(s0 + WF_G - 1, need0);
+				/* The corner first: the slot may be reused once it is released. */
+				if (banded && s0 == s_begin && lane == 0) {
+					WAIT_UNTIL(ld_acquire32(&g.cflag[slot_in]) == (unsigned)j);
+					s_cin = __ldcg(&g.corner[slot_in]);
+				}
 				if (lo <= hi) {
 					unsigned long long want = ((unsigned long long)j << 32) | (unsigned)(hi + 1);
 					if (lane == 0)
-						while (ld_acquire64(&g.flag[slot_in]) < want)
-							__nanosleep(64);
+						WAIT_UNTIL(ld_acquire64(&g.flag[slot_in]) >= want);
 					__syncwarp();
 					__threadfence();
 					for (int c = lo + lane; c <= hi; c += 32)
@@ -508,11 +536,6 @@ wf(wfargs g)
 							st_release32(&g.freed[slot_in], (unsigned)j);
 						released = true;
 					}
-				}
-				if (banded && s0 == s_begin && lane == 0) {
-					while (ld_acquire32(&g.cflag[slot_in]) != (unsigned)j)
-						__nanosleep(64);
-					s_cin = __ldcg(&g.corner[slot_in]);
 				}
 			}
 			__syncthreads();
@@ -536,7 +559,7 @@ wf(wfargs g)
 					if (r == 0)
 						h = has_pred && c <= chi_pred ? inbuf[c - s0] : E::top(X);
 					else
-						h = c <= s_chi[r - 1] ? hbuf[((s - 1) & 1) * NT + r - 1] : E::top(X);
+						h = c <= chi_up ? hbuf[((s - 1) & 1) * NT + r - 1] : E::top(X);
 					score += eng.step(sB + (c * W - blo), X, h);
 					if (c + 1 == nclo) {
 						cout = score;
@@ -568,8 +591,8 @@ wf(wfargs g)
 				if (hi >= flushed || pubc) {
 					if (!slot_ok) {
 						if (lane == 0)
-							while (ld_acquire32(&g.freed[slot_out]) < (unsigned)(j - g.ns + 1))
-								__nanosleep(64);
+							WAIT_UNTIL(ld_acquire32(&g.freed[slot_out]) >=
+							    (unsigned)(j - g.ns + 1));
 						__syncwarp();
 						slot_ok = true;
 					}
@@ -755,7 +778,8 @@ template <int NW>
 static void
 launch_bp_tp(struct ed_gpu *g, size_t off, int np)
 {
-	bp_tp<NW><<<CEIL_DIV(np, TPT), TPT, 0, g->st>>>(g->pool, g->pairs + off, np, g->dist);
+	bp_tp<NW><<<CEIL_DIV(np, TPT), TPT, 0, g->st>>>(g->pool, g->pairs + off, np, g->o.maxdist,
+	    g->dist);
 	CUDA_LAUNCH_CHECK();
 }
 

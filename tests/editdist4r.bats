@@ -129,10 +129,10 @@ for line in open(sys.argv[1]):
 
 @test "--max-dist at a pair's exact distance keeps it and one less drops it" {
 	# Each pair alone, at K = d and K = d - 1.
-	head -n 25 "$D/dna.txt" >"$D/few.txt"
-	paste "$D/few.txt" <(head -n 25 "$D/dna.ref") | while IFS=$'\t' read -r a b d; do
+	head -n 8 "$D/dna.txt" >"$D/few.txt"
+	paste "$D/few.txt" <(head -n 8 "$D/dna.ref") | while IFS=$'\t' read -r a b d; do
 		[ "$d" -gt 0 ] || continue
-		for e in "" "--algo bp" "-t 2"; do
+		for e in "" "-t 2"; do
 			[ "$(printf '%s\t%s\n' "$a" "$b" | editdist4r $e -k "$d")" = "$d" ]
 			[ "$(printf '%s\t%s\n' "$a" "$b" | editdist4r $e -k "$((d - 1))")" = "-1" ]
 		done
