@@ -124,6 +124,18 @@ sort_pairs(Temp &tmp, cub::DoubleBuffer<K> &k, cub::DoubleBuffer<uint32_t> &v, s
 		    stream));
 }
 
+/* With -v: the time since *t of the named step (waiting for the GPU to finish it). */
+static void
+step(const char *name, double *t)
+{
+	if (!verbose)
+		return;
+	CUDA_CHECK(cudaStreamSynchronize(stream));
+	double now = now_sec();
+	phase_add(name, now - *t);
+	*t = now;
+}
+
 static int
 bits_for(uint64_t max)
 {
@@ -466,6 +478,7 @@ classic_run(const T *host, size_t n, int d, const unsigned char *maxpref, int di
 	phase_add(PH_H2D, t1 - t0);
 
 	/* Ranks, column by column. */
+	double ts = t1;
 	uint32_t *r = mem.get<uint32_t>((size_t)n * d), *q = mem.get<uint32_t>(3 * (size_t)d);
 	uint64_t *kbuf = mem.get<uint64_t>(2 * n);
 	uint32_t *vbuf = mem.get<uint32_t>(2 * n), *u32 = mem.get<uint32_t>(2 * n);
@@ -486,6 +499,8 @@ classic_run(const T *host, size_t n, int d, const unsigned char *maxpref, int di
 		CUDA_LAUNCH_CHECK();
 	}
 
+	step("gpu rank", &ts);
+
 	/* Presort by rank sum. */
 	uint32_t *mask = mem.get<uint32_t>(n);
 	cub::DoubleBuffer<uint64_t> sk(kbuf, kbuf + n);
@@ -497,6 +512,7 @@ classic_run(const T *host, size_t n, int d, const unsigned char *maxpref, int di
 	uint32_t *v = mem.get<uint32_t>((size_t)n * dd), *vm = mem.get<uint32_t>(n);
 	k_gather_rows<<<g, NT, 0, stream>>>(r, n, d, dd, idx, mask, v, vm);
 	CUDA_LAUNCH_CHECK();
+	step("gpu presort", &ts);
 
 	/* The batched filter. */
 	uint32_t *sky_v = mem.get<uint32_t>((size_t)n * dd), *sky_m = mem.get<uint32_t>(n);
@@ -532,6 +548,7 @@ classic_run(const T *host, size_t n, int d, const unsigned char *maxpref, int di
 		k_bump<<<1, 1, 0, stream>>>(cnt, cnt + 2);
 		CUDA_LAUNCH_CHECK();
 	}
+	step("gpu filter", &ts);
 	k_keep<<<g, NT, 0, stream>>>(status, idx, n, distinct, flag);
 	CUDA_LAUNCH_CHECK();
 	uint32_t *out = u32;
@@ -901,6 +918,8 @@ spatial_run(const float *host, size_t n, int h, double tol, int distinct, uint32
 	uint32_t m;
 	CUDA_CHECK(cudaMemcpyAsync(&m, cnt + 3, sizeof m, cudaMemcpyDeviceToHost, stream));
 	CUDA_CHECK(cudaStreamSynchronize(stream));
+	double ts = now_sec();
+	phase_add("gpu prune", ts - t1);
 	vlog("%u points left after pruning", m);
 
 	/* Sort the survivors by score, then coordinates (stable: equal points stay in
@@ -922,6 +941,7 @@ spatial_run(const float *host, size_t n, int h, double tol, int distinct, uint32
 	double *ssc = mem.get<double>(m);
 	k_sp_gather<<<g, NT, 0, stream>>>(idx, m, xy, inside, score, sxy, sin, ssc);
 	CUDA_LAUNCH_CHECK();
+	step("gpu presort", &ts);
 
 	/* The batched filter. */
 	float2 *lxy = mem.get<float2>(m), *cxy = mem.get<float2>(bmax);
@@ -947,9 +967,11 @@ spatial_run(const float *host, size_t n, int h, double tol, int distinct, uint32
 		k_bump<<<1, 1, 0, stream>>>(cnt, cnt + 2);
 		CUDA_LAUNCH_CHECK();
 	}
+	step("gpu filter", &ts);
 	k_sp_window<H><<<g, NT, 0, stream>>>(lpos, cnt, m, sxy, sin, ssc, h, tol, sky_window(h),
 	    status);
 	CUDA_LAUNCH_CHECK();
+	step("gpu window", &ts);
 	uint32_t *start = mem.get<uint32_t>(m), *head = mem.get<uint32_t>(m);
 	k_sp_runstart<<<g, NT, 0, stream>>>(sxy, m, start);
 	CUDA_LAUNCH_CHECK();
