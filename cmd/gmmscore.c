@@ -293,7 +293,8 @@ write_text(struct writer *w, const struct chunk *c)
 	free(rframe);
 	if (k > 0) {
 		for (int t = 0; t < w->nbuf; t++)
-			out_write(w->o, w->buf[t], w->len[t]);
+			if (w->len[t] > 0)
+				out_write(w->o, w->buf[t], w->len[t]);
 		return;
 	}
 	/* --all: each row is "\n  v v v "; the runs are cut at row starts. */
