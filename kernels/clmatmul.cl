@@ -212,8 +212,10 @@ gemm(const int M, const int N, const int K,
     const real alpha, const real beta, const int mode)
 {
 #if USE_LOCAL
-	__local real As[2 * BK * LDSA];
-	__local real Bs[2 * BK * LDSB];
+	/* Declared as the widest vector type, so that the vector reads and writes of
+	 * the tiles are aligned (a plain real array may start at any 4-byte address). */
+	__local real16 As16[(2 * BK * LDSA + 15) / 16], Bs16[(2 * BK * LDSB + 15) / 16];
+	__local real *As = (__local real *)As16, *Bs = (__local real *)Bs16;
 #endif
 
 	/* Work-groups in bands of GM tile rows, column by column within a band, so

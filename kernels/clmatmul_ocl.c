@@ -28,8 +28,8 @@ static const struct {
 	{DC_NVIDIA, DT_F64, { 64,  64, 16,  4,  4,  2,  2,  2,  4,  8,  8, 16, CM_LOCAL,  0}},
 	{DC_GPU,    DT_F32, { 64,  64, 16,  4,  4,  4,  4,  4,  4,  8,  8, 16, CM_LOCAL,  0}},
 	{DC_GPU,    DT_F64, { 64,  64, 16,  4,  4,  2,  2,  2,  4,  8,  8, 16, CM_LOCAL,  0}},
-	{DC_CPU,    DT_F32, { 48,  64, 64,  6, 16,  1,  0,  4,  1,  4,  4,  8, CM_DIRECT, 0}},
-	{DC_CPU,    DT_F64, { 48,  32, 64,  6,  8,  1,  0,  4,  1,  4,  4,  8, CM_DIRECT, 0}},
+	{DC_CPU,    DT_F32, { 48,  64, 128, 6, 16,  1,  0,  4,  1,  4,  4,  8, CM_DIRECT, 0}},
+	{DC_CPU,    DT_F64, { 48,  32, 128, 6,  8,  1,  0,  4,  1,  4,  4,  8, CM_DIRECT, 0}},
 };
 
 /* A device buffer of the multiply's pipeline, with what it holds and the events that
