@@ -248,12 +248,13 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 					    e % (TN / 4)];
 			}
 		}
-		if (ds == 0)
+		if (ds == 0) {
 #pragma unroll
 			for (int i = 0; i < RM; i++)
 #pragma unroll
 				for (int v = 0; v < RNV; v++)
 					acc[i][v] = (float4)(0.0f);
+		}
 #if A_RES
 		__local const float *Ak = As + ds * TK * AST;
 #else

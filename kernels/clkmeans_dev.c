@@ -63,6 +63,10 @@ struct km {
 	    cand;
 	struct cset set[2];
 	int cur;
+	int prof;			/* CLKMEANS_PROFILE: time each kernel (-v prints it) */
+	int npend;
+	struct { cl_event ev; int kernel; } pend[64];
+	double kernel_ms[7];
 	double t_iter;			/* seconds in Lloyd iterations, for -v */
 	double t_vdist;			/* of which -v's inertia of each iteration */
 	int n_iter;
@@ -92,11 +96,40 @@ args(cl_kernel k, int n, ...)
 }
 #define A(v) sizeof(v), (const void *)&(v)
 
+static const char *const kernel_names[7] = {"assign", "exact", "update", "finalize",
+	"scalars", "rowdist", "kpp"};
+
+/* Adds the finished kernels' times (CLKMEANS_PROFILE) to their totals. */
+static void
+prof_collect(struct km *m)
+{
+	if (m->npend == 0)
+		return;
+	CL_CHECK(clFinish(m->x.queue));
+	for (int i = 0; i < m->npend; i++) {
+		m->kernel_ms[m->pend[i].kernel] += clx_event_ms(m->pend[i].ev);
+		clReleaseEvent(m->pend[i].ev);
+	}
+	m->npend = 0;
+}
+
 static void
 launch(struct km *m, cl_kernel k, size_t global, size_t local)
 {
+	cl_event ev = NULL;
 	CL_CHECK(clEnqueueNDRangeKernel(m->x.queue, k, 1, NULL, &global, local ? &local : NULL, 0,
-	    NULL, NULL));
+	    NULL, m->prof ? &ev : NULL));
+	if (!m->prof)
+		return;
+	cl_kernel all[7] = {m->assign, m->exact, m->update, m->finalize, m->scalars, m->rowdist,
+	    m->kpp};
+	int i = 0;
+	while (i < 6 && all[i] != k)
+		i++;
+	if (m->npend == (int)(sizeof m->pend / sizeof m->pend[0]))
+		prof_collect(m);
+	m->pend[m->npend].ev = ev;
+	m->pend[m->npend++].kernel = i;
 }
 
 static void
@@ -152,6 +185,7 @@ read_state(struct km *m, struct state *s)
 {
 	unsigned char b[STATE_BYTES];
 	read_buf(m, m->state, 0, sizeof b, b);
+	prof_collect(m);
 	memcpy(&s->inertia, b + 8 * SD_INERTIA, 8);
 	memcpy(&s->shift, b + 8 * SD_SHIFT, 8);
 	memcpy(&s->moved, b + 4 * SI_MOVED, 4);
@@ -444,7 +478,9 @@ static void
 km_open(struct km *m, const struct matrix *X, const struct km_config *cfg)
 {
 	memset(m, 0, sizeof *m);
-	clx_open(cfg->device, cfg->platform, 0, &m->x);
+	const char *prof = getenv("CLKMEANS_PROFILE");
+	m->prof = prof != NULL && *prof != '\0' && strcmp(prof, "0") != 0;
+	clx_open(cfg->device, cfg->platform, m->prof ? CLX_PROFILE : 0, &m->x);
 	m->n = X->rows;
 	m->d = X->cols;
 	m->k = (size_t)cfg->k;
@@ -477,6 +513,9 @@ km_open(struct km *m, const struct matrix *X, const struct km_config *cfg)
 static void
 km_close(struct km *m)
 {
+	prof_collect(m);
+	for (int i = 0; i < 7 && m->prof; i++)
+		vlog("kernel %-8s %10.3f ms", kernel_names[i], m->kernel_ms[i]);
 	cl_mem *mems[] = {&m->X, &m->labels, &m->dists, &m->list, &m->state, &m->sums,
 	    &m->counts, &m->fscale_m, &m->iscale, &m->shift, &m->empty, &m->part, &m->cand,
 	    &m->set[0].c64, &m->set[0].c64T, &m->set[0].cT, &m->set[0].cn, &m->set[0].cnrm,
