@@ -262,8 +262,11 @@ read_dense_ids(input *in, struct recs *r)
 		if (*q == '\0' || *q == '#')
 			continue;
 		char *tab = strchr(line, '\t');
-		if (tab == NULL)
+		if (tab == NULL) {
+			free(vals);
+			free(data);
 			die_at(r->name, in_lineno(in), "no TAB after the id (--ids)");
+		}
 		*tab = '\0';
 		size_t w = dense_parse_line(tab + 1, vals, vcap, r->name, in_lineno(in), 0);
 		if (w > vcap) {
@@ -273,8 +276,11 @@ read_dense_ids(input *in, struct recs *r)
 		}
 		if (n == 0)
 			width = w;
-		if (w != width)
+		if (w != width) {
+			free(vals);
+			free(data);
 			die_at(r->name, in_lineno(in), "%zu numbers where the first row has %zu", w, width);
+		}
 		if (n == cap || data == NULL) {
 			if (data != NULL)
 				cap *= 2;
@@ -528,7 +534,8 @@ write_topk(output *o, const struct ds_job *job, const struct recs *qr, const str
 			#pragma omp barrier
 			#pragma omp single
 			for (int u = 0; u < T; u++)
-				out_write(o, tb[u].p, tb[u].n);
+				if (tb[u].n > 0)
+					out_write(o, tb[u].p, tb[u].n);
 		}
 	}
 	for (int t = 0; t < nt; t++)
@@ -560,7 +567,8 @@ write_pairs(output *o, struct ds_job *job, const struct recs *qr, const struct r
 			tb.n = 0;
 		}
 	}
-	out_write(o, tb.p, tb.n);
+	if (tb.n > 0)
+		out_write(o, tb.p, tb.n);
 	free(tb.p);
 }
 

@@ -167,9 +167,11 @@ svm_line_ok(const char *s, size_t len, int *features)
 	return n >= 0;
 }
 
-void
-svm_parse(const char *const *line, const size_t *len, size_t n, const char *file,
-    uint64_t first_line, struct csr *m, double *labels)
+/* svm_parse, but an error comes back (as the line index, with the message in err)
+ * instead of ending the program; SIZE_MAX when there is none. */
+static size_t
+svm_parse_lines(const char *const *line, const size_t *len, size_t n, struct csr *m,
+    double *labels, char *err)
 {
 	uint64_t *ptr = xmallocarray(n + 1, sizeof *ptr);
 	size_t bad = SIZE_MAX;
@@ -202,7 +204,8 @@ svm_parse(const char *const *line, const size_t *len, size_t n, const char *file
 	}
 	if (bad != SIZE_MAX) {
 		free(ptr);
-		die_at(file, first_line + bad, "%s", badmsg);
+		memcpy(err, badmsg, sizeof badmsg);
+		return bad;
 	}
 	for (size_t i = 0; i < n; i++)
 		ptr[i + 1] += ptr[i];
@@ -236,6 +239,17 @@ svm_parse(const char *const *line, const size_t *len, size_t n, const char *file
 	m->ptr = ptr;
 	m->idx = idx;
 	m->val = val;
+	return SIZE_MAX;
+}
+
+void
+svm_parse(const char *const *line, const size_t *len, size_t n, const char *file,
+    uint64_t first_line, struct csr *m, double *labels)
+{
+	char err[SVM_ERR];
+	size_t bad = svm_parse_lines(line, len, n, m, labels, err);
+	if (bad != SIZE_MAX)
+		die_at(file, first_line + bad, "%s", err);
 }
 
 void
@@ -260,10 +274,16 @@ svm_read(input *in, struct csr *m, double **labels)
 	}
 	if (labels != NULL)
 		*labels = xmallocarray(n ? n : 1, sizeof **labels);
-	svm_parse(line, llen, n, in_name(in), 1, m, labels ? *labels : NULL);
+	char err[SVM_ERR];
+	size_t bad = svm_parse_lines(line, llen, n, m, labels ? *labels : NULL, err);
 	free(line);
 	free(llen);
 	free(text);
+	if (bad != SIZE_MAX) {
+		if (labels != NULL)
+			free(*labels);
+		die_at(in_name(in), 1 + bad, "%s", err);
+	}
 }
 
 int
@@ -373,6 +393,8 @@ bad_size:
 	size_t cap = (size_t)MIN(count * (symmetric ? 2 : 1), (uint64_t)1 << 16) + 1, ne = 0;
 	struct mm_entry *e = xmallocarray(cap, sizeof *e);
 	uint64_t seen = 0;
+/* an error in an entry line: the entries so far go first */
+#define ENTRY_FAIL(...) do { free(e); die_at(file, ln, __VA_ARGS__); } while (0)
 	while ((line = in_getline(in, &len)) != NULL) {
 		const char *q = line;
 		uint64_t i, j;
@@ -383,35 +405,35 @@ bad_size:
 			continue;
 		uint64_t ln = in_lineno(in);
 		if (seen == count)
-			die_at(file, ln, "more entries than the %llu the size line gives", (unsigned long long)count);
+			ENTRY_FAIL("more entries than the %llu the size line gives", (unsigned long long)count);
 		if (!parse_u64(&q, &i) || !is_blank(*q))
-			die_at(file, ln, "expected 'ROW COL%s'", pattern ? "" : " VALUE");
+			ENTRY_FAIL("expected 'ROW COL%s'", pattern ? "" : " VALUE");
 		while (is_blank(*q))
 			q++;
 		if (!parse_u64(&q, &j) || !(is_blank(*q) || *q == '\0'))
-			die_at(file, ln, "expected 'ROW COL%s'", pattern ? "" : " VALUE");
+			ENTRY_FAIL("expected 'ROW COL%s'", pattern ? "" : " VALUE");
 		while (is_blank(*q))
 			q++;
 		if (!pattern) {
 			const char *end = q + strlen(q), *next;
 			if (*q == '\0')
-				die_at(file, ln, "missing value");
+				ENTRY_FAIL("missing value");
 			const char *msg = parse_value(q, end, &v, &next);
 			if (msg != NULL || *next == '#')
-				die_at(file, ln, "value '%.*s' is %s", (int)MIN(strcspn(q, " \t\r"), 40), q,
+				ENTRY_FAIL("value '%.*s' is %s", (int)MIN(strcspn(q, " \t\r"), 40), q,
 				    msg ? msg : "not a number");
 			q = next;
 			while (is_blank(*q))
 				q++;
 		}
 		if (*q != '\0')
-			die_at(file, ln, "unexpected text after the entry: '%.20s'", q);
+			ENTRY_FAIL("unexpected text after the entry: '%.20s'", q);
 		if (i < 1 || i > rows || j < 1 || j > cols)
-			die_at(file, ln, "entry (%llu, %llu) is outside the %llu x %llu matrix",
+			ENTRY_FAIL("entry (%llu, %llu) is outside the %llu x %llu matrix",
 			    (unsigned long long)i, (unsigned long long)j, (unsigned long long)rows,
 			    (unsigned long long)cols);
 		if (symmetric && j > i)
-			die_at(file, ln, "entry (%llu, %llu) is above the diagonal of a symmetric matrix",
+			ENTRY_FAIL("entry (%llu, %llu) is above the diagonal of a symmetric matrix",
 			    (unsigned long long)i, (unsigned long long)j);
 		seen++;
 		for (int mirror = 0; mirror <= (symmetric && i != j); mirror++) {
@@ -426,9 +448,12 @@ bad_size:
 			ne++;
 		}
 	}
-	if (seen < count)
+#undef ENTRY_FAIL
+	if (seen < count) {
+		free(e);
 		die_at(file, in_lineno(in), "only %llu of the %llu entries the size line gives",
 		    (unsigned long long)seen, (unsigned long long)count);
+	}
 
 	/* rows by a counting sort (stable), then each row by column */
 	uint64_t *ptr = xcalloc((size_t)rows + 1, sizeof *ptr);
@@ -450,9 +475,15 @@ bad_size:
 		size_t k = (size_t)(ptr[r + 1] - ptr[r]);
 		qsort(a, k, sizeof *a, entry_cmp);
 		for (size_t t = 0; t < k; t++) {
-			if (t > 0 && a[t].col == a[t - 1].col)
-				die_at(file, MAX(a[t].line, a[t - 1].line), "entry (%llu, %llu) appears twice",
-				    (unsigned long long)r + 1, (unsigned long long)a[t].col + 1);
+			if (t > 0 && a[t].col == a[t - 1].col) {
+				uint64_t ln = MAX(a[t].line, a[t - 1].line), col = a[t].col;
+				free(s);
+				free(ptr);
+				free(idx);
+				free(val);
+				die_at(file, ln, "entry (%llu, %llu) appears twice", (unsigned long long)r + 1,
+				    (unsigned long long)col + 1);
+			}
 			idx[ptr[r] + t] = a[t].col;
 			val[ptr[r] + t] = a[t].val;
 		}
