@@ -16,15 +16,19 @@ extern const char clmatmul_cl[];
 
 enum dev_class { DC_NVIDIA, DC_GPU, DC_CPU };
 
-/* Measured on the GPU machine (bench/clmatmul.md has the sweep): one row a device
- * class and type. vn = 0 on CPUs means the device's native float vector width. */
+/* One row a device class and type, chosen by measurement on the GPU machine
+ * (2026-11-22, bench/clmatmul.md has the sweep): NVIDIA float32 from a sweep at
+ * N = 8192 on an H200 (128x256 tiles: 46.3 TFLOP/s; the old 128x128 row 29.9), CPUs
+ * from a sweep at N = 2048 with PoCL on 16 Xeon cores (depth 128: 977 GFLOP/s, 64:
+ * 891). The float64 rows and other GPUs' rows are reasoned, not measured. vn = 0 on
+ * CPUs means the device's native vector width, tn twice that, bn four times tn. */
 static const struct {
 	enum dev_class dc;
 	enum dtype dt;
 	struct cm_params p;
 } table[] = {
 	/*                    bm   bn  bk  tm  tn  vm  vn  lw  pm  pn  gm  ku  staging  regs */
-	{DC_NVIDIA, DT_F32, {128, 128, 16,  8,  8,  4,  4,  4,  4,  8,  8, 16, CM_LOCAL,  0}},
+	{DC_NVIDIA, DT_F32, {128, 256, 16,  8, 16,  4,  4,  4,  1, 16,  8, 16, CM_LOCAL,  0}},
 	{DC_NVIDIA, DT_F64, { 64,  64, 16,  4,  4,  2,  2,  2,  4,  8,  8, 16, CM_LOCAL,  0}},
 	{DC_GPU,    DT_F32, { 64,  64, 16,  4,  4,  4,  4,  4,  4,  8,  8, 16, CM_LOCAL,  0}},
 	{DC_GPU,    DT_F64, { 64,  64, 16,  4,  4,  2,  2,  2,  4,  8,  8, 16, CM_LOCAL,  0}},

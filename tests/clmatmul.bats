@@ -357,8 +357,8 @@ print((t == np.load('$T/c.npy')).all())"
 }
 
 @test "example: NPY output" {
-	cd "$T"
-	run -0 clmatmul -O npy -o c.npy "$D/a.txt" "$D/b.txt"
+	mkdir -p "$T/testdata" && cp -r "$D" "$T/testdata/" && cd "$T"
+	run -0 clmatmul -O npy -o c.npy testdata/clmatmul/a.txt testdata/clmatmul/b.txt
 	run -0 py -c "import numpy as np; print(np.load('c.npy').tolist())"
 	assert_output "[[58.0, 64.0], [139.0, 154.0]]"
 }
