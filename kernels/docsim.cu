@@ -5,7 +5,7 @@
  * O(rows x k + tile) whatever the corpus size.
  *   - Dense input: A and B are panels of the vectors; S by cuBLAS (DGEMM: float64
  *     accumulation, the default; SGEMM with --precision single).
- *   - Sparse input: the frequent terms (document frequency above n/50, at most 2048 of
+ *   - Sparse input: the frequent terms (document frequency above n/50, at most 65536 of
  *     them) form dense panels and go through DGEMM; every other term is added into S
  *     from its postings by k_scatter, a warp a row.
  *   - All pairs: only the lower triangle (columns below the row) is computed; each score
@@ -30,7 +30,7 @@
 #define ROWSEL_UNROLL 4
 #define COLSEL_UNROLL 8
 #define TILE_ROWS 4096		/* rows of a tile, at most */
-#define DENSE_TERMS_MAX 2048	/* sparse input: frequent terms done by DGEMM, at most */
+#define DENSE_TERMS_MAX 65536	/* sparse input: frequent terms done by DGEMM, at most */
 #define DENSE_DF_DIVISOR 50	/* a term is frequent when its df exceeds n / this */
 
 static cublasHandle_t blas;
@@ -510,6 +510,20 @@ choose_plan(struct gpu *g, size_t budget, size_t fixed, size_t rows_side, size_t
 	    budget, fixed + plan_bytes(g, 0, 1, 1, rows_q));
 }
 
+struct dfterm {
+	uint64_t df;
+	uint32_t t;
+};
+
+static int
+dfterm_cmp(const void *a, const void *b)
+{
+	const struct dfterm *x = (const struct dfterm *)a, *y = (const struct dfterm *)b;
+	if (x->df != y->df)
+		return x->df > y->df ? -1 : 1;
+	return (x->t > y->t) - (x->t < y->t);
+}
+
 /* The frequent terms of a sparse corpus: dense_of[t] = their dense index, by df. */
 static size_t
 frequent_terms(const struct csr *c, size_t dim, int32_t *dense_of)
@@ -526,17 +540,15 @@ frequent_terms(const struct csr *c, size_t dim, int32_t *dense_of)
 		if (df[t] > cut)
 			cand[F++] = (uint32_t)t;
 	}
-	/* most frequent first (stable by term), at most DENSE_TERMS_MAX */
-	for (size_t a = 1; a < F; a++) {
-		uint32_t x = cand[a];
-		size_t b = a;
-		for (; b > 0 && df[cand[b - 1]] < df[x]; b--)
-			cand[b] = cand[b - 1];
-		cand[b] = x;
-	}
+	/* most frequent first (then by term), at most DENSE_TERMS_MAX */
+	struct dfterm *byf = (struct dfterm *)xmallocarray(F ? F : 1, sizeof(struct dfterm));
+	for (size_t f = 0; f < F; f++)
+		byf[f] = dfterm{df[cand[f]], cand[f]};
+	qsort(byf, F, sizeof *byf, dfterm_cmp);
 	F = MIN(F, (size_t)DENSE_TERMS_MAX);
 	for (size_t f = 0; f < F; f++)
-		dense_of[cand[f]] = (int32_t)f;
+		dense_of[byf[f].t] = (int32_t)f;
+	free(byf);
 	free(cand);
 	free(df);
 	return F;

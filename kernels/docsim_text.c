@@ -354,8 +354,6 @@ ds_text_fit(struct ds_docs *docs, const struct ds_text_opts *o, struct csr *out)
 	size_t nc, n = docs->n;
 	double lo = o->min_df_prop ? o->min_df * (double)n : o->min_df;
 	double hi = o->max_df_prop ? o->max_df * (double)n : o->max_df;
-	if (hi < lo && n > 0)
-		usage_error("--max-df %g keeps fewer documents than --min-df %g asks for", hi, lo);
 	struct chunk *ch = tokenise(docs, &nc);
 	struct ds_vocab *v = xcalloc(1, sizeof *v);
 	size_t expect = 0;
