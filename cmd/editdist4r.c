@@ -60,11 +60,11 @@ usage(FILE *f)
 /* Pairs gathered for one computation: strings in a pool, 16-byte aligned. */
 struct batch {
 	uint8_t *pool;
-	size_t used, cap;
+	size_t used, cap, max;	/* pool bytes: used, allocated, the most a batch takes */
 	struct ed_pair *pairs;
 	int32_t *dist;
 	char **cigar;
-	size_t n;
+	size_t n, ncap;
 	int shared_pool;	/* --all-vs-all: the pool is the same every batch */
 };
 
@@ -104,16 +104,36 @@ hfree(const struct run *r, void *p)
 	free(p);
 }
 
+/* Buffers start small and grow to the batch limits (pinned memory is slow to get). */
 static void
-batch_init(struct run *r, struct batch *b, size_t cap)
+batch_init(struct run *r, struct batch *b, size_t max)
 {
 	memset(b, 0, sizeof *b);
-	b->cap = cap;
-	b->pool = hmem(r, cap);
-	b->pairs = hmem(r, BATCH_PAIRS * sizeof *b->pairs);
-	b->dist = hmem(r, BATCH_PAIRS * sizeof *b->dist);
-	if (r->path)
-		b->cigar = xcalloc(BATCH_PAIRS, sizeof *b->cigar);
+	b->max = max;
+	b->cap = MIN(max, (size_t)1 << 16);
+	b->pool = hmem(r, b->cap);
+}
+
+/* Room for want pairs. */
+static void
+batch_grow_pairs(struct run *r, struct batch *b, size_t want)
+{
+	if (want <= b->ncap)
+		return;
+	size_t cap = MIN(BATCH_PAIRS, MAX(want, MAX((size_t)1024, 2 * b->ncap)));
+	struct ed_pair *p = hmem(r, cap * sizeof *p);
+	int32_t *d = hmem(r, cap * sizeof *d);
+	if (b->n > 0)
+		memcpy(p, b->pairs, b->n * sizeof *p);
+	hfree(r, b->pairs);
+	hfree(r, b->dist);
+	b->pairs = p;
+	b->dist = d;
+	if (r->path) {
+		b->cigar = xreallocarray(b->cigar, cap, sizeof *b->cigar);
+		memset(b->cigar + b->ncap, 0, (cap - b->ncap) * sizeof *b->cigar);
+	}
+	b->ncap = cap;
 }
 
 static void
@@ -132,22 +152,24 @@ align16(size_t x)
 	return (x + 15) & ~(size_t)15;
 }
 
-/* Room for strings of n bytes in all: 0 when the batch is full. */
+/* Room for one more pair of strings of n bytes in all: 0 when the batch is full. */
 static int
 batch_room(struct run *r, struct batch *b, size_t n)
 {
 	size_t need = align16(b->used) + n + 32;
-	if (b->n == BATCH_PAIRS)
-		return 0;
-	if (need <= b->cap)
-		return 1;
-	if (b->n > 0)
+	if (b->n == BATCH_PAIRS || (need > b->max && b->n > 0))
 		return 0;
 	if (need > UINT32_MAX)
 		die("a pair of %zu bytes is too long (at most 4 GiB a pair)", n);
-	hfree(r, b->pool);
-	b->cap = need;
-	b->pool = hmem(r, need);
+	if (need > b->cap) {
+		size_t cap = MAX(need, MIN(b->max, 2 * b->cap));
+		uint8_t *p = hmem(r, cap);
+		memcpy(p, b->pool, b->used);
+		hfree(r, b->pool);
+		b->pool = p;
+		b->cap = cap;
+	}
+	batch_grow_pairs(r, b, b->n + 1);
 	return 1;
 }
 
@@ -397,7 +419,9 @@ run_all(struct run *r, const char *fa, const char *fb)
 	uint64_t total = (uint64_t)A.n * B.n, k = 0;
 	while (k < total) {
 		struct batch *b = &r->b[r->cur];
-		b->n = (size_t)MIN((uint64_t)BATCH_PAIRS, total - k);
+		size_t cnt = (size_t)MIN((uint64_t)BATCH_PAIRS, total - k);
+		batch_grow_pairs(r, b, cnt);
+		b->n = cnt;
 		for (size_t q = 0; q < b->n; q++, k++) {
 			struct ed_pair *p = &b->pairs[q];
 			size_t i = (size_t)(k / B.n), j = (size_t)(k % B.n);

@@ -22,6 +22,7 @@ struct work {
 	size_t hcap, bcap, rcap;
 	uint8_t cm[256];	/* 4R: bit y set where A[row y] is that byte */
 	uint64_t peq[256];	/* bit-parallel: the same for 64 rows */
+	uint64_t peq4[256 * 4];	/* the same for up to 4 words of rows */
 };
 
 static void
@@ -229,6 +230,36 @@ bp_pair(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, const struct e
 	return score;
 }
 
+/* Pairs whose rows fit NW words: a column of every word at once, h handed down in
+ * registers (no strips, no band: short pairs cost little whole). */
+static inline __attribute__((always_inline)) int64_t
+bp_short(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, const int NW, uint64_t *peq)
+{
+	uint64_t pv[4], mv[4];
+	const int ob = (int)((m - 1) % BPW);
+	int64_t score = m;
+
+	for (int64_t i = 0; i < m; i++)
+		peq[a[i] * 4 + i / BPW] |= (uint64_t)1 << (i % BPW);
+	for (int w = 0; w < NW; w++) {
+		pv[w] = ~(uint64_t)0;
+		mv[w] = 0;
+	}
+	for (int64_t j = 0; j < n; j++) {
+		const uint64_t *eq = peq + b[j] * 4;
+		uint64_t hp = 1, hm = 0, ph, mh;
+		for (int w = 0; w < NW; w++) {
+			ed_bp_step64(&pv[w], &mv[w], eq[w], hp, hm, &ph, &mh);
+			hp = ph >> (BPW - 1);
+			hm = mh >> (BPW - 1);
+		}
+		score += (int64_t)((ph >> ob) & 1) - (int64_t)((mh >> ob) & 1);
+	}
+	for (int64_t i = 0; i < m; i++)
+		peq[a[i] * 4 + i / BPW] = 0;
+	return score;
+}
+
 /* ---- plain DP ---- */
 
 static int64_t
@@ -269,7 +300,17 @@ pair_dist(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int algo, in
 		d = fr_pair(a, m, b, n, t, &bd, w);
 	else if (algo == ED_DP)
 		d = dp_pair(a, m, b, n, w);
-	else
+	else if (MIN(m, n) <= 4 * BPW) {
+		/* rows: the shorter */
+		const uint8_t *r = m <= n ? a : b, *c = m <= n ? b : a;
+		int64_t rm = MIN(m, n), cn = MAX(m, n);
+		switch (CEIL_DIV(rm, BPW)) {
+		case 1: d = bp_short(r, rm, c, cn, 1, w->peq4); break;
+		case 2: d = bp_short(r, rm, c, cn, 2, w->peq4); break;
+		case 3: d = bp_short(r, rm, c, cn, 3, w->peq4); break;
+		default: d = bp_short(r, rm, c, cn, 4, w->peq4); break;
+		}
+	} else
 		d = bp_pair(a, m, b, n, &bd, w);
 	return K >= 0 && d > K ? -1 : (int32_t)d;
 }
