@@ -335,14 +335,21 @@ gemm(const int M, const int N, const int K,
  * of each tile, its TM rows of op(A) (its TN columns of op(B)) k-major: element i of
  * step k of slot g at (g * K + k) * TM + i, in the order the kernel's chunks use.
  * Launch: (the source's contiguous extent, the other one), as the source is stored. */
+/* Where element (i, k) of op(X) goes: i along C's side, whose tiles of bx hold nt
+ * work-item slots of r chunks of v (t = r * v elements a slot). */
+size_t
+packed_at(int i, int k, int K, int bx, int nt, int r, int v, int t)
+{
+	const int ii = i % bx, q = ii / (bx / r), w = ii % (bx / r) / v, e = ii % v;
+	return (((size_t)(i / bx) * nt + w) * K + k) * t + q * v + e;
+}
+
 __kernel void
 pack_a(const __global real *A, const int lda, __global real *Ap, const int K)
 {
 	const int row = TRANS_A ? get_global_id(0) : get_global_id(1);
 	const int k = TRANS_A ? get_global_id(1) : get_global_id(0);
-	const int rr = row % BM, q = rr / (BM / RM), tm = rr % (BM / RM) / VM, e = rr % VM;
-	const size_t g = (size_t)(row / BM) * NTM + tm;
-	Ap[(g * K + k) * TM + q * VM + e] = TRANS_A ? A[(size_t)k * lda + row] :
+	Ap[packed_at(row, k, K, BM, NTM, RM, VM, TM)] = TRANS_A ? A[(size_t)k * lda + row] :
 	    A[(size_t)row * lda + k];
 }
 
@@ -351,9 +358,7 @@ pack_b(const __global real *B, const int ldb, __global real *Bp, const int K)
 {
 	const int col = TRANS_B ? get_global_id(1) : get_global_id(0);
 	const int k = TRANS_B ? get_global_id(0) : get_global_id(1);
-	const int cc = col % BN, c = cc / (BN / RN), tn = cc % (BN / RN) / VN, e = cc % VN;
-	const size_t g = (size_t)(col / BN) * NTN + tn;
-	Bp[(g * K + k) * TN + c * VN + e] = TRANS_B ? B[(size_t)col * ldb + k] :
+	Bp[packed_at(col, k, K, BN, NTN, RN, VN, TN)] = TRANS_B ? B[(size_t)col * ldb + k] :
 	    B[(size_t)k * ldb + col];
 }
 
