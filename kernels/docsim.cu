@@ -493,19 +493,28 @@ plan_bytes(const struct gpu *g, int resident, size_t BR, size_t BC, size_t rows_
 	return b + 4 * stage_floats(g, resident, BR, BC, MAX(j->n, rows_q));
 }
 
+/* The tiles: resident vectors if they fit, then the largest tile area that fits
+ * (rows at most TILE_ROWS), so a tight budget still gets tiles of a useful shape. */
 static void
 choose_plan(struct gpu *g, size_t budget, size_t fixed, size_t rows_side, size_t rows_q)
 {
 	size_t n = g->job->n;
-	for (int res = 1; res >= 0; res--)
+	for (int res = 1; res >= 0; res--) {
+		size_t best = 0;
 		for (size_t BR = MIN(rows_side, (size_t)TILE_ROWS); BR >= 1; BR = BR == 1 ? 0 : CEIL_DIV(BR, 2))
 			for (size_t BC = n; BC >= 1; BC = BC == 1 ? 0 : CEIL_DIV(BC, 2))
 				if (fixed + plan_bytes(g, res, BR, BC, rows_q) <= budget) {
-					g->resident = res;
-					g->BR = BR;
-					g->BC = BC;
-					return;
+					if (BR * BC > best) {
+						best = BR * BC;
+						g->resident = res;
+						g->BR = BR;
+						g->BC = BC;
+					}
+					break;
 				}
+		if (best > 0)
+			return;
+	}
 	die("device memory of %zu bytes is too small for this input (it needs at least %zu; see --max-device-mem)",
 	    budget, fixed + plan_bytes(g, 0, 1, 1, rows_q));
 }
@@ -670,7 +679,7 @@ tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c
 		CUDA_CHECK(cudaFree(g->pairs));
 		g->cap = cnt + cnt / 4;
 		g->pairs = dalloc<struct ds_pair>(g->cap);
-		CUDA_CHECK(cudaMemset(g->count, 0, sizeof *g->count));
+		CUDA_CHECK(cudaMemsetAsync(g->count, 0, sizeof *g->count, g->sb));
 		if (g->esz == 8)
 			select_tile<double>(g, r0, nr, c0, nc, sym);
 		else
