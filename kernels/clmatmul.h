@@ -1,4 +1,4 @@
-/* clmatmul.h: what cmd/clmatmul.c, the OpenCL driver (clmatmul_cl.c) and the host
+/* clmatmul.h: what cmd/clmatmul.c, the OpenCL driver (clmatmul_ocl.c) and the host
  * reference (clmatmul_ref.c) share. */
 #ifndef CLMATMUL_H
 #define CLMATMUL_H
@@ -50,15 +50,15 @@ struct cm_engine;
  * builds the program. Dies with a usage error for forced parameters that cannot work. */
 struct cm_engine *cm_open(struct clx *x, const struct cm_options *o);
 void cm_close(struct cm_engine *e);
-/* The parameters in use, as "tile=128x128 k=16 item=8x8 ...". */
-const char *cm_params_str(const struct cm_engine *e);
 
 /* The multiply, in blocks when the matrices do not fit the device bound. */
 void cm_multiply(struct cm_engine *e, const struct cm_problem *p);
 
-/* --bench: random m x k and k x n matrices (cm_uniform with seed) made on the device
- * (on the host, and the transfers timed, when max_device_mem was given), reps timed
- * runs after a warm-up. Fills c (m x n, host) with the last result when c != NULL. */
+/* --bench: reps timed runs after a warm-up of the multiply p describes. When p->a is
+ * NULL, op(A), op(B) (and C0) are cm_uniform numbers with seed made on the device and
+ * the kernel alone is timed; else they are p's host matrices and each run is a whole
+ * cm_multiply, transfers and blocks included. The last result goes to p->c when that
+ * is not NULL. */
 struct cm_bench_result {
 	double ms_median, ms_best;
 	int reps, blocks;

@@ -301,12 +301,6 @@ cm_close(struct cm_engine *e)
 	free(e);
 }
 
-const char *
-cm_params_str(const struct cm_engine *e)
-{
-	return e->pstr;
-}
-
 /* ---- the plan: block sizes under the memory bound ---- */
 
 struct plan {
@@ -632,6 +626,8 @@ launch_gemm(struct cm_engine *e, size_t m, size_t n, cl_uint nwait, const cl_eve
 
 /* ---- the multiply ---- */
 
+enum { ACC_IN = 1, RAW_OUT = 2 };	/* gemm's modes, as in clmatmul.cl */
+
 /* Blocks of C in row order; for each, the K panels in order, the first starting the
  * sums (plus beta C0) and each later one continuing them (ACC_IN), all but the last
  * storing raw sums (RAW_OUT). Uploads go on one queue, kernels on another, read-backs
@@ -702,7 +698,7 @@ cm_multiply(struct cm_engine *e, const struct cm_problem *pr)
 				a->last = b->last = step;
 				CL_CHECK(clFlush(e->qh));
 
-				int mode = (bp > 0 ? 1 : 0) | (bp + 1 < pl.nbk ? 2 : 0);
+				int mode = (bp > 0 ? ACC_IN : 0) | (bp + 1 < pl.nbk ? RAW_OUT : 0);
 				set_gemm_args(e, mp, np, kp, a->packed ? a->packed : a->buf, lda,
 				    b->packed ? b->packed : b->buf, ldb, c->buf, np, c0->buf, np,
 				    pr->alpha, pr->beta, mode);
