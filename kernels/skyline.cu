@@ -697,6 +697,79 @@ k_sp_prune(const float2 *__restrict__ xy, size_t n, int h, double tol,
 	}
 }
 
+/* The local pruning's grid (sky_grid_box) around the pivot of least score. */
+__global__ void
+k_sp_gridbox(const float2 *__restrict__ xy, const unsigned long long *__restrict__ piv, int h,
+    int g, struct sky_grid *box)
+{
+	float2 z = xy[(uint32_t)piv[0]];
+	sky_grid_box((const float *)c_hull, h, z.x, z.y, g, box);
+}
+
+__global__ void
+k_sp_gridcell(const uint32_t *__restrict__ surv, size_t m, const float2 *__restrict__ xy,
+    const struct sky_grid *__restrict__ box, uint32_t *key, uint32_t *val)
+{
+	struct sky_grid gr = *box;
+	GRID_STRIDE(k, m) {
+		float2 p = xy[surv[k]];
+		key[k] = (uint32_t)(sky_grid_cell(&gr, p.y, gr.y0, gr.sy) * gr.g +
+		    sky_grid_cell(&gr, p.x, gr.x0, gr.sx));
+		val[k] = surv[k];
+	}
+}
+
+/* [start, end) of each cell's points in cell order (empty cells stay 0, 0). */
+__global__ void
+k_sp_gridbounds(const uint32_t *__restrict__ key, size_t m, uint32_t *start, uint32_t *end)
+{
+	GRID_STRIDE(k, m) {
+		uint32_t c = key[k];
+		if (k == 0 || key[k - 1] != c)
+			start[c] = (uint32_t)k;
+		if (k + 1 == m || key[k + 1] != c)
+			end[c] = (uint32_t)k + 1;
+	}
+}
+
+/* A point that a point of its own or a neighbouring cell dominates is out. */
+template <int H>
+__global__ void __launch_bounds__(NT)
+k_sp_gridprune(const uint32_t *__restrict__ key, const uint32_t *__restrict__ val, size_t m,
+    int g, const uint32_t *__restrict__ start, const uint32_t *__restrict__ end,
+    const float2 *__restrict__ xy, const uint8_t *__restrict__ inside, int h, double tol,
+    uint8_t *flag)
+{
+	constexpr int DH = H > 0 ? H : 1;
+	GRID_STRIDE(k, m) {
+		uint32_t i = val[k];
+		if (inside[i])
+			continue;
+		float2 p = xy[i];
+		double dp[DH];
+#pragma unroll
+		for (int v = 0; v < DH; v++) {
+			float2 w = vertex<DH>(v, h);
+			dp[v] = sky_d2(p.x, p.y, w.x, w.y);
+		}
+		int cx = (int)(key[k] % (uint32_t)g), cy = (int)(key[k] / (uint32_t)g);
+		bool out = false;
+		for (int y = max(cy - 1, 0); y <= min(cy + 1, g - 1) && !out; y++)
+			for (int x = max(cx - 1, 0); x <= min(cx + 1, g - 1) && !out; x++) {
+				uint32_t c = (uint32_t)(y * g + x);
+				for (uint32_t j = start[c]; j < end[c]; j++) {
+					uint32_t zi = val[j];
+					if (zi != i && dominates<H>(xy[zi], p, dp, h, tol)) {
+						out = true;
+						break;
+					}
+				}
+			}
+		if (out)
+			flag[i] = 0;
+	}
+}
+
 /* Survivors' sort keys: coordinates (first), then score. */
 __global__ void
 k_sp_xykey(const uint32_t *__restrict__ surv, size_t m, const float2 *__restrict__ xy,
@@ -887,6 +960,7 @@ spatial_run(const float *host, size_t n, int h, double tol, int distinct, uint32
 	uint32_t bmax = (uint32_t)std::min<size_t>(BMAX, n);
 
 	tmp.need(sort_bytes<uint64_t>(n));
+	tmp.need(sort_bytes<uint32_t>(n));
 	tmp.need(select_bytes(n));
 	{
 		size_t b = 0;
@@ -918,9 +992,34 @@ spatial_run(const float *host, size_t n, int h, double tol, int distinct, uint32
 	uint32_t m;
 	CUDA_CHECK(cudaMemcpyAsync(&m, cnt + 3, sizeof m, cudaMemcpyDeviceToHost, stream));
 	CUDA_CHECK(cudaStreamSynchronize(stream));
+	vlog("%u points left after the pivots", m);
+	if (m > SKY_GRID_MIN) {
+		int g = (int)std::min(2048.0, std::max(1.0, sqrt((double)m / 4)));
+		size_t nc = (size_t)g * g;
+		struct sky_grid *box = mem.get<struct sky_grid>(1);
+		uint32_t *ck = mem.get<uint32_t>(2 * (size_t)m), *cv = mem.get<uint32_t>(2 * (size_t)m);
+		uint32_t *cs = mem.get<uint32_t>(nc), *ce = mem.get<uint32_t>(nc);
+		cub::DoubleBuffer<uint32_t> kb(ck, ck + m), vb(cv, cv + m);
+		k_sp_gridbox<<<1, 1, 0, stream>>>(xy, piv, h, g, box);
+		CUDA_LAUNCH_CHECK();
+		k_sp_gridcell<<<grid_for(m), NT, 0, stream>>>(surv, m, xy, box, kb.Current(),
+		    vb.Current());
+		CUDA_LAUNCH_CHECK();
+		sort_pairs<uint32_t>(tmp, kb, vb, m, bits_for(nc - 1));
+		CUDA_CHECK(cudaMemsetAsync(cs, 0, nc * sizeof *cs, stream));
+		CUDA_CHECK(cudaMemsetAsync(ce, 0, nc * sizeof *ce, stream));
+		k_sp_gridbounds<<<grid_for(m), NT, 0, stream>>>(kb.Current(), m, cs, ce);
+		CUDA_LAUNCH_CHECK();
+		k_sp_gridprune<H><<<grid_for(m), NT, 0, stream>>>(kb.Current(), vb.Current(), m, g, cs,
+		    ce, xy, inside, h, tol, flag);
+		CUDA_LAUNCH_CHECK();
+		select_flagged(tmp, flag, surv, cnt + 3, n);
+		CUDA_CHECK(cudaMemcpyAsync(&m, cnt + 3, sizeof m, cudaMemcpyDeviceToHost, stream));
+		CUDA_CHECK(cudaStreamSynchronize(stream));
+		vlog("%u points left after the grid", m);
+	}
 	double ts = now_sec();
 	phase_add("gpu prune", ts - t1);
-	vlog("%u points left after pruning", m);
 
 	/* Sort the survivors by score, then coordinates (stable: equal points stay in
 	 * input order, next to each other). */

@@ -118,9 +118,9 @@ print(a.dtype, np.array_equal(a, x[i]), np.array_equal(t.astype(np.float32), x[i
 	assert_output "$(printf '1\n2\n3\n5')"
 }
 
-@test "the CPU and GPU print the same classic skyline of 300,000 anti-correlated rows" {
+@test "the CPU and GPU print the same classic skyline of 100,000 anti-correlated rows" {
 	require_gpu
-	py "$R" gen anti 300000 6 8 --npy > "$T/a.npy"
+	py "$R" gen anti 100000 6 8 --npy > "$T/a.npy"
 	skyline -d cpu --index "$T/a.npy" > "$T/cpu"
 	skyline -d gpu --index "$T/a.npy" > "$T/gpu"
 	run cmp "$T/cpu" "$T/gpu"
