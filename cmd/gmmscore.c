@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cudadev.h"
@@ -415,21 +416,6 @@ finish_chunk(struct runner *r, struct chunk *c)
 
 /* ---- setup ---- */
 
-struct selection {
-	const char *spec;
-	struct cuda_dev dev;
-};
-
-static void *
-select_main(void *arg)
-{
-	struct selection *s = arg;
-	double t0 = now_sec();
-	cuda_select(s->spec, 0, &s->dev);
-	phase_add("device open (beside)", now_sec() - t0);
-	return NULL;
-}
-
 static void
 parse_args(int argc, char **argv, struct opts *o, struct common_opts *co)
 {
@@ -499,8 +485,8 @@ main(int argc, char **argv)
 	struct opts o;
 	struct gmm_models models;
 	struct gmm_params prm;
-	struct selection sel = {0};
-	pthread_t sel_thread, rd_thread;
+	struct cuda_dev dev;
+	pthread_t rd_thread;
 
 	cli_init(argc, argv, &co);
 	parse_args(argc, argv, &o, &co);
@@ -514,41 +500,35 @@ main(int argc, char **argv)
 		die("NPY output needs a file it can rewrite (its header holds the row count): "
 		    "give -o FILE");
 
-	/* The device is opened while the models are read: a CUDA context takes a while. */
-	sel.spec = co.device;
-	int threaded_sel = strcmp(co.device, "cpu") != 0;
-	if (threaded_sel) {
-		if (pthread_create(&sel_thread, NULL, select_main, &sel) != 0)
-			die("cannot start a thread");
-	} else {
-		cuda_select(co.device, 0, &sel.dev);
-	}
+	/* The device first: an error exit while another thread is still creating a CUDA
+	 * context can crash in the runtime's teardown, so nothing overlaps this. */
+	double t0 = now_sec();
+	cuda_select(co.device, 0, &dev);
+	phase_add("device open", now_sec() - t0);
 	gmm_models_load(o.models, &models);
 	if (o.dims > models.dim)
 		die("--dims %d: the models have %d dimensions", o.dims, models.dim);
 	int dims = o.dims ? o.dims : models.dim;
-	double t0 = now_sec();
+	t0 = now_sec();
 	gmm_params_make(&models, dims, &prm);
 	phase_add("model params", now_sec() - t0);
-	if (threaded_sel)
-		pthread_join(sel_thread, NULL);
 
 	/* Chunk size: bounded by the scores a chunk holds on the host. Every score of a
 	 * chunk is kept for --all, on the CPU, and for a --top too large for the GPU. */
 	const size_t nm = models.nmodels, top = MIN(o.top, nm);
-	const int host_top = sel.dev.gpu && top > GMM_GPU_TOPMAX;
+	const int host_top = dev.gpu && top > GMM_GPU_TOPMAX;
 	const int need_val = top == 0 || host_top;
-	const size_t row_bytes = need_val || !sel.dev.gpu ? nm * sizeof(float) :
+	const size_t row_bytes = need_val || !dev.gpu ? nm * sizeof(float) :
 	    top * (sizeof(uint32_t) + sizeof(float));
 	size_t cap = o.chunk;
 	if (cap == 0)
-		cap = MIN(sel.dev.gpu ? (size_t)16384 : 4096, HOST_RESULT_MAX / 2 / row_bytes);
+		cap = MIN(dev.gpu ? (size_t)16384 : 4096, HOST_RESULT_MAX / 2 / row_bytes);
 	cap = MAX((size_t)1, MIN(cap, HOST_RESULT_MAX / row_bytes));
 #ifdef ACCELKIT_CUDA
 	struct gmm_gpu *gpu = NULL;
-	if (sel.dev.gpu) {
+	if (dev.gpu) {
 		gpu = gmm_gpu_init(&prm, o.mode, host_top ? 0 : top, cap, co.max_device_mem,
-		    sel.dev.ids[0]);
+		    dev.ids[0]);
 		cap = gmm_gpu_chunk(gpu);
 	}
 #endif
@@ -590,7 +570,7 @@ main(int argc, char **argv)
 		memset(c->x, 0, xb);	/* the padding columns stay 0 */
 	}
 	float *scores = NULL;	/* CPU: every score of a chunk */
-	if (!sel.dev.gpu && top)
+	if (!dev.gpu && top)
 		scores = xmallocarray(mul_size(cap, nm, "chunk"), sizeof(float));
 
 	struct writer w = {.o = out, .fmt = fmt, .m = &models, .top = top};
@@ -644,6 +624,14 @@ main(int argc, char **argv)
 	vlog("scored %llu frames against %zu models (%zu Gaussians)", (unsigned long long)frames,
 	    models.nmodels, models.ncomp);
 	phases_report();
+#ifdef ACCELKIT_CUDA
+	if (gpu != NULL) {
+		/* Done: the output is closed and checked. Tearing the CUDA context down
+		 * would only add time; the driver reclaims everything at exit. */
+		fflush(NULL);
+		_exit(0);
+	}
+#endif
 
 	/* Cleanup, so that leak checkers see only what is theirs. */
 #ifdef ACCELKIT_CUDA

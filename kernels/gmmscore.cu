@@ -1,20 +1,20 @@
 /* gmmscore.cu: the CUDA path of gmmscore.
  *
- * Layout. Components are packed into "slots", SLOTS (256) to a block of the score
- * kernel, a model's components in consecutive slots; a model that does not fit in
- * what is left of a block starts the next one, and a model larger than a block is
- * split into parts whose scores a second kernel combines. The parameters are
- * interleaved as the paper does it: for each group of 4 dimensions, all slots in
- * order, each slot's 4 values of s then 4 of -mu s (two float4), so that the 32
- * threads of a warp, two slots each, read 2 KB of consecutive bytes.
+ * Layout. Components are packed into "slots", 512 to a block of the score kernel, a
+ * model's components in consecutive slots; a model that does not fit in what is left
+ * of a block starts the next one, and a model larger than a block is split into
+ * parts whose scores a second kernel combines. The parameters are interleaved as the
+ * paper does it: for each group of 4 dimensions, all slots in order, each slot's 4
+ * values of s then 4 of -mu s (two float4), so that the 32 threads of a warp, four
+ * slots each, read 4 KB of consecutive bytes.
  *
- * Score kernel. A block takes SLOTS slots and nsub tiles of FR frames: it stages FR
- * frames in shared memory, and each thread keeps 2 slots x FR frames of accumulators
- * in registers, so every parameter loaded is used FR times and every feature value
- * read (a broadcast float4 from shared memory) feeds 16 fused multiply-adds. The
- * component scores then go to shared memory, FH frames at a time, where each
- * (model, frame) is reduced to its log-sum-exp or maximum on chip; only model
- * scores reach device memory: frames x models, never frames x Gaussians.
+ * Score kernel. A block takes 512 slots and nsub tiles of FR = 32 frames: it stages
+ * the frames in shared memory, and each thread keeps 4 slots x 32 frames of sums in
+ * registers, so every parameter loaded serves 32 frames and every feature float4
+ * read from shared memory (a broadcast) feeds 32 fused multiply-adds. The component
+ * scores then go to shared memory, where each (model, frame) is reduced to its
+ * log-sum-exp or maximum on chip; only model scores reach device memory: frames x
+ * models, never frames x Gaussians.
  *
  * Top-N kernel: a warp a frame, each lane keeping its best KMAX keys (score, model)
  * in registers, then N rounds of a warp-wide maximum. */
@@ -32,32 +32,86 @@
 namespace {
 
 constexpr int NT = 128;			// threads a block
-constexpr int CPL = 2;			// slots a thread
-constexpr int SLOTS = NT * CPL;		// slots a block
-constexpr int FR_DEFAULT = 64;		// frames a thread's register tile: 64 or 32
-constexpr int NSUB_DEFAULT = 4;		// register tiles a block (1 to 16)
 constexpr int FH = 32;			// frames a reduction pass
+// Tile shapes compiled: slots a thread (CPL) x frames a thread (FR). Each float4 of
+// features read from shared memory feeds 8 CPL fused multiply-adds; shared memory
+// delivers 128 bytes a cycle to an SM, so CPL 4 leaves it half the time that the
+// multiply-adds take, where CPL 2 left it none.
+constexpr int CPL_DEFAULT = 4, FR_DEFAULT = 32;
+constexpr int NSUB_DEFAULT = 4;		// register tiles a block (1 to 16)
 constexpr int MAX_DC = 128;		// at most 512 dimensions (shared memory)
 constexpr int TOP_WARPS = 4;		// frames a top-N block
 
-// Each block: SLOTS slots x nsub tiles of FR frames.
-template <int MODE, int FR>
+// The shared-memory index of (slot, frame) among a block's component scores: rows of
+// FH frames, XOR-swizzled by the owning thread, so that a thread's stores of its CPL
+// slots (lanes a slot group apart) and the reduction's loads (lanes a frame apart)
+// both hit 32 different banks.
+template <int CPL>
+__device__ __forceinline__ int
+sc_index(int slot, int f)
+{
+	return slot * FH + (f ^ ((slot / CPL) & 31));
+}
+
+// One (model part, frame): the log-sum-exp or maximum of its k component scores,
+// c0.. in shared memory. With KU >= k the scores are held in registers (read once);
+// KU = 0 is the general loop for any k.
+template <int MODE, int KU, int CPL>
+__device__ __forceinline__ float
+reduce_part(const float *sc, int c0, int k, int f)
+{
+	if constexpr (KU == 0) {
+		float m = sc[sc_index<CPL>(c0, f)];
+		for (int c = 1; c < k; c++)
+			m = fmaxf(m, sc[sc_index<CPL>(c0 + c, f)]);
+		if (MODE == GMM_MAX)
+			return m;
+		float s = 0.0f;
+		for (int c = 0; c < k; c++)
+			s += __expf(sc[sc_index<CPL>(c0 + c, f)] - m);
+		return gmm_lse_finish(m, s);
+	} else {
+		float v[KU];
+#pragma unroll
+		for (int c = 0; c < KU; c++)
+			v[c] = c < k ? sc[sc_index<CPL>(c0 + c, f)] : -INFINITY;
+		float m = v[0];
+#pragma unroll
+		for (int c = 1; c < KU; c++)
+			m = fmaxf(m, v[c]);
+		if (MODE == GMM_MAX)
+			return m;
+		float s = 0.0f;
+#pragma unroll
+		for (int c = 0; c < KU; c++)
+			s += __expf(v[c] - m);	// the padding's -inf adds exactly 0
+		return gmm_lse_finish(m, s);
+	}
+}
+
+// Each block: NT x CPL slots, nsub tiles of FR frames; each thread CPL slots x FR
+// frames of sums in registers.
+template <int MODE, int FR, int CPL>
 __global__ void __launch_bounds__(NT, 2)
 score_kernel(const float4 *__restrict__ P, const float *__restrict__ G,
     const float4 *__restrict__ X, int n, int dc, int nslots, int nsub,
     const int *__restrict__ blk_part0, const int *__restrict__ part_slot,
     const int *__restrict__ part_k, int npart, float *__restrict__ out)
 {
+	constexpr int SL = NT * CPL;
 	extern __shared__ float4 smem[];
-	float4 *xs = smem;				// FR x dc
-	float *sc = reinterpret_cast<float *>(xs + FR * dc);	// SLOTS x (FH + 1)
+	float4 *xs = smem;					// FR x dc
+	float *sc = reinterpret_cast<float *>(xs + FR * dc);	// SL x FH, swizzled
 
 	const int t = threadIdx.x;
 	const int blk = blockIdx.y;
-	const int q0 = blk * SLOTS + CPL * t;
-	const float g0 = G[q0], g1 = G[q0 + 1];
+	const int q0 = blk * SL + CPL * t;
+	float g[CPL];
+#pragma unroll
+	for (int j = 0; j < CPL; j++)
+		g[j] = G[q0 + j];
 	const int p_begin = blk_part0[blk], np = blk_part0[blk + 1] - p_begin;
-	const float4 *pp = P + (size_t)q0 * 2;
+	const float4 *pp = P + (size_t)q0 * 2;	// slot q0 + j: pp[2j] is s, pp[2j + 1] is -mu s
 	const size_t pstride = (size_t)nslots * 2;
 
 	for (int sub = 0; sub < nsub; sub++) {
@@ -72,35 +126,45 @@ score_kernel(const float4 *__restrict__ P, const float *__restrict__ G,
 		}
 		__syncthreads();
 
-		float acc0[FR], acc1[FR];
+		float acc[CPL][FR];
 #pragma unroll
-		for (int f = 0; f < FR; f++)
-			acc0[f] = acc1[f] = 0.0f;
-		float4 s0 = __ldg(pp), n0 = __ldg(pp + 1), s1 = __ldg(pp + 2), n1 = __ldg(pp + 3);
+		for (int j = 0; j < CPL; j++)
+#pragma unroll
+			for (int f = 0; f < FR; f++)
+				acc[j][f] = 0.0f;
+		float4 ps[CPL], pn[CPL];
+#pragma unroll
+		for (int j = 0; j < CPL; j++) {
+			ps[j] = __ldg(pp + 2 * j);
+			pn[j] = __ldg(pp + 2 * j + 1);
+		}
 		for (int k = 0; k < dc; k++) {
 			// The next group's parameters are loaded while this one computes.
 			const float4 *q = pp + (size_t)min(k + 1, dc - 1) * pstride;
-			const float4 ps0 = __ldg(q), pn0 = __ldg(q + 1), ps1 = __ldg(q + 2),
-			    pn1 = __ldg(q + 3);
+			float4 qs[CPL], qn[CPL];
+#pragma unroll
+			for (int j = 0; j < CPL; j++) {
+				qs[j] = __ldg(q + 2 * j);
+				qn[j] = __ldg(q + 2 * j + 1);
+			}
 #pragma unroll
 			for (int f = 0; f < FR; f++) {
 				const float4 x = xs[f * dc + k];
-				float a = acc0[f], b = acc1[f];
-				a = gmm_term(x.x, s0.x, n0.x, a);
-				b = gmm_term(x.x, s1.x, n1.x, b);
-				a = gmm_term(x.y, s0.y, n0.y, a);
-				b = gmm_term(x.y, s1.y, n1.y, b);
-				a = gmm_term(x.z, s0.z, n0.z, a);
-				b = gmm_term(x.z, s1.z, n1.z, b);
-				a = gmm_term(x.w, s0.w, n0.w, a);
-				b = gmm_term(x.w, s1.w, n1.w, b);
-				acc0[f] = a;
-				acc1[f] = b;
+#pragma unroll
+				for (int j = 0; j < CPL; j++) {
+					float a = acc[j][f];
+					a = gmm_term(x.x, ps[j].x, pn[j].x, a);
+					a = gmm_term(x.y, ps[j].y, pn[j].y, a);
+					a = gmm_term(x.z, ps[j].z, pn[j].z, a);
+					a = gmm_term(x.w, ps[j].w, pn[j].w, a);
+					acc[j][f] = a;
+				}
 			}
-			s0 = ps0;
-			n0 = pn0;
-			s1 = ps1;
-			n1 = pn1;
+#pragma unroll
+			for (int j = 0; j < CPL; j++) {
+				ps[j] = qs[j];
+				pn[j] = qn[j];
+			}
 		}
 
 		// Components to models, FH frames at a time, through shared memory.
@@ -109,10 +173,10 @@ score_kernel(const float4 *__restrict__ P, const float *__restrict__ G,
 			if (h > 0)
 				__syncthreads();	// the last pass's readers of sc are done
 #pragma unroll
-			for (int f = 0; f < FH; f++) {
-				sc[(CPL * t) * (FH + 1) + f] = g0 - acc0[h * FH + f];
-				sc[(CPL * t + 1) * (FH + 1) + f] = g1 - acc1[h * FH + f];
-			}
+			for (int f = 0; f < FH; f++)
+#pragma unroll
+				for (int j = 0; j < CPL; j++)
+					sc[sc_index<CPL>(CPL * t + j, f)] = g[j] - acc[j][h * FH + f];
 			__syncthreads();
 			const int fb = f0 + h * FH;
 			const int nfh = min(FH, n - fb);
@@ -121,18 +185,12 @@ score_kernel(const float4 *__restrict__ P, const float *__restrict__ G,
 				if (f >= nfh)
 					continue;
 				const int p = p_begin + pl;
-				const int k = part_k[p];
-				const float *v = sc + (part_slot[p] - blk * SLOTS) * (FH + 1) + f;
-				float m = v[0];
-				for (int c = 1; c < k; c++)
-					m = fmaxf(m, v[c * (FH + 1)]);
-				float r = m;
-				if (MODE == GMM_SUM) {
-					float s = 0.0f;
-					for (int c = 0; c < k; c++)
-						s += __expf(v[c * (FH + 1)] - m);
-					r = gmm_lse_finish(m, s);
-				}
+				const int k = part_k[p], c0 = part_slot[p] - blk * SL;
+				// A warp's 32 lanes are one part's 32 frames: k is the same for all.
+				const float r = k <= 8 ? reduce_part<MODE, 8, CPL>(sc, c0, k, f) :
+				    k <= 16 ? reduce_part<MODE, 16, CPL>(sc, c0, k, f) :
+				    k <= 32 ? reduce_part<MODE, 32, CPL>(sc, c0, k, f) :
+				    reduce_part<MODE, 0, CPL>(sc, c0, k, f);
 				out[(size_t)(fb + f) * npart + p] = r;
 			}
 		}
@@ -216,10 +274,23 @@ top_kernel(const float *__restrict__ S, int n, int nmodels, int k, uint32_t *__r
 
 }  // namespace
 
+typedef void (*score_fn)(const float4 *, const float *, const float4 *, int, int, int, int,
+    const int *, const int *, const int *, int, float *);
+
+// The kernel of a tile shape: CPL 4 x FR 32 (the default) or CPL 2 x FR 64.
+static score_fn
+score_kernel_for(enum gmm_mode mode, int cpl)
+{
+	if (cpl == 4)
+		return mode == GMM_SUM ? score_kernel<GMM_SUM, 32, 4> : score_kernel<GMM_MAX, 32, 4>;
+	return mode == GMM_SUM ? score_kernel<GMM_SUM, 64, 2> : score_kernel<GMM_MAX, 64, 2>;
+}
+
 struct gmm_gpu {
 	enum gmm_mode mode;
 	size_t top, nmodels, npart, nblocks, nslots, chunk;
-	int dc, fr, nsub;
+	int dc, cpl, fr, nsub;
+	score_fn kernel;
 	size_t smem;
 	float4 *P;
 	float *G;
@@ -258,22 +329,26 @@ gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t 
 	g->mode = mode;
 	g->top = top;
 	g->nmodels = nm;
-	// Tile shape: FR frames a thread, NSUB tiles a block; GMMSCORE_TILE=FR,NSUB overrides.
-	g->fr = FR_DEFAULT;
+	// Tile shape: CPL slots x FR frames a thread, NSUB tiles a block;
+	// GMMSCORE_TILE=CPL,NSUB overrides (for tuning).
+	g->cpl = CPL_DEFAULT;
 	g->nsub = NSUB_DEFAULT;
 	const char *tile = getenv("GMMSCORE_TILE");
 	if (tile != NULL && *tile != '\0') {
-		if (sscanf(tile, "%d,%d", &g->fr, &g->nsub) != 2 || (g->fr != 32 && g->fr != 64) ||
+		if (sscanf(tile, "%d,%d", &g->cpl, &g->nsub) != 2 || (g->cpl != 2 && g->cpl != 4) ||
 		    g->nsub < 1 || g->nsub > 16)
-			die("GMMSCORE_TILE='%s': expected FR,NSUB with FR 32 or 64, NSUB 1 to 16", tile);
+			die("GMMSCORE_TILE='%s': expected CPL,NSUB with CPL 2 or 4, NSUB 1 to 16", tile);
 	}
+	g->fr = g->cpl == 4 ? FR_DEFAULT : 64;
+	g->kernel = score_kernel_for(mode, g->cpl);
+	const size_t slots = (size_t)NT * (size_t)g->cpl;
 	g->dc = p->dp / GMM_DVEC;
 	if (g->dc > MAX_DC)
 		die("the GPU path takes at most %d dimensions (these models use %d); use -d cpu",
 		    MAX_DC * GMM_DVEC, p->dims);
 
 	struct gmm_layout l;
-	gmm_layout_make(p, SLOTS, &l);
+	gmm_layout_make(p, slots, &l);
 	const size_t npart = l.npart, dc = (size_t)g->dc, nslots = l.nslots;
 	g->npart = npart;
 	g->nblocks = l.nblocks;
@@ -329,19 +404,13 @@ gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t 
 	    cudaMemcpyHostToDevice));
 	gmm_layout_free(&l);
 
-	g->smem = (size_t)g->fr * dc * sizeof(float4) + (size_t)SLOTS * (FH + 1) * sizeof(float);
-	CUDA_CHECK(cudaFuncSetAttribute(score_kernel<GMM_SUM, 64>,
-	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
-	CUDA_CHECK(cudaFuncSetAttribute(score_kernel<GMM_MAX, 64>,
-	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
-	CUDA_CHECK(cudaFuncSetAttribute(score_kernel<GMM_SUM, 32>,
-	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
-	CUDA_CHECK(cudaFuncSetAttribute(score_kernel<GMM_MAX, 32>,
-	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
+	g->smem = (size_t)g->fr * dc * sizeof(float4) + slots * FH * sizeof(float);
+	CUDA_CHECK(cudaFuncSetAttribute(g->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+	    (int)g->smem));
 	phase_add("model upload", now_sec() - t0);
-	vlog("gpu: %zu blocks of %d Gaussian slots (%zu parts), tiles of %d x %d frames, "
-	    "%zu frames a call, parameters %.1f MB", g->nblocks, SLOTS, npart, g->fr, g->nsub,
-	    g->chunk, pbytes / 1e6);
+	vlog("gpu: %zu blocks of %zu Gaussian slots (%zu parts), %d slots x %d frames a thread, "
+	    "%d tiles a block, %zu frames a call, parameters %.1f MB", g->nblocks, slots, npart,
+	    g->cpl, g->fr, g->nsub, g->chunk, pbytes / 1e6);
 	return g;
 }
 
@@ -380,10 +449,7 @@ gmm_gpu_submit(struct gmm_gpu *g, int slot, const float *x, size_t n, uint32_t *
 	    g->st));
 	CUDA_CHECK(cudaEventRecord(ev[1], g->st));
 	dim3 grid((unsigned)CEIL_DIV(n, (size_t)g->fr * (size_t)g->nsub), (unsigned)g->nblocks);
-	auto kernel = g->mode == GMM_SUM ? (g->fr == 64 ? score_kernel<GMM_SUM, 64> :
-	    score_kernel<GMM_SUM, 32>) : (g->fr == 64 ? score_kernel<GMM_MAX, 64> :
-	    score_kernel<GMM_MAX, 32>);
-	kernel<<<grid, NT, g->smem, g->st>>>(g->P, g->G, g->X, nn, g->dc, (int)g->nslots, g->nsub,
+	g->kernel<<<grid, NT, g->smem, g->st>>>(g->P, g->G, g->X, nn, g->dc, (int)g->nslots, g->nsub,
 	    g->blk_part0, g->part_slot, g->part_k, np, g->part);
 	CUDA_LAUNCH_CHECK();
 	if (g->S != g->part) {
