@@ -596,14 +596,17 @@ main(int argc, char **argv)
 
 	size_t n = t.m.rows, cols = t.m.cols, m = 0;
 	size_t *col = xmallocarray(MAX(cols, 1), sizeof *col);
-	uint32_t *keep = xmallocarray(MAX(n, 1), sizeof *keep);
 	size_t d = n ? resolve_fields(&fields, cols, t.name, col) : 0;
 	vlog("%zu rows of %zu columns, %zu chosen", n, cols, d);
+	if (qpath != NULL && n > 0 && d != 2)
+		die("%s: a spatial skyline needs 2 columns (x y), %zu are chosen%s", t.name, d,
+		    fields.text ? "" : "; choose them with -f");
+	if (qpath == NULL && prefs.n != 0 && prefs.n != 1 && prefs.n != d && n > 0)
+		usage_error("--prefer '%s' gives %zu preferences for %zu chosen columns",
+		    prefs.text, prefs.n, d);
+	uint32_t *keep = xmallocarray(MAX(n, 1), sizeof *keep);
 
 	if (qpath != NULL) {
-		if (n > 0 && d != 2)
-			die("%s: a spatial skyline needs 2 columns (x y), %zu are chosen%s", t.name, d,
-			    fields.text ? "" : "; choose them with -f");
 		float *hull = xmallocarray(mul_size(qn, 2, "hull"), sizeof *hull);
 		size_t h = sky_hull(qxy, qn, hull);
 		/* float pairs already: used in place */
@@ -627,9 +630,6 @@ main(int argc, char **argv)
 		free(hull);
 	} else if (n > 0) {
 		unsigned char *maxp = xcalloc(d, 1);
-		if (prefs.n != 0 && prefs.n != 1 && prefs.n != d)
-			usage_error("--prefer '%s' gives %zu preferences for %zu chosen columns",
-			    prefs.text, prefs.n, d);
 		for (size_t j = 0; j < d && prefs.n > 0; j++)
 			maxp[j] = prefs.max[prefs.n == 1 ? 0 : j];
 		struct sky_classic job = {n, d, t.m.data, t.m.dtype == DT_F64, cols, col, maxp,
