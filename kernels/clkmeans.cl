@@ -42,6 +42,10 @@
 #ifndef A_RES
 #define A_RES 1		/* assign: keep a group's rows in local memory for all centroid tiles */
 #endif
+#ifndef DB
+#define DB 0		/* assign, with A_RES: two centroid tiles in local memory, one barrier
+			   a step instead of two */
+#endif
 #ifndef LOCAL_TILES
 #define LOCAL_TILES 1	/* assign: tiles shared through local memory (GPUs); 0: each work-item
 			   reads its rows and the centroids from global memory (CPUs, TNT 1) */
@@ -77,8 +81,13 @@ typedef float real;
 #define AS_SIZE (TK * AST)
 #endif
 #define BS_SIZE (TK * TN)
+#if DB && A_RES
+#define NBUF 2
+#else
+#define NBUF 1
+#endif
 #define RED_SIZE (3 * TNT * TM)
-#define SMEM_SIZE (AS_SIZE + BS_SIZE > RED_SIZE ? AS_SIZE + BS_SIZE : RED_SIZE)
+#define SMEM_SIZE (AS_SIZE + NBUF * BS_SIZE > RED_SIZE ? AS_SIZE + NBUF * BS_SIZE : RED_SIZE)
 #define B4 ((TK * TN / 4 + NT - 1) / NT)	/* float4s of a centroid tile a work-item loads */
 #define A1 ((TM * TK + NT - 1) / NT)	/* floats of a row chunk a work-item loads */
 
@@ -155,6 +164,18 @@ finish_row(float m1, float m2, int mi, float xn, float cmax, int r, long row0,
 }
 
 #if LOCAL_TILES
+/* The prefetched centroid chunk, from registers into local memory. */
+static inline void
+store_tile(__local float *Bc, const float4 *pb)
+{
+#pragma unroll
+	for (int q = 0; q < B4; q++) {
+		int e = get_local_id(0) + q * NT;
+		if (e < TK * TN / 4)
+			((__local float4 *)Bc)[e] = pb[q];
+	}
+}
+
 /* One chunk of nd columns from d0 of the group's rows into As (column-major). */
 static void
 load_rows(__local float *As, __global const float *X, int nb, int r0, int d0, int nd)
@@ -194,8 +215,9 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		i1[i] = 0;
 	}
 #if LOCAL_TILES
-	__local float smem[SMEM_SIZE];
+	__local float4 smem4[(SMEM_SIZE + 3) / 4];	/* float4: 16-byte aligned */
 	__local int moved_l;
+	__local float *smem = (__local float *)smem4;
 	__local float *As = smem, *Bs = smem + AS_SIZE;
 	const int tid = get_local_id(0), tx = tid % TNT, ty = tid / TNT;
 	const int r0 = get_group_id(0) * TM;
@@ -222,13 +244,18 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 	}
 	for (int s = 0; s < nsteps; s++) {
 		const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
-		barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-		for (int q = 0; q < B4; q++) {
-			int e = tid + q * NT;
-			if (e < TK * TN / 4)
-				vstore4(pb[q], e, Bs);
+#if NBUF == 2
+		/* Step s reads buffer s & 1 and fills the other, which every work-item
+		 * finished reading before the barrier that ended step s - 1. */
+		__local float *Bc = Bs + (s & 1) * BS_SIZE;
+		if (s == 0) {
+			store_tile(Bc, pb);
+			barrier(CLK_LOCAL_MEM_FENCE);
 		}
+#else
+		__local float *Bc = Bs;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		store_tile(Bc, pb);
 #if !A_RES
 		load_rows(As, X, nb, r0, ds * TK, TK);
 #endif
@@ -237,6 +264,7 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		if (tile == 0 && tid < TM)
 			for (int kk = 0; kk < TK; kk++)
 				xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
+#endif
 #endif
 		if (s + 1 < nsteps) {
 			const int t1 = (s + 1) / DSTEPS, d1 = (s + 1) - t1 * DSTEPS;
@@ -264,9 +292,12 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		for (int kk = 0; kk < TK; kk++) {
 			float a[RM];
 			float4 b[RNV];
+			/* float4 pointers: 16-byte aligned, so 128-bit local loads. */
+			__local const float4 *a4 = (__local const float4 *)(Ak + kk * AST);
+			__local const float4 *b4 = (__local const float4 *)(Bc + kk * TN);
 #pragma unroll
 			for (int v = 0; v < RMV; v++) {
-				float4 t = vload4(0, Ak + kk * AST + ty * 4 + v * (TM / RMV));
+				float4 t = a4[ty + v * (TM / RMV / 4)];
 				a[4 * v] = t.x;
 				a[4 * v + 1] = t.y;
 				a[4 * v + 2] = t.z;
@@ -274,13 +305,18 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 			}
 #pragma unroll
 			for (int v = 0; v < RNV; v++)
-				b[v] = vload4(0, Bs + kk * TN + tx * 4 + v * (TN / RNV));
+				b[v] = b4[tx + v * (TN / RNV / 4)];
 #pragma unroll
 			for (int i = 0; i < RM; i++)
 #pragma unroll
 				for (int v = 0; v < RNV; v++)
 					acc[i][v] = fma((float4)(a[i]), b[v], acc[i][v]);
 		}
+#if NBUF == 2
+		if (s + 1 < nsteps)
+			store_tile(Bs + ((s + 1) & 1) * BS_SIZE, pb);
+		barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 		if (ds == DSTEPS - 1)
 			fold(acc, tile * TN, tx, cn, b1, b2, i1);
 	}

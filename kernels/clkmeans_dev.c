@@ -29,7 +29,7 @@ enum { SD_INERTIA = 0, SD_SHIFT = 1, SI_MOVED = 4, SI_EMPTY = 5, SI_NLIST = 6,
 
 /* Tunables of the kernels, per device class (CLKMEANS_TUNE overrides them). */
 struct tune {
-	int tmt, tnt, rmv, rnv, tk, a_res, wg, rg;
+	int tmt, tnt, rmv, rnv, tk, a_res, db, wg, rg;
 	int local;		/* assign's tiles through local memory (GPUs), or direct (CPUs) */
 	int regs;		/* NVIDIA: -cl-nv-maxrregcount (0: the compiler's choice) */
 	int fp64, atom64;	/* 0 turns the device's float64 or 64-bit atomics off */
@@ -236,7 +236,7 @@ tune_defaults(const struct km *m, struct tune *t)
 		}
 }
 
-/* CLKMEANS_TUNE="local=1 tmt=16 tnt=16 rmv=2 rnv=2 tk=16 a_res=1 wg=256 rg=1024
+/* CLKMEANS_TUNE="local=1 tmt=16 tnt=16 rmv=2 rnv=2 tk=16 a_res=1 db=1 wg=256 rg=1024
  * regs=128 fp64=0 atom64=0" (any subset): for tuning, and for tests of the fallbacks. */
 static void
 tune_env(struct tune *t)
@@ -246,7 +246,8 @@ tune_env(struct tune *t)
 		return;
 	struct { const char *name; int *v; } f[] = {
 		{"tmt", &t->tmt}, {"tnt", &t->tnt}, {"rmv", &t->rmv}, {"rnv", &t->rnv},
-		{"tk", &t->tk}, {"a_res", &t->a_res}, {"wg", &t->wg}, {"rg", &t->rg},
+		{"tk", &t->tk}, {"a_res", &t->a_res}, {"db", &t->db}, {"wg", &t->wg},
+		{"rg", &t->rg},
 		{"local", &t->local}, {"regs", &t->regs}, {"fp64", &t->fp64},
 		{"atom64", &t->atom64},
 	};
@@ -274,6 +275,7 @@ choose_tune(struct km *m)
 	struct tune *t = &m->t;
 	tune_defaults(m, t);
 	t->a_res = -1;
+	t->db = -1;
 	t->regs = 0;
 	t->fp64 = t->atom64 = 1;
 	tune_env(t);
@@ -291,15 +293,21 @@ choose_tune(struct km *m)
 	m->dpad = CEIL_DIV(m->d, (size_t)t->tk) * t->tk;
 	m->tm = tm;
 	m->kpad = CEIL_DIV(m->k, tn) * tn;
-	/* Local memory: the rows of a group, resident if they fit, and a centroid tile. */
+	/* Local memory: the rows of a group, resident if they fit, and one centroid tile,
+	 * or two (db) when those fit beside resident rows. */
 	size_t budget = MIN((size_t)m->x.local_mem, (size_t)48 << 10) - 1024;
-	size_t res = (m->dpad * (tm + 4) + (size_t)t->tk * tn) * 4;
+	size_t rows = m->dpad * (tm + 4) * 4, tile = (size_t)t->tk * tn * 4;
 	size_t red = 3 * (size_t)t->tnt * tm * 4;
 	if (!t->local)
 		t->a_res = 0;
 	if (t->a_res < 0)
-		t->a_res = res <= budget;
-	size_t need = MAX(t->a_res ? res : ((size_t)t->tk * (tm + 4) + (size_t)t->tk * tn) * 4, red);
+		t->a_res = rows + tile <= budget;
+	if (!t->a_res)
+		t->db = 0;
+	if (t->db < 0)
+		t->db = 0;
+	size_t need = MAX(t->a_res ? rows + tile * (1 + (t->db != 0)) :
+	    ((size_t)t->tk * (tm + 4) + (size_t)t->tk * tn) * 4, red);
 	if (t->local && need > m->x.local_mem)
 		die("kernel parameters need %zu bytes of local memory, %s has %llu", need, m->x.name,
 		    (unsigned long long)m->x.local_mem);
@@ -329,9 +337,9 @@ build(struct km *m)
 	char opts[512];
 	int len = snprintf(opts, sizeof opts,
 	    "-D DIM=%zu -D USE_FP64=%d -D HAVE_ATOM64=%d -D TMT=%d -D TNT=%d -D RMV=%d "
-	    "-D RNV=%d -D TK=%d -D A_RES=%d -D LOCAL_TILES=%d -D WG=%d -D RG=%d",
-	    m->d, m->fp64, m->atom64, t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->a_res, t->local,
-	    t->wg, t->rg);
+	    "-D RNV=%d -D TK=%d -D A_RES=%d -D DB=%d -D LOCAL_TILES=%d -D WG=%d -D RG=%d",
+	    m->d, m->fp64, m->atom64, t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->a_res, t->db,
+	    t->local, t->wg, t->rg);
 	if (m->x.vendor == CLX_NVIDIA) {
 		/* -v: ptxas's register and spill counts in the build log. */
 		if (verbose)
