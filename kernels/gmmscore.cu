@@ -1,20 +1,20 @@
 /* gmmscore.cu: the CUDA path of gmmscore.
  *
- * Layout. Components are packed into "slots", 512 to a block of the score kernel, a
+ * Layout. Components are packed into "slots", 256 to a block of the score kernel, a
  * model's components in consecutive slots; a model that does not fit in what is left
  * of a block starts the next one, and a model larger than a block is split into
  * parts whose scores a second kernel combines. The parameters are interleaved as the
  * paper does it: for each group of 4 dimensions, all slots in order, each slot's 4
- * values of s then 4 of -mu s (two float4), so that the 32 threads of a warp, four
- * slots each, read 4 KB of consecutive bytes.
+ * values of s then 4 of -mu s (two float4), so that the 32 threads of a warp, two
+ * slots each, read 2 KB of consecutive bytes.
  *
- * Score kernel. A block takes 512 slots and nsub tiles of FR = 32 frames: it stages
- * the frames in shared memory, and each thread keeps 4 slots x 32 frames of sums in
- * registers, so every parameter loaded serves 32 frames and every feature float4
- * read from shared memory (a broadcast) feeds 32 fused multiply-adds. The component
- * scores then go to shared memory, where each (model, frame) is reduced to its
- * log-sum-exp or maximum on chip; only model scores reach device memory: frames x
- * models, never frames x Gaussians.
+ * Score kernel. A block takes 256 slots and nsub tiles of FR = 64 frames: it stages
+ * the frames in shared memory, and each thread keeps 2 slots x 64 frames of sums in
+ * registers, so every parameter loaded serves 64 frames and every feature float4
+ * read from shared memory (a broadcast) feeds 16 fused multiply-adds. The component
+ * scores then go to shared memory, 32 frames at a time, where each (model, frame) is
+ * reduced to its log-sum-exp or maximum on chip; only model scores reach device
+ * memory: frames x models, never frames x Gaussians.
  *
  * Top-N kernel: a warp a frame, each lane keeping its best KMAX keys (score, model)
  * in registers, then N rounds of a warp-wide maximum. */
@@ -33,11 +33,11 @@ namespace {
 
 constexpr int NT = 128;			// threads a block
 constexpr int FH = 32;			// frames a reduction pass
-// Tile shapes compiled: slots a thread (CPL) x frames a thread (FR). Each float4 of
-// features read from shared memory feeds 8 CPL fused multiply-adds; shared memory
-// delivers 128 bytes a cycle to an SM, so CPL 4 leaves it half the time that the
-// multiply-adds take, where CPL 2 left it none.
-constexpr int CPL_DEFAULT = 4, FR_DEFAULT = 32;
+// Tile shapes compiled: slots a thread (CPL) x frames a thread (FR), 2 x 64 (the
+// default) or 4 x 32. On an H200 (2026-11-22, bench/gmmscore.md) 2 x 64 scored the
+// benchmark in 115 ms and 4 x 32 in 138 ms: halving the feature reads from shared
+// memory did not pay for halving the reuse of each parameter read.
+constexpr int CPL_DEFAULT = 2;
 constexpr int NSUB_DEFAULT = 4;		// register tiles a block (1 to 16)
 constexpr int MAX_DC = 128;		// at most 512 dimensions (shared memory)
 constexpr int TOP_WARPS = 4;		// frames a top-N block
@@ -339,7 +339,7 @@ gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t 
 		    g->nsub < 1 || g->nsub > 16)
 			die("GMMSCORE_TILE='%s': expected CPL,NSUB with CPL 2 or 4, NSUB 1 to 16", tile);
 	}
-	g->fr = g->cpl == 4 ? FR_DEFAULT : 64;
+	g->fr = g->cpl == 4 ? 32 : 64;
 	g->kernel = score_kernel_for(mode, g->cpl);
 	const size_t slots = (size_t)NT * (size_t)g->cpl;
 	g->dc = p->dp / GMM_DVEC;

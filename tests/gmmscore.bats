@@ -6,7 +6,7 @@ bats_require_minimum_version 1.5.0
 setup_file() {
 	load helpers
 	# Fitted mixtures of 1 to 16 components (and one of 600, more than a GPU block of
-	# 512), in every model format, with features near them in every feature format.
+	# 256 or 512), in every model format, with features near them in every format.
 	export D="$BATS_FILE_TMPDIR/fit" R="$BATS_FILE_TMPDIR/rand"
 	mkdir -p "$D" "$R"
 	py "$REF/gmmscore_ref.py" make "$D" --models 10 --dim 6 --frames 300 --big 600
@@ -163,8 +163,8 @@ EOF
 	run -0 --separate-stderr gmmscore -v -m "$R/native.txt" --max-device-mem 3M --top 2 \
 	    -o "$T/m.txt" "$R/feats.npy"
 	if on_gpu; then
-		# 2.66 MB of parameters, 2.6 KB a frame: 189 frames, 128 in whole tiles, 6 calls
-		[[ $stderr == *", 128 frames a chunk"* ]]
+		# 2.58 MB of parameters, 2.6 KB a frame: 220 frames a call, 4 calls
+		[[ $stderr == *", 220 frames a chunk"* ]]
 	fi
 	run -0 refcheck top "$T/m.txt" "$T/r.npy" --top 2 --names "$R/names.txt"
 }

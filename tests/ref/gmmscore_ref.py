@@ -39,7 +39,7 @@ def fit_models(rng, nmodels, dim, big):
     models = []
     for m in range(nmodels):
         if big and m == nmodels - 1:
-            # Larger than a GPU block of components (512): built, not fitted (for speed).
+            # Larger than a GPU block of components: built, not fitted (for speed).
             w = rng.dirichlet(np.ones(big))
             models.append((w, rng.normal(0, 3, (big, dim)), rng.uniform(0.3, 2, (big, dim))))
             continue
