@@ -787,6 +787,11 @@ main(int argc, char **argv)
 	if (work) {
 		if (dev.gpu) {
 #ifdef ACCELKIT_CUDA
+			if (!init_running) {
+				t = now_sec();
+				ds_gpu_init(&dev);
+				phase_add("device-init", now_sec() - t);
+			}
 			ds_gpu_run(&job, &dev);
 #endif
 		} else {

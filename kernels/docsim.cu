@@ -381,7 +381,8 @@ struct gpu {
 	void *Sbuf[2];		/* top-k: two, so one is ranked while the next is computed */
 	int nbuf, cur, used[2];
 	cudaStream_t sa, sb;	/* sa: panels, GEMM, scatter; sb: ranking and results */
-	cudaEvent_t gdone[2], sdone[2];
+	cudaEvent_t gstart[2], gdone[2], sstart[2], sdone[2];
+	double gemm_ms, rank_ms;	/* -v: the busy time of each stream */
 	float *conv;		/* matrix mode: the tile as float */
 	/* sparse: the corpus's rare postings */
 	uint64_t *cptr;
@@ -458,23 +459,52 @@ make_resident(struct gpu *g, struct side *s)
 	}
 }
 
-/* S (nr x nc) = A (nr x K) B (nc x K)^T. */
+/* C (nr x nc, row stride ldc) = A (nr x K) B (nc x K)^T. */
 static void
-gemm(struct gpu *g, const void *A, const void *B, size_t nr, size_t nc)
+gemm_block(struct gpu *g, const void *A, const void *B, size_t nr, size_t nc, size_t ldc, void *C)
+{
+	int m = (int)nc, n = (int)nr, k = (int)g->K;
+	if (nr == 0 || nc == 0)
+		return;
+	if (g->dbl) {
+		const double one = 1, zero = 0;
+		CUBLAS_CHECK(cublasDgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const double *)B, k,
+		    (const double *)A, k, &zero, (double *)C, (int)ldc));
+	} else {
+		const float one = 1, zero = 0;
+		CUBLAS_CHECK(cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const float *)B, k,
+		    (const float *)A, k, &zero, (float *)C, (int)ldc));
+	}
+}
+
+#define DIAG_BLOCK 512	/* rows a GEMM of the diagonal part of an all-pairs tile */
+
+/* The tile S (nr x nc) = A B^T of rows [r0, r0+nr) and columns [c0, c0+nc). For all
+ * pairs only S[i][j] with j < i is used: the columns below r0 in one GEMM, and the part
+ * beside the diagonal in row blocks that stop at their last row, so most of the upper
+ * triangle is not computed (and never read). */
+static void
+gemm(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c0, size_t nc, int sym)
 {
 	if (g->K == 0) {
 		CUDA_CHECK(cudaMemsetAsync(g->S, 0, nr * nc * g->esz, g->sa));
 		return;
 	}
-	int m = (int)nc, n = (int)nr, k = (int)g->K;
-	if (g->dbl) {
-		const double one = 1, zero = 0;
-		CUBLAS_CHECK(cublasDgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const double *)B, k,
-		    (const double *)A, k, &zero, (double *)g->S, m));
-	} else {
-		const float one = 1, zero = 0;
-		CUBLAS_CHECK(cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const float *)B, k,
-		    (const float *)A, k, &zero, (float *)g->S, m));
+	size_t c1 = c0 + nc;
+	if (!sym || c1 <= r0) {
+		gemm_block(g, A, B, nr, nc, nc, g->S);
+		return;
+	}
+	size_t esz = g->esz, K = g->K;
+	if (c0 < r0)
+		gemm_block(g, A, B, nr, r0 - c0, nc, g->S);
+	size_t d0 = MAX(c0, r0);	/* the first column beside the diagonal */
+	for (size_t a = 0; a < nr; a += DIAG_BLOCK) {
+		size_t rb = MIN(nr, a + DIAG_BLOCK), end = MIN(c1, r0 + rb);
+		if (end <= d0)
+			continue;
+		gemm_block(g, (const char *)A + a * K * esz, (const char *)B + (d0 - c0) * K * esz,
+		    rb - a, end - d0, nc, (char *)g->S + (a * nc + (d0 - c0)) * esz);
 	}
 }
 
@@ -623,6 +653,18 @@ struct hpairs {
 	size_t n, cap;
 };
 
+/* -v: adds the last use of buffer b to the streams' busy times. */
+static void
+busy_time(struct gpu *g, int b)
+{
+	float ms;
+	CUDA_CHECK(cudaEventSynchronize(g->sdone[b]));
+	CUDA_CHECK(cudaEventElapsedTime(&ms, g->gstart[b], g->gdone[b]));
+	g->gemm_ms += ms;
+	CUDA_CHECK(cudaEventElapsedTime(&ms, g->sstart[b], g->sdone[b]));
+	g->rank_ms += ms;
+}
+
 static void
 tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c0, size_t nc,
     int sym, struct side *rows_side, struct hpairs *hp, double *d2h)
@@ -632,9 +674,13 @@ tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c
 
 	/* sa computes the tile once sb is done with the buffer's last one */
 	g->S = g->Sbuf[b];
-	if (g->used[b])
+	if (g->used[b]) {
+		if (verbose)
+			busy_time(g, b);
 		CUDA_CHECK(cudaStreamWaitEvent(g->sa, g->sdone[b], 0));
-	gemm(g, A, B, nr, nc);
+	}
+	CUDA_CHECK(cudaEventRecord(g->gstart[b], g->sa));
+	gemm(g, A, B, r0, nr, c0, nc, sym);
 	if (g->sparse) {
 		k_scatter<<<grid_for(nr * 32, 256), 256, 0, g->sa>>>(rows_side->sp.rptr, rows_side->sp.rcol,
 		    rows_side->sp.rval, g->cptr, g->cdoc, g->cval, r0, (int)nr, c0, c0 + nc, sym,
@@ -643,6 +689,7 @@ tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c
 	}
 	CUDA_CHECK(cudaEventRecord(g->gdone[b], g->sa));
 	CUDA_CHECK(cudaStreamWaitEvent(g->sb, g->gdone[b], 0));
+	CUDA_CHECK(cudaEventRecord(g->sstart[b], g->sb));
 	g->used[b] = 1;
 	g->cur = (b + 1) % g->nbuf;
 
@@ -708,15 +755,15 @@ ds_gpu_init(const struct cuda_dev *dev)
 extern "C" void
 ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 {
-	double t0 = now_sec();
 	struct gpu g;
+	ds_gpu_init(dev);
+	double t0 = now_sec();
 	memset(&g, 0, sizeof g);
 	g.job = job;
 	g.sparse = job->sparse;
 	g.sym = job->sym && job->mode != DS_MATRIX;
 	g.dbl = g.sparse || !job->single;
 	g.esz = g.dbl ? 8 : 4;
-	ds_gpu_init(dev);
 
 	size_t n = job->n, nq = job->nq, rows_side = g.sym ? n : nq;
 	if (n >= (size_t)INT32_MAX || nq >= (size_t)INT32_MAX)
@@ -777,11 +824,16 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 	g.nbuf = job->mode == DS_TOPK ? 2 : 1;
 	for (int b = 0; b < g.nbuf; b++) {
 		g.Sbuf[b] = dalloc<char>(g.BR * g.BC * g.esz);
-		CUDA_CHECK(cudaEventCreateWithFlags(&g.gdone[b], cudaEventDisableTiming));
-		CUDA_CHECK(cudaEventCreateWithFlags(&g.sdone[b], cudaEventDisableTiming));
+		CUDA_CHECK(cudaEventCreate(&g.gstart[b]));
+		CUDA_CHECK(cudaEventCreate(&g.gdone[b]));
+		CUDA_CHECK(cudaEventCreate(&g.sstart[b]));
+		CUDA_CHECK(cudaEventCreate(&g.sdone[b]));
 	}
-	CUDA_CHECK(cudaStreamCreateWithFlags(&g.sa, cudaStreamNonBlocking));
-	CUDA_CHECK(cudaStreamCreateWithFlags(&g.sb, cudaStreamNonBlocking));
+	/* ranking at the higher priority: its blocks go first as GEMM blocks retire */
+	int lo_prio, hi_prio;
+	CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo_prio, &hi_prio));
+	CUDA_CHECK(cudaStreamCreateWithPriority(&g.sa, cudaStreamNonBlocking, lo_prio));
+	CUDA_CHECK(cudaStreamCreateWithPriority(&g.sb, cudaStreamNonBlocking, hi_prio));
 	CUBLAS_CHECK(cublasSetStream(blas, g.sa));
 	if (job->mode == DS_MATRIX && g.esz == 8)
 		g.conv = dalloc<float>(g.BR * g.BC);
@@ -837,6 +889,13 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 	CUDA_CHECK(cudaDeviceSynchronize());
 	double t2 = now_sec();
 	phase_add(PH_COMPUTE, t2 - t1 - d2h);
+	if (verbose) {
+		for (int b = 0; b < g.nbuf; b++)
+			if (g.used[b])
+				busy_time(&g, b);
+		vlog("gpu: GEMM%s %.1f ms, ranking %.1f ms (on two streams, overlapping)",
+		    g.sparse ? " and postings" : "", g.gemm_ms, g.rank_ms);
+	}
 
 	if (job->mode == DS_TOPK && job->k > 0) {
 		CUDA_CHECK(cudaMemcpy(job->top_s, g.tops, rows_side * job->k * 4, cudaMemcpyDeviceToHost));
@@ -866,7 +925,9 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 	cudaFree(g.stage);
 	for (int b = 0; b < g.nbuf; b++) {
 		cudaFree(g.Sbuf[b]);
+		cudaEventDestroy(g.gstart[b]);
 		cudaEventDestroy(g.gdone[b]);
+		cudaEventDestroy(g.sstart[b]);
 		cudaEventDestroy(g.sdone[b]);
 	}
 	CUBLAS_CHECK(cublasSetStream(blas, NULL));
