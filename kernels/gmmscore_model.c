@@ -631,7 +631,6 @@ kaldi_load(const char *path, const char *buf, size_t len, struct gmm_models *m)
 struct macro {
 	char type;
 	char *name;
-	int model;		/* ~s: the model it became */
 	double *v;		/* ~u, ~v: a vector; ~m: mean then variance; of dim */
 };
 
@@ -793,7 +792,6 @@ mmf_new_macro(struct mmf *f, char type, const char *name)
 	memset(m, 0, sizeof *m);
 	m->type = type;
 	m->name = xstrdup(name);
-	m->model = -1;
 	return m;
 }
 
@@ -1086,8 +1084,7 @@ mmf_load(const char *path, const char *buf, size_t len, struct gmm_models *m)
 				fail(&f.c, "the vector size is unknown (no <VECSIZE> before ~s)");
 				mmf_die(&f);
 			}
-			mac = mmf_new_macro(&f, 's', name);
-			mac->model = (int)m->nmodels;
+			mmf_new_macro(&f, 's', name);
 			mmf_state(&f, xstrdup(name), at);
 			break;
 		case 'u':
