@@ -470,16 +470,27 @@ select_device(void *arg)
 	return NULL;
 }
 
-/* Joins the device thread once (its start-up ran while the input was read). */
+/* The device thread, whose start-up runs while the input is read. */
+static pthread_t dev_thread;
+static int dev_threaded, dev_joined;
+
 static void
-wait_device(int threaded, pthread_t th)
+join_device(void)
 {
-	static int joined;
-	if (!threaded || joined)
-		return;
+	if (dev_threaded && !dev_joined) {
+		pthread_join(dev_thread, NULL);
+		dev_joined = 1;
+	}
+}
+
+/* Waits for the device (once); the wait is a phase of its own under -v. */
+static void
+wait_device(void)
+{
 	double t = now_sec();
-	pthread_join(th, NULL);
-	joined = 1;
+	if (!dev_threaded || dev_joined)
+		return;
+	join_device();
 	phase_add("device start", now_sec() - t);
 }
 
@@ -554,14 +565,15 @@ main(int argc, char **argv)
 	/* CUDA's start-up runs while the input is read. */
 	setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 	struct devsel sel = {co.device, {0}};
-	pthread_t th;
-	int threaded = 0;
 #ifdef ACCELKIT_CUDA
 	if (strcmp(co.device, "auto") == 0 || strcmp(co.device, "gpu") == 0 ||
-	    strncmp(co.device, "gpu:", 4) == 0)
-		threaded = pthread_create(&th, NULL, select_device, &sel) == 0;
+	    strncmp(co.device, "gpu:", 4) == 0) {
+		/* an error exit of this thread first waits for the device thread */
+		sky_gpu_on_exit(join_device);
+		dev_threaded = pthread_create(&dev_thread, NULL, select_device, &sel) == 0;
+	}
 #endif
-	if (!threaded)
+	if (!dev_threaded)
 		select_device(&sel);
 
 	double t0 = now_sec();
@@ -615,7 +627,7 @@ main(int argc, char **argv)
 		struct sky_spatial job = {n, xy, hull, h, sky_tolerance(xy, n, hull, h), distinct};
 		vlog("%zu query points, %zu on the hull; %s arithmetic", qn, h,
 		    job.tol == 0 ? "exact double" : "double with exact fallback");
-		wait_device(threaded, th);
+		wait_device();
 		double tc = now_sec();
 #ifdef ACCELKIT_CUDA
 		if (sel.dev.gpu && n > 0)
@@ -634,7 +646,7 @@ main(int argc, char **argv)
 			maxp[j] = prefs.max[prefs.n == 1 ? 0 : j];
 		struct sky_classic job = {n, d, t.m.data, t.m.dtype == DT_F64, cols, col, maxp,
 		    distinct};
-		wait_device(threaded, th);
+		wait_device();
 		double tc = now_sec();
 #ifdef ACCELKIT_CUDA
 		if (sel.dev.gpu)
@@ -646,7 +658,7 @@ main(int argc, char **argv)
 			phase_add(PH_COMPUTE, now_sec() - tc);
 		free(maxp);
 	}
-	wait_device(threaded, th);
+	wait_device();
 	vlog("%zu rows in the skyline", m);
 
 	double tw = now_sec();
