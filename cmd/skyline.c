@@ -73,10 +73,14 @@ field_number(const char *list, const char *s, char **end)
 	return (size_t)v;
 }
 
+/* Parses -f LIST into f (a later -f replaces an earlier one). */
 static void
 parse_fields(const char *list, struct fields *f)
 {
 	const char *s = list;
+	free(f->r);
+	f->r = NULL;
+	f->n = 0;
 	f->text = list;
 	for (;;) {
 		struct range r = {1, 0};
@@ -144,6 +148,9 @@ static void
 parse_prefs(const char *list, struct prefs *p)
 {
 	const char *s = list;
+	free(p->max);
+	p->max = NULL;
+	p->n = 0;
 	p->text = list;
 	for (;;) {
 		size_t len = strcspn(s, ",");
@@ -518,15 +525,9 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "f:p:Q:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			free(fields.r);
-			fields.r = NULL;
-			fields.n = 0;
 			parse_fields(optarg, &fields);
 			break;
 		case 'p':
-			free(prefs.max);
-			prefs.max = NULL;
-			prefs.n = 0;
 			parse_prefs(optarg, &prefs);
 			break;
 		case 'Q':

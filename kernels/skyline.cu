@@ -142,6 +142,23 @@ bits_for(uint64_t max)
 	return max == 0 ? 0 : 64 - __builtin_clzll(max);
 }
 
+/* The end of a run: the rows whose flag is set, ascending, through out (room for n)
+ * into keep; returns their count. Closes the compute phase begun at t1. */
+static uint32_t
+finish_run(Temp &tmp, const uint8_t *flag, uint32_t *out, uint32_t *cnt, size_t n,
+    uint32_t *keep, double t1)
+{
+	uint32_t m;
+	select_flagged(tmp, flag, out, cnt, n);
+	CUDA_CHECK(cudaMemcpyAsync(&m, cnt, sizeof m, cudaMemcpyDeviceToHost, stream));
+	CUDA_CHECK(cudaStreamSynchronize(stream));
+	double t2 = now_sec();
+	phase_add(PH_COMPUTE, t2 - t1);
+	CUDA_CHECK(cudaMemcpy(keep, out, (size_t)m * sizeof *keep, cudaMemcpyDeviceToHost));
+	phase_add(PH_D2H, now_sec() - t2);
+	return m;
+}
+
 /* ---- classic: ranks, presort, gather ---- */
 
 static __device__ __forceinline__ uint32_t keyof(float v) { return sky_key32(v); }
@@ -551,16 +568,7 @@ classic_run(const T *host, size_t n, int d, const unsigned char *maxpref, int di
 	step("gpu filter", &ts);
 	k_keep<<<g, NT, 0, stream>>>(status, idx, n, distinct, flag);
 	CUDA_LAUNCH_CHECK();
-	uint32_t *out = u32;
-	select_flagged(tmp, flag, out, cnt + 1, n);
-	uint32_t m;
-	CUDA_CHECK(cudaMemcpyAsync(&m, cnt + 1, sizeof m, cudaMemcpyDeviceToHost, stream));
-	CUDA_CHECK(cudaStreamSynchronize(stream));
-	double t2 = now_sec();
-	phase_add(PH_COMPUTE, t2 - t1);
-	CUDA_CHECK(cudaMemcpy(keep, out, (size_t)m * sizeof *keep, cudaMemcpyDeviceToHost));
-	phase_add(PH_D2H, now_sec() - t2);
-	return m;
+	return finish_run(tmp, flag, u32, cnt + 1, n, keep, t1);
 }
 
 /* ---- spatial ---- */
@@ -1082,14 +1090,7 @@ spatial_run(const float *host, size_t n, int h, double tol, int distinct, uint32
 	CUDA_CHECK(cudaMemsetAsync(flag, 0, n, stream));
 	k_sp_keep<<<g, NT, 0, stream>>>(head, status, idx, m, distinct, flag);
 	CUDA_LAUNCH_CHECK();
-	select_flagged(tmp, flag, surv, cnt + 1, n);
-	CUDA_CHECK(cudaMemcpyAsync(&m, cnt + 1, sizeof m, cudaMemcpyDeviceToHost, stream));
-	CUDA_CHECK(cudaStreamSynchronize(stream));
-	double t2 = now_sec();
-	phase_add(PH_COMPUTE, t2 - t1);
-	CUDA_CHECK(cudaMemcpy(keep, surv, (size_t)m * sizeof *keep, cudaMemcpyDeviceToHost));
-	phase_add(PH_D2H, now_sec() - t2);
-	return m;
+	return finish_run(tmp, flag, surv, cnt + 1, n, keep, t1);
 }
 
 /* ---- bounded memory: the skyline of the skylines of parts ---- */
