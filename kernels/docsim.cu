@@ -113,6 +113,15 @@ k_scatter(const uint64_t *rptr, const uint32_t *rcol, const float *rval,
 	}
 }
 
+/* The columns a warp's row i = r0 + w of the tile ranks: [0, return value) of the tile,
+ * all nc of them, or for all pairs only j < i (0 or less: none). */
+__device__ static long
+row_columns(size_t r0, int w, size_t c0, int nc, int sym)
+{
+	long cend = nc, below = (long)(r0 + w) - (long)c0;
+	return sym && below < cend ? below : cend;
+}
+
 /* Each row i of the tile offers its columns j (j < i for all pairs) to its own list.
  * A warp a row; candidates that beat the list's last entry go in one at a time. */
 template <typename T>
@@ -124,9 +133,7 @@ k_rowsel(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int sym,
 	if (w >= nr)
 		return;
 	size_t i = r0 + w;
-	long cend = nc;
-	if (sym && (long)i - (long)c0 < cend)
-		cend = (long)i - (long)c0;
+	long cend = row_columns(r0, w, c0, nc, sym);
 	if (cend <= 0)
 		return;
 	float *ls = tops + i * (size_t)k;
@@ -214,9 +221,7 @@ k_rowpairs(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int sym
 	if (w >= nr)
 		return;
 	size_t i = r0 + w;
-	long cend = nc;
-	if (sym && (long)i - (long)c0 < cend)
-		cend = (long)i - (long)c0;
+	long cend = row_columns(r0, w, c0, nc, sym);
 	const T *row = S + (size_t)w * ldS;
 	for (long base = 0; base < cend; base += 32) {
 		long jj = base + lane;
@@ -315,22 +320,22 @@ split_csr(const struct csr *m, const int32_t *dense_of, size_t dim, struct split
 }
 
 static void
-split_free(struct split *s)
+dfree(void *p)
 {
-	free(s->fptr);
-	free(s->rptr);
-	free(s->fcol);
-	free(s->rcol);
-	free(s->fval);
-	free(s->rval);
+	cudaFree(p);
 }
 
-/* The device copy of a split: the dense-index part (for panels) and the rare part. */
-struct dsplit {
-	uint64_t *fptr, *rptr;
-	uint32_t *fcol, *rcol;
-	float *fval, *rval;
-};
+/* Frees a split in host (free) or device (dfree) memory. */
+static void
+split_free(struct split *s, void (*release)(void *))
+{
+	release(s->fptr);
+	release(s->rptr);
+	release(s->fcol);
+	release(s->rcol);
+	release(s->fval);
+	release(s->rval);
+}
 
 static size_t
 split_bytes(const struct split *s, size_t n)
@@ -338,8 +343,9 @@ split_bytes(const struct split *s, size_t n)
 	return (2 * (n + 1)) * 8 + (s->fptr[n] + s->rptr[n]) * 8;
 }
 
+/* The device copy of a split: the dense-index part (for panels) and the rare part. */
 static void
-split_upload(const struct split *s, size_t n, struct dsplit *d)
+split_upload(const struct split *s, size_t n, struct split *d)
 {
 	d->fptr = upload(s->fptr, n + 1);
 	d->rptr = upload(s->rptr, n + 1);
@@ -349,22 +355,11 @@ split_upload(const struct split *s, size_t n, struct dsplit *d)
 	d->rval = upload(s->rval, s->rptr[n]);
 }
 
-static void
-dsplit_free(struct dsplit *d)
-{
-	cudaFree(d->fptr);
-	cudaFree(d->rptr);
-	cudaFree(d->fcol);
-	cudaFree(d->rcol);
-	cudaFree(d->fval);
-	cudaFree(d->rval);
-}
-
 /* One side of the product (the corpus, or the queries): where its panels come from. */
 struct side {
 	size_t rows;
 	const float *host;	/* dense input: normalised rows, host memory */
-	struct dsplit sp;	/* sparse input */
+	struct split sp;	/* sparse input, on the device */
 	void *res;		/* resident panels (rows x K of the GEMM type), or NULL */
 };
 
@@ -794,9 +789,9 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 			split_csr(qc, dense_of, dim, &sq);
 			split_upload(&sq, nq, &qs.sp);
 			fixed += split_bytes(&sq, nq);
-			split_free(&sq);
+			split_free(&sq, free);
 		}
-		split_free(&sc);
+		split_free(&sc, free);
 		free(dense_of);
 		vlog("gpu: %zu frequent terms by DGEMM, the rest of %zu by postings", g.K, dim);
 	} else {
@@ -914,8 +909,8 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 	}
 	if (g.sparse) {
 		if (qs.sp.fptr != cs.sp.fptr)
-			dsplit_free(&qs.sp);
-		dsplit_free(&cs.sp);
+			split_free(&qs.sp, dfree);
+		split_free(&cs.sp, dfree);
 		cudaFree(g.cptr);
 		cudaFree(g.cdoc);
 		cudaFree(g.cval);
