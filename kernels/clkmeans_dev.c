@@ -31,7 +31,6 @@ enum { SD_INERTIA = 0, SD_SHIFT = 1, SI_MOVED = 4, SI_EMPTY = 5, SI_NLIST = 6,
 struct tune {
 	int tmt, tnt, rmv, rnv, tk, a_res, db, wg, rg;
 	int local;		/* assign's tiles through local memory (GPUs), or direct (CPUs) */
-	int regs;		/* NVIDIA: -cl-nv-maxrregcount (0: the compiler's choice) */
 	int fp64, atom64;	/* 0 turns the device's float64 or 64-bit atomics off */
 };
 
@@ -231,8 +230,8 @@ tune_defaults(const struct km *m, struct tune *t)
 		}
 }
 
-/* CLKMEANS_TUNE="local=1 tmt=16 tnt=16 rmv=2 rnv=2 tk=16 a_res=1 db=1 wg=256 rg=1024
- * regs=128 fp64=0 atom64=0" (any subset): for tuning, and for tests of the fallbacks. */
+/* CLKMEANS_TUNE="local=1 tmt=16 tnt=8 rmv=2 rnv=2 tk=16 a_res=1 db=1 wg=256 rg=1024
+ * fp64=0 atom64=0" (any subset): for tuning, and for tests of the fallbacks. */
 static void
 tune_env(struct tune *t)
 {
@@ -243,8 +242,7 @@ tune_env(struct tune *t)
 		{"tmt", &t->tmt}, {"tnt", &t->tnt}, {"rmv", &t->rmv}, {"rnv", &t->rnv},
 		{"tk", &t->tk}, {"a_res", &t->a_res}, {"db", &t->db}, {"wg", &t->wg},
 		{"rg", &t->rg},
-		{"local", &t->local}, {"regs", &t->regs}, {"fp64", &t->fp64},
-		{"atom64", &t->atom64},
+		{"local", &t->local}, {"fp64", &t->fp64}, {"atom64", &t->atom64},
 	};
 	char *s = xstrdup(env), *save = NULL;
 	for (char *tok = strtok_r(s, " ,", &save); tok; tok = strtok_r(NULL, " ,", &save)) {
@@ -271,7 +269,6 @@ choose_tune(struct km *m)
 	tune_defaults(m, t);
 	t->a_res = -1;
 	t->db = -1;
-	t->regs = 0;
 	t->fp64 = t->atom64 = 1;
 	tune_env(t);
 	m->fp64 = m->fp64 && t->fp64;
@@ -330,18 +327,14 @@ build(struct km *m)
 {
 	const struct tune *t = &m->t;
 	char opts[512];
-	int len = snprintf(opts, sizeof opts,
+	snprintf(opts, sizeof opts,
 	    "-D DIM=%zu -D USE_FP64=%d -D HAVE_ATOM64=%d -D TMT=%d -D TNT=%d -D RMV=%d "
 	    "-D RNV=%d -D TK=%d -D A_RES=%d -D DB=%d -D LOCAL_TILES=%d -D WG=%d -D RG=%d",
 	    m->d, m->fp64, m->atom64, t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->a_res, t->db,
 	    t->local, t->wg, t->rg);
-	if (m->x.vendor == CLX_NVIDIA) {
-		/* -v: ptxas's register and spill counts in the build log. */
-		if (verbose)
-			len += snprintf(opts + len, sizeof opts - len, " -cl-nv-verbose");
-		if (t->regs > 0)
-			snprintf(opts + len, sizeof opts - len, " -cl-nv-maxrregcount=%d", t->regs);
-	}
+	/* -v on NVIDIA: ptxas's register and spill counts in the build log. */
+	if (m->x.vendor == CLX_NVIDIA && verbose)
+		strcat(opts, " -cl-nv-verbose");
 	m->prog = clx_build(&m->x, "clkmeans", clkmeans_cl, opts);
 	m->assign = clx_kernel(m->prog, "assign");
 	m->exact = clx_kernel(m->prog, "exact");
