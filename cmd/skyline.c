@@ -560,7 +560,7 @@ main(int argc, char **argv)
 		    what == OPT_INDEX ? "index" : "count");
 	if (qpath != NULL && prefs.text != NULL)
 		usage_error("--prefer is for the classic skyline; a spatial one prefers nearness");
-	if (qpath != NULL && path != NULL && strcmp(qpath, path) == 0 && strcmp(path, "-") == 0)
+	if (qpath != NULL && strcmp(qpath, "-") == 0 && (path == NULL || strcmp(path, "-") == 0))
 		usage_error("QUERIES and FILE cannot both be standard input");
 
 	/* CUDA's start-up runs while the input is read. */

@@ -13,12 +13,13 @@
  * Spatial (after Hwang, Son, Ahn): the hull of Q sits in constant memory; one pass
  * marks points inside the hull (always in the skyline) and finds pivots (the point
  * of least score and the points nearest the first vertices); a second pass drops
- * what a pivot dominates; the survivors go through the same batched filter, each
- * testing the skyline found so far from its end, then a short window check makes
- * up for the rounded presort scores.
+ * what a pivot dominates, and a grid over the survivors (for Son et al.'s R-tree)
+ * drops what a point of a neighbouring cell dominates; the rest go through the same
+ * batched filter, each testing the skyline found so far from its end, then a short
+ * window check makes up for the rounded presort scores.
  *
  * Everything runs in one stream: the host launches the whole sequence and waits
- * only for the count of survivors and for the result. */
+ * only for the counts of survivors (which size what follows) and for the result. */
 #include <algorithm>
 #include <vector>
 
@@ -1192,9 +1193,10 @@ classic_typed(const struct sky_classic *job, size_t fit, uint32_t *keep)
 			sky_pack_rows(job, rows, n, buf.data());
 			p = buf.data();
 		}
-		if (sizeof(T) == 8)
+		if constexpr (sizeof(T) == 8)
 			return classic_run<T, uint64_t>(p, n, (int)d, job->maxpref, job->distinct, out);
-		return classic_run<T, uint32_t>(p, n, (int)d, job->maxpref, job->distinct, out);
+		else
+			return classic_run<T, uint32_t>(p, n, (int)d, job->maxpref, job->distinct, out);
 	};
 	return in_parts(job->n, fit, run, keep);
 }
