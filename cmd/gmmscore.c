@@ -604,8 +604,10 @@ main(int argc, char **argv)
 		if (c->last)
 			break;
 		if (!chunk_ready(&pl, (bi + 1) % NBUF)) {
-			/* The input is slower than the scoring: out with these results now. */
+			/* The input is slower than the scoring: out with these results now,
+			 * past our buffer too, so a reader downstream sees them at once. */
 			finish_chunk(&run, prev);
+			out_flush(out);
 			prev = NULL;
 		}
 	}

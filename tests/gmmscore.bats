@@ -206,6 +206,24 @@ EOF
 	assert_output 1
 }
 
+@test "a small chunk's top-1 lines appear before the input ends, too" {
+	mkfifo "$T/fifo"
+	# A few hundred bytes of results: only a flush gets them out early.
+	gmmscore -m "$R/native.txt" --chunk 400 "$T/fifo" > "$T/out" &
+	pid=$!
+	exec 7> "$T/fifo"
+	head -n 600 "$R/feats.txt" >&7
+	for _ in $(seq 200); do
+		[ -s "$T/out" ] && break
+		sleep 0.1
+	done
+	lines=$(wc -l < "$T/out")
+	tail -n +601 "$R/feats.txt" >&7
+	exec 7>&-
+	wait "$pid"
+	[ "$lines" -ge 400 ]
+}
+
 @test "a truncated HTK file is an error naming the file and the byte" {
 	head -c 1000 "$D/feats.htk" > "$T/cut.htk"
 	run -1 --separate-stderr gmmscore -m "$D/native.txt" "$T/cut.htk"
