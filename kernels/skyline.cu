@@ -604,6 +604,18 @@ dominates(float2 s, float2 p, const double *dp, int h, double tol)
 	return lt;
 }
 
+/* p's squared distances to the (padded) vertices. */
+template <int DH>
+static __device__ __forceinline__ void
+vertex_dists(float2 p, int h, double (&dp)[DH])
+{
+#pragma unroll
+	for (int v = 0; v < DH; v++) {
+		float2 w = vertex<DH>(v, h);
+		dp[v] = sky_d2(p.x, p.y, w.x, w.y);
+	}
+}
+
 static __device__ __forceinline__ bool
 same(float2 a, float2 b)
 {
@@ -693,11 +705,7 @@ k_sp_prune(const float2 *__restrict__ xy, size_t n, int h, double tol,
 		if (!keep) {
 			float2 p = xy[i];
 			double dp[DH];
-#pragma unroll
-			for (int v = 0; v < DH; v++) {
-				float2 w = vertex<DH>(v, h);
-				dp[v] = sky_d2(p.x, p.y, w.x, w.y);
-			}
+			vertex_dists(p, h, dp);
 			keep = true;
 			for (int u = 0; u < npv && keep; u++)
 				keep = !dominates<H>(pz[u], p, dp, h, tol);
@@ -756,11 +764,7 @@ k_sp_gridprune(const uint32_t *__restrict__ key, const uint32_t *__restrict__ va
 			continue;
 		float2 p = xy[i];
 		double dp[DH];
-#pragma unroll
-		for (int v = 0; v < DH; v++) {
-			float2 w = vertex<DH>(v, h);
-			dp[v] = sky_d2(p.x, p.y, w.x, w.y);
-		}
+		vertex_dists(p, h, dp);
 		int cx = (int)(key[k] % (uint32_t)g), cy = (int)(key[k] / (uint32_t)g);
 		bool out = false;
 		for (int y = max(cy - 1, 0); y <= min(cy + 1, g - 1) && !out; y++)
@@ -838,11 +842,7 @@ k_sp_scan(const float2 *__restrict__ cxy, const uint8_t *__restrict__ cin, uint3
 		done = true;
 	}
 	double dp[DH];
-#pragma unroll
-	for (int v = 0; v < DH; v++) {
-		float2 w = vertex<DH>(v, h);
-		dp[v] = sky_d2(p.x, p.y, w.x, w.y);
-	}
+	vertex_dists(p, h, dp);
 	uint32_t llen = *llen_p, lim = done ? 0 : (own ? c : llen);
 	if (threadIdx.x == 0)
 		top = 0;
@@ -924,11 +924,7 @@ k_sp_window(const uint32_t *__restrict__ lpos, const uint32_t *__restrict__ sky,
 			continue;
 		float2 p = sxy[k];
 		double dp[DH];
-#pragma unroll
-		for (int v = 0; v < DH; v++) {
-			float2 w = vertex<DH>(v, h);
-			dp[v] = sky_d2(p.x, p.y, w.x, w.y);
-		}
+		vertex_dists(p, h, dp);
 		double lim = ssc[k] * (1 + win);
 		for (size_t j = k + 1; j < m && ssc[j] <= lim; j++) {
 			float2 s = sxy[j];
