@@ -403,6 +403,18 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 
 /* ---- exact ------------------------------------------------------------------ */
 
+/* ||x - c||^2 in `real', directly, c's i-th value at c[i * stride]. */
+static inline real
+sqdist(__global const float *x, __global const real *c, long stride)
+{
+	real s = 0;
+	for (int i = 0; i < DIM; i++) {
+		real t = (real)x[i] - c[i * stride];
+		s += t * t;
+	}
+	return s;
+}
+
 /* Labels the rows `assign' listed: float64 (x - c)^2 summed over the columns, the
  * smallest, the lowest index among equals. Groups take listed rows in turn. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
@@ -422,11 +434,7 @@ exact(__global const float *restrict X, __global const real *restrict c64T, int 
 		real best = INFINITY;
 		int bj = INT_MAX;
 		for (int j = tid; j < k; j += WG) {
-			real s = 0;
-			for (int i = 0; i < DIM; i++) {
-				real t = (real)x[i] - c64T[(long)i * kpad + j];
-				s += t * t;
-			}
+			real s = sqdist(x, c64T + j, kpad);
 			if (s < best) {
 				best = s;
 				bj = j;
@@ -621,13 +629,7 @@ rowdist(__global const float *restrict X, int nb, __global const real *restrict 
 		int r = get_group_id(0) * RG + q * WG + tid;
 		if (r >= nb)
 			break;
-		__global const float *x = X + (long)r * DIM;
-		__global const real *c = c64 + (long)labels[row0 + r] * DIM;
-		real s = 0;
-		for (int i = 0; i < DIM; i++) {
-			real t = (real)x[i] - c[i];
-			s += t * t;
-		}
+		real s = sqdist(X + (long)r * DIM, c64 + (long)labels[row0 + r] * DIM, 1);
 		dists[row0 + r] = s;
 		acc += s;
 	}
@@ -639,12 +641,12 @@ rowdist(__global const float *restrict X, int nb, __global const real *restrict 
 /*
  * k-means++ over the batch's rows, with `closest' each row's squared distance to the
  * nearest centroid chosen so far (float; +inf before the first). For each of the L
- * candidate rows in cand (L x DIM): part[t * ngt + g0 + group] = the sum over the
+ * candidate rows in cand (L x DIM, as real): part[t * ngt + g0 + group] = the sum over the
  * group's rows of min(closest, distance to candidate t). With update set (L = 1),
  * closest takes that minimum too.
  */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-kpp(__global const float *restrict X, int nb, __global const float *restrict cand, int L,
+kpp(__global const float *restrict X, int nb, __global const real *restrict cand, int L,
     __global float *restrict closest, long row0, __global real *restrict part, long g0,
     long ngt, int update)
 {
@@ -652,18 +654,12 @@ kpp(__global const float *restrict X, int nb, __global const float *restrict can
 	const int tid = get_local_id(0);
 
 	for (int t = 0; t < L; t++) {
-		__global const float *c = cand + (long)t * DIM;
 		real acc = 0;
 		for (int q = 0; q < RG / WG; q++) {
 			int r = get_group_id(0) * RG + q * WG + tid;
 			if (r >= nb)
 				break;
-			__global const float *x = X + (long)r * DIM;
-			real s = 0;
-			for (int i = 0; i < DIM; i++) {
-				real d = (real)x[i] - (real)c[i];
-				s += d * d;
-			}
+			real s = sqdist(X + (long)r * DIM, cand + (long)t * DIM, 1);
 			float m = fmin(closest[row0 + r], (float)s);
 			if (update)
 				closest[row0 + r] = m;

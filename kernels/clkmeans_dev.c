@@ -417,7 +417,7 @@ plan_memory(struct km *m, size_t max_device_mem)
 	const int maxl = 2 + (int)log((double)k);
 	m->ngroups = CEIL_DIV(n, (size_t)m->t.rg);
 	size_t fixed = STATE_BYTES + d * (4 + R) + k * d * 8 + k * 4 + kpad * (R + 4) +
-	    m->ngroups * (size_t)maxl * R + (size_t)maxl * d * 4 +
+	    m->ngroups * (size_t)maxl * R + (size_t)maxl * d * R +
 	    2 * (k * d * R + d * kpad * R + m->dpad * kpad * 4 + 2 * kpad * 4);
 	size_t per_row = 4 + R;			/* labels, dists */
 	size_t row_bytes = d * 4 + 4;		/* the row, its place in the exact list */
@@ -453,7 +453,7 @@ plan_memory(struct km *m, size_t max_device_mem)
 	m->shift = buf(m, kpad * R);
 	m->empty = buf(m, kpad * 4);
 	m->part = buf(m, m->ngroups * (size_t)maxl * R);
-	m->cand = buf(m, (size_t)maxl * d * 4);
+	m->cand = buf(m, (size_t)maxl * d * R);
 	for (int s = 0; s < 2; s++) {
 		m->set[s].c64 = buf(m, k * d * R);
 		m->set[s].c64T = buf(m, d * kpad * R);
@@ -626,52 +626,47 @@ farther(const double *dist, size_t a, size_t b)
 	return dist[a] > dist[b] || (dist[a] == dist[b] && a < b);
 }
 
+/* Puts row r at position i of the heap of h rows (the nearest on top) and moves it
+ * down to its place. */
+static void
+sift_down(const double *dist, size_t *heap, size_t h, size_t i, size_t r)
+{
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h)
+			break;
+		if (c + 1 < h && farther(dist, heap[c], heap[c + 1]))
+			c++;
+		if (!farther(dist, r, heap[c]))
+			break;
+		heap[i] = heap[c];
+		i = c;
+	}
+	heap[i] = r;
+}
+
 /* The m rows farthest from their centroids, farthest first (a heap of m). */
 static void
 farthest(const double *dist, size_t n, size_t mcount, size_t *out)
 {
 	size_t h = 0;
 	for (size_t r = 0; r < n; r++) {
-		if (h == mcount && !farther(dist, r, out[0]))
-			continue;
-		size_t i;
 		if (h < mcount) {
-			i = h++;
+			size_t i = h++;
 			while (i > 0 && farther(dist, out[(i - 1) / 2], r)) {
 				out[i] = out[(i - 1) / 2];
 				i = (i - 1) / 2;
 			}
-		} else {
-			i = 0;
-			for (;;) {
-				size_t c = 2 * i + 1;
-				if (c >= h)
-					break;
-				if (c + 1 < h && farther(dist, out[c], out[c + 1]))
-					c++;
-				if (!farther(dist, r, out[c]))
-					break;
-				out[i] = out[c];
-				i = c;
-			}
+			out[i] = r;
+		} else if (farther(dist, r, out[0])) {
+			sift_down(dist, out, h, 0, r);
 		}
-		out[i] = r;
 	}
-	/* Heap (nearest on top) to farthest-first order. */
+	/* The nearest on top to the end, in turn: farthest-first order. */
 	while (h > 1) {
-		size_t top = out[0], last = out[--h], i = 0;
-		for (;;) {
-			size_t c = 2 * i + 1;
-			if (c >= h)
-				break;
-			if (c + 1 < h && farther(dist, out[c], out[c + 1]))
-				c++;
-			if (!farther(dist, last, out[c]))
-				break;
-			out[i] = out[c];
-			i = c;
-		}
-		out[i] = last;
+		size_t top = out[0];
+		h--;
+		sift_down(dist, out, h, 0, out[h]);
 		out[h] = top;
 	}
 }
@@ -836,10 +831,10 @@ init_random(struct km *m, struct rng *g, double *C)
 static void
 kpp_pass(struct km *m, const size_t *rows, int L, int update)
 {
-	float *cand = xmallocarray((size_t)L * m->d, sizeof *cand);
+	double *cand = xmallocarray((size_t)L * m->d, sizeof *cand);
 	for (int t = 0; t < L; t++)
-		memcpy(cand + (size_t)t * m->d, m->hx + rows[t] * m->d, m->d * sizeof *cand);
-	write_buf(m, m->cand, 0, (size_t)L * m->d * 4, cand);
+		copy_row(m, rows[t], cand + (size_t)t * m->d);
+	write_real(m, m->cand, (size_t)L * m->d, cand);
 	free(cand);
 	cl_int cl_L = L, upd = update;
 	cl_long ngt = (cl_long)m->ngroups;
