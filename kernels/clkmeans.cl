@@ -2,9 +2,10 @@
  * device. kernels/clkmeans_dev.c builds it with -D options chosen per device class;
  * each tunable below has its default, so the file also compiles alone.
  *
- *   assign     rows x centroids distances as a register-blocked GEMM (centroid tiles in
- *              local memory) fused with the arg-min; rows whose best and second-best
- *              values lie within the expansion's error bound go to a list for `exact'
+ *   assign     rows x centroids distances as a register-blocked GEMM (tiles shared in
+ *              local memory on GPUs, read directly on CPUs) fused with the arg-min; rows
+ *              whose best and second-best values lie within the expansion's error bound
+ *              go to a list for `exact'
  *   exact      float64 direct distances of the listed rows to every centroid
  *   update     per-cluster sums as 64-bit fixed point (integer atomics: exact, so the
  *              result never depends on the order of the additions) and counts
@@ -28,7 +29,7 @@
 #define TMT 16		/* assign: work-items of a group along rows */
 #endif
 #ifndef TNT
-#define TNT 16		/* assign: work-items of a group along centroids */
+#define TNT 8		/* assign: work-items of a group along centroids */
 #endif
 #ifndef RMV
 #define RMV 2		/* assign: float4s of rows a work-item holds */
