@@ -687,27 +687,33 @@ ed_host_free(void *p)
 		CUDA_CHECK(cudaFreeHost(p));
 }
 
-static void
+/* Device buffers grow without keeping their contents; returns whether it moved. */
+static int
 dgrow(void **p, size_t *cap, size_t n)
 {
 	if (n <= *cap)
-		return;
+		return 0;
 	n = MAX(n, *cap + *cap / 2);
 	if (*p != NULL)
 		CUDA_CHECK(cudaFree(*p));
 	if (cudaMalloc(p, n) != cudaSuccess)
 		die("GPU: out of memory (%zu bytes)", n);
 	*cap = n;
+	return 1;
 }
 
+/* Pinned host buffers grow keeping their contents. */
 static void
 hgrow(void **p, size_t *cap, size_t n)
 {
 	if (n <= *cap)
 		return;
 	n = MAX(n, *cap + *cap / 2);
+	void *q = ed_host_alloc(n);
+	if (*p != NULL)
+		memcpy(q, *p, *cap);
 	ed_host_free(*p);
-	*p = ed_host_alloc(n);
+	*p = q;
 	*cap = n;
 }
 
@@ -788,9 +794,10 @@ launch_fr_tp(struct ed_gpu *g, size_t off, int np, int nmax)
 	constexpr uint32_t P = pow3c(T);
 	size_t tlen = T <= 2 ? ((size_t)(P * P) << (T * T)) * 2 : 0;
 	size_t smem = ((tlen + 15) & ~(size_t)15) + (size_t)nmax * TPT + (size_t)CEIL_DIV(nmax, T) * TPT;
+	const uint16_t *tab = gpu_table(g, T);
 	allow_smem(fr_tp<T>, smem);
-	fr_tp<T><<<CEIL_DIV(np, TPT), TPT, smem, g->st>>>(g->pool, g->pairs + off, np,
-	    gpu_table(g, T), nmax, g->o.maxdist, g->dist);
+	fr_tp<T><<<CEIL_DIV(np, TPT), TPT, smem, g->st>>>(g->pool, g->pairs + off, np, tab, nmax,
+	    g->o.maxdist, g->dist);
 	CUDA_LAUNCH_CHECK();
 }
 
@@ -809,11 +816,14 @@ launch_wf(struct ed_gpu *g, size_t off, size_t np, const uint16_t *tab)
 {
 	const int S = E::S, NT = E::THREADS;
 	size_t nj = 0, cmax = 1;
+	for (size_t i = 0; i < np; i++)
+		nj += CEIL_DIV(CEIL_DIV((size_t)g->hpairs[off + i].alen, (size_t)S), (size_t)NT);
+	hgrow((void **)&g->hjobs, &g->hjobs_cap, MAX(nj, (size_t)1) * sizeof(wjob));
+	nj = 0;
 	for (size_t i = 0; i < np; i++) {
 		const gpair *p = &g->hpairs[off + i];
 		size_t ng = CEIL_DIV(CEIL_DIV((size_t)p->alen, (size_t)S), (size_t)NT);
 		cmax = MAX(cmax, CEIL_DIV((size_t)p->blen, (size_t)E::W));
-		hgrow((void **)&g->hjobs, &g->hjobs_cap, (nj + ng) * sizeof(wjob));
 		for (size_t k = 0; k < ng; k++) {
 			g->hjobs[nj].pair = (uint32_t)i;
 			g->hjobs[nj++].group = (uint32_t)k;
@@ -958,7 +968,8 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 	size_t total = start[10] + cnt[10];
 
 	/* Upload. */
-	dgrow((void **)&g->pool, &g->pool_cap, ((poolsize + 15) & ~(size_t)15) + 64);
+	if (dgrow((void **)&g->pool, &g->pool_cap, ((poolsize + 15) & ~(size_t)15) + 64))
+		g->last_pool = NULL;	/* a new buffer: upload whatever the caller says */
 	dgrow((void **)&g->pairs, &g->pairs_cap, MAX(total, (size_t)1) * sizeof(gpair));
 	dgrow((void **)&g->dist, &g->dist_cap, MAX(n, (size_t)1) * sizeof(int32_t));
 	CUDA_CHECK(cudaEventRecord(g->e_h2d, g->st));
