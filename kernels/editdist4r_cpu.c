@@ -63,15 +63,55 @@ ed_cpu_table(int t)
 	return tables[t];
 }
 
+/* ---- strips under the band ---- */
+
+/* An engine as the strip driver sees it: begin sets a strip of R rows from i0 up (its
+ * chunks prev_chi+1..chi have no row above them: +1), run computes chunks c0..c1 and
+ * returns the sum of their bottom h values, end clears the strip. */
+struct strip_ops {
+	void (*begin)(void *e, int64_t i0, int R, int64_t prev_chi, int64_t chi);
+	int64_t (*run)(void *e, int64_t c0, int64_t c1);
+	void (*end)(void *e, int64_t i0, int R);
+};
+
+/* D'[m][n] over strips of S rows and chunks of W columns, each strip limited to the
+ * band (exact when <= K, above K otherwise). A strip starts at its corner value, the
+ * strip above's bottom row where the band lets this one begin. */
+static int64_t
+strips(int64_t m, int64_t n, int S, int W, const struct ed_band *bd,
+    const struct strip_ops *op, void *e)
+{
+	int64_t prev_chi = -1, corner = 0, score = 0, clo, chi;
+
+	ed_band_chunks(bd, 0, MIN(S, m), n, W, &clo, &chi);
+	for (int64_t i0 = 0; i0 < m; i0 += S) {
+		int64_t i1 = MIN(i0 + S, m), nclo = chi + 1, nchi = chi, ncorner;
+		int R = (int)(i1 - i0);
+		if (i1 < m)
+			ed_band_chunks(bd, i1, MIN(i1 + S, m), n, W, &nclo, &nchi);
+		op->begin(e, i0, R, prev_chi, chi);
+		score = corner + R;
+		score += op->run(e, clo, MIN(nclo - 1, chi));
+		ncorner = score;
+		score += op->run(e, MAX(nclo, clo), chi);
+		op->end(e, i0, R);
+		corner = ncorner;
+		prev_chi = chi;
+		clo = nclo;
+		chi = nchi;
+	}
+	return score;
+}
+
 /* ---- Four-Russians ---- */
 
-struct frs {			/* one strip of R rows */
-	const uint8_t *b;
+struct frs {			/* the pair, and the strip of R rows being computed */
+	const uint8_t *a, *b;
 	int64_t n, nfull;	/* columns; chunks that are t wide */
 	const uint16_t *tab;
 	int t, R;
 	uint8_t *hrow;
-	const uint8_t *cm;
+	uint8_t *cm;
 	uint32_t v;		/* v vector entering the next chunk */
 };
 
@@ -103,8 +143,9 @@ fr_full(struct frs *s, const int t, int64_t c0, int64_t c1)
 
 /* Chunks c0..c1 of the strip: table blocks where they are whole, cells at the edges. */
 static int64_t
-fr_run(struct frs *s, int64_t c0, int64_t c1)
+fr_run(void *e, int64_t c0, int64_t c1)
 {
+	struct frs *s = e;
 	int64_t sum = 0;
 	int64_t cf = s->R == s->t ? MIN(c1, s->nfull - 1) : c0 - 1;
 
@@ -128,106 +169,113 @@ fr_run(struct frs *s, int64_t c0, int64_t c1)
 	return sum;
 }
 
-/* D'[m][n] (exact when <= K, above K otherwise); leaves the bottom row in w->hrow. */
+static void
+fr_begin(void *e, int64_t i0, int R, int64_t prev_chi, int64_t chi)
+{
+	struct frs *s = e;
+	for (int64_t c = prev_chi + 1; c <= chi; c++)
+		s->hrow[c] = (uint8_t)fr_allplus((int)MIN((int64_t)s->t, s->n - c * s->t));
+	for (int y = 0; y < R; y++)
+		s->cm[s->a[i0 + y]] |= (uint8_t)(1u << y);
+	s->R = R;
+	s->v = fr_allplus(R);
+}
+
+static void
+fr_end(void *e, int64_t i0, int R)
+{
+	struct frs *s = e;
+	for (int y = 0; y < R; y++)
+		s->cm[s->a[i0 + y]] = 0;
+}
+
+static const struct strip_ops fr_ops = {fr_begin, fr_run, fr_end};
+
+/* Leaves the bottom row in w->hrow. */
 static int64_t
 fr_pair(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int t,
     const struct ed_band *bd, struct work *w)
 {
-	const int64_t nst = CEIL_DIV(m, t), nch = CEIL_DIV(n, t);
-	int64_t prev_chi = -1, corner = 0, score = 0, clo, chi;
-	struct frs s = {.b = b, .n = n, .nfull = n / t, .tab = tables[t], .t = t, .cm = w->cm};
-
-	grow((void **)&w->hrow, &w->hcap, (size_t)nch, 1);
+	struct frs s = {.a = a, .b = b, .n = n, .nfull = n / t, .tab = tables[t], .t = t,
+	    .cm = w->cm};
+	grow((void **)&w->hrow, &w->hcap, (size_t)CEIL_DIV(n, t), 1);
 	s.hrow = w->hrow;
-	ed_band_chunks(bd, 0, MIN(t, m), n, t, &clo, &chi);
-	for (int64_t r = 0; r < nst; r++) {
-		int64_t i0 = r * t, i1 = MIN(i0 + t, m), nclo = chi + 1, nchi = chi, ncorner;
-		if (i1 < m)
-			ed_band_chunks(bd, i1, MIN(i1 + t, m), n, t, &nclo, &nchi);
-		for (int64_t c = prev_chi + 1; c <= chi; c++)
-			w->hrow[c] = (uint8_t)fr_allplus((int)MIN((int64_t)t, n - c * t));
-		s.R = (int)(i1 - i0);
-		for (int y = 0; y < s.R; y++)
-			w->cm[a[i0 + y]] |= (uint8_t)(1u << y);
-		s.v = fr_allplus(s.R);
-		score = corner + s.R;
-		/* The strip below starts at chunk nclo: its top-left value is ours there. */
-		score += fr_run(&s, clo, MIN(nclo - 1, chi));
-		ncorner = score;
-		score += fr_run(&s, MAX(nclo, clo), chi);
-		for (int y = 0; y < s.R; y++)
-			w->cm[a[i0 + y]] = 0;
-		corner = ncorner;
-		prev_chi = chi;
-		clo = nclo;
-		chi = nchi;
-	}
-	return score;
+	return strips(m, n, t, t, bd, &fr_ops, &s);
 }
 
 /* ---- bit-parallel ---- */
 
-/* Chunks c0..c1 of a strip whose bottom row is bit ob; returns the sum of its h. */
-static int64_t
-bp_run(const uint8_t *b, int64_t n, const uint64_t *peq, uint64_t *hp, uint64_t *hm, int ob,
-    int64_t c0, int64_t c1, uint64_t *pv, uint64_t *mv)
+struct bps {			/* the pair, and the strip being computed */
+	const uint8_t *a, *b;
+	int64_t n;
+	uint64_t *peq, *hp, *hm;
+	uint64_t pv, mv;	/* the strip's v vectors */
+	int ob;			/* its bottom row's bit */
+};
+
+static void
+bp_begin(void *e, int64_t i0, int R, int64_t prev_chi, int64_t chi)
 {
-	uint64_t P = *pv, M = *mv;
+	struct bps *s = e;
+	for (int64_t c = prev_chi + 1; c <= chi; c++) {
+		s->hp[c] = ~(uint64_t)0;
+		s->hm[c] = 0;
+	}
+	for (int y = 0; y < R; y++)
+		s->peq[s->a[i0 + y]] |= (uint64_t)1 << y;
+	s->pv = ~(uint64_t)0;
+	s->mv = 0;
+	s->ob = R - 1;
+}
+
+/* Chunks c0..c1 of the strip; returns the sum of their bottom h. */
+static int64_t
+bp_run(void *e, int64_t c0, int64_t c1)
+{
+	struct bps *s = e;
+	uint64_t P = s->pv, M = s->mv;
+	const int ob = s->ob;
 	int64_t sum = 0;
 
 	for (int64_t c = c0; c <= c1; c++) {
-		const uint8_t *bc = b + c * BPW;
-		int X = (int)MIN((int64_t)BPW, n - c * BPW);
-		uint64_t ip = hp[c], im = hm[c], op = 0, om = 0;
+		const uint8_t *bc = s->b + c * BPW;
+		int X = (int)MIN((int64_t)BPW, s->n - c * BPW);
+		uint64_t ip = s->hp[c], im = s->hm[c], op = 0, om = 0;
 		for (int x = 0; x < X; x++) {
 			uint64_t ph, mh;
-			ed_bp_step64(&P, &M, peq[bc[x]], (ip >> x) & 1, (im >> x) & 1, &ph, &mh);
+			ed_bp_step64(&P, &M, s->peq[bc[x]], (ip >> x) & 1, (im >> x) & 1, &ph, &mh);
 			op |= ((ph >> ob) & 1) << x;
 			om |= ((mh >> ob) & 1) << x;
 		}
-		hp[c] = op;
-		hm[c] = om;
+		s->hp[c] = op;
+		s->hm[c] = om;
 		sum += __builtin_popcountll(op) - __builtin_popcountll(om);
 	}
-	*pv = P;
-	*mv = M;
+	s->pv = P;
+	s->mv = M;
 	return sum;
 }
 
+static void
+bp_end(void *e, int64_t i0, int R)
+{
+	struct bps *s = e;
+	for (int y = 0; y < R; y++)
+		s->peq[s->a[i0 + y]] = 0;
+}
+
+static const struct strip_ops bp_ops = {bp_begin, bp_run, bp_end};
+
+/* Leaves the bottom row in w->hp and w->hm. */
 static int64_t
 bp_pair(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, const struct ed_band *bd,
     struct work *w)
 {
-	const int64_t nst = CEIL_DIV(m, BPW), nch = CEIL_DIV(n, BPW);
-	int64_t prev_chi = -1, corner = 0, score = 0, clo, chi;
-
+	const int64_t nch = CEIL_DIV(n, BPW);
 	grow((void **)&w->hp, &w->bcap, 2 * (size_t)nch, sizeof(uint64_t));
 	w->hm = w->hp + nch;
-	ed_band_chunks(bd, 0, MIN(BPW, m), n, BPW, &clo, &chi);
-	for (int64_t r = 0; r < nst; r++) {
-		int64_t i0 = r * BPW, i1 = MIN(i0 + BPW, m), nclo = chi + 1, nchi = chi, ncorner;
-		int R = (int)(i1 - i0);
-		uint64_t pv = ~(uint64_t)0, mv = 0;
-		if (i1 < m)
-			ed_band_chunks(bd, i1, MIN(i1 + BPW, m), n, BPW, &nclo, &nchi);
-		for (int64_t c = prev_chi + 1; c <= chi; c++) {
-			w->hp[c] = ~(uint64_t)0;
-			w->hm[c] = 0;
-		}
-		for (int y = 0; y < R; y++)
-			w->peq[a[i0 + y]] |= (uint64_t)1 << y;
-		score = corner + R;
-		score += bp_run(b, n, w->peq, w->hp, w->hm, R - 1, clo, MIN(nclo - 1, chi), &pv, &mv);
-		ncorner = score;
-		score += bp_run(b, n, w->peq, w->hp, w->hm, R - 1, MAX(nclo, clo), chi, &pv, &mv);
-		for (int y = 0; y < R; y++)
-			w->peq[a[i0 + y]] = 0;
-		corner = ncorner;
-		prev_chi = chi;
-		clo = nclo;
-		chi = nchi;
-	}
-	return score;
+	struct bps s = {.a = a, .b = b, .n = n, .peq = w->peq, .hp = w->hp, .hm = w->hm};
+	return strips(m, n, BPW, BPW, bd, &bp_ops, &s);
 }
 
 /* Pairs whose rows fit NW words: a column of every word at once, h handed down in
