@@ -2,6 +2,7 @@
 #include "cudadev.h"
 
 #include <omp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "cli.h"
 #include "err.h"
 #include "output.h"
+#include "timer.h"
 
 #ifdef ACCELKIT_CUDA
 #include <cuda_runtime_api.h>
@@ -142,6 +144,71 @@ cuda_select(const char *spec, int allow_multi, struct cuda_dev *d)
 		snprintf(d->name, sizeof d->name, "%d GPUs from gpu:%d %s", nwant, d->ids[0], prop.name);
 #endif
 	vlog("device: %s", d->name);
+}
+
+/* The start-up thread of cuda_start, at most one at a time. */
+static struct {
+	pthread_t thread;
+	int running;
+	const char *spec;
+	int allow_multi;
+	void (*init)(const struct cuda_dev *);
+	struct cuda_dev *d;
+} start;
+
+static void *
+start_main(void *arg)
+{
+	(void)arg;
+	cuda_select(start.spec, start.allow_multi, start.d);
+	if (start.d->gpu && start.init != NULL)
+		start.init(start.d);
+	return NULL;
+}
+
+/* err_before_exit's hook: an exit of another thread waits for the start-up; an
+ * error inside the start-up thread itself just exits (the others are not in CUDA). */
+static void
+start_join_on_exit(void)
+{
+	if (start.running && !pthread_equal(pthread_self(), start.thread)) {
+		pthread_join(start.thread, NULL);
+		start.running = 0;
+	}
+}
+
+void
+cuda_start(const char *spec, int allow_multi, void (*init)(const struct cuda_dev *),
+    struct cuda_dev *d)
+{
+	start.spec = spec;
+	start.allow_multi = allow_multi;
+	start.init = init;
+	start.d = d;
+	memset(d, 0, sizeof *d);
+	if (spec == NULL || strcmp(spec, "cpu") == 0 || !cuda_compiled()) {
+		start_main(NULL);
+		return;
+	}
+	start.running = 1;
+	err_before_exit(start_join_on_exit);
+	if (pthread_create(&start.thread, NULL, start_main, NULL) != 0) {
+		start.running = 0;
+		err_before_exit(NULL);
+		start_main(NULL);
+	}
+}
+
+void
+cuda_start_wait(void)
+{
+	if (!start.running)
+		return;
+	double t = now_sec();
+	pthread_join(start.thread, NULL);
+	start.running = 0;
+	err_before_exit(NULL);
+	phase_add("device start", now_sec() - t);
 }
 
 void

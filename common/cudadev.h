@@ -29,6 +29,18 @@ struct cuda_dev {
  * (exit 2); a GPU that is asked for but unusable is exit 1. -v names the device. */
 void cuda_select(const char *spec, int allow_multi, struct cuda_dev *d);
 
+/* cuda_select in a thread of its own, so that CUDA's start-up (context creation takes
+ * a few hundred milliseconds) overlaps the program's reading and parsing. init, when
+ * not NULL, runs in that thread after a GPU is chosen (the program's own set-up:
+ * streams, handles, constant tables). Until cuda_start_wait returns, an error exit
+ * (die*, usage_error) first waits for the start-up to end. The program must call
+ * cuda_start_wait before it uses d, and before any other exit. With spec "cpu", or
+ * without CUDA, everything happens at once in the calling thread. */
+void cuda_start(const char *spec, int allow_multi, void (*init)(const struct cuda_dev *),
+    struct cuda_dev *d);
+/* Waits for cuda_start's thread; the wait is the phase "device start" under -v. */
+void cuda_start_wait(void);
+
 /* --list-devices: "cpu ..." then "gpu:N ..." lines on stdout. */
 void cuda_list_devices(void);
 

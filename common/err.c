@@ -9,6 +9,26 @@
 
 const char *progname = "accelkit";
 int verbose;
+static void (*before_exit)(void);
+
+void
+err_before_exit(void (*fn)(void))
+{
+	before_exit = fn;
+}
+
+/* Error exits skip the atexit handlers (quick_exit): another thread may be inside
+ * CUDA or OpenCL, and their runtimes' teardown at exit can crash beneath it. What must
+ * run (removing an unfinished -o file) is registered with at_quick_exit too. */
+static void NORETURN
+leave(int status)
+{
+	void (*fn)(void) = before_exit;
+	before_exit = NULL;	/* once, even if the hook itself fails */
+	if (fn != NULL)
+		fn();
+	quick_exit(status);
+}
 
 static void
 vmsg(const char *place, const char *fmt, va_list ap)
@@ -52,7 +72,7 @@ die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(NULL, fmt, ap);
 	va_end(ap);
-	exit(1);
+	leave(1);
 }
 
 void
@@ -71,7 +91,7 @@ die_at(const char *file, uint64_t line, const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(place, fmt, ap);
 	va_end(ap);
-	exit(1);
+	leave(1);
 }
 
 void
@@ -83,7 +103,7 @@ die_off(const char *file, uint64_t off, const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(place, fmt, ap);
 	va_end(ap);
-	exit(1);
+	leave(1);
 }
 
 void
@@ -94,7 +114,7 @@ usage_error(const char *fmt, ...)
 	vmsg(NULL, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "Try '%s --help' for more information.\n", progname);
-	exit(2);
+	leave(2);
 }
 
 size_t

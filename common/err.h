@@ -30,6 +30,11 @@ void die_at(const char *file, uint64_t line, const char *fmt, ...) PRINTF_LIKE(3
 void die_off(const char *file, uint64_t off, const char *fmt, ...) PRINTF_LIKE(3, 4) NORETURN;
 void usage_error(const char *fmt, ...) PRINTF_LIKE(1, 2) NORETURN;
 
+/* A function that die* and usage_error call before exiting: cudadev.c uses it so that
+ * an error exit waits for a device start-up still running in another thread, instead
+ * of tearing CUDA down beneath it. One hook; NULL removes it. */
+void err_before_exit(void (*fn)(void));
+
 /* -v output: "prog: message" on stderr, only when verbose is set. */
 extern int verbose;
 void vlog(const char *fmt, ...) PRINTF_LIKE(1, 2);

@@ -101,8 +101,12 @@ out_open(const char *path)
 	mode_t mask = umask(0);
 	umask(mask);
 	fchmod(o->fd, 0666 & ~mask);
-	if (pending_tmp == NULL)
+	static int registered;
+	if (!registered) {
 		atexit(remove_pending);
+		at_quick_exit(remove_pending);	/* error exits (err.c) */
+		registered = 1;
+	}
 	pending_tmp = o->tmp;
 	o->name = path;
 	o->seekable = 1;
