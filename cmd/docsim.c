@@ -7,7 +7,6 @@
  * normalised vectors, runs the CPU or GPU path and prints QUERY<TAB>DOC<TAB>SCORE. */
 #include <math.h>
 #include <omp.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -575,24 +574,6 @@ write_pairs(output *o, struct ds_job *job, const struct recs *qr, const struct r
 
 /* ------------------------------------------------------------------ main */
 
-/* Device start-up in a thread of its own, while the main thread tokenises. */
-struct dev_init {
-	const char *spec;
-	struct cuda_dev dev;
-};
-
-static void *
-dev_init_thread(void *arg)
-{
-	struct dev_init *di = arg;
-	cuda_select(di->spec, 0, &di->dev);
-#ifdef ACCELKIT_CUDA
-	if (di->dev.gpu)
-		ds_gpu_init(&di->dev);
-#endif
-	return NULL;
-}
-
 static void
 free_recs(struct recs *r)
 {
@@ -689,6 +670,14 @@ main(int argc, char **argv)
 	if (co.out_format == FMT_NPY && !o.matrix)
 		usage_error("-O npy needs --matrix (pairs are text lines)");
 
+	/* The device starts up (in a thread) while the input is read and tokenised. */
+	struct cuda_dev dev;
+#ifdef ACCELKIT_CUDA
+	cuda_start(co.device, 0, ds_gpu_init, &dev);
+#else
+	cuda_start(co.device, 0, NULL, &dev);
+#endif
+
 	/* read */
 	double t = now_sec();
 	struct recs cr, qr;
@@ -704,9 +693,6 @@ main(int argc, char **argv)
 	char *stop_text = NULL;
 	struct csr cv, qv;
 	size_t dim;
-	struct dev_init di = {co.device, {0}};
-	pthread_t init_thread;
-	int init_running = 0;
 	if (f == F_TEXT) {
 		if (o.stop_path != NULL)
 			o.text.stop = read_stop_words(o.stop_path, &o.text.nstop, &stop_text);
@@ -714,10 +700,6 @@ main(int argc, char **argv)
 		double hi = o.text.max_df_prop ? o.text.max_df * (double)cr.n : o.text.max_df;
 		if (hi < lo && cr.n > 0)
 			usage_error("--max-df %g keeps fewer documents than --min-df %g asks for", hi, lo);
-		/* the device starts up while the text is tokenised (nothing in between can fail) */
-		if (strcmp(co.device, "cpu") != 0 &&
-		    pthread_create(&init_thread, NULL, dev_init_thread, &di) == 0)
-			init_running = 1;
 		o.text.weight = (enum ds_weight)o.weight;
 		o.text.sublinear = o.sublinear;
 		struct ds_docs d = {cr.n, cr.text, cr.len};
@@ -776,22 +758,11 @@ main(int argc, char **argv)
 	}
 
 	/* run */
-	struct cuda_dev dev;
-	if (init_running) {
-		pthread_join(init_thread, NULL);
-		dev = di.dev;
-	} else {
-		cuda_select(co.device, 0, &dev);
-	}
+	cuda_start_wait();
 	int work = job.nq > 0 && job.n > 0 && !(job.mode == DS_TOPK && job.k == 0);
 	if (work) {
 		if (dev.gpu) {
 #ifdef ACCELKIT_CUDA
-			if (!init_running) {
-				t = now_sec();
-				ds_gpu_init(&dev);
-				phase_add("device-init", now_sec() - t);
-			}
 			ds_gpu_run(&job, &dev);
 #endif
 		} else {

@@ -500,18 +500,17 @@ main(int argc, char **argv)
 		die("NPY output needs a file it can rewrite (its header holds the row count): "
 		    "give -o FILE");
 
-	/* The device first: an error exit while another thread is still creating a CUDA
-	 * context can crash in the runtime's teardown, so nothing overlaps this. */
-	double t0 = now_sec();
-	cuda_select(co.device, 0, &dev);
-	phase_add("device open", now_sec() - t0);
+	/* CUDA's start-up (a context takes about 200 ms) runs in a thread while the
+	 * models are read; cudadev.h makes error exits meanwhile safe. */
+	cuda_start(co.device, 0, NULL, &dev);
 	gmm_models_load(o.models, &models);
 	if (o.dims > models.dim)
 		die("--dims %d: the models have %d dimensions", o.dims, models.dim);
 	int dims = o.dims ? o.dims : models.dim;
-	t0 = now_sec();
+	double t0 = now_sec();
 	gmm_params_make(&models, dims, &prm);
 	phase_add("model params", now_sec() - t0);
+	cuda_start_wait();
 
 	/* Chunk size: bounded by the scores a chunk holds on the host. Every score of a
 	 * chunk is kept for --all, on the CPU, and for a --top too large for the GPU. */

@@ -2,7 +2,6 @@
  * (2-D points with respect to query points). See man/skyline.1. */
 #include <math.h>
 #include <omp.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -458,49 +457,6 @@ print_result(output *o, int fmt, int what, const struct table *t, const uint32_t
 	}
 }
 
-/* ---- device set-up, overlapped with reading ---- */
-
-struct devsel {
-	const char *spec;
-	struct cuda_dev dev;
-};
-
-static void *
-select_device(void *arg)
-{
-	struct devsel *s = arg;
-	cuda_select(s->spec, 0, &s->dev);
-#ifdef ACCELKIT_CUDA
-	if (s->dev.gpu)
-		sky_gpu_init(&s->dev);
-#endif
-	return NULL;
-}
-
-/* The device thread, whose start-up runs while the input is read. */
-static pthread_t dev_thread;
-static int dev_threaded, dev_joined;
-
-static void
-join_device(void)
-{
-	if (dev_threaded && !dev_joined) {
-		pthread_join(dev_thread, NULL);
-		dev_joined = 1;
-	}
-}
-
-/* Waits for the device (once); the wait is a phase of its own under -v. */
-static void
-wait_device(void)
-{
-	double t = now_sec();
-	if (!dev_threaded || dev_joined)
-		return;
-	join_device();
-	phase_add("device start", now_sec() - t);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -563,19 +519,14 @@ main(int argc, char **argv)
 	if (qpath != NULL && strcmp(qpath, "-") == 0 && (path == NULL || strcmp(path, "-") == 0))
 		usage_error("QUERIES and FILE cannot both be standard input");
 
-	/* CUDA's start-up runs while the input is read. */
+	/* CUDA's start-up runs (in a thread) while the input is read. */
 	setenv("CUDA_MODULE_LOADING", "EAGER", 0);
-	struct devsel sel = {co.device, {0}};
+	struct cuda_dev dev;
 #ifdef ACCELKIT_CUDA
-	if (strcmp(co.device, "auto") == 0 || strcmp(co.device, "gpu") == 0 ||
-	    strncmp(co.device, "gpu:", 4) == 0) {
-		/* an error exit of this thread first waits for the device thread */
-		sky_gpu_on_exit(join_device);
-		dev_threaded = pthread_create(&dev_thread, NULL, select_device, &sel) == 0;
-	}
+	cuda_start(co.device, 0, sky_gpu_init, &dev);
+#else
+	cuda_start(co.device, 0, NULL, &dev);
 #endif
-	if (!dev_threaded)
-		select_device(&sel);
 
 	double t0 = now_sec();
 	struct table q = {0}, t;
@@ -628,15 +579,15 @@ main(int argc, char **argv)
 		struct sky_spatial job = {n, xy, hull, h, sky_tolerance(xy, n, hull, h), distinct};
 		vlog("%zu query points, %zu on the hull; %s arithmetic", qn, h,
 		    job.tol == 0 ? "exact double" : "double with exact fallback");
-		wait_device();
+		cuda_start_wait();
 		double tc = now_sec();
 #ifdef ACCELKIT_CUDA
-		if (sel.dev.gpu && n > 0)
-			m = sky_spatial_gpu(&job, &sel.dev, co.max_device_mem, keep);
+		if (dev.gpu && n > 0)
+			m = sky_spatial_gpu(&job, &dev, co.max_device_mem, keep);
 		else
 #endif
 			m = sky_spatial_cpu(&job, keep);
-		if (!sel.dev.gpu)
+		if (!dev.gpu)
 			phase_add(PH_COMPUTE, now_sec() - tc);
 		if (!inplace)
 			free(xy);
@@ -647,19 +598,19 @@ main(int argc, char **argv)
 			maxp[j] = prefs.max[prefs.n == 1 ? 0 : j];
 		struct sky_classic job = {n, d, t.m.data, t.m.dtype == DT_F64, cols, col, maxp,
 		    distinct};
-		wait_device();
+		cuda_start_wait();
 		double tc = now_sec();
 #ifdef ACCELKIT_CUDA
-		if (sel.dev.gpu)
-			m = sky_classic_gpu(&job, &sel.dev, co.max_device_mem, keep);
+		if (dev.gpu)
+			m = sky_classic_gpu(&job, &dev, co.max_device_mem, keep);
 		else
 #endif
 			m = sky_classic_cpu(&job, keep);
-		if (!sel.dev.gpu)
+		if (!dev.gpu)
 			phase_add(PH_COMPUTE, now_sec() - tc);
 		free(maxp);
 	}
-	wait_device();
+	cuda_start_wait();
 	vlog("%zu rows in the skyline", m);
 
 	double tw = now_sec();
@@ -668,7 +619,7 @@ main(int argc, char **argv)
 	out_close(o);
 	phase_add(PH_WRITE, now_sec() - tw);
 	phases_report();
-	if (sel.dev.gpu) {
+	if (dev.gpu) {
 		/* All is written and checked: skip the CUDA context's teardown, which
 		 * costs tens of milliseconds; the system frees everything. */
 		fflush(stderr);

@@ -1143,28 +1143,6 @@ fit_rows(size_t bytes, size_t per_row)
 	return std::min<size_t>(fit, UINT32_MAX - 1);
 }
 
-/* A thread_local's destructor runs first when its thread calls exit(), before the
- * atexit handlers that tear CUDA down: so an error exit of the main thread waits for
- * a device start-up still running in another thread instead of pulling CUDA out
- * from under it. */
-namespace {
-struct ExitHook {
-	void (*fn)(void) = nullptr;
-	~ExitHook()
-	{
-		if (fn)
-			fn();
-	}
-};
-thread_local ExitHook exit_hook;
-}
-
-extern "C" void
-sky_gpu_on_exit(void (*fn)(void))
-{
-	exit_hook.fn = fn;
-}
-
 extern "C" void
 sky_gpu_init(const struct cuda_dev *dev)
 {

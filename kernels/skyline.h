@@ -77,8 +77,6 @@ void sky_pack_points(const struct sky_spatial *job, const uint32_t *rows, size_t
 #ifdef ACCELKIT_CUDA
 struct cuda_dev;
 void sky_gpu_init(const struct cuda_dev *dev);
-/* fn runs when the calling thread exits, exit() included, before atexit handlers. */
-void sky_gpu_on_exit(void (*fn)(void));
 size_t sky_classic_gpu(const struct sky_classic *job, const struct cuda_dev *dev,
     size_t max_mem, uint32_t *keep);
 size_t sky_spatial_gpu(const struct sky_spatial *job, const struct cuda_dev *dev,
