@@ -22,7 +22,7 @@
 #define BATCH_PAIRS ((size_t)1 << 20)
 #define MAX_LEN ((size_t)INT32_MAX)
 
-enum { OPT_MAXDIST = CLI_OPT_PROG, OPT_PATH, OPT_ALL, OPT_ALGO };
+enum { OPT_ALL = CLI_OPT_PROG, OPT_ALGO };
 
 static const char *const algos[] = {"auto", "4r", "bp", "dp", NULL};
 
@@ -506,7 +506,8 @@ main(int argc, char **argv)
 #endif
 	if (r.gpu && r.eo.algo == ED_DP)
 		vlog("--algo dp runs on the CPU");
-	vlog("engine: %s, block size %d%s", algos[r.eo.algo], r.eo.t,
+	vlog("engine: %s%s, block size %d%s", algos[r.eo.algo],
+	    r.eo.algo == ED_AUTO ? " (bit-parallel)" : "", r.eo.t,
 	    r.path ? "; alignments on the CPU" : "");
 
 	size_t cap = BATCH_BYTES;

@@ -190,9 +190,6 @@ ED_BP_DEFINE(ed_bp_step32, uint32_t)
 /* Distances of pairs[0..n) into dist (-1 beyond maxdist), OpenMP over pairs. */
 void ed_cpu_batch(const uint8_t *pool, const struct ed_pair *pairs, size_t n,
     const struct ed_opts *o, int32_t *dist);
-/* The last row D[m][0..n] of A against B (n + 1 values). */
-void ed_cpu_lastrow(const uint8_t *a, size_t m, const uint8_t *b, size_t n, int algo, int t,
-    int32_t *row);
 /* An optimal alignment of A to B in linear space (Hirschberg): a malloc'd CIGAR of
  * =, X, I, D runs; *cost gets its cost (the distance). */
 char *ed_cpu_align(const uint8_t *a, size_t m, const uint8_t *b, size_t n, int algo, int t,

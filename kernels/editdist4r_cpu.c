@@ -1,7 +1,8 @@
-/* editdist4r_cpu.c: the CPU path of editdist4r. Three engines over the same strip
- * scheme (see editdist4r.h): Four-Russians blocks of t rows, bit-parallel strips of 64
- * rows, and a plain DP; --max-dist limits every strip to the band. OpenMP over pairs.
- * Alignments (--path) by Hirschberg's linear-space recursion on any engine's last row. */
+/* editdist4r_cpu.c: the CPU path of editdist4r. Four-Russians strips of t rows and
+ * bit-parallel strips of 64 rows under one band driver (see editdist4r.h; --max-dist
+ * limits every strip to the band), bit-parallel columns of up to four words for short
+ * pairs, and a plain DP. OpenMP over pairs. Alignments (--path) by Hirschberg's
+ * linear-space recursion on any engine's last row. */
 #include "editdist4r.h"
 
 #include <omp.h>
@@ -415,18 +416,6 @@ lastrow(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int algo, int 
 			row[j] = row[j - 1] + (int32_t)((w->hp[c] >> x) & 1) - (int32_t)((w->hm[c] >> x) & 1);
 		}
 	}
-}
-
-void
-ed_cpu_lastrow(const uint8_t *a, size_t m, const uint8_t *b, size_t n, int algo, int t,
-    int32_t *row)
-{
-	struct work w;
-	memset(&w, 0, sizeof w);
-	if (algo == ED_4R)
-		ed_cpu_table(t);
-	lastrow(a, (int64_t)m, b, (int64_t)n, algo, t, &w, row);
-	work_free(&w);
 }
 
 struct cigar {
