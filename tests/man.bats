@@ -8,6 +8,7 @@ setup() {
 }
 
 @test "every man page is mandoc -Tlint clean" {
+	command -v mandoc >/dev/null || fail "mandoc is not installed (make deps installs it)"
 	run -0 mandoc -Tlint -Wwarning $(ls man/*.1 2>/dev/null) man/accelkit.7
 	assert_output ""
 }
