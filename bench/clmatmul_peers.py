@@ -3,6 +3,7 @@
 calls each waited for, the median reported.
 
   clmatmul_peers.py torch M N K REPS   cuBLAS SGEMM through PyTorch (TF32 off)
+  clmatmul_peers.py torch-tf32 M N K REPS   the same with TF32 on (tensor cores)
   clmatmul_peers.py numpy M N K REPS   numpy's float32 matmul (OpenBLAS sgemm)
   -> m=M n=N k=K reps=REPS ms=MEDIAN best_ms=BEST gflops=G device=WHAT
 """
@@ -19,11 +20,11 @@ def report(m, n, k, ms, what):
           % (m, n, k, len(ms), med, min(ms), 2e-6 * m * n * k / med, what))
 
 
-def run_torch(m, n, k, reps):
+def run_torch(m, n, k, reps, tf32=False):
     import torch
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    torch.set_float32_matmul_precision("highest")
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.set_float32_matmul_precision("high" if tf32 else "highest")
     a = torch.rand(m, k, device="cuda", dtype=torch.float32) * 2 - 1
     b = torch.rand(k, n, device="cuda", dtype=torch.float32) * 2 - 1
     c = torch.empty(m, n, device="cuda", dtype=torch.float32)
@@ -35,7 +36,7 @@ def run_torch(m, n, k, reps):
         torch.cuda.synchronize()
         if r >= 0:
             ms.append(1e3 * (time.perf_counter() - t0))
-    report(m, n, k, ms, torch.cuda.get_device_name() + " cuBLAS")
+    report(m, n, k, ms, torch.cuda.get_device_name() + " cuBLAS" + (" TF32" if tf32 else ""))
 
 
 def run_numpy(m, n, k, reps):
@@ -61,11 +62,14 @@ def run_numpy(m, n, k, reps):
 
 
 def main():
-    if len(sys.argv) != 6 or sys.argv[1] not in ("torch", "numpy"):
+    if len(sys.argv) != 6 or sys.argv[1] not in ("torch", "torch-tf32", "numpy"):
         sys.stderr.write(__doc__)
         return 2
     m, n, k, reps = (int(v) for v in sys.argv[2:])
-    (run_torch if sys.argv[1] == "torch" else run_numpy)(m, n, k, reps)
+    if sys.argv[1] == "numpy":
+        run_numpy(m, n, k, reps)
+    else:
+        run_torch(m, n, k, reps, tf32=sys.argv[1] == "torch-tf32")
     return 0
 
 

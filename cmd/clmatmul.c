@@ -16,7 +16,7 @@
 enum {
 	OPT_TA = CLI_OPT_PROG, OPT_TB, OPT_ALPHA, OPT_BETA, OPT_DOUBLE, OPT_VERIFY, OPT_BENCH,
 	OPT_REPEAT, OPT_SEED, OPT_TILE, OPT_TILE_K, OPT_ITEM, OPT_VECTOR, OPT_LOAD_VECTOR,
-	OPT_PATCH, OPT_BAND, OPT_UNROLL, OPT_STAGING, OPT_MAX_REGS, OPT_TRANSFERS
+	OPT_PATCH, OPT_BAND, OPT_UNROLL, OPT_STAGING, OPT_MAX_REGS, OPT_TRANSFERS, OPT_PRECISION
 };
 
 static const struct option longopts[] = {
@@ -29,6 +29,7 @@ static const struct option longopts[] = {
 	{"beta", required_argument, NULL, OPT_BETA},
 	{"c0", required_argument, NULL, 'c'},
 	{"double", no_argument, NULL, OPT_DOUBLE},
+	{"precision", required_argument, NULL, OPT_PRECISION},
 	{"verify", no_argument, NULL, OPT_VERIFY},
 	{"bench", required_argument, NULL, OPT_BENCH},
 	{"repeat", required_argument, NULL, OPT_REPEAT},
@@ -59,6 +60,8 @@ usage(FILE *f)
 	    "  -c, --c0 FILE                add beta C0 (C0 read like A)\n"
 	    "  --beta X                     scale of C0 (1 with -c, else 0)\n"
 	    "  --double                     compute in float64 (needs cl_khr_fp64)\n"
+	    "  --precision fp32|tf32        tf32: NVIDIA's tensor cores, inputs rounded to\n"
+	    "                               10-bit mantissas (fp32, the default: float32)\n"
 	    "  --verify                     check C against a float64 reference on the host\n"
 	    "  --bench M[xNxK]              time random matrices made on the device; GFLOP/s\n"
 	    "  --repeat N                   timed runs of --bench (10)\n"
@@ -136,6 +139,7 @@ main(int argc, char **argv)
 	uint64_t seed = 1;
 	static const char *const transfers[] = {"auto", "rect", "packed", NULL};
 	static const char *const stagings[] = {"local", "direct", NULL};
+	static const char *const precisions[] = {"fp32", "tf32", NULL};
 
 	cli_init(argc, argv, &co);
 	memset(&o, 0, sizeof o);
@@ -148,6 +152,7 @@ main(int argc, char **argv)
 		case OPT_BETA: beta = cli_double("--beta", optarg, -HUGE_VAL, HUGE_VAL); break;
 		case 'c': c0path = optarg; break;
 		case OPT_DOUBLE: o.dt = DT_F64; break;
+		case OPT_PRECISION: o.tf32 = cli_choice("--precision", optarg, precisions); break;
 		case OPT_VERIFY: verify = 1; break;
 		case OPT_BENCH: bench = optarg; break;
 		case OPT_REPEAT: reps = (int)cli_int("--repeat", optarg, 1, 100000); break;
@@ -182,6 +187,8 @@ main(int argc, char **argv)
 		usage_error(nfiles < 2 ? "two matrices are needed: A and B" : "too many files");
 	if (bench != NULL && c0path != NULL)
 		usage_error("--bench makes its own C0 (with --beta); -c does not apply");
+	if (o.tf32 && o.dt == DT_F64)
+		usage_error("--precision tf32 rounds float32 inputs; it does not go with --double");
 	if (isnan(beta))
 		beta = c0path != NULL ? 1 : 0;
 	if (bench == NULL && beta != 0 && c0path == NULL)
@@ -193,7 +200,8 @@ main(int argc, char **argv)
 			usage_error("only one of the matrices can come from standard input");
 	}
 	o.max_device_mem = co.max_device_mem;
-	const double eps = o.dt == DT_F64 ? 0x1p-52 : 0x1p-23;
+	const double eps = o.dt == DT_F64 ? 0x1p-52 : o.tf32 ? CM_TF32_EPS : 0x1p-23;
+	const double eps_in = o.tf32 ? CM_TF32_EPS_IN : 0;
 	const size_t es = dtype_size(o.dt);
 	struct cm_problem p = {0};
 	struct matrix A = {0}, B = {0}, C0 = {0};
@@ -267,8 +275,8 @@ main(int argc, char **argv)
 		double gflops = 2e-6 * (double)p.m * (double)p.n * (double)p.k / r.ms_median;
 		printf("m=%zu n=%zu k=%zu type=%s blocks=%d reps=%d ms=%.3f best_ms=%.3f "
 		    "gflops=%.1f source=%s device=%s\n", p.m, p.n, p.k,
-		    o.dt == DT_F64 ? "float64" : "float32", r.blocks, r.reps, r.ms_median,
-		    r.ms_best, gflops, co.max_device_mem ? "host" : "device", x.name);
+		    o.dt == DT_F64 ? "float64" : o.tf32 ? "tf32" : "float32", r.blocks, r.reps,
+		    r.ms_median, r.ms_best, gflops, co.max_device_mem ? "host" : "device", x.name);
 		p.a = a_host;
 		p.b = b_host;
 		p.c0 = c0_host;
@@ -277,7 +285,7 @@ main(int argc, char **argv)
 	if (verify) {
 		char msg[256];
 		double t0 = now_sec();
-		int bad = cm_verify(&p, o.ta, o.tb, o.dt, eps, seed, msg, sizeof msg);
+		int bad = cm_verify(&p, o.ta, o.tb, o.dt, eps_in, eps, seed, msg, sizeof msg);
 		phase_add("verify", now_sec() - t0);
 		if (bad)
 			die("--verify: %s", msg);

@@ -68,6 +68,9 @@
 #ifndef USE_FMA
 #define USE_FMA 1	/* 1: fused multiply-add (where the device has it in hardware) */
 #endif
+#ifndef USE_TF32
+#define USE_TF32 0	/* 1: gemm_tf32 on NVIDIA's tensor cores instead of gemm (sm_80+) */
+#endif
 
 #if USE_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -112,6 +115,14 @@ typedef VTYPE(LW) realL;
 #define SPLIT_16(v, p) vstore16((v), 0, (p))
 #define SPLIT_(n, v, p) SPLIT_##n(v, p)
 #define SPLIT(n, v, p) SPLIT_(n, v, p)
+/* and gathers them back */
+#define VLOAD_1(p) ((p)[0])
+#define VLOAD_2(p) vload2(0, (p))
+#define VLOAD_4(p) vload4(0, (p))
+#define VLOAD_8(p) vload8(0, (p))
+#define VLOAD_16(p) vload16(0, (p))
+#define VLOAD_(n, p) VLOAD_##n(p)
+#define VLOAD(n, p) VLOAD_(n, p)
 
 #define NTM (BM / TM)		/* work-items along M */
 #define NTN (BN / TN)		/* work-items along N */
@@ -201,6 +212,7 @@ typedef VTYPE(LW) realL;
 #define ACC_IN 1
 #define RAW_OUT 2
 
+#if !USE_TF32
 /* C (M x N, leading dimension ldc) = alpha * op(A) * op(B) + beta * C0, where C0 may
  * be C itself and is not read when beta is 0. A is M x K (lda) or, with TRANS_A, K x M;
  * B is K x N or N x K. Launch: one dimension, (M/BM)*(N/BN) work-groups of NT. */
@@ -330,6 +342,151 @@ gemm(const int M, const int N, const int K,
 			}
 		}
 }
+#else
+/* gemm_tf32: gemm's contract (arguments, padding, modes, launch) with the products on
+ * NVIDIA's tensor cores, through inline PTX (sm_80 and later): op(A) and op(B) are
+ * rounded to TF32 (10-bit mantissas, to nearest, ties away) on their way into local
+ * memory, and mma.sync.aligned.m16n8k8 multiplies them exactly and sums in float32.
+ * A warp computes an (8 TM) x (4 TN) block of the tile as (TM/2) x (TN/2) MMA tiles
+ * of 16 x 8, so a work-item still holds TM x TN sums: in each MMA tile, rows g and
+ * g + 8 and columns 2t and 2t + 1, where g = lane / 4 and t = lane % 4 (PTX's
+ * fragment layout). Slices are staged as in gemm (k-major, double-buffered); their
+ * rows are padded by PAD (the host passes 8), so that a fragment read, 4 rows of k
+ * by 8 columns, hits 32 different banks. */
+#define WTM (8 * TM)		/* a warp's rows of the tile */
+#define WTN (4 * TN)		/* and its columns */
+#define FM (TM / 2)		/* its MMA tiles along M */
+#define FN (TN / 2)		/* and along N */
+
+#if USE_DOUBLE || !USE_LOCAL || TM % 2 != 0 || TN % 2 != 0 || BM % WTM != 0 || \
+    BN % WTN != 0 || BK % 8 != 0
+#error "gemm_tf32: float32 with local staging, even TM and TN, BM % (8 TM) == 0, BN % (4 TN) == 0, BK % 8 == 0"
+#endif
+
+/* x rounded to TF32, as a float whose low 13 mantissa bits are zero. */
+float
+tf32_round(float x)
+{
+	uint r;
+	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+	return as_float(r);
+}
+
+realL
+tf32_round_vec(realL v)
+{
+	real t[LW];
+	SPLIT(LW, v, t);
+	_Pragma("unroll") for (int e = 0; e < LW; e++)
+		t[e] = tf32_round(t[e]);
+	return VLOAD(LW, t);
+}
+
+/* D = A B + D on one 16 x 8 tile, k = 8: d float[4], a uint[4], b uint[2]. */
+#define MMA_TF32(d, a, b)                                                             \
+	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "           \
+	    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"      \
+	    : "=f"((d)[0]), "=f"((d)[1]), "=f"((d)[2]), "=f"((d)[3])                   \
+	    : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"((b)[0]),         \
+	      "r"((b)[1]), "f"((d)[0]), "f"((d)[1]), "f"((d)[2]), "f"((d)[3]))
+
+__kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
+gemm_tf32(const int M, const int N, const int K,
+    const __global float *restrict A, const int lda,
+    const __global float *restrict B, const int ldb,
+    __global float *C, const int ldc, const __global float *C0, const int ldc0,
+    const float alpha, const float beta, const int mode)
+{
+	__local float16 As16[(2 * BK * LDSA + 15) / 16], Bs16[(2 * BK * LDSB + 15) / 16];
+	__local float *As = (__local float *)As16, *Bs = (__local float *)Bs16;
+
+	/* The tile of the work-group, in bands as in gemm. */
+	const int tiles_m = M / BM, tiles_n = N / BN;
+	const int gid = get_group_id(0);
+	const int band = gid / (GM * tiles_n), in_band = gid % (GM * tiles_n);
+	const int band_rows = min(GM, tiles_m - band * GM);
+	const int bm0 = (band * GM + in_band % band_rows) * BM;
+	const int bn0 = (in_band / band_rows) * BN;
+
+	const int lid = get_local_id(0);
+	const int warp = lid / 32, lane = lid % 32, g = lane / 4, t = lane % 4;
+	const int wm0 = warp / (BN / WTN) * WTM, wn0 = warp % (BN / WTN) * WTN;
+
+	/* acc[i][j][q]: MMA tile (i, j), row g + 8 (q / 2), column 2t + q % 2 */
+	float acc[FM][FN][4];
+	_Pragma("unroll") for (int i = 0; i < FM; i++)
+		_Pragma("unroll") for (int j = 0; j < FN; j++)
+			_Pragma("unroll") for (int h = 0; h < 2; h++) {
+				const int row = bm0 + wm0 + i * 16 + g + 8 * h;
+				const int col = bn0 + wn0 + j * 8 + 2 * t;
+				float2 v = (mode & ACC_IN) ? vload2(0, C + (size_t)row * ldc + col) :
+				    (float2)(0);
+				acc[i][j][2 * h] = v.x;
+				acc[i][j][2 * h + 1] = v.y;
+			}
+
+	realL ra[LA], rb[LB];
+	const int nslices = K / BK;
+	LOAD_SLICE(0);
+	_Pragma("unroll") for (int i = 0; i < LA; i++)
+		ra[i] = tf32_round_vec(ra[i]);
+	_Pragma("unroll") for (int i = 0; i < LB; i++)
+		rb[i] = tf32_round_vec(rb[i]);
+	STORE_SLICE(0);
+	barrier(CLK_LOCAL_MEM_FENCE);
+
+	for (int kt = 0; kt < nslices; kt++) {
+		const int cur = kt & 1;
+		if (kt + 1 < nslices)
+			LOAD_SLICE(kt + 1);
+
+		const __local float *as = As + cur * (BK * LDSA) + wm0 + g;
+		const __local float *bs = Bs + cur * (BK * LDSB) + wn0 + g;
+		_Pragma("unroll") for (int k8 = 0; k8 < BK; k8 += 8) {
+			const __local float *a0 = as + (k8 + t) * LDSA, *a4 = a0 + 4 * LDSA;
+			const __local float *b0 = bs + (k8 + t) * LDSB, *b4 = b0 + 4 * LDSB;
+			uint af[FM][4], bf[FN][2];
+			_Pragma("unroll") for (int i = 0; i < FM; i++) {
+				af[i][0] = as_uint(a0[i * 16]);
+				af[i][1] = as_uint(a0[i * 16 + 8]);
+				af[i][2] = as_uint(a4[i * 16]);
+				af[i][3] = as_uint(a4[i * 16 + 8]);
+			}
+			_Pragma("unroll") for (int j = 0; j < FN; j++) {
+				bf[j][0] = as_uint(b0[j * 8]);
+				bf[j][1] = as_uint(b4[j * 8]);
+			}
+			_Pragma("unroll") for (int i = 0; i < FM; i++)
+				_Pragma("unroll") for (int j = 0; j < FN; j++)
+					MMA_TF32(acc[i][j], af[i], bf[j]);
+		}
+
+		if (kt + 1 < nslices) {
+			_Pragma("unroll") for (int i = 0; i < LA; i++)
+				ra[i] = tf32_round_vec(ra[i]);
+			_Pragma("unroll") for (int i = 0; i < LB; i++)
+				rb[i] = tf32_round_vec(rb[i]);
+			STORE_SLICE(cur ^ 1);
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+
+	_Pragma("unroll") for (int i = 0; i < FM; i++)
+		_Pragma("unroll") for (int j = 0; j < FN; j++)
+			_Pragma("unroll") for (int h = 0; h < 2; h++) {
+				const int row = bm0 + wm0 + i * 16 + g + 8 * h;
+				const int col = bn0 + wn0 + j * 8 + 2 * t;
+				float2 v = (float2)(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+				if (!(mode & RAW_OUT)) {
+					v *= alpha;
+					if (beta != 0.0f)
+						v = mad((float2)(beta),
+						    vload2(0, C0 + (size_t)row * ldc0 + col), v);
+				}
+				vstore2(v, 0, C + (size_t)row * ldc + col);
+			}
+}
+#endif
 
 /* Packing for the direct kernel (USE_LOCAL 0). Xp holds, for each work-item slot
  * of each tile, its TM rows of op(A) (its TN columns of op(B)) k-major: element i of

@@ -28,6 +28,7 @@ enum cm_transfers { CM_XFER_AUTO, CM_XFER_RECT, CM_XFER_PACKED };
 
 struct cm_options {
 	enum dtype dt;
+	int tf32;			/* --precision tf32: gemm_tf32 on NVIDIA's tensor cores */
 	int ta, tb;			/* op(A) = A^T, op(B) = B^T */
 	struct cm_params force;		/* nonzero fields override the table */
 	size_t max_device_mem;		/* 0: what the device has */
@@ -86,10 +87,17 @@ void cm_fill_host(void *x, size_t rows, size_t cols, enum dtype dt, uint64_t see
 
 /* --verify: checks c against a float64 reference on the host: every entry when
  * m*n*k is small, else Freivalds' test with random signs plus `samples` entries
- * computed in full. The bound for an entry is (k + 2) * eps * (|alpha| (|A||B|)_ij +
- * |beta| |C0_ij|), eps that of the type computed in (plus tf32's input rounding).
- * Returns 0 when it holds; else describes the first failure in msg. */
-int cm_verify(const struct cm_problem *p, int ta, int tb, enum dtype dt, double eps,
-    uint64_t seed, char *msg, size_t msgsize);
+ * computed in full. The bound for an entry is (eps_in + (k + 2) * eps) * (|alpha|
+ * (|A||B|)_ij + |beta| |C0_ij|), eps that of the sums, eps_in that of the inputs'
+ * rounding before the products (0, or CM_TF32_EPS_IN for tf32). Returns 0 when it
+ * holds; else describes the first failure in msg. */
+int cm_verify(const struct cm_problem *p, int ta, int tb, enum dtype dt, double eps_in,
+    double eps, uint64_t seed, char *msg, size_t msgsize);
+
+/* tf32's bound: each input is rounded to 11 significant bits (unit roundoff 2^-11),
+ * so a product is off by at most 2 2^-11 + 2^-22 of itself; the tensor cores' float32
+ * sums are allowed twice float32's epsilon a term (they may truncate). */
+#define CM_TF32_EPS_IN (0x1p-10 + 0x1p-22)
+#define CM_TF32_EPS 0x1p-22
 
 #endif

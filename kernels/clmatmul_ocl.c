@@ -36,6 +36,14 @@ static const struct {
 	{DC_CPU,    DT_F64, { 48,  32, 128, 6,  8,  1,  0,  4,  1,  4,  4,  8, CM_DIRECT, 0}},
 };
 
+/* --precision tf32 (NVIDIA only): gemm_tf32, whose work-item block is its share of a
+ * warp's MMA tiles (8 x 8: a warp computes 64 x 32 of C, eight warps the 128 x 128
+ * tile). The rows of its local slices are padded by TF32_PAD (conflict-free fragment
+ * reads); slices of 16 keep both buffers under 48 KiB. */
+static const struct cm_params tf32_params =
+	{128, 128, 16,  8,  8,  4,  4,  4,  1, 16,  8, 16, CM_LOCAL,  0};
+enum { TF32_PAD = 8 };
+
 /* A device buffer of the multiply's pipeline, with what it holds and the events that
  * order its reuse. */
 struct slot {
@@ -78,12 +86,20 @@ is_pow2_le16(int v)
 
 /* Why p cannot work on this device, or NULL. Mirrors the #error checks in clmatmul.cl. */
 static const char *
-params_problem(const struct cm_params *p, const struct clx *x, size_t esize)
+params_problem(const struct cm_params *p, const struct clx *x, size_t esize, int tf32)
 {
 	static char why[160];
 	if (p->bm < 1 || p->bn < 1 || p->bk < 1 || p->tm < 1 || p->tn < 1 || p->pm < 1 ||
 	    p->pn < 1 || p->gm < 1 || p->ku < 1)
 		return "every size must be positive";
+	if (tf32 && p->staging != CM_LOCAL)
+		return "--precision tf32 stages slices in local memory (--staging local)";
+	if (tf32 && (p->tm % 2 || p->tn % 2 || p->bm % (8 * p->tm) || p->bn % (4 * p->tn) ||
+	    p->bk % 8))
+		return "--precision tf32 needs an even item R x C, a tile that is a multiple of "
+		    "8R x 4C (a warp's MMA tiles) and a depth that is a multiple of 8";
+	if (tf32 && p->lw > TF32_PAD)
+		return "--precision tf32 loads vectors of at most 8 (its local rows are padded by 8)";
 	if (!is_pow2_le16(p->vm) || !is_pow2_le16(p->vn) || !is_pow2_le16(p->lw))
 		return "vector widths must be 1, 2, 4, 8 or 16";
 	if (p->tm % p->vm || p->tn % p->vn)
@@ -106,7 +122,8 @@ params_problem(const struct cm_params *p, const struct clx *x, size_t esize)
 		    nt, x->max_wg);
 		return why;
 	}
-	size_t local = 2 * (size_t)p->bk * (size_t)(p->bm + p->bn) * esize;
+	size_t pad = tf32 ? TF32_PAD : 0;
+	size_t local = 2 * (size_t)p->bk * (size_t)(p->bm + p->bn + 2 * pad) * esize;
 	if (p->staging == CM_LOCAL && local > x->local_mem) {
 		snprintf(why, sizeof why, "%zu bytes of local memory, the device has %llu", local,
 		    (unsigned long long)x->local_mem);
@@ -123,6 +140,10 @@ params_str(struct cm_engine *e)
 	    "load-vector=%d patch=%dx%d band=%d unroll=%d staging=%s max-regs=%d", p->bm, p->bn,
 	    p->bk, p->tm, p->tn, p->vm, p->vn, p->lw, p->pm, p->pn, p->gm, p->ku,
 	    p->staging == CM_DIRECT ? "direct" : "local", p->regs);
+	if (e->o.tf32) {
+		size_t n = strlen(e->pstr);
+		snprintf(e->pstr + n, sizeof e->pstr - n, " precision=tf32");
+	}
 }
 
 static void
@@ -133,6 +154,8 @@ choose_params(struct cm_engine *e)
 	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
 		if (table[i].dc == e->dc && table[i].dt == e->o.dt)
 			e->p = table[i].p;
+	if (e->o.tf32)
+		e->p = tf32_params;
 	if (e->p.vn == 0) {
 		cl_uint w = 0;
 		clGetDeviceInfo(x->device, e->o.dt == DT_F64 ?
@@ -162,7 +185,7 @@ choose_params(struct cm_engine *e)
 	    e->p.bm % e->p.lw || e->p.bn % e->p.lw || (long)e->p.bm * e->p.bk / e->p.lw <
 	    (long)(e->p.bm / MAX(e->p.tm, 1)) * (e->p.bn / MAX(e->p.tn, 1))))
 		e->p.lw /= 2;
-	const char *why = params_problem(&e->p, x, e->esize);
+	const char *why = params_problem(&e->p, x, e->esize, e->o.tf32);
 	if (why != NULL) {
 		params_str(e);
 		if (memcmp(f, &(struct cm_params){0}, sizeof *f) != 0)
@@ -223,6 +246,30 @@ rect_works(struct cm_engine *e)
 
 /* ---- set-up ---- */
 
+#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
+#define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000	/* cl_nv_device_attribute_query */
+#define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
+#endif
+
+/* --precision tf32 is never chosen for the user nor replaced behind their back: on a
+ * device without NVIDIA's TF32 tensor cores (compute capability 8.0 and later) it is
+ * an error naming the device. */
+static void
+check_tf32(const struct clx *x)
+{
+	if (x->vendor != CLX_NVIDIA || !x->is_gpu)
+		die("--precision tf32: %s (%s) is not an NVIDIA GPU; TF32 runs only on NVIDIA's "
+		    "tensor cores (use --precision fp32, the default, here)", x->name,
+		    x->platform_name);
+	cl_uint major = 0, minor = 0;
+	if (clGetDeviceInfo(x->device, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major,
+	    &major, NULL) == CL_SUCCESS && clGetDeviceInfo(x->device,
+	    CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof minor, &minor, NULL) == CL_SUCCESS &&
+	    major < 8)
+		die("--precision tf32: %s has compute capability %u.%u; TF32 tensor cores need "
+		    "8.0 or later", x->name, major, minor);
+}
+
 struct cm_engine *
 cm_open(struct clx *x, const struct cm_options *o)
 {
@@ -232,8 +279,13 @@ cm_open(struct clx *x, const struct cm_options *o)
 	e->esize = dtype_size(o->dt);
 	if (o->dt == DT_F64 && !x->has_fp64)
 		die("--double: %s has no float64 support (cl_khr_fp64)", x->name);
+	if (o->tf32)
+		check_tf32(x);
 	choose_params(e);
 	vlog("kernel parameters: %s", e->pstr);
+	if (o->tf32)
+		vlog("precision: tf32: kernel gemm_tf32, mma.sync m16n8k8 on the tensor cores, "
+		    "inputs rounded to 10-bit mantissas, sums in float32");
 
 	char opts[1024];
 	const struct cm_params *p = &e->p;
@@ -245,6 +297,9 @@ cm_open(struct clx *x, const struct cm_options *o)
 	    "-D PN=%d -D GM=%d -D KU=%d -D USE_LOCAL=%d -D USE_FMA=%d", o->dt == DT_F64, o->ta,
 	    o->tb, p->bm, p->bn, p->bk, p->tm, p->tn, p->vm, p->vn, p->lw, p->pm, p->pn, p->gm,
 	    p->ku, p->staging == CM_LOCAL, (fp & CL_FP_FMA) != 0);
+	if (o->tf32)
+		n += snprintf(opts + n, sizeof opts - (size_t)n, " -D USE_TF32=1 -D PAD=%d",
+		    TF32_PAD);
 	if (x->vendor == CLX_NVIDIA) {
 		if (p->regs > 0)
 			n += snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", p->regs);
@@ -253,7 +308,7 @@ cm_open(struct clx *x, const struct cm_options *o)
 	}
 	double t0 = now_sec();
 	e->prog = clx_build(x, "clmatmul", clmatmul_cl, opts);
-	e->gemm = clx_kernel(e->prog, "gemm");
+	e->gemm = clx_kernel(e->prog, o->tf32 ? "gemm_tf32" : "gemm");
 	e->fill = clx_kernel(e->prog, "fill_uniform");
 	e->pack_a = clx_kernel(e->prog, "pack_a");
 	e->pack_b = clx_kernel(e->prog, "pack_b");

@@ -68,11 +68,11 @@ dot(const double *ar, const double *bt, size_t k, double *val, double *mag)
 }
 
 int
-cm_verify(const struct cm_problem *p, int ta, int tb, enum dtype dt, double eps, uint64_t seed,
-    char *msg, size_t msgsize)
+cm_verify(const struct cm_problem *p, int ta, int tb, enum dtype dt, double eps_in, double eps,
+    uint64_t seed, char *msg, size_t msgsize)
 {
 	const size_t m = p->m, n = p->n, k = p->k;
-	const double factor = ((double)k + 2) * eps;
+	const double factor = eps_in + ((double)k + 2) * eps;
 	const double alpha = p->alpha, beta = p->beta;
 	/* op(A) rows and op(B) columns in float64, both k-contiguous */
 	double *a = to_f64(p->a, dt, m, k, ta);

@@ -3,6 +3,9 @@
 # make check-gpu). Products are checked by tests/ref/clmatmul_ref.py, numpy in float64,
 # entry by entry within (K + 2) eps (|alpha| |op(A)| |op(B)| + |beta C0|), eps the
 # float32 epsilon (float64 with --double): twice the worst-case rounding of K terms.
+# --precision tf32 (NVIDIA GPUs only, so in check-gpu) is checked within
+# (2^-10 + 2^-22 + (K + 2) 2^-22) (...): the inputs' rounding to 11 significant bits
+# plus float32 sums at twice float32's epsilon.
 
 setup() {
 	load helpers
@@ -37,6 +40,7 @@ mm() {
 		--transpose-a) ta=1; ref+=(--ta) ;;
 		--transpose-b) tb=1; ref+=(--tb) ;;
 		--double) f64=f64; ref+=(--double) ;;
+		--precision) [ "$2" = tf32 ] && ref+=(--tf32); opts+=("$1"); shift ;;
 		--alpha) ref+=(--alpha "$2"); opts+=("$1"); shift ;;
 		--beta) ref+=(--beta "$2" --c0 "$T/c0.npy"); opts+=(-c "$T/c0.npy" "$1"); shift ;;
 		esac
@@ -335,6 +339,114 @@ print((t == np.load('$T/c.npy')).all())"
 	[ ! -e "$T/out.txt" ]
 }
 
+# --precision tf32: NVIDIA's tensor cores (GPU only), and a clear error elsewhere.
+
+@test "--precision tf32 on a device without NVIDIA's tensor cores is an error naming it" {
+	run -1 --separate-stderr clmatmul -d cpu --precision tf32 "$D/a.txt" "$D/b.txt"
+	[[ $stderr == "clmatmul: --precision tf32: "*" is not an NVIDIA GPU; "* ]]
+	[ -z "$output" ]
+	run -1 --separate-stderr clmatmul -d cpu --precision tf32 --bench 64
+	[[ $stderr == *" is not an NVIDIA GPU; "* ]]
+}
+
+@test "--precision tf32 with --double, or an unknown precision, is a usage error" {
+	run -2 --separate-stderr clmatmul --precision tf32 --double "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"--precision tf32 rounds float32 inputs; it does not go with --double"* ]]
+	run -2 --separate-stderr clmatmul --precision fp16 "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"invalid value for --precision: 'fp16'"* ]]
+}
+
+@test "--precision fp32 is the default: the same bytes as without it" {
+	gen "$T/a.npy" 127 137 1
+	gen "$T/b.npy" 137 131 2
+	run -0 clmatmul -O npy -o "$T/default.npy" "$T/a.npy" "$T/b.npy"
+	run -0 clmatmul --precision fp32 -O npy -o "$T/fp32.npy" "$T/a.npy" "$T/b.npy"
+	cmp "$T/default.npy" "$T/fp32.npy"
+}
+
+@test "tf32: prime, tall, wide and multi-tile shapes are within TF32's bound of numpy" {
+	require_gpu
+	for s in "127 131 137" "1 1 300" "300 300 1" "1 77 5" "1000 3 20" "3 1000 20" \
+	    "5 7 2000" "129 257 515"; do
+		run -0 mm $s --precision tf32
+		assert_output ok
+	done
+}
+
+@test "tf32: each transpose combination is within TF32's bound of numpy" {
+	require_gpu
+	run -0 mm 127 131 137 --precision tf32 --transpose-a
+	assert_output ok
+	run -0 mm 127 131 137 --precision tf32 --transpose-b
+	assert_output ok
+	run -0 mm 127 131 137 --precision tf32 --transpose-a --transpose-b
+	assert_output ok
+}
+
+@test "tf32: alpha and beta with C0 are within TF32's bound of numpy" {
+	require_gpu
+	run -0 mm 65 70 75 --precision tf32 --alpha -0.5 --beta 2
+	assert_output ok
+	run -0 mm 200 300 250 --precision tf32 --transpose-a --transpose-b --alpha 3 --beta -1
+	assert_output ok
+}
+
+@test "tf32: the result is TF32 inputs summed in float32, beyond float32's own bound" {
+	require_gpu
+	run -0 mm 127 131 137 --precision tf32 --transpose-b --alpha 0.5 --beta 2
+	assert_output ok
+	# against inputs rounded to TF32 in numpy: only float32 sums' error is left
+	run -0 py "$REF/clmatmul_ref.py" --tf32-inputs --tb --alpha 0.5 --beta 2 \
+	    --c0 "$T/c0.npy" "$T/a.npy" "$T/b.npy" "$T/c.npy"
+	assert_output ok
+	# float32 inputs' bound rejects it: the tensor cores did round the inputs
+	run -1 py "$REF/clmatmul_ref.py" --tb --alpha 0.5 --beta 2 --c0 "$T/c0.npy" \
+	    "$T/a.npy" "$T/b.npy" "$T/c.npy"
+	assert_output --partial "entries off"
+}
+
+@test "tf32: blocked runs under a small --max-device-mem equal the in-core result exactly" {
+	require_gpu
+	gen "$T/a.npy" 700 300 1
+	gen "$T/b.npy" 260 700 2
+	gen "$T/c0.npy" 300 260 3
+	run -0 blocked 150K --precision tf32 --transpose-a --transpose-b --alpha 0.5 \
+	    --beta 2 -c "$T/c0.npy"
+	run -0 py "$REF/clmatmul_ref.py" --tf32 --ta --tb --alpha 0.5 --beta 2 \
+	    --c0 "$T/c0.npy" "$T/a.npy" "$T/b.npy" "$T/c.npy"
+	assert_output ok
+}
+
+@test "tf32: -v says the tensor-core kernel ran" {
+	require_gpu
+	run -0 --separate-stderr clmatmul -v --precision tf32 -o "$T/c.txt" "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"kernel parameters: tile="*" precision=tf32"* ]]
+	[[ $stderr == *"precision: tf32: kernel gemm_tf32, mma.sync m16n8k8 on the tensor cores"* ]]
+	[[ $stderr == *"-D USE_TF32=1"* ]]
+	run -0 py -c "import numpy as np; print(np.loadtxt('$T/c.txt').tolist())"
+	assert_output "[[58.0, 64.0], [139.0, 154.0]]"
+}
+
+@test "tf32: --bench --verify passes with TF32's bound, sampled and in full" {
+	require_gpu
+	run -0 --separate-stderr clmatmul --bench 1000 --precision tf32 --verify --repeat 2
+	assert_output --regexp '^m=1000 n=1000 k=1000 type=tf32 blocks=1 reps=2 .* source=device '
+	run -0 --separate-stderr clmatmul --bench 67x129x250 --precision tf32 --transpose-a \
+	    --transpose-b --alpha 2 --beta -1 --verify --repeat 1
+	assert_output --regexp '^m=67 n=129 k=250 type=tf32 '
+	run -0 --separate-stderr clmatmul --bench 300x260x700 --precision tf32 --tile 32 \
+	    --item 4 --tile-k 16 --max-device-mem 150K --verify --repeat 1
+	assert_output --regexp 'type=tf32 blocks=(2[0-9]|[3-9][0-9]) .* source=host'
+}
+
+@test "tf32: forced kernel parameters that do not fit its MMA tiles are a usage error" {
+	require_gpu
+	run -2 --separate-stderr clmatmul --precision tf32 --item 3 "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"do not work: --precision tf32 needs an even item"* ]]
+	run -2 --separate-stderr clmatmul --precision tf32 --staging direct "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"do not work: --precision tf32 stages slices in local memory"* ]]
+}
+
 # The man page's EXAMPLES, as written there (run from the project root).
 
 @test "example: the product of two text matrices" {
@@ -371,4 +483,10 @@ print((t == np.load('$T/c.npy')).all())"
 @test "example: a benchmark in blocks from host memory" {
 	run -0 --separate-stderr clmatmul --bench 1024 --max-device-mem 6M --verify --repeat 1
 	assert_output --regexp 'blocks=([4-9]|[1-9][0-9]+) .* source=host'
+}
+
+@test "example: the tensor cores in TF32, checked within TF32's bound" {
+	require_gpu
+	run -0 --separate-stderr clmatmul --bench 4096 --precision tf32 --verify --repeat 3
+	assert_output --regexp '^m=4096 n=4096 k=4096 type=tf32 .* gflops=[0-9.]+ '
 }
