@@ -206,6 +206,17 @@ typedef VTYPE(LW) realL;
 		}                                                                     \
 	} while (0)
 
+/* Declares bm0 and bn0, the origin of the work-group's tile of C (M x N). Work-groups
+ * go in bands of GM tile rows, column by column within a band, so that the groups
+ * running at once share panels of A and B in the cache. */
+#define TILE_ORIGIN()                                                                 \
+	const int tiles_m = M / BM, tiles_n = N / BN;                                 \
+	const int gid = get_group_id(0);                                              \
+	const int band = gid / (GM * tiles_n), in_band = gid % (GM * tiles_n);        \
+	const int band_rows = min(GM, tiles_m - band * GM);                           \
+	const int bm0 = (band * GM + in_band % band_rows) * BM;                       \
+	const int bn0 = (in_band / band_rows) * BN
+
 /* Modes of gemm, for products whose K is split into panels (blocked runs): the
  * accumulators start from C's values (the previous panel's raw sums) and/or are
  * stored raw, so a split product rounds exactly as the whole one does. */
@@ -230,14 +241,7 @@ gemm(const int M, const int N, const int K,
 	__local real *As = (__local real *)As16, *Bs = (__local real *)Bs16;
 #endif
 
-	/* Work-groups in bands of GM tile rows, column by column within a band, so
-	 * that the groups running at once share panels of A and B in the cache. */
-	const int tiles_m = M / BM, tiles_n = N / BN;
-	const int gid = get_group_id(0);
-	const int band = gid / (GM * tiles_n), in_band = gid % (GM * tiles_n);
-	const int band_rows = min(GM, tiles_m - band * GM);
-	const int bm0 = (band * GM + in_band % band_rows) * BM;
-	const int bn0 = (in_band / band_rows) * BN;
+	TILE_ORIGIN();
 
 	const int lid = get_local_id(0);
 	const int patch = lid / (PM * PN), in_patch = lid % (PM * PN);
@@ -382,6 +386,15 @@ tf32_round_vec(realL v)
 	return VLOAD(LW, t);
 }
 
+/* Rounds the registers of LOAD_SLICE to TF32. */
+#define ROUND_SLICE()                                                                 \
+	do {                                                                          \
+		_Pragma("unroll") for (int i = 0; i < LA; i++)                        \
+			ra[i] = tf32_round_vec(ra[i]);                                \
+		_Pragma("unroll") for (int i = 0; i < LB; i++)                        \
+			rb[i] = tf32_round_vec(rb[i]);                                \
+	} while (0)
+
 /* D = A B + D on one 16 x 8 tile, k = 8: d float[4], a uint[4], b uint[2]. */
 #define MMA_TF32(d, a, b)                                                             \
 	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "           \
@@ -400,13 +413,7 @@ gemm_tf32(const int M, const int N, const int K,
 	__local float16 As16[(2 * BK * LDSA + 15) / 16], Bs16[(2 * BK * LDSB + 15) / 16];
 	__local float *As = (__local float *)As16, *Bs = (__local float *)Bs16;
 
-	/* The tile of the work-group, in bands as in gemm. */
-	const int tiles_m = M / BM, tiles_n = N / BN;
-	const int gid = get_group_id(0);
-	const int band = gid / (GM * tiles_n), in_band = gid % (GM * tiles_n);
-	const int band_rows = min(GM, tiles_m - band * GM);
-	const int bm0 = (band * GM + in_band % band_rows) * BM;
-	const int bn0 = (in_band / band_rows) * BN;
+	TILE_ORIGIN();
 
 	const int lid = get_local_id(0);
 	const int warp = lid / 32, lane = lid % 32, g = lane / 4, t = lane % 4;
@@ -428,10 +435,7 @@ gemm_tf32(const int M, const int N, const int K,
 	realL ra[LA], rb[LB];
 	const int nslices = K / BK;
 	LOAD_SLICE(0);
-	_Pragma("unroll") for (int i = 0; i < LA; i++)
-		ra[i] = tf32_round_vec(ra[i]);
-	_Pragma("unroll") for (int i = 0; i < LB; i++)
-		rb[i] = tf32_round_vec(rb[i]);
+	ROUND_SLICE();
 	STORE_SLICE(0);
 	barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -462,10 +466,7 @@ gemm_tf32(const int M, const int N, const int K,
 		}
 
 		if (kt + 1 < nslices) {
-			_Pragma("unroll") for (int i = 0; i < LA; i++)
-				ra[i] = tf32_round_vec(ra[i]);
-			_Pragma("unroll") for (int i = 0; i < LB; i++)
-				rb[i] = tf32_round_vec(rb[i]);
+			ROUND_SLICE();
 			STORE_SLICE(cur ^ 1);
 		}
 		barrier(CLK_LOCAL_MEM_FENCE);
