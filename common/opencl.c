@@ -336,3 +336,14 @@ clx_event_ms(cl_event ev)
 	CL_CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL));
 	return 1e-6 * (double)(t1 - t0);
 }
+
+void
+clx_describe(const struct clx *x, char *buf, size_t size)
+{
+	static const char *const vendor[] = {
+		[CLX_OTHER] = "other", [CLX_NVIDIA] = "nvidia", [CLX_POCL] = "pocl",
+		[CLX_AMD] = "amd", [CLX_INTEL] = "intel",
+	};
+	snprintf(buf, size, "%s %s %s", x->is_gpu ? "gpu" : x->is_cpu ? "cpu" : "accelerator",
+	    vendor[x->vendor], x->name);
+}

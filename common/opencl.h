@@ -45,6 +45,9 @@ void clx_open(const char *spec, const char *platform_filter, int flags, struct c
 void clx_close(struct clx *x);
 /* --list-devices: one device a line on stdout. */
 void clx_list_devices(const char *platform_filter);
+/* The device's description for the tuning tables (tune.h): "gpu nvidia NAME",
+ * "cpu pocl NAME", "gpu amd NAME", ... */
+void clx_describe(const struct clx *x, char *buf, size_t size);
 
 /* Builds the program `name` from its embedded source (or from $ACCELKIT_KERNEL_DIR/name.cl
  * when that is set: development only) with the given -D options. A failed build prints

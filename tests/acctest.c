@@ -9,7 +9,8 @@
  *   acctest fixed DECIMALS NUMBER...  fixed-point formatting
  *   acctest cuda [-d SPEC]            choose a CUDA device and copy through it
  *   acctest cl [-d SPEC] [--platform TEXT]   build and run a kernel, check its result
- *   acctest devices                   both device lists */
+ *   acctest devices                   both device lists
+ *   acctest tune DESC PATTERN...      the index of the first pattern that matches DESC */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "opencl.h"
 #include "output.h"
 #include "timer.h"
+#include "tune.h"
 
 #ifdef ACCELKIT_CUDA
 #include "cuda_check.h"
@@ -31,7 +33,7 @@ extern const char acctest_cl[];
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: acctest read|stream|lines|int|double|size|f32|f64|fixed|cuda|cl|devices ...\n");
+	fprintf(f, "usage: acctest read|stream|lines|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
 }
 
 static int
@@ -254,6 +256,15 @@ main(int argc, char **argv)
 		return cmd_cuda(argc, argv, &co);
 	if (strcmp(cmd, "cl") == 0)
 		return cmd_cl(argc, argv, &co);
+	if (strcmp(cmd, "tune") == 0 && argc >= 2) {
+		/* a table of the patterns given, as a program's tuning table holds them */
+		struct row { const char *pattern; } *t = xmallocarray((size_t)argc - 2, sizeof *t);
+		for (int i = 2; i < argc; i++)
+			t[i - 2].pattern = argv[i];
+		printf("%zu\n", tune_pick(t, (size_t)argc - 2, sizeof *t, argv[1]));
+		free(t);
+		return 0;
+	}
 	if (strcmp(cmd, "devices") == 0) {
 		cuda_list_devices();
 		clx_list_devices(NULL);

@@ -386,3 +386,17 @@ open("h.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") 
 		assert_line --regexp '^[0-9]+:[0-9]+	gpu:0	NVIDIA'
 	fi
 }
+
+@test "a tuning table picks the first row whose words all occur in the device, in any case" {
+	run -0 acctest tune "gpu nvidia NVIDIA H200 sm_90" "h100" "gpu NVIDIA" ""
+	assert_output 1
+	run -0 acctest tune "gpu nvidia NVIDIA H100 80GB HBM3 sm_90" "h100" "gpu NVIDIA" ""
+	assert_output 0
+	run -0 acctest tune "cpu pocl cpu-haswell" "gpu nvidia" "sm_90" ""
+	assert_output 2
+}
+
+@test "a tuning table without a catch-all row is an error, not a guess" {
+	run -1 acctest tune "cpu pocl cpu-haswell" "gpu nvidia"
+	assert_output --partial 'tuning table without a catch-all row'
+}

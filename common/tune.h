@@ -1,0 +1,41 @@
+/* tune.h: picking a row of a program's tuning table.
+ *
+ * Each program keeps its kernel parameters per device class in one table,
+ * kernels/PROG_tune.h, as CLBlast keeps its database: one row a device class, each row
+ * with the parameters and the measurement that chose them, most specific rows first
+ * and a catch-all row last. A new GPU means adding a row.
+ *
+ * A row's first member is its device pattern: words that must all appear, in any
+ * case, in the device's description. Descriptions are built by tune_describe_*:
+ *   "gpu nvidia NVIDIA H200 sm_90"        (CUDA: kind, vendor, name, architecture)
+ *   "gpu nvidia NVIDIA H200"              (OpenCL: kind, vendor class, device name)
+ *   "cpu pocl cpu-haswell-Intel(R) Xeon(R) ..."
+ * so "gpu nvidia" is any NVIDIA GPU, "H200" that chip, "sm_90" any Hopper, "cpu" any
+ * CPU, and "" every device. */
+#ifndef ACCELKIT_TUNE_H
+#define ACCELKIT_TUNE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Whether every blank-separated word of pattern occurs in desc, ignoring case. */
+int tune_match(const char *pattern, const char *desc);
+
+/* The index of the first row of table (n rows of stride bytes, each starting with its
+ * `const char *` pattern) that matches desc. The last row must match everything
+ * (pattern ""): a table without one is a programming error, reported and exit 1. */
+size_t tune_pick(const void *table, size_t n, size_t stride, const char *desc);
+#define TUNE_PICK(table, desc) \
+	(&(table)[tune_pick((table), sizeof(table) / sizeof((table)[0]), sizeof((table)[0]), (desc))])
+
+/* The description of CUDA device `name` of compute capability major.minor, or of the
+ * CPU path (name NULL), in buf (at least 384 bytes). */
+void tune_describe_cuda(char *buf, size_t size, const char *name, int major, int minor);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
