@@ -12,6 +12,7 @@
 #include "err.h"
 #include "output.h"
 #include "timer.h"
+#include "tune.h"
 
 #ifdef ACCELKIT_CUDA
 #include <cuda_runtime_api.h>
@@ -59,6 +60,7 @@ use_cpu(struct cuda_dev *d)
 {
 	memset(d, 0, sizeof *d);
 	snprintf(d->name, sizeof d->name, "cpu (%d threads)", omp_get_max_threads());
+	tune_describe_cuda(d->desc, sizeof d->desc, NULL, 0, 0);
 }
 
 /* "0,2,3" into ids[]; returns the count. */
@@ -138,6 +140,7 @@ cuda_select(const char *spec, int allow_multi, struct cuda_dev *d)
 	CUDA_CHECK(cudaFree(0));	/* create the context now, so its cost is not billed to a phase */
 	CUDA_CHECK(cudaMemGetInfo(&d->mem_free, &d->mem_total));
 	d->sm_count = prop.multiProcessorCount;
+	tune_describe_cuda(d->desc, sizeof d->desc, prop.name, prop.major, prop.minor);
 	if (nwant == 1)
 		snprintf(d->name, sizeof d->name, "gpu:%d %s", d->ids[0], prop.name);
 	else

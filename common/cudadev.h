@@ -20,6 +20,7 @@ struct cuda_dev {
 	int ngpus;			/* how many of ids[] to use (1 unless multi) */
 	int ids[CUDADEV_MAX];
 	char name[320];			/* for -v: "gpu:0 NVIDIA H200" or "cpu (16 threads)" */
+	char desc[384];			/* for the tuning tables (tune.h): "gpu nvidia NVIDIA H200 sm_90" or "cpu" */
 	size_t mem_total, mem_free;	/* of ids[0], bytes (GPU only) */
 	int sm_count;			/* of ids[0] */
 };
