@@ -83,8 +83,10 @@ parse_ids(const char *spec, const char *list, int *ids)
 	}
 }
 
-void
-cuda_select(const char *spec, int allow_multi, struct cuda_dev *d)
+/* cuda_select without its -v line, which it returns instead ("" or a reason), so that
+ * the start-up thread leaves the printing to the main thread. */
+static const char *
+select_device(const char *spec, int allow_multi, struct cuda_dev *d)
 {
 	int want[CUDADEV_MAX], nwant = 0, all = 0;
 
@@ -92,15 +94,12 @@ cuda_select(const char *spec, int allow_multi, struct cuda_dev *d)
 		spec = "auto";
 	if (strcmp(spec, "cpu") == 0) {
 		use_cpu(d);
-		vlog("device: %s", d->name);
-		return;
+		return "";
 	}
 	if (strcmp(spec, "auto") == 0) {
 		if (gpu_count() == 0) {
 			use_cpu(d);
-			vlog("device: %s (no usable GPU%s)", d->name,
-			    cuda_compiled() ? "" : ": built without CUDA");
-			return;
+			return cuda_compiled() ? " (no usable GPU)" : " (no usable GPU: built without CUDA)";
 		}
 		want[nwant++] = 0;
 	} else if (strcmp(spec, "gpu") == 0) {
@@ -146,26 +145,41 @@ cuda_select(const char *spec, int allow_multi, struct cuda_dev *d)
 	else
 		snprintf(d->name, sizeof d->name, "%d GPUs from gpu:%d %s", nwant, d->ids[0], prop.name);
 #endif
-	vlog("device: %s", d->name);
+	return "";
 }
 
-/* The start-up thread of cuda_start, at most one at a time. */
+void
+cuda_select(const char *spec, int allow_multi, struct cuda_dev *d)
+{
+	const char *why = select_device(spec, allow_multi, d);
+	vlog("device: %s%s", d->name, why);
+}
+
+/* The start-up thread of cuda_start, at most one at a time. It fills a device of its
+ * own, copied to the caller's at cuda_start_wait, so that a thread that is abandoned
+ * (auto chose the CPU) never writes into memory the program uses. */
 static struct {
 	pthread_t thread;
-	int running;
+	int running;			/* a thread was started and not joined */
+	int abandoned;			/* cuda_decide chose the CPU while it ran */
+	_Atomic int done;		/* the thread has returned */
+	double t0;			/* when it began */
 	const char *spec;
 	int allow_multi;
 	void (*init)(const struct cuda_dev *);
-	struct cuda_dev *d;
+	struct cuda_dev dev;		/* what the thread chose */
+	const char *why;		/* and its -v note */
+	struct cuda_dev *d;		/* the caller's */
 } start;
 
 static void *
 start_main(void *arg)
 {
 	(void)arg;
-	cuda_select(start.spec, start.allow_multi, start.d);
-	if (start.d->gpu && start.init != NULL)
-		start.init(start.d);
+	start.why = select_device(start.spec, start.allow_multi, &start.dev);
+	if (start.dev.gpu && start.init != NULL)
+		start.init(&start.dev);
+	start.done = 1;
 	return NULL;
 }
 
@@ -188,9 +202,12 @@ cuda_start(const char *spec, int allow_multi, void (*init)(const struct cuda_dev
 	start.allow_multi = allow_multi;
 	start.init = init;
 	start.d = d;
+	start.t0 = now_sec();
 	memset(d, 0, sizeof *d);
 	if (spec == NULL || strcmp(spec, "cpu") == 0 || !cuda_compiled()) {
 		start_main(NULL);
+		*d = start.dev;
+		vlog("device: %s%s", d->name, start.why);
 		return;
 	}
 	start.running = 1;
@@ -199,19 +216,80 @@ cuda_start(const char *spec, int allow_multi, void (*init)(const struct cuda_dev
 		start.running = 0;
 		err_before_exit(NULL);
 		start_main(NULL);
+		*d = start.dev;
+		vlog("device: %s%s", d->name, start.why);
 	}
 }
 
 void
 cuda_start_wait(void)
 {
-	if (!start.running)
+	if (!start.running || start.abandoned)
 		return;
 	double t = now_sec();
 	pthread_join(start.thread, NULL);
 	start.running = 0;
 	err_before_exit(NULL);
+	*start.d = start.dev;
 	phase_add("device start", now_sec() - t);
+	vlog("device: %s%s", start.d->name, start.why);
+}
+
+/* Seconds the GPU path would still wait for CUDA's start: none once the thread is done,
+ * else what is left of its usual cost. */
+static double
+start_left(void)
+{
+	if (!start.running || start.done)
+		return 0;
+	return MAX(0.0, CUDA_START_SEC - (now_sec() - start.t0));
+}
+
+void
+cuda_decide(const struct cost_model *m, double work, int threads, struct cuda_dev *d)
+{
+	int is_auto = start.spec == NULL || strcmp(start.spec, "auto") == 0;
+	if (!is_auto || !start.running || start.done) {
+		/* forced, or the start-up already knows whether there is a GPU */
+		cuda_start_wait();
+		if (!is_auto || !d->gpu)
+			return;
+	}
+	double cpu = m->cpu_fixed + work / (m->cpu_rate * MAX(threads, 1));
+	double left = start_left();
+	double gpu = left + m->gpu_fixed + work / m->gpu_rate;
+	if (gpu < cpu) {
+		vlog("auto: gpu, estimated %.3g s (%.3g s start left, %.3g s set-up, %.3g %s) "
+		    "against %.3g s on %d CPU thread%s", gpu, left, m->gpu_fixed, work, m->unit, cpu,
+		    threads, threads == 1 ? "" : "s");
+		cuda_start_wait();
+		return;
+	}
+	vlog("auto: cpu, estimated %.3g s on %d thread%s (%.3g %s) against %.3g s on the GPU "
+	    "(%.3g s start left, %.3g s set-up)", cpu, threads, threads == 1 ? "" : "s", work,
+	    m->unit, gpu, left, m->gpu_fixed);
+	if (start.running && !start.done) {
+		/* Leave the thread to itself: an error exit no longer waits for it (quick_exit
+		 * runs no CUDA teardown), and cuda_finish ends the run with _exit. */
+		start.abandoned = 1;
+		err_before_exit(NULL);
+	} else if (start.running) {
+		pthread_join(start.thread, NULL);	/* done already: costs nothing */
+		start.running = 0;
+		err_before_exit(NULL);
+	}
+	use_cpu(d);
+	vlog("device: %s", d->name);
+}
+
+void
+cuda_finish(const struct cuda_dev *d)
+{
+	/* start.dev is read only once its thread is joined (not abandoned) */
+	if (d->gpu || start.abandoned || start.dev.gpu) {
+		fflush(NULL);
+		_exit(0);
+	}
 }
 
 void
