@@ -197,7 +197,7 @@ char *ed_cpu_align(const uint8_t *a, size_t m, const uint8_t *b, size_t n, int a
 /* The Four-Russians table for block size t, built once (CPU). */
 const uint16_t *ed_cpu_table(int t);
 
-/* ---- the CUDA path (editdist4r.cu) ---- */
+/* ---- the CUDA path (editdist4r_gpu.cu and the files editdist4r_dev.cuh lists) ---- */
 
 struct ed_gpu;
 struct cuda_dev;
