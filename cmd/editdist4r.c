@@ -10,20 +10,26 @@
 #include "cudadev.h"
 #include "editdist4r.h"
 #include "editdist4r_run.h"
+#include "editdist4r_tune.h"
 #include "err.h"
 #include "input.h"
 #include "seq.h"
 #include "timer.h"
-
-/* The Four-Russians block size when -t is not given, by measurement (bench/editdist4r). */
-#define T_CPU 3
-#define T_GPU 2
+#include "tune.h"
 
 #define MAX_LEN ((size_t)INT32_MAX)
 
 enum { OPT_ALL = CLI_OPT_PROG, OPT_ALGO };
 
 static const char *const algos[] = {"auto", "4r", "bp", "dp", NULL};
+static const char *const engines[] = {"auto", "Four-Russians", "bit-parallel", "plain DP"};
+
+/* The Four-Russians block size without -t on a device so described (tune.h). */
+static int
+default_t(const char *desc)
+{
+	return TUNE_PICK(editdist4r_tune_table, desc)->t;
+}
 
 static void
 usage(FILE *f)
@@ -53,7 +59,7 @@ usage(FILE *f)
 	    "  -v, --verbose          device, engine and phase times on standard error\n"
 	    "  -h, --help             this help\n"
 	    "  -V, --version          version\n",
-	    progname, progname, FR_TMAX, T_CPU, T_GPU);
+	    progname, progname, FR_TMAX, default_t("cpu"), default_t("gpu nvidia"));
 }
 
 static void
@@ -195,19 +201,24 @@ main(int argc, char **argv)
 
 	struct cuda_dev dev;
 	cuda_select(co.device, 0, &dev);
+	const struct editdist4r_tune *tune = TUNE_PICK(editdist4r_tune_table, dev.desc);
 	r.gpu = dev.gpu;
-	r.eo.t = t > 0 ? t : r.gpu ? T_GPU : T_CPU;
+	r.eo.auto_algo = tune->auto_algo;
+	r.eo.t = t > 0 ? t : tune->t;
 #ifdef ACCELKIT_CUDA
 	if (r.gpu && r.eo.algo != ED_DP)
-		r.g = ed_gpu_open(&dev, &r.eo, co.max_device_mem);
+		r.g = ed_gpu_open(&dev, &r.eo, tune, co.max_device_mem);
 #endif
+	vlog("tuning: %s (%s)", *tune->device != '\0' ? tune->device : "default", tune->measured);
 	if (r.gpu && r.eo.algo == ED_DP)
 		vlog("--algo dp runs on the CPU");
-	vlog("engine: %s%s, block size %d%s", algos[r.eo.algo],
-	    r.eo.algo == ED_AUTO ? " (bit-parallel)" : "", r.eo.t,
+	char what[32] = "";
+	if (r.eo.algo == ED_AUTO)
+		snprintf(what, sizeof what, " (%s)", engines[r.eo.auto_algo]);
+	vlog("engine: %s%s, block size %d%s", algos[r.eo.algo], what, r.eo.t,
 	    r.path ? "; alignments on the CPU" : "");
 
-	ed_run_begin(&r, co.max_device_mem);
+	ed_run_begin(&r, tune, co.max_device_mem);
 	ed_out_begin(&r, co.output);
 
 	if (all) {

@@ -1,19 +1,17 @@
 /* editdist4r_batch.c: editdist4r's pairs in batches and their computation. Two batches
  * in host memory (pinned when a GPU computes, so that copies run at full speed) take
  * turns: one is filled while the other is computed, then finished (with --path, the
- * alignments on the CPU) and written. Separate from cmd/editdist4r.c, which reads the
- * pairs, and from the engines, which compute. */
+ * alignments on the CPU) and written. The sizes come from the tuning row. Separate
+ * from cmd/editdist4r.c, which reads the pairs, and from the engines, which compute. */
 #include "editdist4r_run.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "editdist4r.h"
+#include "editdist4r_tune.h"
 #include "err.h"
 #include "timer.h"
-
-#define BATCH_BYTES ((size_t)64 << 20)	/* string bytes in one batch */
-#define BATCH_PAIRS ((size_t)1 << 20)
 
 static void *
 hmem(const struct ed_run *r, size_t n)
@@ -50,12 +48,12 @@ batch_init(struct ed_run *r, struct ed_batch *b, size_t max)
 }
 
 void
-ed_run_begin(struct ed_run *r, size_t max_device_mem)
+ed_run_begin(struct ed_run *r, const struct editdist4r_tune *tune, size_t max_device_mem)
 {
-	size_t cap = BATCH_BYTES;
+	size_t cap = tune->batch_bytes;
 	if (max_device_mem > 0)
 		cap = MAX((size_t)1 << 20, MIN(cap, max_device_mem / 4));
-	r->max_pairs = BATCH_PAIRS;
+	r->max_pairs = tune->batch_pairs;
 	batch_init(r, &r->b[0], cap);
 	batch_init(r, &r->b[1], cap);
 	if (r->all) {
@@ -170,6 +168,7 @@ compute_finish(struct ed_run *r, struct ed_batch *b)
 	if (!r->path)
 		return;
 	t0 = now_sec();
+	int algo = ed_engine(&r->eo);
 	#pragma omp parallel for schedule(dynamic, 1)
 	for (size_t i = 0; i < b->n; i++) {
 		const struct ed_pair *p = &b->pairs[i];
@@ -177,7 +176,7 @@ compute_finish(struct ed_run *r, struct ed_batch *b)
 		if (b->dist[i] < 0)
 			continue;
 		b->cigar[i] = ed_cpu_align(b->pool + p->aoff, p->alen, b->pool + p->boff, p->blen,
-		    r->eo.algo, r->eo.t, &cost);
+		    algo, r->eo.t, &cost);
 		if (cost != b->dist[i])
 			die("internal error: pair %zu: alignment costs %lld, distance is %d", i,
 			    (long long)cost, b->dist[i]);

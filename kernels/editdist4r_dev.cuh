@@ -10,7 +10,7 @@
  *                        is short, so that a million short pairs fill the GPU
  *   editdist4r_wf.cu     the anti-diagonal wavefront over strips of rows (wf, with its
  *                        Four-Russians and bit-parallel strip engines), for the rest
- */
+ * The kernels' shapes (TPT, WF_G, the wavefront's THREADS) are in editdist4r_tune.h. */
 #ifndef EDITDIST4R_DEV_CUH
 #define EDITDIST4R_DEV_CUH
 
@@ -20,11 +20,10 @@
 
 #include "cuda_check.h"
 #include "editdist4r.h"
+#include "editdist4r_tune.h"
 
-constexpr int TPT = 128;		/* threads of a thread-per-pair block */
-constexpr int TP_SHORT = 256;		/* thread per pair when the shorter side fits this */
-constexpr int TP_LONG = 1 << 16;	/* ... and the longer this */
-constexpr int WF_G = 32;		/* wavefront steps between handoffs */
+constexpr int TPT = ED_TP_THREADS;	/* threads of a thread-per-pair block */
+constexpr int WF_G = ED_WF_HANDOFF;	/* wavefront steps between handoffs */
 
 /* A batch's pairs fall into classes, each computed by one kernel: 1..8 bp_tp with that
  * many words of rows, CLS_FR fr_tp, CLS_WF the wavefront; 0 is done on the host. */
@@ -88,7 +87,8 @@ struct ed_gpu {
 	cudaEvent_t e_rep[2 * 16];
 	unsigned long long *clk;
 	int clk_pending;
-	int wf_algo;
+	int wf_algo;			/* the wavefront's engine: ED_BP or ED_4R */
+	int tp_short, tp_long;		/* the tuning row's: which pairs get a thread each */
 	char names[160];
 };
 

@@ -12,6 +12,7 @@
 #include "cudadev.h"
 #include "editdist4r.h"
 #include "editdist4r_dev.cuh"
+#include "editdist4r_tune.h"
 #include "err.h"
 #include "timer.h"
 
@@ -61,15 +62,19 @@ hgrow(void **p, size_t *cap, size_t n)
 }
 
 extern "C" struct ed_gpu *
-ed_gpu_open(const struct cuda_dev *d, const struct ed_opts *o, size_t max_device_mem)
+ed_gpu_open(const struct cuda_dev *d, const struct ed_opts *o,
+    const struct editdist4r_tune *tune, size_t max_device_mem)
 {
 	struct ed_gpu *g = (struct ed_gpu *)xcalloc(1, sizeof *g);
 	g->o = *o;
 	g->sms = d->sm_count;
 	g->max_mem = max_device_mem;
-	/* --algo auto: bit-parallel, measured faster than Four-Russians on the wavefront
-	 * and a thread per pair alike (bench/editdist4r.md). */
-	g->wf_algo = o->algo == ED_AUTO ? ED_BP : o->algo;
+	if (tune->tp_short > 8 * 32)
+		die("internal error: tuning row \"%s\": bp_tp holds at most 256 rows",
+		    tune->device);
+	g->tp_short = tune->tp_short;
+	g->tp_long = tune->tp_long;
+	g->wf_algo = ed_engine(o);
 	CUDA_CHECK(cudaStreamCreate(&g->st));
 	CUDA_CHECK(cudaEventCreate(&g->e_h2d));
 	CUDA_CHECK(cudaEventCreate(&g->e_k0));
@@ -125,7 +130,7 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
     const struct ed_pair *pairs, size_t n, int32_t *dist)
 {
 	const long long K = g->o.maxdist;
-	const int tp_algo = g->o.algo == ED_AUTO ? ED_BP : g->o.algo;
+	const int tp_algo = ed_engine(&g->o);
 	size_t cnt[NCLS] = {0};	/* pairs of each class (editdist4r_dev.cuh) */
 	int nmax = 1;
 
@@ -140,7 +145,7 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 			dist[i] = -1;
 		} else if (lo == 0) {
 			dist[i] = K >= 0 && hi > K ? -1 : (int32_t)hi;
-		} else if (lo <= TP_SHORT && hi <= TP_LONG) {
+		} else if (lo <= g->tp_short && hi <= g->tp_long) {
 			cls[i] = tp_algo == ED_BP ? (uint8_t)CEIL_DIV(lo, 32) : CLS_FR;
 			if (cls[i] == CLS_FR)
 				nmax = MAX(nmax, (int)lo);

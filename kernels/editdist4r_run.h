@@ -12,6 +12,8 @@
 #include "editdist4r.h"
 #include "output.h"
 
+struct editdist4r_tune;
+
 /* Pairs gathered for one computation: strings in a pool, 16-byte aligned. */
 struct ed_batch {
 	uint8_t *pool;
@@ -46,8 +48,8 @@ struct ed_recs {
 
 /* ---- batches (editdist4r_batch.c) ---- */
 
-/* The two batches, smaller under --max-device-mem (when not 0). */
-void ed_run_begin(struct ed_run *r, size_t max_device_mem);
+/* The two batches, sized by the tuning row (and --max-device-mem when not 0). */
+void ed_run_begin(struct ed_run *r, const struct editdist4r_tune *tune, size_t max_device_mem);
 /* One pair: into the batch being filled, handing that batch over first when full. */
 void ed_run_add(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned char *b,
     size_t blen);

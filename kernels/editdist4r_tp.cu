@@ -1,5 +1,5 @@
 /* editdist4r_tp.cu: a thread per pair, editdist4r's GPU engine for batches of pairs
- * whose shorter side is short (TP_SHORT), so that a million short pairs
+ * whose shorter side is short (the tuning row's tp_short), so that a million short pairs
  * fill the GPU. fr_tp keeps the shorter string and the row of h vectors in shared memory
  * (one column per thread) and the Four-Russians table in shared memory (t <= 2) or L2
  * (t = 3); bp_tp keeps the shorter string as bit planes in registers. */

@@ -89,7 +89,7 @@ struct wfargs {
 /* Four-Russians strips of T rows; a chunk is one t-block. */
 template <int T>
 struct FrEng {
-	static constexpr int S = T, W = T, THREADS = 256;
+	static constexpr int S = T, W = T, THREADS = ED_WF_FR_THREADS;
 	static constexpr uint32_t P = pow3c(T), TT = T * T;
 	static constexpr size_t SMEM = T <= 2 ? ((size_t)(P * P) << TT) * 2 : 0;
 	typedef uint8_t H;
@@ -143,7 +143,7 @@ struct FrEng {
 
 /* Bit-parallel strips of 32 rows; a chunk is 32 columns, its h values two bit masks. */
 struct BpEng {
-	static constexpr int S = 32, W = 32, THREADS = 64;
+	static constexpr int S = 32, W = 32, THREADS = ED_WF_BP_THREADS;
 	static constexpr size_t SMEM = 256 * THREADS * 4;	/* Peq[byte][thread] */
 	typedef uint2 H;
 
