@@ -37,10 +37,18 @@ struct ed_pair {
 };
 
 struct ed_opts {
-	int algo;		/* enum ed_algo */
+	int algo;		/* enum ed_algo, as --algo asked */
+	int auto_algo;		/* the engine of ED_AUTO: the tuning row's (editdist4r_tune.h) */
 	int t;			/* Four-Russians block size, 1..FR_TMAX */
 	int64_t maxdist;	/* --max-dist, -1 for none */
 };
+
+/* The engine that runs: ED_4R, ED_BP or ED_DP. */
+static inline int
+ed_engine(const struct ed_opts *o)
+{
+	return o->algo == ED_AUTO ? o->auto_algo : o->algo;
+}
 
 /* ---- the band that an alignment of cost <= K never leaves ---- */
 
@@ -190,19 +198,22 @@ ED_BP_DEFINE(ed_bp_step32, uint32_t)
 /* Distances of pairs[0..n) into dist (-1 beyond maxdist), OpenMP over pairs. */
 void ed_cpu_batch(const uint8_t *pool, const struct ed_pair *pairs, size_t n,
     const struct ed_opts *o, int32_t *dist);
-/* An optimal alignment of A to B in linear space (Hirschberg): a malloc'd CIGAR of
- * =, X, I, D runs; *cost gets its cost (the distance). */
+/* An optimal alignment of A to B in linear space (Hirschberg), the last rows by engine
+ * algo (ED_4R, ED_BP or ED_DP: ed_engine's): a malloc'd CIGAR of =, X, I, D runs;
+ * *cost gets its cost (the distance). */
 char *ed_cpu_align(const uint8_t *a, size_t m, const uint8_t *b, size_t n, int algo, int t,
     int64_t *cost);
 /* The Four-Russians table for block size t, built once (CPU). */
 const uint16_t *ed_cpu_table(int t);
 
-/* ---- the CUDA path (editdist4r.cu) ---- */
+/* ---- the CUDA path (editdist4r_gpu.cu and the files editdist4r_dev.cuh lists) ---- */
 
 struct ed_gpu;
 struct cuda_dev;
+struct editdist4r_tune;
+/* tune: the device's row of editdist4r_tune_table. */
 struct ed_gpu *ed_gpu_open(const struct cuda_dev *d, const struct ed_opts *o,
-    size_t max_device_mem);
+    const struct editdist4r_tune *tune, size_t max_device_mem);
 void ed_gpu_close(struct ed_gpu *g);
 /* Host memory the GPU copies from fast (pinned); free with ed_host_free. */
 void *ed_host_alloc(size_t n);

@@ -368,7 +368,7 @@ void
 ed_cpu_batch(const uint8_t *pool, const struct ed_pair *pairs, size_t n,
     const struct ed_opts *o, int32_t *dist)
 {
-	int algo = o->algo == ED_AUTO ? ED_BP : o->algo;
+	int algo = ed_engine(o);
 	if (algo == ED_4R)
 		ed_cpu_table(o->t);
 	#pragma omp parallel
@@ -532,8 +532,6 @@ ed_cpu_align(const uint8_t *a, size_t m, const uint8_t *b, size_t n, int algo, i
 {
 	struct hb h;
 	memset(&h, 0, sizeof h);
-	if (algo == ED_AUTO)
-		algo = ED_BP;
 	if (algo == ED_4R)
 		ed_cpu_table(t);
 	h.a = a;

@@ -298,6 +298,31 @@ print("ok")' "$D/c.npy" "$D/small.ref"
 	[ "${#lines[@]}" -eq 5 ]
 }
 
+@test "the default block size is the tuning row's: 3 on the CPU, as -v and --help say" {
+	run --separate-stderr -0 editdist4r -d cpu -v "$TESTDATA/editdist4r/pairs.txt"
+	[[ "$stderr" == *"tuning: default (development machine"* ]]
+	[[ "$stderr" == *"engine: auto (bit-parallel), block size 3"* ]]
+	run --separate-stderr -0 editdist4r -d cpu -v --algo 4r "$TESTDATA/editdist4r/pairs.txt"
+	[[ "$stderr" == *"engine: 4r, block size 3"* ]]
+	assert_output "$(printf '4\n3\n3\n7\n0')"
+	run -0 editdist4r --help
+	assert_line --partial "(default 3 on the CPU,"
+	assert_line --partial " 2 on a GPU); selects --algo 4r"
+}
+
+@test "on a GPU the tuning row is the NVIDIA one: block size 2, bit-parallel for auto" {
+	require_gpu
+	run --separate-stderr -0 editdist4r -d gpu -v --algo 4r "$TESTDATA/editdist4r/pairs.txt"
+	[[ "$stderr" == *"tuning: gpu nvidia (H200 "* ]]
+	[[ "$stderr" == *"engine: 4r, block size 2"* ]]
+	[[ "$stderr" == *"GPU engines: Four-Russians t=2 thread per pair;"* ]]
+	assert_output "$(printf '4\n3\n3\n7\n0')"
+	run --separate-stderr -0 editdist4r -d gpu -v "$TESTDATA/editdist4r/pairs.txt"
+	[[ "$stderr" == *"engine: auto (bit-parallel), block size 2"* ]]
+	[[ "$stderr" == *"GPU engines: bit-parallel thread per pair;"* ]]
+	assert_output "$(printf '4\n3\n3\n7\n0')"
+}
+
 @test "man page example: the distance of each pair" {
 	run -0 sh -c "printf 'kitten\tsitting\n' | editdist4r"
 	assert_output 3

@@ -1,0 +1,67 @@
+/* editdist4r_tune.h: editdist4r's tuning, in one place: the choices made per device
+ * (a row of editdist4r_tune_table, picked once by the device's description, see
+ * common/tune.h) and the CUDA kernels' shapes, which are fixed when the kernels are
+ * compiled. Each choice says what measurement made it, or that it was reasoned. A new
+ * GPU means adding a row above the ones it should override. */
+#ifndef EDITDIST4R_TUNE_H
+#define EDITDIST4R_TUNE_H
+
+#include <stddef.h>
+
+#include "editdist4r.h"
+
+/* ---- the CUDA kernels' shapes: one value for every GPU of a build ----
+ * Template and __launch_bounds__ parameters and shared-memory layouts of the kernels
+ * (kernels/editdist4r_tp.cu, kernels/editdist4r_wf.cu), so no row can change them: a
+ * GPU that wants others needs kernels compiled for them. Not measured (the values of
+ * the first implementation); what each implies is beside it. */
+
+/* Threads of a thread-per-pair block. fr_tp keeps the shorter string and the h
+ * vectors, a column a thread, in shared memory: 128 x (256 + 128) bytes = 48 KiB at
+ * t = 2 for short sides of 256 bytes, beside the table. */
+#define ED_TP_THREADS 128
+/* Wavefront steps between the handoffs of a job's bottom row to the next job (one
+ * warp moves them, an h vector a lane). */
+#define ED_WF_HANDOFF 32
+/* Strips (threads) of a wavefront block: Four-Russians strips are t rows; bit-parallel
+ * strips 32 rows, each thread with a 256-word Peq table in shared memory (64 KiB a
+ * block). */
+#define ED_WF_FR_THREADS 256
+#define ED_WF_BP_THREADS 64
+
+/* ---- the choices per device ---- */
+
+struct editdist4r_tune {
+	const char *device;	/* tune_pick's pattern: words all in the description */
+	int auto_algo;		/* the engine of --algo auto: ED_BP or ED_4R */
+	int t;			/* the Four-Russians block size without -t, 1..FR_TMAX */
+	/* GPU: a thread per pair when the shorter side has at most tp_short bytes (at most
+	 * 256, the 8 words of bp_tp) and the longer at most tp_long; the others go to the
+	 * wavefront. Reasoned, not measured. */
+	int tp_short, tp_long;
+	/* A batch: the most string bytes (a quarter of --max-device-mem when that is
+	 * less) and pairs. Reasoned, not measured: two batches in flight, and the
+	 * GPU's buffers for them, stay well within a GPU's and the host's memory. */
+	size_t batch_bytes, batch_pairs;
+	const char *measured;	/* what chose auto_algo and t; -v prints it */
+};
+
+static const struct editdist4r_tune editdist4r_tune_table[] = {
+	/* Every NVIDIA GPU: measured on an H200 (bench/README.md, section editdist4r).
+	 * auto: bit-parallel was faster on the thread-per-pair batch (1.7 ms against
+	 * 9.8 ms for Four-Russians t=3) and on the wavefront (lambda 48.5 kb: 6.6 ms
+	 * against 30.4 ms for t=3; random: 7.2 ms against 25.0 ms for t=2). t = 2: the
+	 * fastest Four-Russians wavefront on the random pair and at every L of the
+	 * paper's experiment (t = 3 was 10% faster on the lambda pair and 15% on the
+	 * batch of short pairs). */
+	{"gpu nvidia", ED_BP, 2, 256, 1 << 16, (size_t)64 << 20, (size_t)1 << 20,
+	    "H200 2026-11-22, bench/editdist4r: 1M x 150 bp bit-parallel 1.7 ms, 4R t=3 9.8; "
+	    "48.5 kb pairs bit-parallel 6.6 and 7.2 ms, 4R t=2 33.6 and 25.0, t=3 30.4 and 31.8"},
+	/* The CPU path ("cpu"), and any device no row above names. t = 3: 0.86 against
+	 * 0.57 GCUPS for t = 2 on 300-base pairs, on the 2-core development machine.
+	 * auto: bit-parallel, "fastest everywhere measured" (bench/README.md). */
+	{"", ED_BP, 3, 256, 1 << 16, (size_t)64 << 20, (size_t)1 << 20,
+	    "development machine 2026-11-22, 300-base pairs: 4R t=3 0.86 GCUPS, t=2 0.57"},
+};
+
+#endif
