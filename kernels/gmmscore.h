@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "gmm.h"
 #include "hostdev.h"
 
 #ifdef __cplusplus
@@ -61,23 +62,7 @@ gmm_key_model(uint64_t key)
 	return 0xffffffffu - (uint32_t)key;
 }
 
-/* ---- models (kernels/gmmscore_model.c) ---- */
-
-struct gmm_models {
-	size_t nmodels, ncomp;
-	int dim;
-	char **names;		/* nmodels */
-	size_t *off;		/* nmodels + 1: the components of model m are off[m]..off[m+1] */
-	double *weight;		/* ncomp */
-	double *mean;		/* ncomp x dim */
-	double *ivar;		/* ncomp x dim, inverse variances */
-	const char *format;	/* "Kaldi text", "HTK MMF", ... for -v */
-};
-
-/* Reads models from a file (format by content), validating weights, variances and
- * dimensions; errors name the model and the place, and exit 1. */
-void gmm_models_load(const char *path, struct gmm_models *m);
-void gmm_models_free(struct gmm_models *m);
+/* ---- the scorers' parameters (kernels/gmmscore_pack.c) ---- */
 
 /* The scoring parameters over the first `dims` dimensions (dims <= m->dim), padded
  * to dp = dims rounded up to GMM_DVEC: s and na (= -mu s) ncomp x dp, g ncomp. */
