@@ -15,9 +15,11 @@
 #include "dense.h"
 #include "err.h"
 #include "gmmscore.h"
+#include "gmmscore_tune.h"
 #include "output.h"
 #include "speech.h"
 #include "timer.h"
+#include "tune.h"
 
 #define NBUF 3				/* chunks in flight: reading, scoring, writing */
 #define HOST_RESULT_MAX ((size_t)128 << 20)	/* bytes of scores a chunk, --all */
@@ -352,6 +354,7 @@ struct runner {
 	const struct gmm_params *prm;
 	enum gmm_mode mode;
 	size_t top;
+	const struct gmmscore_tune *tune;
 	float *scores;			/* CPU with --top: every score of a chunk */
 #ifdef ACCELKIT_CUDA
 	struct gmm_gpu *gpu;
@@ -389,7 +392,8 @@ start_chunk(struct runner *r, int bi, struct chunk *c)
 #endif
 	double t0 = now_sec();
 	const size_t nm = r->prm->nmodels;
-	gmm_cpu_score(r->prm, r->mode, c->x, c->n, r->top ? r->scores : c->val);
+	gmm_cpu_score(r->prm, r->mode, (size_t)r->tune->cpu_fblk, c->x, c->n,
+	    r->top ? r->scores : c->val);
 	if (r->top)
 		gmm_top(r->scores, c->n, nm, r->top, c->idx, c->tv);
 	phase_add(PH_COMPUTE, now_sec() - t0);
@@ -511,6 +515,9 @@ main(int argc, char **argv)
 	gmm_params_make(&models, dims, &prm);
 	phase_add("model params", now_sec() - t0);
 	cuda_start_wait();
+	const struct gmmscore_tune *tune = TUNE_PICK(gmmscore_tune_table, dev.desc);
+	vlog("tuning: %s (%s)", tune->device[0] != '\0' ? tune->device : "any device",
+	    tune->measured);
 
 	/* Chunk size: bounded by the scores a chunk holds on the host. Every score of a
 	 * chunk is kept for --all, on the CPU, and for a --top too large for the GPU. */
@@ -521,13 +528,13 @@ main(int argc, char **argv)
 	    top * (sizeof(uint32_t) + sizeof(float));
 	size_t cap = o.chunk;
 	if (cap == 0)
-		cap = MIN(dev.gpu ? (size_t)16384 : 4096, HOST_RESULT_MAX / 2 / row_bytes);
+		cap = MIN((size_t)tune->chunk, HOST_RESULT_MAX / 2 / row_bytes);
 	cap = MAX((size_t)1, MIN(cap, HOST_RESULT_MAX / row_bytes));
 #ifdef ACCELKIT_CUDA
 	struct gmm_gpu *gpu = NULL;
 	if (dev.gpu) {
 		gpu = gmm_gpu_init(&prm, o.mode, host_top ? 0 : top, cap, co.max_device_mem,
-		    dev.ids[0]);
+		    dev.ids[0], tune);
 		cap = gmm_gpu_chunk(gpu);
 	}
 #endif
@@ -585,7 +592,7 @@ main(int argc, char **argv)
 	if (pthread_create(&rd_thread, NULL, reader_main, &pl) != 0)
 		die("cannot start a thread");
 	struct runner run = {.pl = &pl, .w = &w, .prm = &prm, .mode = o.mode, .top = top,
-	    .scores = scores};
+	    .tune = tune, .scores = scores};
 #ifdef ACCELKIT_CUDA
 	run.gpu = gpu;
 	run.host_top = host_top;
