@@ -13,8 +13,8 @@
  * Fixed in the code, not tuned here: gmmscore.cu's 128 threads a block, 32 frames a
  * reduction pass and 4 warps a top-N block (launch bounds and shared-memory shapes);
  * gmmscore_cpu.c's 16 frames a SIMD group and 4 components a pass (the shapes of its
- * register arrays); the pipeline's 3 chunks in flight and 128 MB of host scores at most
- * a chunk (bounds on memory, not choices of speed). */
+ * register arrays); gmmscore_stream.c's 3 chunks in flight and 128 MB of host scores at
+ * most a chunk (bounds on memory, not choices of speed). */
 #ifndef GMMSCORE_TUNE_H
 #define GMMSCORE_TUNE_H
 
