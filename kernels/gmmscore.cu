@@ -33,12 +33,9 @@ namespace {
 
 constexpr int NT = 128;			// threads a block
 constexpr int FH = 32;			// frames a reduction pass
-// Tile shapes compiled: slots a thread (CPL) x frames a thread (FR), 2 x 64 (the
-// default) or 4 x 32. On an H200 (2026-11-22, bench/gmmscore.md) 2 x 64 scored the
-// benchmark in 115 ms and 4 x 32 in 138 ms: halving the feature reads from shared
-// memory did not pay for halving the reuse of each parameter read.
-constexpr int CPL_DEFAULT = 2;
-constexpr int NSUB_DEFAULT = 4;		// register tiles a block (1 to 16)
+// Tile shapes compiled: slots a thread (CPL) x frames a thread (FR), 2 x 64 or 4 x 32;
+// which one runs, and how many tiles a block (1 to 16), is the tuning table's choice
+// (kernels/gmmscore_tune.h, with the measurements).
 constexpr int MAX_DC = 128;		// at most 512 dimensions (shared memory)
 constexpr int TOP_WARPS = 4;		// frames a top-N block
 
@@ -277,7 +274,7 @@ top_kernel(const float *__restrict__ S, int n, int nmodels, int k, uint32_t *__r
 typedef void (*score_fn)(const float4 *, const float *, const float4 *, int, int, int, int,
     const int *, const int *, const int *, int, float *);
 
-// The kernel of a tile shape: CPL 4 x FR 32 (the default) or CPL 2 x FR 64.
+// The kernel of a tile shape: CPL 4 x FR 32 or CPL 2 x FR 64.
 static score_fn
 score_kernel_for(enum gmm_mode mode, int cpl)
 {
@@ -317,7 +314,7 @@ dev_alloc(size_t n)
 
 extern "C" struct gmm_gpu *
 gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t chunk,
-    size_t max_mem, int dev)
+    size_t max_mem, int dev, const struct gmmscore_tune *tune)
 {
 	struct gmm_gpu *g = static_cast<struct gmm_gpu *>(xcalloc(1, sizeof *g));
 	const size_t nm = p->nmodels;
@@ -329,10 +326,13 @@ gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t 
 	g->mode = mode;
 	g->top = top;
 	g->nmodels = nm;
-	// Tile shape: CPL slots x FR frames a thread, NSUB tiles a block;
-	// GMMSCORE_TILE=CPL,NSUB overrides (for tuning).
-	g->cpl = CPL_DEFAULT;
-	g->nsub = NSUB_DEFAULT;
+	// Tile shape: CPL slots x FR frames a thread, NSUB tiles a block, from the tuning
+	// table; GMMSCORE_TILE=CPL,NSUB overrides (for tuning).
+	g->cpl = tune->cpl;
+	g->nsub = tune->nsub;
+	if ((g->cpl != 2 && g->cpl != 4) || g->nsub < 1 || g->nsub > 16)
+		die("tuning table, row \"%s\": %d Gaussians a thread (2 or 4), %d tiles a block "
+		    "(1 to 16)", tune->device, g->cpl, g->nsub);
 	const char *tile = getenv("GMMSCORE_TILE");
 	if (tile != NULL && *tile != '\0') {
 		if (sscanf(tile, "%d,%d", &g->cpl, &g->nsub) != 2 || (g->cpl != 2 && g->cpl != 4) ||

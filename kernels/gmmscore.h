@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "gmm.h"
 #include "hostdev.h"
 
 #ifdef __cplusplus
@@ -61,23 +62,7 @@ gmm_key_model(uint64_t key)
 	return 0xffffffffu - (uint32_t)key;
 }
 
-/* ---- models (kernels/gmmscore_model.c) ---- */
-
-struct gmm_models {
-	size_t nmodels, ncomp;
-	int dim;
-	char **names;		/* nmodels */
-	size_t *off;		/* nmodels + 1: the components of model m are off[m]..off[m+1] */
-	double *weight;		/* ncomp */
-	double *mean;		/* ncomp x dim */
-	double *ivar;		/* ncomp x dim, inverse variances */
-	const char *format;	/* "Kaldi text", "HTK MMF", ... for -v */
-};
-
-/* Reads models from a file (format by content), validating weights, variances and
- * dimensions; errors name the model and the place, and exit 1. */
-void gmm_models_load(const char *path, struct gmm_models *m);
-void gmm_models_free(struct gmm_models *m);
+/* ---- the scorers' parameters (kernels/gmmscore_pack.c) ---- */
 
 /* The scoring parameters over the first `dims` dimensions (dims <= m->dim), padded
  * to dp = dims rounded up to GMM_DVEC: s and na (= -mu s) ncomp x dp, g ncomp. */
@@ -109,12 +94,27 @@ struct gmm_layout {
 void gmm_layout_make(const struct gmm_params *p, size_t slots, struct gmm_layout *l);
 void gmm_layout_free(struct gmm_layout *l);
 
+/* ---- tuning (the table: kernels/gmmscore_tune.h) ---- */
+
+/* A device class's parameters. A path reads only its own fields: the GPU rows leave
+ * the CPU's 0, the CPU row the GPU's. */
+struct gmmscore_tune {
+	const char *device;	/* tune_pick's pattern (common/tune.h) */
+	int cpl;		/* GPU: Gaussians a thread, naming the score kernel compiled for
+				 * it: 2 (x 64 frames) or 4 (x 32 frames) */
+	int nsub;		/* GPU: tiles of frames a block, 1 to 16 */
+	int chunk;		/* frames a chunk unless --chunk says (fewer where a chunk's
+				 * scores would take over 64 MB of host memory) */
+	int cpu_fblk;		/* CPU: frames a task, a multiple of 16 */
+	const char *measured;	/* where, when and what measurement chose the row */
+};
+
 /* ---- CPU path (kernels/gmmscore_cpu.c) ---- */
 
 /* Scores n frames (rows of x, dp floats each) against every model:
- * out[f * nmodels + m]. OpenMP over models and frame blocks. */
-void gmm_cpu_score(const struct gmm_params *p, enum gmm_mode mode, const float *x, size_t n,
-    float *out);
+ * out[f * nmodels + m]. OpenMP over models and blocks of fblk frames. */
+void gmm_cpu_score(const struct gmm_params *p, enum gmm_mode mode, size_t fblk,
+    const float *x, size_t n, float *out);
 /* The top k models of each of n score rows (width nmodels), best first:
  * idx[f * k + j], val[f * k + j]. */
 void gmm_top(const float *scores, size_t n, size_t nmodels, size_t k, uint32_t *idx,
@@ -129,9 +129,10 @@ void gmm_top(const float *scores, size_t n, size_t nmodels, size_t k, uint32_t *
 struct gmm_gpu;
 /* Uploads the parameters to device dev and sizes the work: at most `chunk` frames a
  * call, less where device memory (max_mem bytes, 0 = most of what is free) needs it.
- * top = k > 0: submit returns the top k models a frame; top = 0: every score. */
+ * top = k > 0: submit returns the top k models a frame; top = 0: every score. The
+ * kernel's tile shape is the tuning row's (cpl, nsub), unless $GMMSCORE_TILE says. */
 struct gmm_gpu *gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top,
-    size_t chunk, size_t max_mem, int dev);
+    size_t chunk, size_t max_mem, int dev, const struct gmmscore_tune *tune);
 size_t gmm_gpu_chunk(const struct gmm_gpu *g);
 /* Page-locked host memory for the buffers passed to gmm_gpu_submit. */
 void *gmm_gpu_host_alloc(size_t bytes);

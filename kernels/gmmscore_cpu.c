@@ -1,9 +1,10 @@
 /* gmmscore_cpu.c: the native CPU path of gmmscore (OpenMP threads, SIMD over frames).
  *
- * A task is one model and a block of FBLK frames, so that the model's parameters stay
- * in L1 while the frames stream from L2. Within it, frames go SIMD-wide in groups of
- * FB (transposed to dimension-major), CB components at a time so that each feature
- * load feeds CB independent chains of fused multiply-adds. */
+ * A task is one model and a block of fblk frames (the tuning table's cpu_fblk), so
+ * that the model's parameters stay in L1 while the frames stream from L2. Within it,
+ * frames go SIMD-wide in groups of FB (transposed to dimension-major), CB components at
+ * a time so that each feature load feeds CB independent chains of fused multiply-adds.
+ * FB and CB size the register arrays, so they are compiled in, not tuned at run time. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,6 @@
 
 #define FB 16		/* frames a SIMD group */
 #define CB 4		/* components a pass */
-#define FBLK 128	/* frames a task */
 
 /* exp(x) for x <= 0 in float32, within 1e-7 relative (Cephes' expf polynomial),
  * written so that loops over it vectorise: no calls, no branches (rounding by the
@@ -109,10 +109,12 @@ group_reduce(const float *restrict sc, size_t k, enum gmm_mode mode, float *rest
 }
 
 void
-gmm_cpu_score(const struct gmm_params *p, enum gmm_mode mode, const float *x, size_t n,
-    float *out)
+gmm_cpu_score(const struct gmm_params *p, enum gmm_mode mode, size_t fblk, const float *x,
+    size_t n, float *out)
 {
-	const size_t nm = p->nmodels, dp = (size_t)p->dp, nblk = CEIL_DIV(n, FBLK);
+	if (fblk == 0 || fblk % FB != 0)
+		die("tuning table: %zu frames a CPU task is not a multiple of %d", fblk, FB);
+	const size_t nm = p->nmodels, dp = (size_t)p->dp, nblk = CEIL_DIV(n, fblk);
 	const size_t ngrp = CEIL_DIV(n, FB);
 	/* The frames once, in SIMD groups, dimension-major: xt[(g * dp + d) * FB + f]. */
 	float *xt = xmallocarray(mul_size(ngrp * FB, dp, "chunk"), sizeof *xt);
@@ -131,8 +133,8 @@ gmm_cpu_score(const struct gmm_params *p, enum gmm_mode mode, const float *x, si
 		for (size_t m = 0; m < nm; m++) {
 			for (size_t b = 0; b < nblk; b++) {
 				size_t c0 = p->off[m], k = p->off[m + 1] - c0;
-				size_t f1 = MIN(n, (b + 1) * FBLK);
-				for (size_t f0 = b * FBLK; f0 < f1; f0 += FB) {
+				size_t f1 = MIN(n, (b + 1) * fblk);
+				for (size_t f0 = b * fblk; f0 < f1; f0 += FB) {
 					size_t nf = MIN((size_t)FB, f1 - f0);
 					group_scores(p->s + c0 * dp, p->na + c0 * dp, p->g + c0, k,
 					    (int)dp, xt + f0 * dp, sc);

@@ -169,6 +169,27 @@ EOF
 	run -0 refcheck top "$T/m.txt" "$T/r.npy" --top 2 --names "$R/names.txt"
 }
 
+@test "-v names the tuning row chosen for the device" {
+	run -0 --separate-stderr gmmscore -v -m "$D/native.txt" -o "$T/top.txt" "$D/feats.npy"
+	if on_gpu; then
+		[[ $stderr == *"gmmscore: tuning: gpu nvidia (H200 "* ]]
+		[[ $stderr == *", 2 slots x 64 frames a thread, 4 tiles a block,"* ]]
+	else
+		[[ $stderr == *"gmmscore: tuning: cpu (reasoned, not measured)"* ]]
+	fi
+}
+
+@test "the GPU's other tile shape, chosen by GMMSCORE_TILE, scores the same" {
+	require_gpu
+	py "$REF/gmmscore_ref.py" scores "$R" "$R/feats.npy" "$T/r.npy" --native "$R/native.txt"
+	run -0 --separate-stderr env GMMSCORE_TILE=4,3 gmmscore -v -d gpu -m "$R/native.txt" --all \
+	    -O npy -o "$T/r4.npy" "$R/feats.npy"
+	[[ $stderr == *", 4 slots x 32 frames a thread, 3 tiles a block,"* ]]
+	run -0 refcheck npy "$T/r4.npy" "$T/r.npy"
+	run -1 --separate-stderr env GMMSCORE_TILE=3,4 gmmscore -d gpu -m "$R/native.txt" "$R/feats.npy"
+	[[ $stderr == *"GMMSCORE_TILE='3,4': expected CPL,NSUB"* ]]
+}
+
 @test "CPU and GPU give the same scores within the stated tolerance" {
 	require_gpu
 	run -0 gmmscore -d cpu -m "$R/native.txt" --all -o "$T/cpu.npy" "$R/feats.npy"

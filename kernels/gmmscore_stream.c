@@ -1,0 +1,361 @@
+/* gmmscore_stream.c: gmmscore's streaming pipeline (see gmmscore_stream.h).
+ *
+ * A reader thread parses the feature files into chunks of frames (several utterances
+ * can share a chunk) while the device scores the previous chunk and the calling thread
+ * writes the one before that: reading, scoring and writing overlap, and memory stays
+ * bounded by a few chunks. Separate from cmd/gmmscore.c, which only chooses what runs,
+ * and from gmmscore_out.c, which formats what comes out. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "gmmscore.h"
+#include "gmmscore_stream.h"
+#include "speech.h"
+#include "timer.h"
+
+#define NBUF 3				/* chunks in flight: reading, scoring, writing */
+#define HOST_RESULT_MAX ((size_t)128 << 20)	/* bytes of scores a chunk, --all */
+
+/* Utterance keys live until the end, in blocks that never move. */
+struct arena {
+	char *block;
+	size_t used, cap;
+	char **old;
+	size_t nold;
+};
+
+struct gmm_stream {
+	struct gmm_stream_cfg cfg;
+	int dp;
+	size_t cap;			/* frames a chunk */
+	/* the reader's side */
+	char **files;
+	int nfiles;
+	struct gmm_chunk buf[NBUF];
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct arena keys;
+	double t_read;
+	/* the scorer's side */
+	struct gmm_writer *w;
+	float *scores;			/* CPU with --top: every score of a chunk */
+#ifdef ACCELKIT_CUDA
+	struct gmm_gpu *gpu;
+	int host_top;			/* the GPU returns every score; the top is taken here */
+#endif
+	struct progress prog;
+	uint64_t frames;
+};
+
+/* ---- the chunk ring ---- */
+
+static char *
+arena_dup(struct arena *a, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	if (a->used + n > a->cap) {
+		if (a->block != NULL) {
+			a->old = xreallocarray(a->old, a->nold + 1, sizeof *a->old);
+			a->old[a->nold++] = a->block;
+		}
+		a->cap = MAX(n, (size_t)1 << 16);
+		a->block = xmalloc(a->cap);
+		a->used = 0;
+	}
+	char *d = a->block + a->used;
+	memcpy(d, s, n);
+	a->used += n;
+	return d;
+}
+
+static void
+arena_free(struct arena *a)
+{
+	for (size_t i = 0; i < a->nold; i++)
+		free(a->old[i]);
+	free(a->old);
+	free(a->block);
+}
+
+static struct gmm_chunk *
+wait_chunk(struct gmm_stream *st, int i, int full)
+{
+	struct gmm_chunk *c = &st->buf[i];
+	pthread_mutex_lock(&st->mu);
+	while (c->full != full)
+		pthread_cond_wait(&st->cv, &st->mu);
+	pthread_mutex_unlock(&st->mu);
+	return c;
+}
+
+static void
+set_chunk(struct gmm_stream *st, struct gmm_chunk *c, int full)
+{
+	pthread_mutex_lock(&st->mu);
+	c->full = full;
+	pthread_cond_broadcast(&st->cv);
+	pthread_mutex_unlock(&st->mu);
+}
+
+static int
+chunk_ready(struct gmm_stream *st, int i)
+{
+	pthread_mutex_lock(&st->mu);
+	int full = st->buf[i].full;
+	pthread_mutex_unlock(&st->mu);
+	return full;
+}
+
+static void
+add_seg(struct gmm_chunk *c, const char *key, uint64_t first, size_t n)
+{
+	if (c->nseg > 0) {
+		struct gmm_seg *s = &c->seg[c->nseg - 1];
+		if (s->key == key && s->first + s->n == first && n > 0) {
+			s->n += n;
+			return;
+		}
+	}
+	if (c->nseg == c->capseg) {
+		c->capseg = c->capseg ? 2 * c->capseg : 16;
+		c->seg = xreallocarray(c->seg, c->capseg, sizeof *c->seg);
+	}
+	c->seg[c->nseg++] = (struct gmm_seg){key, first, n};
+}
+
+/* The reader thread: features into chunks, in order. */
+static void *
+reader_main(void *arg)
+{
+	struct gmm_stream *st = arg;
+	const size_t dp = (size_t)st->dp;
+	const int model_dim = st->cfg.model_dim, dims = st->cfg.prm->dims;
+	int bi = 0;
+	struct gmm_chunk *c = wait_chunk(st, bi, 0);
+	double t0 = now_sec(), waited = 0;
+
+	for (int fi = 0; fi < st->nfiles; fi++) {
+		speech *s = speech_open(st->files[fi], st->cfg.format);
+		const char *key;
+		size_t ncols;
+		int64_t rows;
+		vlog("features: %s (%s)", speech_name(s), speech_format_name(speech_format(s)));
+		while (speech_next(s, &key, &ncols, &rows)) {
+			if (rows != 0 && ncols != 0) {
+				if (st->cfg.dims == 0 && ncols != (size_t)model_dim)
+					die("%s: utterance '%s' has %zu dimensions, the models %d (--dims N "
+					    "scores the first N)", speech_name(s), key, ncols, model_dim);
+				if (ncols < (size_t)dims)
+					die("%s: utterance '%s' has %zu dimensions, fewer than --dims %d",
+					    speech_name(s), key, ncols, dims);
+			}
+			const char *k = arena_dup(&st->keys, key);
+			uint64_t first = 0;
+			for (;;) {
+				if (c->n == st->cap) {
+					set_chunk(st, c, 1);
+					bi = (bi + 1) % NBUF;
+					double tw = now_sec();
+					c = wait_chunk(st, bi, 0);
+					waited += now_sec() - tw;
+				}
+				size_t got = ncols == 0 ? 0 : speech_read(s, c->x + c->n * dp,
+				    st->cap - c->n, (size_t)dims, dp);
+				if (got == 0) {
+					if (first == 0)
+						add_seg(c, k, 0, 0);	/* an empty utterance */
+					break;
+				}
+				add_seg(c, k, first, got);
+				c->n += got;
+				first += got;
+			}
+		}
+		speech_close(s);
+	}
+	c->last = 1;
+	st->t_read = now_sec() - t0 - waited;
+	set_chunk(st, c, 1);
+	return NULL;
+}
+
+/* ---- the scorer's steps ---- */
+
+/* Queues the chunk on the GPU, or scores it on the CPU. */
+static void
+start_chunk(struct gmm_stream *st, int bi, struct gmm_chunk *c)
+{
+	if (c->n == 0)
+		return;
+#ifdef ACCELKIT_CUDA
+	if (st->gpu != NULL) {
+		if (st->cfg.top && !st->host_top)
+			gmm_gpu_submit(st->gpu, bi, c->x, c->n, c->idx, c->tv);
+		else
+			gmm_gpu_submit(st->gpu, bi, c->x, c->n, NULL, c->val);
+		return;
+	}
+#else
+	(void)bi;
+#endif
+	double t0 = now_sec();
+	const struct gmm_params *prm = st->cfg.prm;
+	gmm_cpu_score(prm, st->cfg.mode, (size_t)st->cfg.tune->cpu_fblk, c->x, c->n,
+	    st->cfg.top ? st->scores : c->val);
+	if (st->cfg.top)
+		gmm_top(st->scores, c->n, prm->nmodels, st->cfg.top, c->idx, c->tv);
+	phase_add(PH_COMPUTE, now_sec() - t0);
+}
+
+/* Waits for the chunk's results, writes them and hands the chunk back to the reader. */
+static void
+finish_chunk(struct gmm_stream *st, struct gmm_chunk *c)
+{
+#ifdef ACCELKIT_CUDA
+	if (st->gpu != NULL) {
+		gmm_gpu_wait(st->gpu, (int)(c - st->buf));
+		if (st->host_top && c->n > 0)
+			gmm_top(c->val, c->n, st->cfg.prm->nmodels, st->cfg.top, c->idx, c->tv);
+	}
+#endif
+	gmm_writer_chunk(st->w, c);
+	st->frames += c->n;
+	progress_update(&st->prog, st->frames, 0);
+	c->n = 0;
+	c->nseg = 0;
+	set_chunk(st, c, 0);
+}
+
+/* ---- set-up, the run, clean-up ---- */
+
+struct gmm_stream *
+gmm_stream_open(const struct gmm_stream_cfg *cfg)
+{
+	struct gmm_stream *st = xcalloc(1, sizeof *st);
+	const struct gmm_params *prm = cfg->prm;
+	const struct cuda_dev *dev = cfg->dev;
+	st->cfg = *cfg;
+	st->dp = prm->dp;
+
+	/* Chunk size: bounded by the scores a chunk holds on the host. Every score of a
+	 * chunk is kept for --all, on the CPU, and for a --top too large for the GPU. */
+	const size_t nm = prm->nmodels, top = cfg->top;
+	const int host_top = dev->gpu && top > GMM_GPU_TOPMAX;
+	const int need_val = top == 0 || host_top;
+	const size_t row_bytes = need_val || !dev->gpu ? nm * sizeof(float) :
+	    top * (sizeof(uint32_t) + sizeof(float));
+	size_t cap = cfg->chunk;
+	if (cap == 0)
+		cap = MIN((size_t)cfg->tune->chunk, HOST_RESULT_MAX / 2 / row_bytes);
+	cap = MAX((size_t)1, MIN(cap, HOST_RESULT_MAX / row_bytes));
+#ifdef ACCELKIT_CUDA
+	struct gmm_gpu *gpu = NULL;
+	if (dev->gpu) {
+		gpu = gmm_gpu_init(prm, cfg->mode, host_top ? 0 : top, cap, cfg->max_mem,
+		    dev->ids[0], cfg->tune);
+		cap = gmm_gpu_chunk(gpu);
+	}
+	st->gpu = gpu;
+	st->host_top = host_top;
+#endif
+	vlog("scoring %d of %d dimensions, --mode %s, %s, %zu frames a chunk", prm->dims,
+	    cfg->model_dim, cfg->mode == GMM_SUM ? "sum" : "max", top ? "top models" :
+	    "every score", cap);
+	st->cap = cap;
+	pthread_mutex_init(&st->mu, NULL);
+	pthread_cond_init(&st->cv, NULL);
+	const size_t dp = (size_t)prm->dp;
+	for (int i = 0; i < NBUF; i++) {
+		struct gmm_chunk *c = &st->buf[i];
+		size_t xb = mul_size(mul_size(cap, dp, "chunk"), sizeof(float), "chunk");
+		size_t vb = need_val ? mul_size(mul_size(cap, nm, "chunk"), sizeof(float), "chunk") : 0;
+		size_t tb = cap * top * sizeof(float);
+#ifdef ACCELKIT_CUDA
+		if (gpu != NULL) {
+			c->x = gmm_gpu_host_alloc(xb);
+			c->val = vb ? gmm_gpu_host_alloc(vb) : NULL;
+			c->idx = tb ? gmm_gpu_host_alloc(tb) : NULL;
+			c->tv = tb ? gmm_gpu_host_alloc(tb) : NULL;
+		} else
+#endif
+		{
+			c->x = xmalloc(xb);
+			c->val = vb ? xmalloc(vb) : NULL;
+			c->idx = tb ? xmalloc(tb) : NULL;
+			c->tv = tb ? xmalloc(tb) : NULL;
+		}
+		memset(c->x, 0, xb);	/* the padding columns stay 0 */
+	}
+	if (!dev->gpu && top)
+		st->scores = xmallocarray(mul_size(cap, nm, "chunk"), sizeof(float));
+	return st;
+}
+
+uint64_t
+gmm_stream_run(struct gmm_stream *st, char **files, int nfiles, struct gmm_writer *w)
+{
+	pthread_t rd_thread;
+
+	st->files = files;
+	st->nfiles = nfiles;
+	st->w = w;
+	if (pthread_create(&rd_thread, NULL, reader_main, st) != 0)
+		die("cannot start a thread");
+	progress_begin(&st->prog, "frames");
+	struct gmm_chunk *prev = NULL;
+	for (int bi = 0;; bi = (bi + 1) % NBUF) {
+		struct gmm_chunk *c = wait_chunk(st, bi, 1);
+		start_chunk(st, bi, c);
+		if (prev != NULL)
+			finish_chunk(st, prev);
+		prev = c;
+		if (c->last)
+			break;
+		if (!chunk_ready(st, (bi + 1) % NBUF)) {
+			/* The input is slower than the scoring: out with these results now,
+			 * past our buffer too, so a reader downstream sees them at once. */
+			finish_chunk(st, prev);
+			gmm_writer_flush(w);
+			prev = NULL;
+		}
+	}
+	if (prev != NULL)
+		finish_chunk(st, prev);
+	progress_end(&st->prog);
+	pthread_join(rd_thread, NULL);
+	phase_add("read (beside)", st->t_read);
+	return st->frames;
+}
+
+void
+gmm_stream_free(struct gmm_stream *st)
+{
+#ifdef ACCELKIT_CUDA
+	for (int i = 0; st->gpu != NULL && i < NBUF; i++) {
+		gmm_gpu_host_free(st->buf[i].x);
+		gmm_gpu_host_free(st->buf[i].val);
+		gmm_gpu_host_free(st->buf[i].idx);
+		gmm_gpu_host_free(st->buf[i].tv);
+		st->buf[i].x = NULL;
+		st->buf[i].val = NULL;
+		st->buf[i].idx = NULL;
+		st->buf[i].tv = NULL;
+	}
+	gmm_gpu_free(st->gpu);
+#endif
+	for (int i = 0; i < NBUF; i++) {
+		free(st->buf[i].x);
+		free(st->buf[i].val);
+		free(st->buf[i].idx);
+		free(st->buf[i].tv);
+		free(st->buf[i].seg);
+	}
+	free(st->scores);
+	arena_free(&st->keys);
+	pthread_mutex_destroy(&st->mu);
+	pthread_cond_destroy(&st->cv);
+	free(st);
+}

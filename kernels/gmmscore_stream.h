@@ -1,0 +1,79 @@
+/* gmmscore_stream.h: the host side of a gmmscore run, apart from gmmscore.h (which the
+ * CUDA code includes too): the streaming pipeline that carries chunks of frames from
+ * the feature files through a device (gmmscore_stream.c), and the writer of their
+ * results (gmmscore_out.c). */
+#ifndef GMMSCORE_STREAM_H
+#define GMMSCORE_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudadev.h"
+#include "gmmscore.h"
+#include "output.h"
+#include "speech.h"
+
+/* A run of consecutive frames of one utterance within a chunk. */
+struct gmm_seg {
+	const char *key;
+	uint64_t first;			/* index of its first frame in the utterance */
+	size_t n;
+};
+
+/* Frames to score (several utterances can share a chunk, a long one spans several)
+ * and, once scored, their results. */
+struct gmm_chunk {
+	float *x;			/* cap x dp features */
+	size_t n;
+	struct gmm_seg *seg;
+	size_t nseg, capseg;
+	uint32_t *idx;			/* n x top: the best models */
+	float *tv;			/* n x top: their scores */
+	float *val;			/* n x nmodels: every score, where needed */
+	int full, last;
+};
+
+/* ---- the writer (gmmscore_out.c) ---- */
+
+struct gmm_writer;
+/* Writes to o the `top` best models a frame as text lines "KEY FRAME MODEL SCORE", or
+ * with top 0 every score: a Kaldi text archive (one matrix an utterance) or, fmt
+ * FMT_NPY, one float32 array of frames x models (its header now, with the row count
+ * patched in at gmm_writer_end). nthreads threads format the text. */
+struct gmm_writer *gmm_writer_open(output *o, int fmt, const struct gmm_models *m,
+    size_t top, int nthreads);
+/* The results of a scored chunk, in order; timed as the phase "write". */
+void gmm_writer_chunk(struct gmm_writer *w, const struct gmm_chunk *c);
+/* Hands what was written to the system now, so that a reader downstream sees it. */
+void gmm_writer_flush(struct gmm_writer *w);
+/* Completes the output (the NPY row count, the last matrix's closing bracket) and
+ * frees w; the output stays open. */
+void gmm_writer_end(struct gmm_writer *w);
+
+/* ---- the pipeline (gmmscore_stream.c) ---- */
+
+struct gmm_stream_cfg {
+	const struct gmm_params *prm;
+	enum gmm_mode mode;
+	size_t top;			/* the best models a frame (<= nmodels); 0: every score */
+	enum speech_format format;	/* of the feature files */
+	int model_dim;			/* the models' dimensions */
+	int dims;			/* --dims N, 0: none (features must have model_dim) */
+	size_t chunk;			/* --chunk, 0: the tuning row's */
+	size_t max_mem;			/* --max-device-mem, 0: most of what is free */
+	const struct cuda_dev *dev;
+	const struct gmmscore_tune *tune;
+};
+
+struct gmm_stream;
+/* Sizes the chunks (bounded by the host memory their scores take and, on a GPU, by
+ * device memory), uploads the parameters to the GPU when dev is one, and allocates the
+ * chunks; -v says what was chosen. */
+struct gmm_stream *gmm_stream_open(const struct gmm_stream_cfg *cfg);
+/* Scores the frames of the files (path "-": standard input) in order and writes the
+ * results through w: a reader thread parses the next chunk while the device scores
+ * this one and the last one is written. Returns the number of frames. */
+uint64_t gmm_stream_run(struct gmm_stream *s, char **files, int nfiles, struct gmm_writer *w);
+void gmm_stream_free(struct gmm_stream *s);
+
+#endif
