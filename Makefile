@@ -5,7 +5,7 @@
 #   make check-gpu       the same suites on a GPU (fails without one)
 #   make check SANITIZE=1   the same under AddressSanitizer and UBSan (objects in build/san/)
 #   make demo            run every program on the small data in testdata/
-#   make install         PREFIX, DESTDIR, MANPREFIX honoured
+#   make install         PREFIX, DESTDIR, MANPREFIX, COMPDIR honoured
 #   make CUDA=0          build without nvcc: CUDA programs run on the CPU only
 #
 # A program is cmd/PROG.c plus, when they exist, kernels/PROG_*.c (CPU code),
@@ -15,6 +15,7 @@
 VERSION    := 0.1.0
 PREFIX     ?= /usr/local
 MANPREFIX  ?= $(PREFIX)/share/man
+COMPDIR    ?= $(PREFIX)/share/bash-completion/completions
 DESTDIR    ?=
 
 SANITIZE   ?= 0
@@ -135,11 +136,15 @@ install: all
 	$(if $(PROGS),install -m 755 $(addprefix $(BUILD)/bin/,$(PROGS)) $(DESTDIR)$(PREFIX)/bin/)
 	$(if $(wildcard man/*.1),install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANPREFIX)/man1/)
 	install -m 644 man/accelkit.7 $(DESTDIR)$(MANPREFIX)/man7/
+	install -d $(DESTDIR)$(COMPDIR)
+	install -m 644 completion/accelkit.bash $(DESTDIR)$(COMPDIR)/accelkit
+	for p in $(PROGS); do ln -sf accelkit $(DESTDIR)$(COMPDIR)/$$p || exit 1; done
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(PROGS))
 	rm -f $(addprefix $(DESTDIR)$(MANPREFIX)/man1/,$(notdir $(wildcard man/*.1)))
 	rm -f $(DESTDIR)$(MANPREFIX)/man7/accelkit.7
+	rm -f $(addprefix $(DESTDIR)$(COMPDIR)/,accelkit $(PROGS))
 
 clean:
 	rm -rf build
