@@ -6,6 +6,7 @@
 #   make check SANITIZE=1   the same under AddressSanitizer and UBSan (objects in build/san/)
 #   make demo            run every program on the small data in testdata/
 #   make install         PREFIX, DESTDIR, MANPREFIX, COMPDIR honoured
+#   make deb             a Debian package, built portable in build/deb (packaging/mkdeb)
 #   make CUDA=0          build without nvcc: CUDA programs run on the CPU only
 #
 # A program is cmd/PROG.c plus, when they exist, kernels/PROG_*.c (CPU code),
@@ -65,7 +66,7 @@ LIB_OBJS   := $(patsubst common/%.c,$(BUILD)/common/%.o,$(wildcard common/*.c))
 TESTBINS   := $(BUILD)/test/acctest
 
 all: $(addprefix $(BUILD)/bin/,$(PROGS))
-.PHONY: all check check-gpu demo deps install uninstall clean testbins lint-man $(PROGS)
+.PHONY: all check check-gpu demo deps install uninstall deb clean testbins lint-man $(PROGS)
 
 # One set of rules a program: `make docsim` builds just that one.
 define prog_rules
@@ -145,6 +146,16 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANPREFIX)/man1/,$(notdir $(wildcard man/*.1)))
 	rm -f $(DESTDIR)$(MANPREFIX)/man7/accelkit.7
 	rm -f $(addprefix $(DESTDIR)$(COMPDIR)/,accelkit $(PROGS))
+
+# The package's programs are built apart, for any x86-64 (not -march=native) and with
+# Debian's hardening flags; DEB_CPU_ARCH=native makes one for this machine's CPU.
+DEB_BUILD    ?= build/deb
+DEB_CPU_ARCH ?= x86-64
+deb:
+	CFLAGS='-O3 -march=$(DEB_CPU_ARCH) -fstack-protector-strong -Wformat -Werror=format-security' \
+	CPPFLAGS='-D_FORTIFY_SOURCE=2' LDFLAGS='-Wl,-z,relro -Wl,-z,now' \
+		$(MAKE) BUILD=$(DEB_BUILD) CPU_ARCH=$(DEB_CPU_ARCH) SANITIZE=0 all
+	packaging/mkdeb $(DEB_BUILD) $(VERSION)
 
 clean:
 	rm -rf build
