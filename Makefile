@@ -5,7 +5,8 @@
 #   make check-gpu       the same suites on a GPU (fails without one)
 #   make check SANITIZE=1   the same under AddressSanitizer and UBSan (objects in build/san/)
 #   make demo            run every program on the small data in testdata/
-#   make install         PREFIX, DESTDIR, MANPREFIX honoured
+#   make install         PREFIX, DESTDIR, MANPREFIX, COMPDIR honoured
+#   make deb             a Debian package, built portable in build/deb (packaging/mkdeb)
 #   make CUDA=0          build without nvcc: CUDA programs run on the CPU only
 #
 # A program is cmd/PROG.c plus, when they exist, kernels/PROG_*.c (CPU code),
@@ -15,6 +16,7 @@
 VERSION    := 0.1.0
 PREFIX     ?= /usr/local
 MANPREFIX  ?= $(PREFIX)/share/man
+COMPDIR    ?= $(PREFIX)/share/bash-completion/completions
 DESTDIR    ?=
 
 SANITIZE   ?= 0
@@ -64,7 +66,7 @@ LIB_OBJS   := $(patsubst common/%.c,$(BUILD)/common/%.o,$(wildcard common/*.c))
 TESTBINS   := $(BUILD)/test/acctest
 
 all: $(addprefix $(BUILD)/bin/,$(PROGS))
-.PHONY: all check check-gpu demo deps install uninstall clean testbins lint-man $(PROGS)
+.PHONY: all check check-gpu demo deps install uninstall deb clean testbins lint-man $(PROGS)
 
 # One set of rules a program: `make docsim` builds just that one.
 define prog_rules
@@ -135,11 +137,25 @@ install: all
 	$(if $(PROGS),install -m 755 $(addprefix $(BUILD)/bin/,$(PROGS)) $(DESTDIR)$(PREFIX)/bin/)
 	$(if $(wildcard man/*.1),install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANPREFIX)/man1/)
 	install -m 644 man/accelkit.7 $(DESTDIR)$(MANPREFIX)/man7/
+	install -d $(DESTDIR)$(COMPDIR)
+	install -m 644 completion/accelkit.bash $(DESTDIR)$(COMPDIR)/accelkit
+	for p in $(PROGS); do ln -sf accelkit $(DESTDIR)$(COMPDIR)/$$p || exit 1; done
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(PROGS))
 	rm -f $(addprefix $(DESTDIR)$(MANPREFIX)/man1/,$(notdir $(wildcard man/*.1)))
 	rm -f $(DESTDIR)$(MANPREFIX)/man7/accelkit.7
+	rm -f $(addprefix $(DESTDIR)$(COMPDIR)/,accelkit $(PROGS))
+
+# The package's programs are built apart, for any x86-64 (not -march=native) and with
+# Debian's hardening flags; DEB_CPU_ARCH=native makes one for this machine's CPU.
+DEB_BUILD    ?= build/deb
+DEB_CPU_ARCH ?= x86-64
+deb:
+	CFLAGS='-O3 -march=$(DEB_CPU_ARCH) -fstack-protector-strong -Wformat -Werror=format-security' \
+	CPPFLAGS='-D_FORTIFY_SOURCE=2' LDFLAGS='-Wl,-z,relro -Wl,-z,now' \
+		$(MAKE) BUILD=$(DEB_BUILD) CPU_ARCH=$(DEB_CPU_ARCH) SANITIZE=0 all
+	packaging/mkdeb $(DEB_BUILD) $(VERSION)
 
 clean:
 	rm -rf build
