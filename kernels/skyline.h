@@ -91,6 +91,15 @@ size_t sky_hull(const float *q, size_t n, float *hull);
  * orientations are exact in double. */
 double sky_tolerance(const float *xy, size_t n, const float *hull, size_t h);
 
+/* skyline_out.c: the result, as SKY_ROWS (the kept rows of t as they came, or as
+ * numbers when t is NPY; float32 NPY with fmt FMT_NPY), SKY_INDEX (their 1-based
+ * numbers) or SKY_COUNT (how many); keep[0..m) as the paths return them. */
+enum sky_print { SKY_ROWS, SKY_INDEX, SKY_COUNT };
+struct output;
+struct table;
+void sky_print(struct output *o, int fmt, enum sky_print what, const struct table *t,
+    const uint32_t *keep, size_t m);
+
 /* ---- order-preserving keys ---- */
 
 /* Unsigned keys that sort as the numbers do, with -0 equal to +0. */
