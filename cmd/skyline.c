@@ -12,8 +12,10 @@
 #include "fields.h"
 #include "output.h"
 #include "skyline.h"
+#include "skyline_tune.h"
 #include "table.h"
 #include "timer.h"
+#include "tune.h"
 
 enum { OPT_DISTINCT = CLI_OPT_PROG, OPT_INDEX, OPT_COUNT };
 
@@ -124,6 +126,15 @@ read_queries(const char *qpath, const struct fields *fields, size_t *qn)
 	return qxy;
 }
 
+/* The row of skyline_tune.h for the device that computes, said under -v. */
+static const struct sky_tune *
+tuning(const char *desc)
+{
+	const struct sky_tune *tu = TUNE_PICK(sky_tune_table, desc);
+	vlog("tuning: %s (%s)", *tu->device != '\0' ? tu->device : "default", tu->measured);
+	return tu;
+}
+
 /* The spatial skyline of t's columns col[0..2) for the query points qxy[0..qn). The
  * hull is found while the device starts; the GPU paths time their own phases. */
 static size_t
@@ -137,19 +148,26 @@ spatial(const struct table *t, const size_t *col, const float *qxy, size_t qn, i
 	int inplace = n && t->m.dtype == DT_F32 && t->m.cols == 2 && col[0] == 0 && col[1] == 1;
 	float *xy = inplace ? t->m.data : n ? table_columns(t, col, 2, DT_F32, "a coordinate") :
 	    NULL;
-	struct sky_spatial job = {n, xy, hull, h, sky_tolerance(xy, n, hull, h), distinct};
+	struct sky_spatial job = {n, xy, hull, h, sky_tolerance(xy, n, hull, h), distinct, NULL};
 	vlog("%zu query points, %zu on the hull; %s arithmetic", qn, h,
 	    job.tol == 0 ? "exact double" : "double with exact fallback");
 
 	cuda_start_wait();
+	int gpu = dev->gpu && n > 0;
+	if (gpu && h > SKY_GPU_MAXH) {
+		vlog("the hull has %zu vertices, more than the GPU path holds (%d): using the CPU",
+		    h, SKY_GPU_MAXH);
+		gpu = 0;
+	}
+	job.tune = tuning(gpu ? dev->desc : "cpu");	/* the CPU's row wherever it computes */
 	double tc = now_sec();
 #ifdef ACCELKIT_CUDA
-	if (dev->gpu && n > 0)
+	if (gpu)
 		m = sky_spatial_gpu(&job, dev, max_mem, keep);
 	else
 #endif
 		m = sky_spatial_cpu(&job, keep);
-	if (!dev->gpu)
+	if (!gpu)
 		phase_add(PH_COMPUTE, now_sec() - tc);
 	(void)max_mem;		/* without CUDA */
 	if (!inplace)
@@ -168,9 +186,10 @@ classic(const struct table *t, const size_t *col, size_t d, const struct prefs *
 	for (size_t j = 0; j < d && prefs->n > 0; j++)
 		maxp[j] = prefs->max[prefs->n == 1 ? 0 : j];
 	struct sky_classic job = {t->m.rows, d, t->m.data, t->m.dtype == DT_F64, t->m.cols, col,
-	    maxp, distinct};
+	    maxp, distinct, NULL};
 
 	cuda_start_wait();
+	job.tune = tuning(dev->desc);
 	double tc = now_sec();
 #ifdef ACCELKIT_CUDA
 	if (dev->gpu)

@@ -316,13 +316,13 @@ classic_row_bytes(size_t d, int f64)
 template <class T, class K>
 static size_t
 classic_run(const T *host, size_t n, int d, const unsigned char *maxpref, int distinct,
-    uint32_t *keep)
+    const struct sky_tune *tu, uint32_t *keep)
 {
 	Dmem mem;
 	Temp tmp;
 	int dd;
 	scan_launcher scan = pick_width(d, &dd);
-	uint32_t bmax = (uint32_t)std::min<size_t>(BMAX, n);
+	uint32_t bmax = (uint32_t)std::min<size_t>(tu->batch_max, n);
 
 	tmp.need(sort_bytes<K>(n));
 	tmp.need(sort_bytes<uint64_t>(n));
@@ -389,7 +389,8 @@ classic_run(const T *host, size_t n, int d, const unsigned char *maxpref, int di
 	uint32_t *cnt = mem.get<uint32_t>(3);	/* skyline size, phase a and b survivors */
 	uint8_t *flag = mem.get<uint8_t>(std::max<size_t>(n, bmax)), *status = mem.get<uint8_t>(n);
 	CUDA_CHECK(cudaMemsetAsync(cnt, 0, 3 * sizeof *cnt, sky_stream));
-	for (size_t b0 = 0, bs = BFIRST; b0 < n; b0 += bs, bs = std::min<size_t>(2 * bs, BMAX)) {
+	for (size_t b0 = 0, bs = tu->batch_first; b0 < n;
+	    b0 += bs, bs = std::min<size_t>(2 * bs, tu->batch_max)) {
 		uint32_t nb = (uint32_t)std::min<size_t>(bs, n - b0);
 		unsigned gb = grid_for(nb);
 		/* a: the batch, grouped by mask, against the skyline so far */
@@ -437,9 +438,11 @@ classic_typed(const struct sky_classic *job, size_t fit, uint32_t *keep)
 			p = buf.data();
 		}
 		if constexpr (sizeof(T) == 8)
-			return classic_run<T, uint64_t>(p, n, (int)d, job->maxpref, job->distinct, out);
+			return classic_run<T, uint64_t>(p, n, (int)d, job->maxpref, job->distinct,
+			    job->tune, out);
 		else
-			return classic_run<T, uint32_t>(p, n, (int)d, job->maxpref, job->distinct, out);
+			return classic_run<T, uint32_t>(p, n, (int)d, job->maxpref, job->distinct,
+			    job->tune, out);
 	};
 	return in_parts(job->n, fit, run, keep);
 }

@@ -14,12 +14,11 @@
 #include "cudadev.h"
 #include "err.h"
 #include "skyline.h"
+#include "skyline_tune.h"
 #include "timer.h"
 
-#define NT 256			/* threads a block */
-#define TILE 256		/* skyline points a shared-memory tile */
-#define BFIRST 4096u		/* the first batch; each next one doubles */
-#define BMAX (1u << 18)		/* the largest batch */
+#define NT SKY_NT		/* threads a block */
+#define TILE SKY_TILE		/* skyline points a shared-memory tile */
 
 /* Every launch and copy of a run goes into this one stream (skyline_gpu.cu): the
  * host waits only for the counts that size what follows, and for the result. */

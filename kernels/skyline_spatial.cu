@@ -15,9 +15,7 @@
 
 #include "skyline_dev.cuh"
 
-#define MAXH 2048		/* hull vertices in constant memory */
-
-__constant__ float2 c_hull[MAXH];
+__constant__ float2 c_hull[SKY_GPU_MAXH];
 
 /* ---- spatial ---- */
 
@@ -405,11 +403,12 @@ k_sp_keep(const uint32_t *__restrict__ head, const uint8_t *__restrict__ status,
 
 template <int H>
 static size_t
-spatial_run(const float *host, size_t n, int h, double tol, int distinct, uint32_t *keep)
+spatial_run(const float *host, size_t n, int h, double tol, int distinct,
+    const struct sky_tune *tu, uint32_t *keep)
 {
 	Dmem mem;
 	Temp tmp;
-	uint32_t bmax = (uint32_t)std::min<size_t>(BMAX, n);
+	uint32_t bmax = (uint32_t)std::min<size_t>(tu->batch_max, n);
 
 	tmp.need(sort_bytes<uint64_t>(n));
 	tmp.need(sort_bytes<uint32_t>(n));
@@ -435,7 +434,7 @@ spatial_run(const float *host, size_t n, int h, double tol, int distinct, uint32
 	uint32_t *surv = mem.get<uint32_t>(n), *cnt = mem.get<uint32_t>(4);
 	CUDA_CHECK(cudaMemsetAsync(piv, 0xff, 17 * sizeof *piv, sky_stream));
 	CUDA_CHECK(cudaMemsetAsync(cnt, 0, 4 * sizeof *cnt, sky_stream));
-	unsigned gp = (unsigned)std::min<size_t>(CEIL_DIV(n, NT), 132 * 16);
+	unsigned gp = (unsigned)std::min<size_t>(CEIL_DIV(n, NT), tu->pivot_blocks);
 	k_sp_prep<H><<<gp, NT, 0, sky_stream>>>(xy, n, h, inside, score, piv);
 	CUDA_LAUNCH_CHECK();
 	k_sp_prune<H><<<grid_for(n), NT, 0, sky_stream>>>(xy, n, h, tol, inside, piv, flag);
@@ -445,8 +444,8 @@ spatial_run(const float *host, size_t n, int h, double tol, int distinct, uint32
 	CUDA_CHECK(cudaMemcpyAsync(&m, cnt + 3, sizeof m, cudaMemcpyDeviceToHost, sky_stream));
 	CUDA_CHECK(cudaStreamSynchronize(sky_stream));
 	vlog("%u points left after the pivots", m);
-	if (m > SKY_GRID_MIN) {
-		int g = (int)std::min(2048.0, std::max(1.0, sqrt((double)m / 4)));
+	if (m > tu->grid_min) {
+		int g = sky_grid_side(m, tu->grid_per_cell, tu->grid_side_max);
 		size_t nc = (size_t)g * g;
 		struct sky_grid *box = mem.get<struct sky_grid>(1);
 		uint32_t *ck = mem.get<uint32_t>(2 * (size_t)m), *cv = mem.get<uint32_t>(2 * (size_t)m);
@@ -499,7 +498,8 @@ spatial_run(const float *host, size_t n, int h, double tol, int distinct, uint32
 	uint32_t *lpos = mem.get<uint32_t>(m), *cpos = mem.get<uint32_t>(bmax);
 	uint32_t *sel = mem.get<uint32_t>(bmax);
 	uint8_t *cin = mem.get<uint8_t>(bmax);
-	for (size_t b0 = 0, bs = BFIRST; b0 < m; b0 += bs, bs = std::min<size_t>(2 * bs, BMAX)) {
+	for (size_t b0 = 0, bs = tu->batch_first; b0 < m;
+	    b0 += bs, bs = std::min<size_t>(2 * bs, tu->batch_max)) {
 		uint32_t nb = (uint32_t)std::min<size_t>(bs, m - b0);
 		unsigned gb = (unsigned)CEIL_DIV(nb, NT);
 		k_sp_scan<H><<<gb, NT, 0, sky_stream>>>(sxy + b0, sin + b0, nb, nullptr, sxy, lxy, cnt,
@@ -540,12 +540,7 @@ extern "C" size_t
 sky_spatial_gpu(const struct sky_spatial *job, const struct cuda_dev *dev, size_t max_mem,
     uint32_t *keep)
 {
-	int h = (int)job->h;
-	if (h > MAXH) {
-		vlog("the hull has %d vertices, more than the GPU path holds (%d): using the CPU",
-		    h, MAXH);
-		return sky_spatial_cpu(job, keep);
-	}
+	int h = (int)job->h;	/* <= SKY_GPU_MAXH: cmd/skyline.c gives larger hulls to the CPU */
 	sky_gpu_init(dev);
 	CUDA_CHECK(cudaMemcpyToSymbolAsync(c_hull, job->hull, (size_t)h * sizeof(float2), 0,
 	    cudaMemcpyHostToDevice, sky_stream));
@@ -559,18 +554,18 @@ sky_spatial_gpu(const struct sky_spatial *job, const struct cuda_dev *dev, size_
 			p = buf.data();
 		}
 		if (h <= 1)
-			return spatial_run<1>(p, n, h, job->tol, job->distinct, out);
+			return spatial_run<1>(p, n, h, job->tol, job->distinct, job->tune, out);
 		if (h <= 2)
-			return spatial_run<2>(p, n, h, job->tol, job->distinct, out);
+			return spatial_run<2>(p, n, h, job->tol, job->distinct, job->tune, out);
 		if (h <= 4)
-			return spatial_run<4>(p, n, h, job->tol, job->distinct, out);
+			return spatial_run<4>(p, n, h, job->tol, job->distinct, job->tune, out);
 		if (h <= 8)
-			return spatial_run<8>(p, n, h, job->tol, job->distinct, out);
+			return spatial_run<8>(p, n, h, job->tol, job->distinct, job->tune, out);
 		if (h <= 12)
-			return spatial_run<12>(p, n, h, job->tol, job->distinct, out);
+			return spatial_run<12>(p, n, h, job->tol, job->distinct, job->tune, out);
 		if (h <= 16)
-			return spatial_run<16>(p, n, h, job->tol, job->distinct, out);
-		return spatial_run<0>(p, n, h, job->tol, job->distinct, out);
+			return spatial_run<16>(p, n, h, job->tol, job->distinct, job->tune, out);
+		return spatial_run<0>(p, n, h, job->tol, job->distinct, job->tune, out);
 	};
 	return in_parts(job->n, fit, run, keep);
 }

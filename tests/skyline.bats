@@ -274,6 +274,24 @@ print(a.dtype, np.array_equal(a, x[i]), np.array_equal(t.astype(np.float32), x[i
 	[ "$stderr" = "skyline: $T/p.npy: row 3: a coordinate is beyond the float32 range" ]
 }
 
+@test "a hull of more vertices than the GPU holds gives the brute-force skyline" {
+	# 2,100 query points on a parabola, all on the hull: the GPU path holds 2,048, so
+	# the CPU computes this skyline on every device
+	py -c 'for i in range(2100): print(i, i * i)' > "$T/q.txt"
+	py -c '
+import random
+random.seed(5)
+for i in range(400): print(random.randint(-1000, 3000), random.randint(-3000000, 1000000))' > "$T/p.txt"
+	run --separate-stderr skyline -v --index -Q "$T/q.txt" "$T/p.txt"
+	assert_success
+	assert_output "$(py "$R" -Q "$T/q.txt" "$T/p.txt")"
+	[ "${#lines[@]}" -eq 95 ]
+	[[ "$stderr" == *"2100 query points, 2100 on the hull"* ]]
+	if on_gpu; then
+		[[ "$stderr" == *"the hull has 2100 vertices, more than the GPU path holds (2048): using the CPU"* ]]
+	fi
+}
+
 @test "--help prints the synopsis on standard output" {
 	run --separate-stderr skyline --help
 	assert_success
@@ -287,6 +305,18 @@ print(a.dtype, np.array_equal(a, x[i]), np.array_equal(t.astype(np.float32), x[i
 	assert_success
 	[[ "$stderr" == *"skyline: device: "* ]]
 	[[ "$stderr" == *"time compute"* ]]
+}
+
+@test "-v names the tuning row chosen for the device" {
+	printf '1 2\n2 1\n' > "$T/in.txt"
+	run --separate-stderr skyline -v -d cpu "$T/in.txt"
+	assert_success
+	[[ "$stderr" == *"skyline: tuning: cpu ("*")"* ]]
+	if on_gpu; then
+		run --separate-stderr skyline -v -d gpu "$T/in.txt"
+		assert_success
+		[[ "$stderr" == *"skyline: tuning: default (H200 "*")"* ]]
+	fi
 }
 
 # The examples of man/skyline.1, run on testdata/skyline.
