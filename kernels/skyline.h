@@ -42,6 +42,11 @@ enum { SKY_ALIVE = 0, SKY_DOMINATED = 1, SKY_DUP = 2 };
 /* The first SKY_MASKDIMS columns take part in the quartile masks. */
 #define SKY_MASKDIMS 16
 
+/* Hull vertices the GPU path holds in constant memory; a larger hull runs on the CPU. */
+#define SKY_GPU_MAXH 2048
+
+struct sky_tune;		/* skyline_tune.h: the row chosen for the device */
+
 /* Classic skyline job. Rows are row-major with `stride` values each; col[] names the
  * chosen columns (0-based), maxpref[j] says column col[j] prefers larger values. */
 struct sky_classic {
@@ -52,6 +57,7 @@ struct sky_classic {
 	const size_t *col;
 	const unsigned char *maxpref;
 	int distinct;
+	const struct sky_tune *tune;
 };
 
 /* Spatial skyline job: n points as float pairs, the hull of Q as h float pairs in
@@ -63,6 +69,7 @@ struct sky_spatial {
 	size_t h;
 	double tol;			/* SKY_TOL, or 0 when double arithmetic is exact */
 	int distinct;
+	const struct sky_tune *tune;
 };
 
 /* Both paths return the kept rows as 0-based indexes in ascending order (keep has
@@ -90,6 +97,15 @@ size_t sky_hull(const float *q, size_t n, float *hull);
  * power of two with at most 24 significant bits: then squared distances and
  * orientations are exact in double. */
 double sky_tolerance(const float *xy, size_t n, const float *hull, size_t h);
+
+/* skyline_out.c: the result, as SKY_ROWS (the kept rows of t as they came, or as
+ * numbers when t is NPY; float32 NPY with fmt FMT_NPY), SKY_INDEX (their 1-based
+ * numbers) or SKY_COUNT (how many); keep[0..m) as the paths return them. */
+enum sky_print { SKY_ROWS, SKY_INDEX, SKY_COUNT };
+struct output;
+struct table;
+void sky_print(struct output *o, int fmt, enum sky_print what, const struct table *t,
+    const uint32_t *keep, size_t m);
 
 /* ---- order-preserving keys ---- */
 
@@ -272,9 +288,6 @@ sky_inside(const float *hull, int h, double px, double py)
 	return 1;
 }
 
-/* Survivors of the pivots beyond which the grid's pruning pays. */
-#define SKY_GRID_MIN 1024
-
 /* The grid of the local pruning: g x g cells over the box of the disks around the
  * vertices through z, where every point that z does not dominate lies. Cells only
  * steer which points are compared; any cell is correct for any point. */
@@ -299,6 +312,14 @@ sky_grid_box(const float *hull, int h, double zx, double zy, int g, struct sky_g
 	gr->sx = x1 > x0 ? g / (x1 - x0) : 1;
 	gr->sy = y1 > y0 ? g / (y1 - y0) : 1;
 	gr->g = g;
+}
+
+/* The grid's side for m points: about per_cell points a cell, at most side_max cells
+ * a side (skyline_tune.h chooses both). */
+static inline int
+sky_grid_side(size_t m, unsigned per_cell, unsigned side_max)
+{
+	return (int)fmin((double)side_max, fmax(1.0, sqrt((double)m / per_cell)));
 }
 
 static inline HOSTDEV int

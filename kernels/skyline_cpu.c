@@ -9,6 +9,7 @@
 
 #include "err.h"
 #include "skyline.h"
+#include "skyline_tune.h"
 #include "timer.h"
 
 /* ---- parallel LSD radix sort of (key, value) pairs; stable ---- */
@@ -121,13 +122,13 @@ list_free(struct list *l)
 
 /* Fills status[] (by sorted position). */
 static void
-sort_filter(const struct filter *f, unsigned char *status)
+sort_filter(const struct filter *f, const struct sky_tune *tune, unsigned char *status)
 {
-	const size_t bmax = (size_t)1 << 16;
+	const size_t bmax = tune->batch_max;
 	struct list sky = list_new(f->n, f->esz), c = list_new(MIN(f->n, bmax), f->esz);
 	uint32_t *cpos = xmallocarray(MAX(MIN(f->n, bmax), 1), sizeof *cpos);
 
-	for (size_t b0 = 0, bs = 1024; b0 < f->n; b0 += bs, bs = MIN(2 * bs, bmax)) {
+	for (size_t b0 = 0, bs = tune->batch_first; b0 < f->n; b0 += bs, bs = MIN(2 * bs, bmax)) {
 		size_t b1 = MIN(f->n, b0 + bs);
 		#pragma omp parallel for schedule(dynamic, 16)
 		for (size_t k = b0; k < b1; k++)
@@ -288,7 +289,7 @@ sky_classic_cpu(const struct sky_classic *job, uint32_t *keep)
 	unsigned char *status = xmalloc(n), *flag = xcalloc(n, 1);
 	double t2 = now_sec();
 	phase_add("presort", t2 - t1);
-	sort_filter(&f, status);
+	sort_filter(&f, job->tune, status);
 	phase_add("filter", now_sec() - t2);
 	for (size_t k = 0; k < n; k++)
 		flag[idx[k]] = status[k] == SKY_ALIVE || (status[k] == SKY_DUP && !job->distinct);
@@ -395,10 +396,11 @@ scan_spatial(const struct filter *f, size_t cand, const struct list *l, size_t l
  * with a grid for the R-tree): list[0..m) in, the rest out, order kept. */
 static size_t
 local_prune(const float *xy, uint32_t *list, size_t m, const unsigned char *inside,
-    const float *hull, int h, double tol, const float *z, double *dbuf)
+    const float *hull, int h, double tol, const float *z, const struct sky_tune *tune,
+    double *dbuf)
 {
 	struct sky_grid gr;
-	int g = (int)MIN(2048.0, MAX(1.0, sqrt((double)m / 4)));
+	int g = sky_grid_side(m, tune->grid_per_cell, tune->grid_side_max);
 	size_t nc = (size_t)g * g;
 	sky_grid_box(hull, h, z[0], z[1], g, &gr);
 	uint32_t *cell = xmallocarray(m, sizeof *cell), *start = xcalloc(nc + 1, sizeof *start);
@@ -529,8 +531,8 @@ sky_spatial_cpu(const struct sky_spatial *job, uint32_t *keep)
 	}
 	size_t m = flags_to_list(flag, n, keep);
 	vlog("%zu points left after the pivots", m);
-	if (m > SKY_GRID_MIN) {
-		m = local_prune(xy, keep, m, inside, hull, h, tol, xy + 2 * piv[0], dbuf);
+	if (m > job->tune->grid_min) {
+		m = local_prune(xy, keep, m, inside, hull, h, tol, xy + 2 * piv[0], job->tune, dbuf);
 		vlog("%zu points left after the grid", m);
 	}
 
@@ -566,7 +568,7 @@ sky_spatial_cpu(const struct sky_spatial *job, uint32_t *keep)
 	struct spatial_ctx ctx = {sxy, sin, hull, h, tol, dbuf};
 	struct filter f = {m, 2 * sizeof *sxy, (const unsigned char *)sxy, NULL, scan_spatial, &ctx};
 	unsigned char *status = xmalloc(MAX(m, 1));
-	sort_filter(&f, status);
+	sort_filter(&f, job->tune, status);
 
 	/* Scores are rounded: a dominator may sort just after the point it dominates.
 	 * Each survivor outside the hull checks the window of scores it could hide in. */

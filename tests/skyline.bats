@@ -226,6 +226,72 @@ print(a.dtype, np.array_equal(a, x[i]), np.array_equal(t.astype(np.float32), x[i
 	[[ "$stderr" == *"Try 'skyline --help'"* ]]
 }
 
+@test "a bad field list is a usage error naming --fields and the list" {
+	printf '1 2\n' > "$T/in.txt"
+	run --separate-stderr skyline -f 3-1 "$T/in.txt"
+	assert_failure 2
+	assert_output ''
+	[ "${stderr_lines[0]}" = "skyline: invalid value for --fields: '3-1' (decreasing range)" ]
+	[ "${stderr_lines[1]}" = "Try 'skyline --help' for more information." ]
+	for bad in 1,x 1, ,2 1-2-3 2-x 1--3; do
+		run --separate-stderr skyline --fields="$bad" "$T/in.txt"
+		assert_failure 2
+		[ "${stderr_lines[0]}" = "skyline: invalid value for --fields: '$bad' (expected numbers and ranges like 1,3-5,7-)" ]
+	done
+	run --separate-stderr skyline -f 1-0 "$T/in.txt"
+	assert_failure 2
+	[ "${stderr_lines[0]}" = "skyline: invalid value for --fields: '1-0' (fields are numbered from 1)" ]
+	run --separate-stderr skyline -f 99999999999 "$T/in.txt"
+	assert_failure 2
+	[ "${stderr_lines[0]}" = "skyline: invalid value for --fields: '99999999999' (field number too large)" ]
+}
+
+@test "field lists choose each column once and in its place, as cut does" {
+	py "$R" gen anti 500 6 21 > "$T/in.txt"
+	for list in 4-,-2,2 -3 5- 2,1 1-6 3-3,3,1-1; do
+		run skyline --index -f "$list" "$T/in.txt"
+		assert_success
+		assert_output "$(py "$R" -f "$list" "$T/in.txt")"
+	done
+	run skyline --index -f 1 -f 2,3 "$T/in.txt"
+	assert_success
+	assert_output "$(py "$R" -f 2,3 "$T/in.txt")"
+}
+
+@test "a coordinate beyond float32 is an error naming its line or NPY row" {
+	printf '0 0\n' > "$T/q.txt"
+	printf '1 2\n\n3 1e39\n' > "$T/p.txt"
+	run --separate-stderr skyline -Q "$T/q.txt" "$T/p.txt"
+	assert_failure 1
+	assert_output ''
+	[ "$stderr" = "skyline: $T/p.txt:3: a coordinate is beyond the float32 range" ]
+	py -c 'import numpy as np, sys; a = np.ones((4, 2)); a[2, 0] = -1e300; np.save(sys.argv[1], a)' "$T/p.npy"
+	run --separate-stderr skyline -Q "$T/q.txt" "$T/p.npy"
+	assert_failure 1
+	[ "$stderr" = "skyline: $T/p.npy: row 3: a coordinate is beyond the float32 range" ]
+	run --separate-stderr skyline -Q "$T/p.npy" "$T/q.txt"
+	assert_failure 1
+	[ "$stderr" = "skyline: $T/p.npy: row 3: a coordinate is beyond the float32 range" ]
+}
+
+@test "a hull of more vertices than the GPU holds gives the brute-force skyline" {
+	# 2,100 query points on a parabola, all on the hull: the GPU path holds 2,048, so
+	# the CPU computes this skyline on every device
+	py -c 'for i in range(2100): print(i, i * i)' > "$T/q.txt"
+	py -c '
+import random
+random.seed(5)
+for i in range(400): print(random.randint(-1000, 3000), random.randint(-3000000, 1000000))' > "$T/p.txt"
+	run --separate-stderr skyline -v --index -Q "$T/q.txt" "$T/p.txt"
+	assert_success
+	assert_output "$(py "$R" -Q "$T/q.txt" "$T/p.txt")"
+	[ "${#lines[@]}" -eq 95 ]
+	[[ "$stderr" == *"2100 query points, 2100 on the hull"* ]]
+	if on_gpu; then
+		[[ "$stderr" == *"the hull has 2100 vertices, more than the GPU path holds (2048): using the CPU"* ]]
+	fi
+}
+
 @test "--help prints the synopsis on standard output" {
 	run --separate-stderr skyline --help
 	assert_success
@@ -239,6 +305,18 @@ print(a.dtype, np.array_equal(a, x[i]), np.array_equal(t.astype(np.float32), x[i
 	assert_success
 	[[ "$stderr" == *"skyline: device: "* ]]
 	[[ "$stderr" == *"time compute"* ]]
+}
+
+@test "-v names the tuning row chosen for the device" {
+	printf '1 2\n2 1\n' > "$T/in.txt"
+	run --separate-stderr skyline -v -d cpu "$T/in.txt"
+	assert_success
+	[[ "$stderr" == *"skyline: tuning: cpu ("*")"* ]]
+	if on_gpu; then
+		run --separate-stderr skyline -v -d gpu "$T/in.txt"
+		assert_success
+		[[ "$stderr" == *"skyline: tuning: default (H200 "*")"* ]]
+	fi
 }
 
 # The examples of man/skyline.1, run on testdata/skyline.

@@ -1,0 +1,179 @@
+/* skyline_out.c: skyline's result: the kept rows as they came (text input), as
+ * numbers (NPY input printed as text), as a float32 NPY matrix, or their numbers or
+ * count. Apart from cmd/skyline.c because printing a large skyline is work of its own:
+ * NPY rows are formatted in parallel, with a float printer faster than fmt_f32 for
+ * the usual magnitudes (same text). */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dense.h"
+#include "err.h"
+#include "output.h"
+#include "skyline.h"
+#include "table.h"
+
+/* fmt_f32's text, faster for the usual magnitudes: candidate digits come from double
+ * arithmetic and are kept only when they read back to v exactly (the decimal is
+ * rounded to double once, by Clinger's fast path, and the double lies on no float
+ * midpoint, so rounding on to float is the decimal's own rounding). */
+static int
+fast_f32(char *buf, float v)
+{
+	static const double p10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+	    1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	double x = fabs((double)v);
+	if (!(x >= 1e-13 && x < 1e13))
+		return fmt_f32(buf, v);
+	char *b = buf;
+	if (v < 0)
+		*b++ = '-';
+	if (x < 16777216.0 && x == floor(x)) {
+		char t[12];
+		int n = 0;
+		for (uint32_t u = (uint32_t)x; u > 0 || n == 0; u /= 10)
+			t[n++] = (char)('0' + u % 10);
+		while (n > 0)
+			*b++ = t[--n];
+		*b = '\0';
+		return (int)(b - buf);
+	}
+	int e = (int)floor(log10(x));
+	for (int p = 6; p <= 9; p++) {
+		uint64_t d = 0;
+		for (int tries = 0; tries < 3; tries++) {
+			int k = p - 1 - e;
+			double sc = k >= 0 ? x * p10[k] : x / p10[-k];
+			d = (uint64_t)llround(sc);
+			if (d >= (uint64_t)p10[p])
+				e++;
+			else if (d < (uint64_t)p10[p - 1])
+				e--;
+			else
+				break;
+		}
+		if (d < (uint64_t)p10[p - 1] || d >= (uint64_t)p10[p])
+			break;
+		int q = e - p + 1;
+		double val = q >= 0 ? (double)d * p10[q] : (double)d / p10[-q];
+		uint64_t bits;
+		memcpy(&bits, &val, 8);
+		if ((bits & 0x1fffffffu) == 0x10000000u)	/* a float midpoint */
+			break;
+		if ((float)val != (float)x)
+			continue;
+		char dig[12];
+		int len = p;
+		for (int i = p - 1; i >= 0; i--, d /= 10)
+			dig[i] = (char)('0' + d % 10);
+		while (len > 1 && dig[len - 1] == '0')
+			len--;
+		/* laid out as fmt_f32 does: plain from 1e-5 to 1e16, else scientific */
+		if (e < -5 || e >= 16)
+			break;
+		if (e < 0) {
+			*b++ = '0';
+			*b++ = '.';
+			for (int i = -1; i > e; i--)
+				*b++ = '0';
+			memcpy(b, dig, (size_t)len);
+			b += len;
+		} else {
+			for (int i = 0; i <= e || i < len; i++) {
+				if (i == e + 1)
+					*b++ = '.';
+				*b++ = i < len ? dig[i] : '0';
+			}
+		}
+		*b = '\0';
+		return (int)(b - buf);
+	}
+	return fmt_f32(buf, v);
+}
+
+/* NPY input printed as text: rows formatted in parallel, written in order. */
+static void
+print_rows_npy(output *o, const struct table *t, const uint32_t *keep, size_t m)
+{
+	size_t cols = t->m.cols, per = cols * 49 + 1;
+	size_t chunk = MAX((size_t)1, ((size_t)1 << 20) / per);
+	int nt = omp_get_max_threads();
+	char **buf = xcalloc((size_t)nt, sizeof *buf);
+	size_t *len = xcalloc((size_t)nt, sizeof *len);
+
+	for (int u = 0; u < nt; u++)
+		buf[u] = xmalloc(mul_size(chunk, per, "output"));
+	for (size_t b = 0; b < m; b += chunk * nt) {
+		#pragma omp parallel num_threads(nt)
+		{
+			int u = omp_get_thread_num();
+			size_t lo = b + chunk * u, hi = MIN(m, lo + chunk);
+			char *s = buf[u];
+			for (size_t k = lo; k < hi; k++) {
+				for (size_t j = 0; j < cols; j++) {
+					if (j > 0)
+						*s++ = '\t';
+					s += t->m.dtype == DT_F64 ? fmt_f64(s, table_cell(t, keep[k], j)) :
+					    fast_f32(s, (float)table_cell(t, keep[k], j));
+				}
+				*s++ = '\n';
+			}
+			len[u] = (size_t)(s - buf[u]);
+		}
+		for (int u = 0; u < nt; u++)
+			out_write(o, buf[u], len[u]);
+	}
+	for (int u = 0; u < nt; u++)
+		free(buf[u]);
+	free(buf);
+	free(len);
+}
+
+/* The kept rows, every column, as a float32 NPY matrix. */
+static void
+print_rows_f32(output *o, const struct table *t, const uint32_t *keep, size_t m)
+{
+	size_t cols = t->m.cols;
+	float *row = xmallocarray(MAX(cols, 1), sizeof *row);
+	npy_write_header(o, DT_F32, m, cols);
+	for (size_t k = 0; k < m; k++) {
+		for (size_t j = 0; j < cols; j++)
+			row[j] = (float)table_cell(t, keep[k], j);
+		out_write(o, row, cols * sizeof *row);
+	}
+	free(row);
+}
+
+/* Text rows as they appeared. */
+static void
+print_rows_text(output *o, const struct table *t, const uint32_t *keep, size_t m)
+{
+	for (size_t k = 0; k < m; k++) {
+		const char *s = table_row_text(t, keep[k]);
+		out_write(o, s, strlen(s));
+		out_putc(o, '\n');
+	}
+}
+
+void
+sky_print(output *o, int fmt, enum sky_print what, const struct table *t,
+    const uint32_t *keep, size_t m)
+{
+	if (what == SKY_COUNT) {
+		out_u64(o, m);
+		out_putc(o, '\n');
+	} else if (what == SKY_INDEX) {
+		for (size_t k = 0; k < m; k++) {
+			out_u64(o, (uint64_t)keep[k] + 1);
+			out_putc(o, '\n');
+		}
+	} else if (fmt == FMT_NPY) {
+		print_rows_f32(o, t, keep, m);
+	} else if (t->npy) {
+		print_rows_npy(o, t, keep, m);
+	} else {
+		print_rows_text(o, t, keep, m);
+	}
+}

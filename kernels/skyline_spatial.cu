@@ -1,0 +1,571 @@
+/* skyline_spatial.cu: the spatial skyline on the GPU (after Hwang, Son, Ahn).
+ *
+ * The hull of Q sits in constant memory; one pass marks points inside the hull
+ * (always in the skyline) and finds pivots (the point of least score and the points
+ * nearest the first vertices); a second pass drops what a pivot dominates, and a grid
+ * over the survivors (for Son et al.'s R-tree) drops what a point of a neighbouring
+ * cell dominates; the rest go through the batched filter of skyline_classic.cu's
+ * design, each testing the skyline found so far from its end, then a short window
+ * check makes up for the rounded presort scores.
+ *
+ * Everything runs in one stream: the host launches the whole sequence and waits
+ * only for the counts of survivors (which size what follows) and for the result. */
+#include <cub/device/device_scan.cuh>
+#include <cuda/functional>
+
+#include "skyline_dev.cuh"
+
+__constant__ float2 c_hull[SKY_GPU_MAXH];
+
+/* ---- spatial ---- */
+
+/* Vertex v of the hull, for a kernel made for up to H of them (H == 0: any number). */
+template <int H>
+static __device__ __forceinline__ float2
+vertex(int v, int h)
+{
+	return c_hull[H == 0 ? v : min(v, h - 1)];
+}
+
+/* Whether s dominates p (p's squared distances in dp; H == 0: computed here). */
+template <int H>
+static __device__ __forceinline__ bool
+dominates(float2 s, float2 p, const double *dp, int h, double tol)
+{
+	bool lt = false;
+	constexpr int NV = H == 0 ? 1 : H;
+#pragma unroll
+	for (int v = 0; v < (H == 0 ? h : NV); v++) {
+		if (H != 0 && v >= h)
+			break;
+		float2 w = c_hull[v];
+		double ds = sky_d2(s.x, s.y, w.x, w.y);
+		double dpv = H == 0 ? sky_d2(p.x, p.y, w.x, w.y) : dp[v];
+		int c = sky_cmp_d2(ds, dpv, tol, s.x, s.y, p.x, p.y, w.x, w.y);
+		if (c > 0)
+			return false;
+		lt |= c < 0;
+	}
+	return lt;
+}
+
+/* p's squared distances to the (padded) vertices. */
+template <int DH>
+static __device__ __forceinline__ void
+vertex_dists(float2 p, int h, double (&dp)[DH])
+{
+#pragma unroll
+	for (int v = 0; v < DH; v++) {
+		float2 w = vertex<DH>(v, h);
+		dp[v] = sky_d2(p.x, p.y, w.x, w.y);
+	}
+}
+
+static __device__ __forceinline__ bool
+same(float2 a, float2 b)
+{
+	return a.x == b.x && a.y == b.y;
+}
+
+static __device__ __forceinline__ uint64_t
+pack_min(double v, size_t i)
+{
+	return (uint64_t)__float_as_uint((float)v) << 32 | (uint32_t)i;
+}
+
+static __device__ __forceinline__ uint64_t
+warp_min(uint64_t x)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		x = min(x, (uint64_t)__shfl_down_sync(0xffffffffu, x, o));
+	return x;
+}
+
+/* Pass 1: inside flags, scores and the pivots (least score; nearest each of the first
+ * 16 vertices) as packed (value, index) minima in piv[0..17). */
+template <int H>
+__global__ void __launch_bounds__(NT)
+k_sp_prep(const float2 *__restrict__ xy, size_t n, int h, uint8_t *inside, double *score,
+    unsigned long long *piv)
+{
+	constexpr int NP = 1 + (H == 0 ? 16 : H);
+	__shared__ uint64_t red[NT / 32][NP];
+	uint64_t best[NP];
+	int npv = 1 + min(h, 16);
+#pragma unroll
+	for (int u = 0; u < NP; u++)
+		best[u] = ~0ull;
+	GRID_STRIDE(i, n) {
+		float2 p = xy[i];
+		inside[i] = (uint8_t)sky_inside((const float *)c_hull, h, p.x, p.y);
+		double s = 0;
+		constexpr int NV = H == 0 ? 16 : H;
+#pragma unroll
+		for (int v = 0; v < NV; v++) {
+			if (v < h) {
+				float2 w = c_hull[v];
+				double dv = sky_d2(p.x, p.y, w.x, w.y);
+				s += dv;
+				best[v + 1] = min(best[v + 1], pack_min(dv, i));
+			}
+		}
+		for (int v = NV; v < h; v++) {
+			float2 w = c_hull[v];
+			s += sky_d2(p.x, p.y, w.x, w.y);
+		}
+		score[i] = s;
+		best[0] = min(best[0], pack_min(s, i));
+	}
+	int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+#pragma unroll
+	for (int u = 0; u < NP; u++) {
+		uint64_t x = warp_min(best[u]);
+		if (lane == 0)
+			red[w][u] = x;
+	}
+	__syncthreads();
+	if (threadIdx.x < npv) {
+		uint64_t x = ~0ull;
+		for (int k = 0; k < NT / 32; k++)
+			x = min(x, red[k][threadIdx.x]);
+		atomicMin(piv + threadIdx.x, (unsigned long long)x);
+	}
+}
+
+/* Pass 2: survivors are the points inside the hull and those no pivot dominates. */
+template <int H>
+__global__ void __launch_bounds__(NT)
+k_sp_prune(const float2 *__restrict__ xy, size_t n, int h, double tol,
+    const uint8_t *__restrict__ inside, const unsigned long long *__restrict__ piv,
+    uint8_t *flag)
+{
+	__shared__ float2 pz[17];
+	int npv = 1 + min(h, 16);
+	if (threadIdx.x < npv)
+		pz[threadIdx.x] = xy[(uint32_t)piv[threadIdx.x]];
+	__syncthreads();
+	constexpr int DH = H > 0 ? H : 1;
+	GRID_STRIDE(i, n) {
+		bool keep = inside[i];
+		if (!keep) {
+			float2 p = xy[i];
+			double dp[DH];
+			vertex_dists(p, h, dp);
+			keep = true;
+			for (int u = 0; u < npv && keep; u++)
+				keep = !dominates<H>(pz[u], p, dp, h, tol);
+		}
+		flag[i] = keep;
+	}
+}
+
+/* The local pruning's grid (sky_grid_box) around the pivot of least score. */
+__global__ void
+k_sp_gridbox(const float2 *__restrict__ xy, const unsigned long long *__restrict__ piv, int h,
+    int g, struct sky_grid *box)
+{
+	float2 z = xy[(uint32_t)piv[0]];
+	sky_grid_box((const float *)c_hull, h, z.x, z.y, g, box);
+}
+
+__global__ void
+k_sp_gridcell(const uint32_t *__restrict__ surv, size_t m, const float2 *__restrict__ xy,
+    const struct sky_grid *__restrict__ box, uint32_t *key, uint32_t *val)
+{
+	struct sky_grid gr = *box;
+	GRID_STRIDE(k, m) {
+		float2 p = xy[surv[k]];
+		key[k] = (uint32_t)(sky_grid_cell(&gr, p.y, gr.y0, gr.sy) * gr.g +
+		    sky_grid_cell(&gr, p.x, gr.x0, gr.sx));
+		val[k] = surv[k];
+	}
+}
+
+/* [start, end) of each cell's points in cell order (empty cells stay 0, 0). */
+__global__ void
+k_sp_gridbounds(const uint32_t *__restrict__ key, size_t m, uint32_t *start, uint32_t *end)
+{
+	GRID_STRIDE(k, m) {
+		uint32_t c = key[k];
+		if (k == 0 || key[k - 1] != c)
+			start[c] = (uint32_t)k;
+		if (k + 1 == m || key[k + 1] != c)
+			end[c] = (uint32_t)k + 1;
+	}
+}
+
+/* A point that a point of its own or a neighbouring cell dominates is out. */
+template <int H>
+__global__ void __launch_bounds__(NT)
+k_sp_gridprune(const uint32_t *__restrict__ key, const uint32_t *__restrict__ val, size_t m,
+    int g, const uint32_t *__restrict__ start, const uint32_t *__restrict__ end,
+    const float2 *__restrict__ xy, const uint8_t *__restrict__ inside, int h, double tol,
+    uint8_t *flag)
+{
+	constexpr int DH = H > 0 ? H : 1;
+	GRID_STRIDE(k, m) {
+		uint32_t i = val[k];
+		if (inside[i])
+			continue;
+		float2 p = xy[i];
+		double dp[DH];
+		vertex_dists(p, h, dp);
+		int cx = (int)(key[k] % (uint32_t)g), cy = (int)(key[k] / (uint32_t)g);
+		bool out = false;
+		for (int y = max(cy - 1, 0); y <= min(cy + 1, g - 1) && !out; y++)
+			for (int x = max(cx - 1, 0); x <= min(cx + 1, g - 1) && !out; x++) {
+				uint32_t c = (uint32_t)(y * g + x);
+				for (uint32_t j = start[c]; j < end[c]; j++) {
+					uint32_t zi = val[j];
+					if (zi != i && dominates<H>(xy[zi], p, dp, h, tol)) {
+						out = true;
+						break;
+					}
+				}
+			}
+		if (out)
+			flag[i] = 0;
+	}
+}
+
+/* Survivors' sort keys: coordinates (first), then score. */
+__global__ void
+k_sp_xykey(const uint32_t *__restrict__ surv, size_t m, const float2 *__restrict__ xy,
+    uint64_t *key, uint32_t *val)
+{
+	GRID_STRIDE(k, m) {
+		float2 p = xy[surv[k]];
+		key[k] = (uint64_t)sky_key32(p.x) << 32 | sky_key32(p.y);
+		val[k] = surv[k];
+	}
+}
+
+__global__ void
+k_sp_scorekey(const uint32_t *__restrict__ val, size_t m, const double *__restrict__ score,
+    uint64_t *key)
+{
+	GRID_STRIDE(k, m)
+		key[k] = (uint64_t)__double_as_longlong(score[val[k]]);
+}
+
+__global__ void
+k_sp_gather(const uint32_t *__restrict__ idx, size_t m, const float2 *__restrict__ xy,
+    const uint8_t *__restrict__ inside, const double *__restrict__ score, float2 *sxy,
+    uint8_t *sin, double *ssc)
+{
+	GRID_STRIDE(k, m) {
+		uint32_t i = idx[k];
+		sxy[k] = xy[i];
+		sin[k] = inside[i];
+		ssc[k] = score[i];
+	}
+}
+
+/* Candidates (cxy, cin; index c) against the list lxy, scanned from its end: all of it,
+ * or (own) the entries before c. In phase a (sxy given), a point inside the hull is
+ * alive, or equal to the point sorted before it. */
+template <int H>
+__global__ void __launch_bounds__(NT)
+k_sp_scan(const float2 *__restrict__ cxy, const uint8_t *__restrict__ cin, uint32_t nmax,
+    const uint32_t *__restrict__ ncand, const float2 *__restrict__ sxy,
+    const float2 *__restrict__ lxy, const uint32_t *__restrict__ llen_p, int own, int h,
+    double tol, uint8_t *__restrict__ flag, uint8_t *__restrict__ status,
+    const uint32_t *__restrict__ spos, size_t sbase)
+{
+	constexpr int DH = H > 0 ? H : 1;
+	__shared__ float2 tile[TILE];
+	__shared__ uint32_t top;
+	uint32_t nc = ncand ? min(*ncand, nmax) : nmax;
+	uint32_t c = blockIdx.x * NT + threadIdx.x;
+	bool active = c < nc;
+	float2 p = active ? cxy[c] : make_float2(0, 0);
+	int st = SKY_ALIVE;
+	bool done = !active;
+	if (active && cin[c]) {
+		if (sxy && sbase + c > 0 && same(p, sxy[sbase + c - 1]))
+			st = SKY_DUP;
+		done = true;
+	}
+	double dp[DH];
+	vertex_dists(p, h, dp);
+	uint32_t llen = *llen_p, lim = done ? 0 : (own ? c : llen);
+	if (threadIdx.x == 0)
+		top = 0;
+	__syncthreads();
+	atomicMax(&top, lim);
+	__syncthreads();
+	for (uint32_t hi = top; hi > 0;) {
+		uint32_t lo = hi > TILE ? hi - TILE : 0;
+		for (uint32_t i = lo + threadIdx.x; i < hi; i += NT)
+			tile[i - lo] = lxy[i];
+		__syncthreads();
+		if (!done) {
+			for (uint32_t k = min(hi, lim); k-- > lo;) {
+				float2 s = tile[k - lo];
+				if (same(s, p)) {
+					st = SKY_DUP;
+					done = true;
+					break;
+				}
+				if (dominates<H>(s, p, dp, h, tol)) {
+					st = SKY_DOMINATED;
+					done = true;
+					break;
+				}
+			}
+			if (lo == 0)
+				done = true;
+		}
+		hi = lo;
+		if (__syncthreads_and(done))
+			break;
+	}
+	if (active) {
+		flag[c] = st == SKY_ALIVE;
+		status[spos ? spos[c] : sbase + c] = (uint8_t)st;
+	}
+}
+
+__global__ void
+k_sp_take(const uint32_t *__restrict__ sel, const uint32_t *__restrict__ cnt, uint32_t nmax,
+    size_t b0, const float2 *__restrict__ sxy, const uint8_t *__restrict__ sin, float2 *cxy,
+    uint8_t *cin, uint32_t *cpos)
+{
+	uint32_t n = min(*cnt, nmax);
+	GRID_STRIDE(t, n) {
+		size_t src = b0 + sel[t];
+		cxy[t] = sxy[src];
+		cin[t] = sin[src];
+		cpos[t] = (uint32_t)src;
+	}
+}
+
+__global__ void
+k_sp_append(const uint32_t *__restrict__ sel, const uint32_t *__restrict__ cnt, uint32_t nmax,
+    const uint32_t *__restrict__ sky, const float2 *__restrict__ cxy,
+    const uint32_t *__restrict__ cpos, float2 *lxy, uint32_t *lpos)
+{
+	uint32_t n = min(*cnt, nmax);
+	size_t at = *sky;
+	GRID_STRIDE(t, n) {
+		lxy[at + t] = cxy[sel[t]];
+		lpos[at + t] = cpos[sel[t]];
+	}
+}
+
+/* Rounded scores: a dominator may sort just after the point it dominates; each
+ * skyline point outside the hull checks the window of scores it could hide in. */
+template <int H>
+__global__ void __launch_bounds__(NT)
+k_sp_window(const uint32_t *__restrict__ lpos, const uint32_t *__restrict__ sky, size_t m,
+    const float2 *__restrict__ sxy, const uint8_t *__restrict__ sin,
+    const double *__restrict__ ssc, int h, double tol, double win, uint8_t *status)
+{
+	constexpr int DH = H > 0 ? H : 1;
+	uint32_t ns = *sky;
+	GRID_STRIDE(t, ns) {
+		uint32_t k = lpos[t];
+		if (sin[k])
+			continue;
+		float2 p = sxy[k];
+		double dp[DH];
+		vertex_dists(p, h, dp);
+		double lim = ssc[k] * (1 + win);
+		for (size_t j = k + 1; j < m && ssc[j] <= lim; j++) {
+			float2 s = sxy[j];
+			if (same(s, p) || same(s, sxy[j - 1]))
+				continue;
+			if (dominates<H>(s, p, dp, h, tol)) {
+				status[k] = SKY_DOMINATED;
+				break;
+			}
+		}
+	}
+}
+
+/* Equal points are neighbours: each takes the fate of the first of its run. */
+__global__ void
+k_sp_runstart(const float2 *__restrict__ sxy, size_t m, uint32_t *start)
+{
+	GRID_STRIDE(k, m)
+		start[k] = k == 0 || !same(sxy[k], sxy[k - 1]) ? (uint32_t)k : 0;
+}
+
+__global__ void
+k_sp_keep(const uint32_t *__restrict__ head, const uint8_t *__restrict__ status,
+    const uint32_t *__restrict__ idx, size_t m, int distinct, uint8_t *flag)
+{
+	GRID_STRIDE(k, m) {
+		uint32_t hd = head[k];
+		flag[idx[k]] = status[hd] == SKY_ALIVE && (hd == k || !distinct);
+	}
+}
+
+template <int H>
+static size_t
+spatial_run(const float *host, size_t n, int h, double tol, int distinct,
+    const struct sky_tune *tu, uint32_t *keep)
+{
+	Dmem mem;
+	Temp tmp;
+	uint32_t bmax = (uint32_t)std::min<size_t>(tu->batch_max, n);
+
+	tmp.need(sort_bytes<uint64_t>(n));
+	tmp.need(sort_bytes<uint32_t>(n));
+	tmp.need(select_bytes(n));
+	{
+		size_t b = 0;
+		CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, b, (uint32_t *)nullptr,
+		    (uint32_t *)nullptr, cuda::maximum<>{}, (int64_t)n, sky_stream));
+		tmp.need(b);
+	}
+	tmp.alloc(mem);
+
+	double t0 = now_sec();
+	float2 *xy = mem.get<float2>(n);
+	CUDA_CHECK(cudaMemcpyAsync(xy, host, n * sizeof *xy, cudaMemcpyHostToDevice, sky_stream));
+	CUDA_CHECK(cudaStreamSynchronize(sky_stream));
+	double t1 = now_sec();
+	phase_add(PH_H2D, t1 - t0);
+
+	uint8_t *inside = mem.get<uint8_t>(n), *flag = mem.get<uint8_t>(n);
+	double *score = mem.get<double>(n);
+	unsigned long long *piv = mem.get<unsigned long long>(17);
+	uint32_t *surv = mem.get<uint32_t>(n), *cnt = mem.get<uint32_t>(4);
+	CUDA_CHECK(cudaMemsetAsync(piv, 0xff, 17 * sizeof *piv, sky_stream));
+	CUDA_CHECK(cudaMemsetAsync(cnt, 0, 4 * sizeof *cnt, sky_stream));
+	unsigned gp = (unsigned)std::min<size_t>(CEIL_DIV(n, NT), tu->pivot_blocks);
+	k_sp_prep<H><<<gp, NT, 0, sky_stream>>>(xy, n, h, inside, score, piv);
+	CUDA_LAUNCH_CHECK();
+	k_sp_prune<H><<<grid_for(n), NT, 0, sky_stream>>>(xy, n, h, tol, inside, piv, flag);
+	CUDA_LAUNCH_CHECK();
+	select_flagged(tmp, flag, surv, cnt + 3, n);
+	uint32_t m;
+	CUDA_CHECK(cudaMemcpyAsync(&m, cnt + 3, sizeof m, cudaMemcpyDeviceToHost, sky_stream));
+	CUDA_CHECK(cudaStreamSynchronize(sky_stream));
+	vlog("%u points left after the pivots", m);
+	if (m > tu->grid_min) {
+		int g = sky_grid_side(m, tu->grid_per_cell, tu->grid_side_max);
+		size_t nc = (size_t)g * g;
+		struct sky_grid *box = mem.get<struct sky_grid>(1);
+		uint32_t *ck = mem.get<uint32_t>(2 * (size_t)m), *cv = mem.get<uint32_t>(2 * (size_t)m);
+		uint32_t *cs = mem.get<uint32_t>(nc), *ce = mem.get<uint32_t>(nc);
+		cub::DoubleBuffer<uint32_t> kb(ck, ck + m), vb(cv, cv + m);
+		k_sp_gridbox<<<1, 1, 0, sky_stream>>>(xy, piv, h, g, box);
+		CUDA_LAUNCH_CHECK();
+		k_sp_gridcell<<<grid_for(m), NT, 0, sky_stream>>>(surv, m, xy, box, kb.Current(),
+		    vb.Current());
+		CUDA_LAUNCH_CHECK();
+		sort_pairs<uint32_t>(tmp, kb, vb, m, bits_for(nc - 1));
+		CUDA_CHECK(cudaMemsetAsync(cs, 0, nc * sizeof *cs, sky_stream));
+		CUDA_CHECK(cudaMemsetAsync(ce, 0, nc * sizeof *ce, sky_stream));
+		k_sp_gridbounds<<<grid_for(m), NT, 0, sky_stream>>>(kb.Current(), m, cs, ce);
+		CUDA_LAUNCH_CHECK();
+		k_sp_gridprune<H><<<grid_for(m), NT, 0, sky_stream>>>(kb.Current(), vb.Current(), m, g, cs,
+		    ce, xy, inside, h, tol, flag);
+		CUDA_LAUNCH_CHECK();
+		select_flagged(tmp, flag, surv, cnt + 3, n);
+		CUDA_CHECK(cudaMemcpyAsync(&m, cnt + 3, sizeof m, cudaMemcpyDeviceToHost, sky_stream));
+		CUDA_CHECK(cudaStreamSynchronize(sky_stream));
+		vlog("%u points left after the grid", m);
+	}
+	double ts = now_sec();
+	phase_add("gpu prune", ts - t1);
+
+	/* Sort the survivors by score, then coordinates (stable: equal points stay in
+	 * input order, next to each other). */
+	uint64_t *kbuf = mem.get<uint64_t>(2 * (size_t)m);
+	uint32_t *vbuf = mem.get<uint32_t>(2 * (size_t)m);
+	cub::DoubleBuffer<uint64_t> kb(kbuf, kbuf + m);
+	cub::DoubleBuffer<uint32_t> vb(vbuf, vbuf + m);
+	unsigned g = grid_for(m);
+	k_sp_xykey<<<g, NT, 0, sky_stream>>>(surv, m, xy, kb.Current(), vb.Current());
+	CUDA_LAUNCH_CHECK();
+	sort_pairs<uint64_t>(tmp, kb, vb, m, 64);
+	k_sp_scorekey<<<g, NT, 0, sky_stream>>>(vb.Current(), m, score, kb.Current());
+	CUDA_LAUNCH_CHECK();
+	sort_pairs<uint64_t>(tmp, kb, vb, m, 63);
+	const uint32_t *idx = vb.Current();
+	float2 *sxy = mem.get<float2>(m);
+	uint8_t *sin = mem.get<uint8_t>(m), *status = mem.get<uint8_t>(m);
+	double *ssc = mem.get<double>(m);
+	k_sp_gather<<<g, NT, 0, sky_stream>>>(idx, m, xy, inside, score, sxy, sin, ssc);
+	CUDA_LAUNCH_CHECK();
+	step("gpu presort", &ts);
+
+	/* The batched filter. */
+	float2 *lxy = mem.get<float2>(m), *cxy = mem.get<float2>(bmax);
+	uint32_t *lpos = mem.get<uint32_t>(m), *cpos = mem.get<uint32_t>(bmax);
+	uint32_t *sel = mem.get<uint32_t>(bmax);
+	uint8_t *cin = mem.get<uint8_t>(bmax);
+	for (size_t b0 = 0, bs = tu->batch_first; b0 < m;
+	    b0 += bs, bs = std::min<size_t>(2 * bs, tu->batch_max)) {
+		uint32_t nb = (uint32_t)std::min<size_t>(bs, m - b0);
+		unsigned gb = (unsigned)CEIL_DIV(nb, NT);
+		k_sp_scan<H><<<gb, NT, 0, sky_stream>>>(sxy + b0, sin + b0, nb, nullptr, sxy, lxy, cnt,
+		    0, h, tol, flag, status, nullptr, b0);
+		CUDA_LAUNCH_CHECK();
+		select_flagged(tmp, flag, sel, cnt + 1, nb);
+		k_sp_take<<<gb, NT, 0, sky_stream>>>(sel, cnt + 1, nb, b0, sxy, sin, cxy, cin, cpos);
+		CUDA_LAUNCH_CHECK();
+		CUDA_CHECK(cudaMemsetAsync(flag, 0, nb, sky_stream));
+		k_sp_scan<H><<<gb, NT, 0, sky_stream>>>(cxy, cin, nb, cnt + 1, nullptr, cxy, cnt + 1, 1,
+		    h, tol, flag, status, cpos, 0);
+		CUDA_LAUNCH_CHECK();
+		select_flagged(tmp, flag, sel, cnt + 2, nb);
+		k_sp_append<<<gb, NT, 0, sky_stream>>>(sel, cnt + 2, nb, cnt, cxy, cpos, lxy, lpos);
+		CUDA_LAUNCH_CHECK();
+		bump(cnt, cnt + 2);
+	}
+	step("gpu filter", &ts);
+	k_sp_window<H><<<g, NT, 0, sky_stream>>>(lpos, cnt, m, sxy, sin, ssc, h, tol, sky_window(h),
+	    status);
+	CUDA_LAUNCH_CHECK();
+	step("gpu window", &ts);
+	uint32_t *start = mem.get<uint32_t>(m), *head = mem.get<uint32_t>(m);
+	k_sp_runstart<<<g, NT, 0, sky_stream>>>(sxy, m, start);
+	CUDA_LAUNCH_CHECK();
+	{
+		size_t b = tmp.bytes;
+		CUDA_CHECK(cub::DeviceScan::InclusiveScan(tmp.p, b, start, head, cuda::maximum<>{},
+		    (int64_t)m, sky_stream));
+	}
+	CUDA_CHECK(cudaMemsetAsync(flag, 0, n, sky_stream));
+	k_sp_keep<<<g, NT, 0, sky_stream>>>(head, status, idx, m, distinct, flag);
+	CUDA_LAUNCH_CHECK();
+	return finish_run(tmp, flag, surv, cnt + 1, n, keep, t1);
+}
+
+extern "C" size_t
+sky_spatial_gpu(const struct sky_spatial *job, const struct cuda_dev *dev, size_t max_mem,
+    uint32_t *keep)
+{
+	int h = (int)job->h;	/* <= SKY_GPU_MAXH: cmd/skyline.c gives larger hulls to the CPU */
+	sky_gpu_init(dev);
+	CUDA_CHECK(cudaMemcpyToSymbolAsync(c_hull, job->hull, (size_t)h * sizeof(float2), 0,
+	    cudaMemcpyHostToDevice, sky_stream));
+	size_t fit = fit_rows(budget(dev, max_mem), 140);
+	std::vector<float> buf;
+	auto run = [&](const uint32_t *rows, size_t n, uint32_t *out) -> size_t {
+		const float *p = job->xy;
+		if (rows != nullptr) {
+			buf.resize(2 * n);
+			sky_pack_points(job, rows, n, buf.data());
+			p = buf.data();
+		}
+		if (h <= 1)
+			return spatial_run<1>(p, n, h, job->tol, job->distinct, job->tune, out);
+		if (h <= 2)
+			return spatial_run<2>(p, n, h, job->tol, job->distinct, job->tune, out);
+		if (h <= 4)
+			return spatial_run<4>(p, n, h, job->tol, job->distinct, job->tune, out);
+		if (h <= 8)
+			return spatial_run<8>(p, n, h, job->tol, job->distinct, job->tune, out);
+		if (h <= 12)
+			return spatial_run<12>(p, n, h, job->tol, job->distinct, job->tune, out);
+		if (h <= 16)
+			return spatial_run<16>(p, n, h, job->tol, job->distinct, job->tune, out);
+		return spatial_run<0>(p, n, h, job->tol, job->distinct, job->tune, out);
+	};
+	return in_parts(job->n, fit, run, keep);
+}

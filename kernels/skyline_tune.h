@@ -1,0 +1,48 @@
+/* skyline_tune.h: skyline's choices per device, in one table (common/tune.h says how
+ * a row is picked). cmd/skyline.c picks a row once, from the device's description
+ * ("cpu" for the CPU path), and hands it to both paths in their jobs; -v prints it.
+ * A new kind of GPU means a row here, above the catch-all, with its measurement.
+ *
+ * What is measured so far (bench/README.md, skyline): bench/skyline on an H200 and
+ * its machine's 16 CPU threads, 2026-11-22, with the values below. They are the
+ * values the paths were written with; no sweep of other values has been run. */
+#ifndef SKYLINE_TUNE_H
+#define SKYLINE_TUNE_H
+
+#include <stddef.h>
+
+/* Compiled into the CUDA kernels (their __launch_bounds__ and shared-memory arrays
+ * are sized by them), so one value for every row: a GPU that wants others needs the
+ * kernels built for them. H200 2026-11-22, bench/skyline run 2 (commit 11a7cca):
+ * classic filter 161.4 ms for anti-correlated 1M x 8, spatial filter 34.6 ms for 10M
+ * points; no other value tried. */
+#define SKY_NT 256		/* threads a block */
+#define SKY_TILE 256		/* skyline rows a shared-memory tile of the scans */
+
+struct sky_tune {
+	const char *device;	/* words of the device's description (tune.h) */
+	/* the sort-filter's batches of candidates: the first, then doubling up to max */
+	size_t batch_first, batch_max;
+	/* GPU: most blocks of the spatial pass that finds the pivots (each block ends in
+	 * atomics on the same 17 words) */
+	unsigned pivot_blocks;
+	/* the spatial grid pruning: it runs when more than grid_min points survive the
+	 * pivots, with about grid_per_cell points a cell and at most grid_side_max cells
+	 * a side */
+	size_t grid_min;
+	unsigned grid_per_cell, grid_side_max;
+	const char *measured;
+};
+
+static const struct sky_tune sky_tune_table[] = {
+	{"cpu", 1024, (size_t)1 << 16, 0, 1024, 4, 2048,
+	    "16 threads of the H200 machine 2026-11-22, bench/skyline: anti-corr. 1M x 8 "
+	    "in 5,776 ms, spatial 10M in 616 ms, whole runs; not swept"},
+	/* every GPU (the CUDA path describes no other device); 132 * 16: 16 blocks for
+	 * each of the H200's 132 SMs */
+	{"", 4096, (size_t)1 << 18, 132 * 16, 1024, 4, 2048,
+	    "H200 2026-11-22, bench/skyline: compute anti-corr. 1M x 8 163.3 ms, spatial "
+	    "10M 36.8 ms (71.2 ms without the grid pruning); not swept"},
+};
+
+#endif
