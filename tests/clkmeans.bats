@@ -293,6 +293,12 @@ print('ok' if abs(v[0] - want) <= 1e-5 * want else (v, want))"
 	assert_output ok
 }
 
+@test "-v names the tuning table's row for the device, with its measurement" {
+	clkmeans -v -k 3 "$D/points.txt" 2> "$T/err" > /dev/null
+	run -0 cat "$T/err"
+	assert_line --regexp '^clkmeans: tuning: .+ \(.+\)$'
+}
+
 @test "--list-devices lists a device" {
 	run -0 clkmeans --list-devices
 	assert_regex "$output" "^[0-9]+:[0-9]+"

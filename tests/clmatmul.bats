@@ -173,6 +173,15 @@ blocked() {
 	[[ $stderr == *"time wall"* ]]
 }
 
+@test "-v names the tuning table's row for the device and the precision, with its measurement" {
+	clmatmul -v -o "$T/c.txt" "$D/a.txt" "$D/b.txt" 2> "$T/err"
+	run -0 cat "$T/err"
+	assert_line --regexp '^clmatmul: tuning: .+, float32 \(.+\)$'
+	clmatmul -v --double -o "$T/c.txt" "$D/a.txt" "$D/b.txt" 2> "$T/err"
+	run -0 cat "$T/err"
+	assert_line --regexp '^clmatmul: tuning: .+, float64 \(.+\)$'
+}
+
 @test "rectangle transfers are checked on the platform and reported" {
 	run -0 --separate-stderr clmatmul -v -o "$T/c.txt" "$D/a.txt" "$D/b.txt"
 	[[ $stderr =~ "rectangle transfers: "(correct|wrong) ]]
