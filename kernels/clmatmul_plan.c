@@ -29,10 +29,22 @@ cm_plan(const struct cm_engine *e, size_t m, size_t n, size_t k, int beta, struc
 	const size_t mp = round_up(m, BMp), np = round_up(n, BNp), kp = round_up(k, BKp);
 
 	*pl = (struct plan){mp, np, kp, 1, 1, 1, 1, 0};
+	size_t incore_big, incore = cm_footprint(e, pl, &incore_big);
 	if (!plan_fits(e, pl)) {
 		/* Blocks of C as large as a share of the bound allows (fewer blocks: less
 		 * traffic), the panels of A and B in the rest; the share shrinks until the
-		 * panels are deep enough for a kernel to pay for reading and writing C. */
+		 * panels are deep enough for a kernel to pay for reading and writing C.
+		 *
+		 * The loops end. bm and bn stay positive multiples of BMp and BNp and never
+		 * grow; write i = bm / BMp, j = bn / BNp (integers >= 1). The inner loop runs
+		 * only while i + j > 2 (a side above one tile) and each turn halves a side
+		 * that is above one tile: i' = ceil(floor(i BMp / 2) / BMp) <= ceil(i / 2) < i
+		 * for i >= 2 (so for j). So i + j falls by at least 1 a turn, and all turns of
+		 * all passes together number at most (mp / BMp - 1) + (np / BNp - 1). The
+		 * outer loop halves share, which is 0 after at most 64 passes; with share 0
+		 * the inner loop's first test always holds, so it brings both sides down to
+		 * one tile and the pass breaks. Hence at most 66 passes. (It once halved bn
+		 * when bm < bn even with bn at one tile, and spun for ever.) */
 		pl->slots = 2;
 		pl->c0slot = beta;
 		const size_t es = e->esize, ce = es * (1 + (size_t)beta);
@@ -42,7 +54,7 @@ cm_plan(const struct cm_engine *e, size_t m, size_t n, size_t k, int beta, struc
 		for (size_t share = e->budget / 2;; share /= 2) {
 			while ((2 * pl->bm * pl->bn * ce > share ||
 			    pl->bm * pl->bn * es > e->x->max_alloc) && (pl->bm > BMp || pl->bn > BNp)) {
-				if (pl->bm >= pl->bn && pl->bm > BMp)
+				if (pl->bm > BMp && (pl->bm >= pl->bn || pl->bn == BNp))
 					pl->bm = round_up(pl->bm / 2, BMp);
 				else
 					pl->bn = round_up(pl->bn / 2, BNp);
@@ -59,10 +71,16 @@ cm_plan(const struct cm_engine *e, size_t m, size_t n, size_t k, int beta, struc
 			if (bk >= kwant || (pl->bm == BMp && pl->bn == BNp))
 				break;
 		}
-		if (best.bk == 0)
+		/* Nothing fits: the least bound that works is the smaller of the blocked
+		 * plan's least (one tile of C and one slice of its panels, twice) and the
+		 * in-core footprint (smaller for matrices of a tile or two). */
+		if (best.bk == 0) {
+			size_t least = 2 * (BMp * BNp * ce + (BMp + BNp) * BKp * es * ab);
+			if (incore_big <= e->x->max_alloc)
+				least = MIN(least, incore);
 			die("--max-device-mem %zu is too small for one %zux%zu tile of C and its "
-			    "panels (%zu bytes needed)", e->budget, BMp, BNp,
-			    2 * (BMp * BNp * ce + (BMp + BNp) * BKp * es * ab));
+			    "panels (at least %zu bytes needed)", e->budget, BMp, BNp, least);
+		}
 		*pl = best;
 	}
 	/* Even blocks: as many as needed, as equal as the tiles allow. */
