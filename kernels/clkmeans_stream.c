@@ -7,7 +7,18 @@
 #include "clkmeans_dev.h"
 #include "timer.h"
 
-/* Device buffers, and whether the rows fit or are streamed in batches. */
+/* Device buffers, and whether the rows fit or are streamed in batches.
+ *
+ * No loop plans here, so nothing can spin: the batch comes in closed form. Batches
+ * are multiples of align (rowdist and kpp number their partial sums by group of rg
+ * rows, assign's tiles are tm rows; both are powers of two). least is what the
+ * smallest plan needs: every row's label and distance, the centroid buffers, and one
+ * batch of MIN(n, align) rows; a bound below it is an error that names it, and the
+ * bound least itself works. For budget >= least, fit >= MIN(n, align), so when the
+ * rows do not all fit (n > fit) then fit >= align and the batch is a positive multiple
+ * of align, unless the device's largest allocation holds fewer than align rows (an
+ * error naming that). Every pass then loops over nbatch = ceil(n / batch) <= n
+ * batches of at least one row each (assign_pass, rowdist_pass, kpp_pass). */
 void
 km_plan_memory(struct km *m, size_t max_device_mem)
 {
@@ -33,7 +44,9 @@ km_plan_memory(struct km *m, size_t max_device_mem)
 	} else {
 		m->batch = MIN(fit, max_rows) / align * align;
 		if (m->batch == 0)
-			die("--max-device-mem: %zu bytes are too few to stream %zu columns", budget, d);
+			die("%s allocates at most %llu bytes at once: fewer than a batch of %zu rows "
+			    "of %zu columns", m->x.name, (unsigned long long)m->x.max_alloc, align,
+			    d);
 	}
 	m->nbatch = CEIL_DIV(n, m->batch);
 	m->loaded = SIZE_MAX;
