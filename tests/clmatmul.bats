@@ -324,7 +324,9 @@ on_device() {
 	sed -n 's/^clmatmul: plan: .*, \([0-9]*\) bytes on the device$/\1/p'
 }
 
-@test "the issue's 400x300 by 300x500 product under --max-device-mem 1000000 ends and matches numpy" {
+# issue14_data: issue 14's matrices, made as its reproducer makes them: $T/A.npy
+# (400 x 300) and $T/B.npy (300 x 500).
+issue14_data() {
 	py - "$T" <<'EOF'
 import sys
 import numpy as n
@@ -332,6 +334,10 @@ r = n.random.default_rng(1)
 n.save(sys.argv[1] + '/A.npy', r.standard_normal((400, 300)).astype('f4'))
 n.save(sys.argv[1] + '/B.npy', r.standard_normal((300, 500)).astype('f4'))
 EOF
+}
+
+@test "the issue's 400x300 by 300x500 product under --max-device-mem 1000000 ends and matches numpy" {
+	issue14_data
 	run -0 timeout 60 clmatmul -O npy -o "$T/C.npy" --max-device-mem 1000000 "$T/A.npy" "$T/B.npy"
 	run -0 py "$REF/clmatmul_ref.py" "$T/A.npy" "$T/B.npy" "$T/C.npy"
 	assert_output ok
@@ -340,13 +346,7 @@ EOF
 }
 
 @test "under --max-device-mem 400000 the issue's product ends: the product, or exit 1 naming the least that works" {
-	py - "$T" <<'EOF'
-import sys
-import numpy as n
-r = n.random.default_rng(1)
-n.save(sys.argv[1] + '/A.npy', r.standard_normal((400, 300)).astype('f4'))
-n.save(sys.argv[1] + '/B.npy', r.standard_normal((300, 500)).astype('f4'))
-EOF
+	issue14_data
 	run --separate-stderr timeout 60 clmatmul -O npy -o "$T/C.npy" --max-device-mem 400000 \
 	    "$T/A.npy" "$T/B.npy"
 	if [ "$status" = 0 ]; then	# a device with smaller tiles (a GPU's)
