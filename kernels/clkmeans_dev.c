@@ -166,6 +166,7 @@ tune_defaults(const struct km *m, struct tune *t)
 	t->wg = row->wg;
 	t->rg = row->rg;
 	t->tmt = row->tmt, t->tnt = row->tnt;
+	t->db = row->db;
 	t->rmv = m->k > (size_t)row->small_k ? row->rmv : row->rmv_small;
 	t->rnv = m->k > (size_t)row->small_k ? row->rnv : row->rnv_small;
 	t->exact_cu = row->exact_cu;
@@ -217,7 +218,6 @@ choose_tune(struct km *m)
 	struct tune *t = &m->t;
 	tune_defaults(m, t);
 	t->a_res = -1;
-	t->db = -1;
 	t->fp64 = t->atom64 = 1;
 	tune_env(t);
 	m->fp64 = m->fp64 && t->fp64;

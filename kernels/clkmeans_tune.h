@@ -18,6 +18,7 @@ struct clkmeans_tune {
 	int small_k;			/* k up to this takes the small blocks */
 	int rmv, rnv;			/* a work-item's float4s along rows, centroids */
 	int rmv_small, rnv_small;	/* the same when k <= small_k */
+	int db;				/* double-buffered centroid tiles (local, rows resident) */
 	int wg;				/* work-items of the other kernels' groups */
 	int rg;				/* rows of a group of partial sums */
 	int exact_cu, update_cu;	/* exact's and update's work-groups a compute unit */
@@ -27,14 +28,15 @@ struct clkmeans_tune {
 static const struct clkmeans_tune clkmeans_tune_table[] = {
 	/* Groups of 128 work-items, 8 x 8 (k <= 32: 4 x 4) a work-item: 128 rows x 64
 	 * centroid tiles, three groups an SM on an H200. */
-	/* device local tmt tnt small_k rmv rnv small  wg    rg  exact update */
-	{"gpu",     1,   16,  8,  32,    2,  2, 1, 1, 256, 1024, 4,   16,
+	/* device local tmt tnt small_k rmv rnv small db  wg    rg  exact update */
+	{"gpu",     1,   16,  8,  32,    2,  2, 1, 1, 0, 256, 1024, 4,   16,
 	    "H200 2026-11-22, bench/clkmeans 1M x 64, k = 1024: 3.75 ms an iteration; "
-	    "256 work-items (128x128 tiles) 4.54, 64x128 tiles 3.94"},
+	    "256 work-items (128x128 tiles) 4.54, 64x128 tiles 3.94; db=1 slower (tk=8: "
+	    "5.24, without 4.72)"},
 	/* CPUs (PoCL), and any other device: a work-item takes 4 rows x 8 centroids at a
 	 * time in vector registers, through every centroid; no local memory, no
 	 * barriers. */
-	{"",        0,   16,  1,   4,    1,  2, 1, 1,  64,  256, 1,    4,
+	{"",        0,   16,  1,   4,    1,  2, 1, 1, 0,  64,  256, 1,    4,
 	    "reasoned, not swept; 16 Xeon cores (PoCL) 2026-11-22, bench/clkmeans 1M x 64, "
 	    "k = 1024: 627 ms an iteration"},
 };
