@@ -1,6 +1,7 @@
 /* clkmeans_assign.c: the passes over the rows, batch by batch: assignment (the fused
  * distance kernel, then the exact float64 recheck of the rows near a tie, then the
- * update's sums), and each row's distance to its centroid. */
+ * update's sums), and each row's distance to its centroid. Apart because these are
+ * what every iteration runs over every batch: the hot path, read on its own. */
 #include "clkmeans_dev.h"
 
 /* Labels every row with the current centroids; with update, sums and counts too. */

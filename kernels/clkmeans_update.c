@@ -1,6 +1,7 @@
 /* clkmeans_update.c: the fixed-point sums behind the update: each column's scale, new
  * centroids from the sums (finalize), and empty clusters relocated on the host by
- * editing the sums as scikit-learn's rule says. */
+ * editing the sums as scikit-learn's rule says. Apart because they share one
+ * contract: the fixed-point scales that make the sums exact and the order free. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
