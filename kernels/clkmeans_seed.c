@@ -1,6 +1,6 @@
 /* clkmeans_seed.c: the initial centroids: k distinct random rows, or greedy k-means++
  * with its distances and potentials on the device. Apart because seeding runs once
- * a run, before Lloyd's iterations, and shares none of their state. */
+ * a run, before Lloyd's iterations, with a kernel of its own (kpp). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
