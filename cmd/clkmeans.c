@@ -12,7 +12,6 @@
 #include "clkmeans.h"
 #include "dense.h"
 #include "opencl.h"
-#include "output.h"
 #include "timer.h"
 
 enum {
@@ -62,46 +61,6 @@ load_centroids(const char *path, size_t cols, struct matrix *C)
 	if (C->cols != cols)
 		die("%s: centroids have %zu column%s, the data has %zu", path, C->cols,
 		    C->cols == 1 ? "" : "s", cols);
-}
-
-/* Labels (and distances) one a line, or as a float32 NPY matrix. */
-static void
-write_labels(const char *path, int fmt, const struct km_result *res, size_t n, int dist)
-{
-	output *o = out_open(path);
-	if (fmt == FMT_NPY) {
-		size_t w = dist ? 2 : 1;
-		float *v = xmallocarray(MAX(n * w, (size_t)1), sizeof *v);
-		for (size_t r = 0; r < n; r++) {
-			v[r * w] = (float)res->labels[r];
-			if (dist)
-				v[r * w + 1] = (float)res->dists[r];
-		}
-		struct matrix m = {n, w, DT_F32, v};
-		mat_write(o, &m, FMT_NPY);
-		free(v);
-	} else {
-		for (size_t r = 0; r < n; r++) {
-			out_u64(o, (uint64_t)res->labels[r]);
-			if (dist) {
-				out_putc(o, '\t');
-				out_f32(o, (float)res->dists[r]);
-			}
-			out_putc(o, '\n');
-		}
-	}
-	out_close(o);
-}
-
-static void
-write_centroids(const char *path, int fmt, const double *C, size_t k, size_t d)
-{
-	float *v = xmallocarray(k * d, sizeof *v);
-	for (size_t i = 0; i < k * d; i++)
-		v[i] = (float)C[i];
-	struct matrix m = {k, d, DT_F32, v};
-	mat_save(path, &m, fmt);
-	free(v);
 }
 
 int
@@ -217,9 +176,9 @@ main(int argc, char **argv)
 
 	t = now_sec();
 	if (cent_out != NULL)
-		write_centroids(cent_out, cli_out_format(&co, cent_out), res.centroids,
+		km_write_centroids(cent_out, cli_out_format(&co, cent_out), res.centroids,
 		    (size_t)cfg.k, X.cols);
-	write_labels(co.output, cli_out_format(&co, co.output), &res, X.rows, dist);
+	km_write_labels(co.output, cli_out_format(&co, co.output), &res, X.rows, dist);
 	phase_add(PH_WRITE, now_sec() - t);
 	phases_report();
 	km_result_free(&res);

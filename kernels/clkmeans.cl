@@ -93,7 +93,7 @@ typedef float real;
 #define A1 ((TM * TK + NT - 1) / NT)	/* floats of a row chunk a work-item loads */
 
 /* The small state buffer the host reads once an iteration (keep in step with
- * kernels/clkmeans_dev.c): doubles, then ints, then a float. */
+ * kernels/clkmeans_dev.h): doubles, then ints, then a float. */
 #define SD_INERTIA 0
 #define SD_SHIFT 1
 #define SI_MOVED 4

@@ -1,4 +1,5 @@
-/* clkmeans.h: what cmd/clkmeans.c asks of the OpenCL k-means in kernels/clkmeans_dev.c. */
+/* clkmeans.h: what cmd/clkmeans.c asks of the OpenCL k-means (kernels/clkmeans_dev.c
+ * and the files clkmeans_dev.h names) and of its writer (kernels/clkmeans_out.c). */
 #ifndef CLKMEANS_H
 #define CLKMEANS_H
 
@@ -33,5 +34,12 @@ struct km_result {
  * it names; dies (exit 1) on device errors. */
 void km_run(const struct matrix *X, const struct km_config *cfg, struct km_result *res);
 void km_result_free(struct km_result *res);
+
+/* The labels of n rows (with dist, each row's squared distance too) to path (NULL or
+ * "-": standard output) in format fmt (FMT_TEXT or FMT_NPY); the k x d centroids as
+ * float32 likewise (kernels/clkmeans_out.c). */
+void km_write_labels(const char *path, int fmt, const struct km_result *res, size_t n,
+    int dist);
+void km_write_centroids(const char *path, int fmt, const double *C, size_t k, size_t d);
 
 #endif

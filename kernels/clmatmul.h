@@ -1,5 +1,5 @@
-/* clmatmul.h: what cmd/clmatmul.c, the OpenCL driver (clmatmul_ocl.c) and the host
- * reference (clmatmul_ref.c) share. */
+/* clmatmul.h: what cmd/clmatmul.c, the OpenCL engine (clmatmul_ocl.c and the files
+ * clmatmul_engine.h names) and the host reference (clmatmul_ref.c) share. */
 #ifndef CLMATMUL_H
 #define CLMATMUL_H
 

@@ -251,6 +251,112 @@ print('ok' if abs(got - $best) <= 1e-6 * $best else '%r %r' % (got, $best))"
 	assert_output ""
 }
 
+# Random shapes drawn from a fixed seed (rows: 1, primes, one below and above the
+# CPU table's tiles of 64 rows and batches of 256; columns around the steps of 4, 8
+# and 16; k around the work-item's 4 and 8 centroids), starting from given rows,
+# k-means++ or random starts in turn. For each: the least bound the program names is
+# exact (one byte less fails, that bound works), and runs at that bound and at a
+# random bound above it, streaming the rows in batches where they do not fit, give
+# the in-core run's labels, distances and centroids, byte for byte. The in-core runs
+# are checked too: against the float64 Lloyd from given rows, else each centroid
+# against the mean of its rows. Every run has a time limit.
+@test "random shapes under random --max-device-mem bounds from the least up end and give the in-core bytes" {
+	local cases=10 c_lines c_line c_i c_u c_n c_span c_opts c_o c_need c_bound
+	py - "$REF" "$T" "$cases" > "$T/cases" <<'EOF'
+import os
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import clkmeans_ref
+T, ncases = sys.argv[2], int(sys.argv[3])
+rng = np.random.default_rng(14)
+primes = [p for p in range(2, 1100) if all(p % q for q in range(2, int(p ** 0.5) + 1))]
+def pick(near, top, ones=0.1):
+    c = rng.random()
+    if c < ones:
+        return 1
+    if c < 0.4:
+        return int(rng.choice([p for p in primes if p <= top]))
+    if c < 0.8:
+        return int(rng.choice([v for t in near for v in (t - 1, t + 1) if 1 <= v <= top]))
+    return int(rng.integers(1, top + 1))
+for i in range(ncases):
+    n = pick([64, 256, 512, 768, 1024], 1100, ones=0.05)
+    d = pick([4, 8, 16, 32], 40)
+    k = min(n, pick([4, 8, 16, 32], 40))
+    os.mkdir("%s/%d" % (T, i))
+    clkmeans_ref.gen("overlapping", n, d, k, 100 + i, "%s/%d/x.npy" % (T, i),
+                     "%s/%d/c0.txt" % (T, i))
+    if i % 3 == 0:
+        opts = "--init %s/%d/c0.txt" % (T, i)
+    elif i % 3 == 1:
+        opts = "-k %d --seed %d" % (k, i)
+    else:
+        opts = "-k %d --init random --n-init 2 --seed %d" % (k, i)
+    # a bound up to all rows resident beyond the least (4 bytes a value and 4 a row)
+    print(i, rng.random(), n, n * (4 * d + 4), opts)
+EOF
+	# (bats's run sets i and other plain names: the loop's names are c_*)
+	mapfile -t c_lines < "$T/cases"
+	for c_line in "${c_lines[@]}"; do
+		read -r c_i c_u c_n c_span c_opts <<< "$c_line"
+		c_o=($c_opts --distances -C "$T/$c_i/c.txt" -o "$T/$c_i/labels.txt")
+		echo "case $c_i: $c_n rows, $c_opts"	# shown when the test fails
+		run -0 --separate-stderr timeout 30 clkmeans "${c_o[@]}" "$T/$c_i/x.npy"
+		mv "$T/$c_i/labels.txt" "$T/$c_i/whole.txt"
+		mv "$T/$c_i/c.txt" "$T/$c_i/whole_c.txt"
+		run -1 --separate-stderr timeout 30 clkmeans "${c_o[@]}" --max-device-mem 1 \
+		    "$T/$c_i/x.npy"
+		c_need=$(sed -n 's/.* are too few for .* (at least \([0-9]*\) needed)$/\1/p' <<< "$stderr")
+		echo "case $c_i: least $c_need"
+		[ -n "$c_need" ]
+		run -1 --separate-stderr timeout 30 clkmeans "${c_o[@]}" \
+		    --max-device-mem $((c_need - 1)) "$T/$c_i/x.npy"
+		assert_regex "$stderr" "\(at least $c_need needed\)$"
+		[ ! -e "$T/$c_i/labels.txt" ]
+		for c_bound in "$c_need" "$(awk -v a="$c_need" -v s="$c_span" -v u="$c_u" \
+		    'BEGIN { printf "%d", a + s * u }')"; do
+			echo "case $c_i: --max-device-mem $c_bound"
+			run -0 --separate-stderr timeout 30 clkmeans -v "${c_o[@]}" \
+			    --max-device-mem "$c_bound" "$T/$c_i/x.npy"
+			# at the least, more rows than a batch (256 here) are streamed
+			if [ "$c_bound" = "$c_need" ] && [ "$c_n" -gt 256 ] && ! on_gpu; then
+				assert_regex "$stderr" "streaming the rows in [0-9]+ batches of 256 rows"
+			fi
+			cmp "$T/$c_i/whole.txt" "$T/$c_i/labels.txt"
+			cmp "$T/$c_i/whole_c.txt" "$T/$c_i/c.txt"
+		done
+	done
+	run -0 py - "$REF" "$T" <<'EOF'
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import clkmeans_ref
+T, bad = sys.argv[2], []
+for line in open(T + "/cases"):
+    i, opts = line.split()[0], line.split()[4:]
+    d = "%s/%s/" % (T, i)
+    X = np.load(d + "x.npy").astype(np.float64)
+    ours = np.loadtxt(d + "whole.txt", ndmin=2)
+    labels = ours[:, 0].astype(int)
+    C = np.loadtxt(d + "whole_c.txt", ndmin=2)
+    if opts[0] == "--init":
+        want, inertia, _, _ = clkmeans_ref.lloyd(X, np.loadtxt(d + "c0.txt", ndmin=2), 300, 1e-4)
+        if not np.array_equal(labels, want):
+            bad.append("case %s: %d labels differ from the float64 Lloyd" %
+                       (i, (labels != want).sum()))
+        elif abs(ours[:, 1].sum() - inertia) > 1e-5 * inertia + 1e-12:
+            bad.append("case %s: inertia %r, float64 Lloyd %r" % (i, ours[:, 1].sum(), inertia))
+    for j in range(len(C)):
+        if (labels == j).any():
+            want = X[labels == j].mean(axis=0)
+            if np.abs(C[j] - want).max() > 1e-6 * np.abs(X).max():
+                bad.append("case %s: centroid %d is not the mean of its rows" % (i, j))
+print("\n".join(bad) or "ok")
+EOF
+	assert_output ok
+}
+
 @test "the 32-bit atomics fallback gives the same bytes" {
 	gen overlapping 3000 9 7 24
 	clkmeans --init "$T/c0.txt" --distances -C "$T/c1.txt" "$T/x.npy" > "$T/a.txt"
@@ -291,6 +397,12 @@ v = [float(x) for x in re.findall(r'run 1: .* inertia ([0-9.e+]+)', '''$stderr''
 want = float(open('$T/ref.txt').readline().split()[1])
 print('ok' if abs(v[0] - want) <= 1e-5 * want else (v, want))"
 	assert_output ok
+}
+
+@test "-v names the tuning table's row for the device, with its measurement" {
+	clkmeans -v -k 3 "$D/points.txt" 2> "$T/err" > /dev/null
+	run -0 cat "$T/err"
+	assert_line --regexp '^clkmeans: tuning: .+ \(.+\)$'
 }
 
 @test "--list-devices lists a device" {

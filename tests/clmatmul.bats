@@ -173,6 +173,15 @@ blocked() {
 	[[ $stderr == *"time wall"* ]]
 }
 
+@test "-v names the tuning table's row for the device and the precision, with its measurement" {
+	clmatmul -v -o "$T/c.txt" "$D/a.txt" "$D/b.txt" 2> "$T/err"
+	run -0 cat "$T/err"
+	assert_line --regexp '^clmatmul: tuning: .+, float32 \(.+\)$'
+	clmatmul -v --double -o "$T/c.txt" "$D/a.txt" "$D/b.txt" 2> "$T/err"
+	run -0 cat "$T/err"
+	assert_line --regexp '^clmatmul: tuning: .+, float64 \(.+\)$'
+}
+
 @test "rectangle transfers are checked on the platform and reported" {
 	run -0 --separate-stderr clmatmul -v -o "$T/c.txt" "$D/a.txt" "$D/b.txt"
 	[[ $stderr =~ "rectangle transfers: "(correct|wrong) ]]
@@ -301,6 +310,173 @@ print((t == np.load('$T/c.npy')).all())"
 @test "a --max-device-mem too small for one tile is an error" {
 	run -1 --separate-stderr clmatmul --max-device-mem 1K "$D/a.txt" "$D/b.txt"
 	[[ $stderr == "clmatmul: --max-device-mem 1024 is too small for one "* ]]
+}
+
+# ---- the planner ends for every size and bound (issue 14) ----
+
+# least: the least bound that a "too small" message on stdin names.
+least() {
+	sed -n 's/.* is too small for one .* (at least \([0-9]*\) bytes needed)$/\1/p'
+}
+
+# on_device: the bytes that -v's plan (on stdin) keeps on the device.
+on_device() {
+	sed -n 's/^clmatmul: plan: .*, \([0-9]*\) bytes on the device$/\1/p'
+}
+
+# issue14_data: issue 14's matrices, made as its reproducer makes them: $T/A.npy
+# (400 x 300) and $T/B.npy (300 x 500).
+issue14_data() {
+	py - "$T" <<'EOF'
+import sys
+import numpy as n
+r = n.random.default_rng(1)
+n.save(sys.argv[1] + '/A.npy', r.standard_normal((400, 300)).astype('f4'))
+n.save(sys.argv[1] + '/B.npy', r.standard_normal((300, 500)).astype('f4'))
+EOF
+}
+
+@test "the issue's 400x300 by 300x500 product under --max-device-mem 1000000 ends and matches numpy" {
+	issue14_data
+	run -0 timeout 60 clmatmul -O npy -o "$T/C.npy" --max-device-mem 1000000 "$T/A.npy" "$T/B.npy"
+	run -0 py "$REF/clmatmul_ref.py" "$T/A.npy" "$T/B.npy" "$T/C.npy"
+	assert_output ok
+	run -0 clmatmul -O npy -o "$T/whole.npy" "$T/A.npy" "$T/B.npy"
+	cmp "$T/whole.npy" "$T/C.npy"
+}
+
+@test "under --max-device-mem 400000 the issue's product ends: the product, or exit 1 naming the least that works" {
+	issue14_data
+	run --separate-stderr timeout 60 clmatmul -O npy -o "$T/C.npy" --max-device-mem 400000 \
+	    "$T/A.npy" "$T/B.npy"
+	if [ "$status" = 0 ]; then	# a device with smaller tiles (a GPU's)
+		run -0 py "$REF/clmatmul_ref.py" "$T/A.npy" "$T/B.npy" "$T/C.npy"
+		assert_output ok
+		return
+	fi
+	assert_equal "$status" 1
+	[ ! -e "$T/C.npy" ]
+	assert_regex "$stderr" '^clmatmul: --max-device-mem 400000 is too small for one [0-9]+x[0-9]+ tile of C and its panels \(at least [0-9]+ bytes needed\)$'
+	need=$(least <<< "$stderr")
+	[ "$need" -gt 400000 ]
+	# the least named is exact: one byte less fails, that much works
+	run -1 --separate-stderr timeout 60 clmatmul --max-device-mem $((need - 1)) -O npy \
+	    -o "$T/C.npy" "$T/A.npy" "$T/B.npy"
+	run -0 timeout 60 clmatmul --max-device-mem "$need" -O npy -o "$T/C.npy" \
+	    "$T/A.npy" "$T/B.npy"
+	run -0 py "$REF/clmatmul_ref.py" "$T/A.npy" "$T/B.npy" "$T/C.npy"
+	assert_output ok
+}
+
+# Random shapes (1, primes, one below and above the tiles the table gives this device,
+# and up to six tiles) and transposes drawn from a fixed seed, with beta, packed
+# transfers and float64 in turn. For each: the in-core product checked against numpy; the
+# least bound the program names for it is exact (one byte less fails, that bound
+# works); and runs at that bound and at a random bound between it and the in-core
+# footprint keep the plan within the bound and give the in-core bytes. Every run has
+# a time limit.
+@test "random shapes under random --max-device-mem bounds from one tile up end, equal the in-core result and numpy" {
+	local cases=12 c_lines c_line c_i c_u c_opts c_o c_need c_whole c_bound
+	clmatmul -v -o "$T/t.txt" "$D/a.txt" "$D/b.txt" 2> "$T/log32"
+	clmatmul -v --double -o "$T/t.txt" "$D/a.txt" "$D/b.txt" 2> "$T/log64"
+	tile='s/.*kernel parameters: tile=\([0-9]*\)x\([0-9]*\) tile-k=\([0-9]*\) .*/\1 \2 \3/p'
+	py - "$T" "$cases" "$(sed -n "$tile" "$T/log32")" "$(sed -n "$tile" "$T/log64")" \
+	    > "$T/cases" <<'EOF'
+import os
+import sys
+import numpy as np
+T, ncases = sys.argv[1], int(sys.argv[2])
+tiles = [[int(v) for v in s.split()] for s in sys.argv[3:5]]
+rng = np.random.default_rng(14)
+primes = [p for p in range(2, 260) if all(p % q for q in range(2, p))]
+def side(t):
+    c = rng.random()
+    if c < 0.1:
+        return 1
+    if c < 0.4:
+        return int(rng.choice(primes))
+    if c < 0.8:
+        return max(1, int(rng.choice([t - 1, t, t + 1, 2 * t - 1, 2 * t + 1, 5 * t + 1])))
+    return int(rng.integers(1, 6 * t))
+for i in range(ncases):
+    dbl, beta, packed = i % 4 == 3, i % 3 == 1, i % 4 == 2
+    bm, bn, bk = tiles[dbl]
+    m, n, k = side(bm), side(bn), side(bk)
+    ta, tb = rng.random() < 0.5, rng.random() < 0.5
+    dt = np.float64 if dbl else np.float32
+    d = "%s/%d" % (T, i)
+    os.mkdir(d)
+    np.save(d + "/a.npy", rng.standard_normal((k, m) if ta else (m, k)).astype(dt))
+    np.save(d + "/b.npy", rng.standard_normal((n, k) if tb else (k, n)).astype(dt))
+    opts, ref = [], []
+    if dbl:
+        opts += ["--double"]; ref += ["--double"]
+    if ta:
+        opts += ["--transpose-a"]; ref += ["--ta"]
+    if tb:
+        opts += ["--transpose-b"]; ref += ["--tb"]
+    if beta:
+        np.save(d + "/c0.npy", rng.standard_normal((m, n)).astype(dt))
+        opts += ["--beta", "-0.5", "-c", d + "/c0.npy"]
+        ref += ["--beta", "-0.5", "--c0", d + "/c0.npy"]
+    if packed:
+        opts += ["--transfers", "packed"]
+    print("%d %.6f %s|%s" % (i, rng.random(), " ".join(opts), " ".join(ref)))
+EOF
+	# (bats's run sets i and other plain names: the loop's names are c_*)
+	mapfile -t c_lines < "$T/cases"
+	for c_line in "${c_lines[@]}"; do
+		read -r c_i c_u c_opts <<< "${c_line%|*}"
+		c_o=($c_opts)
+		echo "case $c_i: $c_opts"	# shown when the test fails
+		run -0 --separate-stderr timeout 30 clmatmul -v "${c_o[@]}" -O npy \
+		    -o "$T/$c_i/whole.npy" "$T/$c_i/a.npy" "$T/$c_i/b.npy"
+		c_whole=$(on_device <<< "$stderr")
+		run -1 --separate-stderr timeout 30 clmatmul "${c_o[@]}" --max-device-mem 1 -O npy \
+		    -o "$T/$c_i/c.npy" "$T/$c_i/a.npy" "$T/$c_i/b.npy"
+		c_need=$(least <<< "$stderr")
+		echo "case $c_i: in core $c_whole bytes, least $c_need"
+		[ "$c_need" -le "$c_whole" ]
+		if [ "$c_need" -gt 1 ]; then
+			run -1 --separate-stderr timeout 30 clmatmul "${c_o[@]}" \
+			    --max-device-mem $((c_need - 1)) -O npy -o "$T/$c_i/c.npy" \
+			    "$T/$c_i/a.npy" "$T/$c_i/b.npy"
+			assert_equal "$(least <<< "$stderr")" "$c_need"
+		fi
+		for c_bound in "$c_need" "$(awk -v a="$c_need" -v b="$c_whole" -v u="$c_u" \
+		    'BEGIN { printf "%d", a + (b - a) * u }')"; do
+			echo "case $c_i: --max-device-mem $c_bound"
+			rm -f "$T/$c_i/c.npy"
+			run -0 --separate-stderr timeout 30 clmatmul -v "${c_o[@]}" \
+			    --max-device-mem "$c_bound" -O npy -o "$T/$c_i/c.npy" "$T/$c_i/a.npy" \
+			    "$T/$c_i/b.npy"
+			[ "$(on_device <<< "$stderr")" -le "$c_bound" ]
+			cmp "$T/$c_i/whole.npy" "$T/$c_i/c.npy"
+		done
+	done
+	# every in-core product against numpy, as clmatmul_ref.py checks one
+	run -0 py - "$REF/clmatmul_ref.py" "$T" < "$T/cases" <<'EOF'
+import contextlib
+import importlib.util
+import io
+import sys
+spec = importlib.util.spec_from_file_location("ref", sys.argv[1])
+ref = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ref)
+T, bad = sys.argv[2], []
+for line in open(T + "/cases"):
+    head, refopts = line.rstrip("\n").split("|")
+    i = head.split()[0]
+    sys.argv = ["clmatmul_ref.py"] + refopts.split() + [
+        "%s/%s/%s.npy" % (T, i, f) for f in ("a", "b", "whole")]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = ref.main()
+    if rc:
+        bad.append("case %s: %s" % (i, out.getvalue().strip()))
+print("\n".join(bad) or "ok")
+EOF
+	assert_output ok
 }
 
 @test "usage errors exit 2 with a hint" {

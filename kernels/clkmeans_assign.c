@@ -1,0 +1,48 @@
+/* clkmeans_assign.c: the passes over the rows, batch by batch: assignment (the fused
+ * distance kernel, then the exact float64 recheck of the rows near a tie, then the
+ * update's sums), and each row's distance to its centroid. Apart because these are
+ * what every iteration runs over every batch: the hot path, read on its own. */
+#include "clkmeans_dev.h"
+
+/* Labels every row with the current centroids; with update, sums and counts too. */
+void
+km_assign_pass(struct km *m, int update)
+{
+	struct cset *c = &m->set[m->cur];
+	cl_int k = (cl_int)m->k, kpad = (cl_int)m->kpad;
+	size_t nt = (size_t)m->t.tmt * m->t.tnt;
+
+	for (size_t b = 0; b < m->nbatch; b++) {
+		cl_long row0;
+		cl_int nb = km_bind(m, b, &row0);
+		cl_long nelem = (cl_long)nb * (cl_long)m->d;
+		km_fill_zero(m, m->state, 4 * SI_NLIST, 4);
+		km_args(m->assign, 9, A(m->X), A(nb), A(c->cT), A(c->cn), A(kpad), A(m->labels),
+		    A(row0), A(m->list), A(m->state));
+		km_launch(m, m->assign, CEIL_DIV((size_t)nb, m->tm) * nt, nt);
+		km_args(m->exact, 8, A(m->X), A(c->c64T), A(k), A(kpad), A(m->labels), A(row0),
+		    A(m->list), A(m->state));
+		km_launch(m, m->exact, m->exact_groups * m->t.wg, m->t.wg);
+		if (update) {
+			km_args(m->update, 7, A(m->X), A(nelem), A(m->labels), A(row0),
+			    A(m->fscale_m), A(m->sums), A(m->counts));
+			size_t g = MIN(m->update_groups, CEIL_DIV((size_t)nelem, (size_t)m->t.wg));
+			km_launch(m, m->update, g * m->t.wg, m->t.wg);
+		}
+	}
+}
+
+/* dists and their partial sums, for the labels and the current centroids. */
+void
+km_rowdist_pass(struct km *m)
+{
+	struct cset *c = &m->set[m->cur];
+	for (size_t b = 0; b < m->nbatch; b++) {
+		cl_long row0;
+		cl_int nb = km_bind(m, b, &row0);
+		cl_long g0 = row0 / m->t.rg;
+		km_args(m->rowdist, 8, A(m->X), A(nb), A(c->c64), A(m->labels), A(row0),
+		    A(m->dists), A(m->part), A(g0));
+		km_launch(m, m->rowdist, CEIL_DIV((size_t)nb, (size_t)m->t.rg) * m->t.wg, m->t.wg);
+	}
+}

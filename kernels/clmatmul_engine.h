@@ -1,0 +1,76 @@
+/* clmatmul_engine.h: the OpenCL engine's state and what its files share (not for
+ * cmd/clmatmul.c, which sees clmatmul.h only). The engine is split by role:
+ *   clmatmul_ocl.c    kernel parameters (clmatmul_tune.h), the build, set-up, and the
+ *                     kernel launches with their argument checks
+ *   clmatmul_plan.c   the plan: block sizes under the device memory bound
+ *   clmatmul_xfer.c   transfers (rectangles or packed), the three queues and their
+ *                     events, and the blocked multiply that pipelines them
+ *   clmatmul_bench.c  --bench */
+#ifndef CLMATMUL_ENGINE_H
+#define CLMATMUL_ENGINE_H
+
+#include "clmatmul.h"
+#include "err.h"
+
+/* One device's engine: the options, the kernel parameters chosen, the program, its
+ * queues and what the device may hold. */
+struct cm_engine {
+	struct clx *x;
+	struct cm_options o;
+	struct cm_params p;
+	size_t esize;
+	char pstr[256];
+	cl_program prog;
+	cl_kernel gemm, fill, pack_a, pack_b;
+	cl_command_queue qh, qd;	/* host-to-device and device-to-host; x->queue computes */
+	int rect;			/* transfers through the Rect calls */
+	size_t budget;
+	/* -v: the profiled events of a multiply, summed into phases at its end */
+	cl_event *ev;
+	const char **ev_phase;
+	size_t nev, cap_ev;
+};
+
+/* ---- the plan (clmatmul_plan.c) ---- */
+
+struct plan {
+	size_t bm, bn, bk;	/* block extents (multiples of the tile) */
+	size_t nbm, nbn, nbk;
+	int slots;		/* 1: in core; 2: double-buffered blocks */
+	int c0slot;		/* a separate buffer for C0 (beta != 0 with K split) */
+};
+
+static inline size_t
+round_up(size_t v, size_t m)
+{
+	return CEIL_DIV(v, m) * m;
+}
+
+/* Bytes the plan keeps on the device; sets *biggest to its largest buffer. */
+size_t cm_footprint(const struct cm_engine *e, const struct plan *pl, size_t *biggest);
+/* The blocks of an m x n x k multiply (beta: with C0) under e->budget; dies when not
+ * even one tile of C and its panels fit. */
+void cm_plan(const struct cm_engine *e, size_t m, size_t n, size_t k, int beta,
+    struct plan *pl);
+
+/* ---- kernel launches (clmatmul_ocl.c) ---- */
+
+/* The direct kernel's packing of an op(A) (which = 0) or op(B) (1) panel of extent ci
+ * along C and ck along K, stored with pitch ld, from src into dst, after wait. */
+cl_event cm_pack(struct cm_engine *e, int which, cl_mem src, size_t ld, cl_mem dst,
+    size_t ci, size_t ck, cl_uint nwait, const cl_event *wait);
+void cm_set_gemm_args(struct cm_engine *e, size_t m, size_t n, size_t k, cl_mem a,
+    size_t lda, cl_mem b, size_t ldb, cl_mem c, size_t ldc, cl_mem c0, size_t ldc0,
+    double alpha, double beta, int mode);
+/* Enqueues gemm over a padded m x n C (arguments set) after the wait events. */
+cl_event cm_launch_gemm(struct cm_engine *e, size_t m, size_t n, cl_uint nwait,
+    const cl_event *wait);
+
+/* ---- transfers and events (clmatmul_xfer.c) ---- */
+
+int cm_rect_works(struct cm_engine *e);
+/* -v's device times: events kept by cm_ev_log, summed into phases by cm_ev_report. */
+void cm_ev_log(struct cm_engine *e, const char *phase, cl_event ev);
+void cm_ev_report(struct cm_engine *e);
+
+#endif

@@ -1,0 +1,53 @@
+/* clmatmul_tune.h: clmatmul's kernel parameters per device class and precision, the
+ * one place a new device gets its row (see common/tune.h). A row is picked by the
+ * device's description (clx_describe: "gpu nvidia NVIDIA H200", "cpu pocl ...") and
+ * then by the precision: the first row whose pattern matches and whose precision is
+ * the run's. Forced parameters (--tile, --item, ...) replace a row's values.
+ *
+ * The measurements are bench/README.md's (clmatmul section), 2026-11-22 on the GPU
+ * machine: an H200 with NVIDIA's OpenCL, and 16 Xeon cores (skylake-avx512) with PoCL.
+ * vn = 0 (the CPU rows) means the device's native vector width, tn twice that and bn
+ * four times tn: 48 x 128 tiles with AVX-512, 48 x 64 with AVX2. */
+#ifndef CLMATMUL_TUNE_H
+#define CLMATMUL_TUNE_H
+
+#include "clmatmul.h"
+
+/* What a row is for: the float32 kernel (the default), float64 (--double), or
+ * gemm_tf32 on NVIDIA's tensor cores (--precision tf32). */
+enum cm_precision { CM_FP32, CM_FP64, CM_TF32 };
+
+struct clmatmul_tune {
+	const char *device;		/* tune_match's pattern */
+	enum cm_precision precision;
+	struct cm_params p;		/* see clmatmul.h and clmatmul.cl */
+	const char *measured;
+};
+
+/* gemm_tf32's work-item block is its share of a warp's MMA tiles (8 x 16: 256
+ * work-items, eight warps, cover the 128 x 256 tile); slices of 8 keep both of its
+ * local buffers small. Only NVIDIA GPUs run it (anything else is an error before the
+ * table is read). */
+static const struct clmatmul_tune clmatmul_tune_table[] = {
+	/* device    precision  bm   bn  bk  tm  tn  vm  vn  lw  pm  pn  gm  ku  staging  regs */
+	{"gpu nvidia", CM_TF32, {128, 256,  8,  8, 16,  4,  4,  4,  1, 16,  8, 16, CM_LOCAL,  0},
+	    "H200 2026-11-22, bench/clmatmul tf32 sweep at N = 8192: 93.8 TFLOP/s; 128x128 "
+	    "tiles, 8x8 items, slices of 16: 52.3"},
+	{"gpu nvidia", CM_FP32, {128, 256, 16,  8, 16,  4,  4,  4,  1, 16,  8, 16, CM_LOCAL,  0},
+	    "H200 2026-11-22, bench/clmatmul sweep at N = 8192: 128x256 tiles 46.3 TFLOP/s; "
+	    "the 128x128 row before it 29.9"},
+	{"gpu nvidia", CM_FP64, { 64,  64, 16,  4,  4,  2,  2,  2,  4,  8,  8, 16, CM_LOCAL,  0},
+	    "reasoned, not measured"},
+	{"gpu",        CM_FP32, { 64,  64, 16,  4,  4,  4,  4,  4,  4,  8,  8, 16, CM_LOCAL,  0},
+	    "reasoned, not measured"},
+	{"gpu",        CM_FP64, { 64,  64, 16,  4,  4,  2,  2,  2,  4,  8,  8, 16, CM_LOCAL,  0},
+	    "reasoned, not measured"},
+	/* CPUs (PoCL), and any other device: the direct kernel */
+	{"",           CM_FP32, { 48,  64, 128, 6, 16,  1,  0,  4,  1,  4,  4,  8, CM_DIRECT, 0},
+	    "16 Xeon cores (PoCL) 2026-11-22, bench/clmatmul sweep at N = 2048: depth 128 "
+	    "977 GFLOP/s, 64: 891, 32: 849"},
+	{"",           CM_FP64, { 48,  32, 128, 6,  8,  1,  0,  4,  1,  4,  4,  8, CM_DIRECT, 0},
+	    "reasoned, not measured"},
+};
+
+#endif

@@ -1,0 +1,376 @@
+/* clmatmul_xfer.c: the multiply's traffic: whether rectangle transfers work here, the
+ * uploads (rectangles, or packed on the host), the read-backs, the device buffers
+ * (slots) they fill, and cm_multiply, which pipelines them with the kernels over
+ * three queues ordered by events. Apart from the kernel parameters and launches
+ * (clmatmul_ocl.c) and the plan (clmatmul_plan.c) it follows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "clmatmul_engine.h"
+#include "timer.h"
+
+/* A device buffer of the multiply's pipeline, with what it holds and the events that
+ * order its reuse. */
+struct slot {
+	cl_mem buf;
+	cl_mem packed;		/* A and B for the direct kernel: buf packed */
+	void *stage;		/* host copy for packed transfers */
+	long key;		/* which panel it holds; -1: none */
+	int last;		/* the step that used it last */
+	cl_event ready;		/* its upload (for a C slot: its C0 upload) */
+	cl_event used;		/* the last kernel that read or wrote it */
+	cl_event read;		/* C: the read-back of its block */
+	/* C with packed transfers: the block to copy out of stage once read is done */
+	int pending;
+	size_t r0, c0, rows, cols, pitch;
+};
+
+/* ---- rectangle transfers: whether this platform gets them right ---- */
+
+/* Writes a 5 x 7 rectangle from inside a host array into the middle of a buffer with
+ * another pitch and reads one back; the paper saw a driver copy contiguous bytes
+ * instead. Any difference, or an error, selects packed copies. */
+int
+cm_rect_works(struct cm_engine *e)
+{
+	enum { HW = 11, HH = 9, BW = 16, BH = 12 };
+	float host[HH * HW], dev[BH * BW], back[HH * HW];
+	cl_int err;
+	int ok = 1;
+
+	for (int i = 0; i < HH * HW; i++)
+		host[i] = (float)(i + 1);
+	for (int i = 0; i < BH * BW; i++)
+		dev[i] = -1.0f;
+	cl_mem b = clCreateBuffer(e->x->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+	    sizeof dev, dev, &err);
+	if (err != CL_SUCCESS)
+		return 0;
+	size_t bo[3] = {3 * sizeof(float), 2, 0}, ho[3] = {1 * sizeof(float), 2, 0};
+	size_t region[3] = {7 * sizeof(float), 5, 1};
+	err = clEnqueueWriteBufferRect(e->qh, b, CL_TRUE, bo, ho, region, BW * sizeof(float), 0,
+	    HW * sizeof(float), 0, host, 0, NULL, NULL);
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(e->qh, b, CL_TRUE, 0, sizeof dev, dev, 0, NULL, NULL);
+	for (int r = 0; ok && err == CL_SUCCESS && r < BH; r++)
+		for (int c = 0; c < BW; c++) {
+			int in = r >= 2 && r < 7 && c >= 3 && c < 10;
+			float want = in ? host[(r - 2 + 2) * HW + (c - 3 + 1)] : -1.0f;
+			if (dev[r * BW + c] != want)
+				ok = 0;
+		}
+	for (int i = 0; i < HH * HW; i++)
+		back[i] = 0;
+	if (ok && err == CL_SUCCESS)
+		err = clEnqueueReadBufferRect(e->qh, b, CL_TRUE, bo, ho, region, BW * sizeof(float),
+		    0, HW * sizeof(float), 0, back, 0, NULL, NULL);
+	for (int r = 0; ok && err == CL_SUCCESS && r < HH; r++)
+		for (int c = 0; c < HW; c++) {
+			int in = r >= 2 && r < 7 && c >= 1 && c < 8;
+			if (back[r * HW + c] != (in ? host[r * HW + c] : 0.0f))
+				ok = 0;
+		}
+	clReleaseMemObject(b);
+	return ok && err == CL_SUCCESS;
+}
+
+/* ---- transfers and events ---- */
+
+static void
+ev_set(cl_event *dst, cl_event src)
+{
+	if (src)
+		clRetainEvent(src);
+	if (*dst)
+		clReleaseEvent(*dst);
+	*dst = src;
+}
+
+/* Keeps ev (when -v asks for phase times) and releases the caller's reference. */
+void
+cm_ev_log(struct cm_engine *e, const char *phase, cl_event ev)
+{
+	if (ev == NULL)
+		return;
+	if (!verbose) {
+		clReleaseEvent(ev);
+		return;
+	}
+	if (e->nev == e->cap_ev) {
+		e->cap_ev = e->cap_ev ? 2 * e->cap_ev : 64;
+		e->ev = xreallocarray(e->ev, e->cap_ev, sizeof *e->ev);
+		e->ev_phase = xreallocarray(e->ev_phase, e->cap_ev, sizeof *e->ev_phase);
+	}
+	e->ev[e->nev] = ev;
+	e->ev_phase[e->nev++] = phase;
+}
+
+/* Adds the device time of the logged events to their phases (when the queues profile). */
+void
+cm_ev_report(struct cm_engine *e)
+{
+	for (size_t i = 0; i < e->nev; i++) {
+		cl_ulong t0 = 0, t1 = 0;
+		if (clGetEventProfilingInfo(e->ev[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0,
+		    NULL) == CL_SUCCESS && clGetEventProfilingInfo(e->ev[i],
+		    CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS && t1 >= t0)
+			phase_add(e->ev_phase[i], 1e-9 * (double)(t1 - t0));
+		clReleaseEvent(e->ev[i]);
+	}
+	e->nev = 0;
+}
+
+/* Host to device: rows [r0, r0+rows) x columns [c0, c0+cols) of a host matrix with
+ * hcols columns into a buffer of prows x pitch elements, zeros around the data, after
+ * the event wait (may be NULL). Returns the event of the upload. */
+static cl_event
+upload(struct cm_engine *e, struct slot *s, const void *host, size_t hcols, size_t r0,
+    size_t c0, size_t rows, size_t cols, size_t prows, size_t pitch, cl_event wait)
+{
+	const size_t es = e->esize;
+	cl_event ev = NULL;
+	cl_uint nw = wait ? 1 : 0;
+
+	if (!e->rect) {
+		/* The staging copy may still be in flight from this slot's last upload. */
+		if (s->ready)
+			CL_CHECK(clWaitForEvents(1, &s->ready));
+		char *dst = s->stage;
+		const char *src = (const char *)host + (r0 * hcols + c0) * es;
+		double t0 = now_sec();
+		#pragma omp parallel for schedule(static) if (prows * pitch > (1 << 16))
+		for (size_t r = 0; r < prows; r++) {
+			size_t n = r < rows ? cols : 0;
+			if (n)
+				memcpy(dst + r * pitch * es, src + r * hcols * es, n * es);
+			memset(dst + (r * pitch + n) * es, 0, (pitch - n) * es);
+		}
+		phase_add("pack", now_sec() - t0);
+		CL_CHECK(clEnqueueWriteBuffer(e->qh, s->buf, CL_FALSE, 0, prows * pitch * es, dst,
+		    nw, wait ? &wait : NULL, &ev));
+		ev_set(&s->ready, ev);
+		return ev;
+	}
+	if (rows < prows || cols < pitch) {
+		static const cl_uint zero = 0;
+		cl_event filled;
+		CL_CHECK(clEnqueueFillBuffer(e->qh, s->buf, &zero, sizeof zero, 0,
+		    prows * pitch * es, nw, wait ? &wait : NULL, &filled));
+		cm_ev_log(e, "fill", filled);
+		nw = 0;	/* the queue is in order */
+	}
+	size_t bo[3] = {0, 0, 0}, ho[3] = {c0 * es, r0, 0}, region[3] = {cols * es, rows, 1};
+	CL_CHECK(clEnqueueWriteBufferRect(e->qh, s->buf, CL_FALSE, bo, ho, region, pitch * es, 0,
+	    hcols * es, 0, host, nw, nw ? &wait : NULL, &ev));
+	ev_set(&s->ready, ev);
+	return ev;
+}
+
+/* A panel of a host matrix with hcols columns whose rows [i0, i0+ni) (columns, when
+ * trans) lie along a dimension of C and columns [k0, k0+nk) (rows) along K: A as
+ * stored, or B transposed, has trans = 0.
+ * The device panel keeps the stored orientation, padded to pi x pk; *ld is its pitch. */
+static void
+upload_panel(struct cm_engine *e, struct slot *s, int which, const void *host, size_t hcols,
+    int trans, size_t i0, size_t ni, size_t pi, size_t k0, size_t nk, size_t pk, size_t *ld)
+{
+	cl_event ev;
+	*ld = trans ? pi : pk;
+	if (!trans)
+		ev = upload(e, s, host, hcols, i0, k0, ni, nk, pi, pk, s->used);
+	else
+		ev = upload(e, s, host, hcols, k0, i0, nk, ni, pk, pi, s->used);
+	if (s->packed) {
+		cl_event p = cm_pack(e, which, s->buf, *ld, s->packed, pi, pk, 1, &ev);
+		ev_set(&s->ready, p);
+		cm_ev_log(e, "pack", p);
+	}
+	cm_ev_log(e, PH_H2D, ev);
+}
+
+/* Copies a packed read-back of C into the user's matrix (n columns). */
+static void
+unpack(struct cm_engine *e, struct slot *s, void *c, size_t n)
+{
+	if (!s->pending)
+		return;
+	CL_CHECK(clWaitForEvents(1, &s->read));
+	const size_t es = e->esize;
+	double t0 = now_sec();
+	#pragma omp parallel for schedule(static) if (s->rows * s->cols > (1 << 16))
+	for (size_t r = 0; r < s->rows; r++)
+		memcpy((char *)c + ((s->r0 + r) * n + s->c0) * es,
+		    (const char *)s->stage + r * s->pitch * es, s->cols * es);
+	phase_add("pack", now_sec() - t0);
+	s->pending = 0;
+}
+
+static void
+slot_alloc(struct cm_engine *e, struct slot *s, size_t elems, int packed)
+{
+	memset(s, 0, sizeof *s);
+	s->key = -1;
+	s->last = -1;
+	s->buf = CL_CREATE(clCreateBuffer(e->x->ctx, CL_MEM_READ_WRITE, elems * e->esize, NULL,
+	    &cl_err_));
+	if (packed && e->p.staging == CM_DIRECT)
+		s->packed = CL_CREATE(clCreateBuffer(e->x->ctx, CL_MEM_READ_WRITE,
+		    elems * e->esize, NULL, &cl_err_));
+	if (!e->rect)
+		s->stage = xmallocarray(elems, e->esize);
+}
+
+static void
+slot_free(struct slot *s)
+{
+	if (s->buf)
+		clReleaseMemObject(s->buf);
+	if (s->packed)
+		clReleaseMemObject(s->packed);
+	ev_set(&s->ready, NULL);
+	ev_set(&s->used, NULL);
+	ev_set(&s->read, NULL);
+	free(s->stage);
+}
+
+/* The slot that holds panel key, else the one used least recently (whose kernel is
+ * the most likely to be done, so its upload overlaps the latest kernel). */
+static struct slot *
+pick_slot(struct slot *s, int ns, long key)
+{
+	if (ns == 1 || s[0].key == key)
+		return &s[0];
+	if (s[1].key == key)
+		return &s[1];
+	return s[0].last <= s[1].last ? &s[0] : &s[1];
+}
+
+/* ---- the multiply ---- */
+
+enum { ACC_IN = 1, RAW_OUT = 2 };	/* gemm's modes, as in clmatmul.cl */
+
+/* Blocks of C in row order; for each, the K panels in order, the first starting the
+ * sums (plus beta C0) and each later one continuing them (ACC_IN), all but the last
+ * storing raw sums (RAW_OUT). Uploads go on one queue, kernels on another, read-backs
+ * on a third, ordered by events, so that with two slots of each kind the next panels
+ * travel while the current ones are multiplied. A panel still in a slot is reused. */
+void
+cm_multiply(struct cm_engine *e, const struct cm_problem *pr)
+{
+	const size_t M = pr->m, N = pr->n, K = pr->k, es = e->esize;
+	const size_t BMp = (size_t)e->p.bm, BNp = (size_t)e->p.bn, BKp = (size_t)e->p.bk;
+	const int beta = pr->beta != 0;
+	struct plan pl;
+	size_t big;
+	cm_plan(e, M, N, K, beta, &pl);
+	vlog("plan: %zu x %zu block%s of C of %zu x %zu, K in %zu panel%s of %zu, %s "
+	    "transfers, %zu bytes on the device", pl.nbm, pl.nbn, pl.nbm * pl.nbn > 1 ? "s" : "",
+	    pl.bm, pl.bn, pl.nbk, pl.nbk > 1 ? "s" : "", pl.bk, e->rect ? "rectangle" : "packed",
+	    cm_footprint(e, &pl, &big));
+
+	struct slot sa[2], sb[2], sc[2], s0[2];
+	const int ns = pl.slots;
+	for (int i = 0; i < ns; i++) {
+		slot_alloc(e, &sa[i], pl.bm * pl.bk, 1);
+		slot_alloc(e, &sb[i], pl.bk * pl.bn, 1);
+		slot_alloc(e, &sc[i], pl.bm * pl.bn, 0);
+		if (pl.c0slot)
+			slot_alloc(e, &s0[i], pl.bm * pl.bn, 0);
+	}
+	const size_t acols = e->o.ta ? M : K, bcols = e->o.tb ? K : N;
+
+	double t0 = now_sec();
+	int step = 0, block = 0;
+	for (size_t bi = 0; bi < pl.nbm; bi++) {
+		const size_t m0 = bi * pl.bm, mr = MIN(pl.bm, M - m0), mp = round_up(mr, BMp);
+		for (size_t bj = 0; bj < pl.nbn; bj++, block++) {
+			const size_t n0 = bj * pl.bn, nr = MIN(pl.bn, N - n0), np = round_up(nr, BNp);
+			struct slot *c = &sc[block % ns], *c0 = pl.c0slot ? &s0[block % ns] : c;
+			cl_event first[2];
+			cl_uint nfirst = 0;
+
+			/* The slot's previous block goes home before the slot is reused. */
+			unpack(e, c, pr->c, N);
+			if (c->read)
+				first[nfirst++] = c->read;
+			if (beta) {
+				cl_event up = upload(e, c0, pr->c0, N, m0, n0, mr, nr, mp, np,
+				    c0 == c ? c->read : c0->used);
+				cm_ev_log(e, PH_H2D, up);
+				first[nfirst++] = c0->ready;
+			}
+			for (size_t bp = 0; bp < pl.nbk; bp++, step++) {
+				const size_t k0 = bp * pl.bk, kr = MIN(pl.bk, K - k0),
+				    kp = round_up(kr, BKp);
+				const long akey = (long)(bi * pl.nbk + bp), bkey = (long)(bp * pl.nbn + bj);
+				struct slot *a = pick_slot(sa, ns, akey), *b = pick_slot(sb, ns, bkey);
+				size_t lda = e->o.ta ? mp : kp, ldb = e->o.tb ? kp : np;
+
+				if (a->key != akey) {
+					upload_panel(e, a, 0, pr->a, acols, e->o.ta, m0, mr, mp, k0, kr,
+					    kp, &lda);
+					a->key = akey;
+				}
+				if (b->key != bkey) {
+					upload_panel(e, b, 1, pr->b, bcols, !e->o.tb, n0, nr, np, k0, kr,
+					    kp, &ldb);
+					b->key = bkey;
+				}
+				a->last = b->last = step;
+				CL_CHECK(clFlush(e->qh));
+
+				int mode = (bp > 0 ? ACC_IN : 0) | (bp + 1 < pl.nbk ? RAW_OUT : 0);
+				cm_set_gemm_args(e, mp, np, kp, a->packed ? a->packed : a->buf, lda,
+				    b->packed ? b->packed : b->buf, ldb, c->buf, np, c0->buf, np,
+				    pr->alpha, pr->beta, mode);
+				cl_event wait[4] = {a->ready, b->ready}, k;
+				cl_uint nw = 2;
+				for (cl_uint i = 0; bp == 0 && i < nfirst; i++)
+					wait[nw++] = first[i];
+				k = cm_launch_gemm(e, mp, np, nw, wait);
+				CL_CHECK(clFlush(e->x->queue));
+				ev_set(&a->used, k);
+				ev_set(&b->used, k);
+				ev_set(&c->used, k);
+				ev_set(&c0->used, k);
+
+				if (bp + 1 == pl.nbk) {
+					cl_event rd;
+					if (e->rect) {
+						size_t bo[3] = {0, 0, 0}, ho[3] = {n0 * es, m0, 0};
+						size_t region[3] = {nr * es, mr, 1};
+						CL_CHECK(clEnqueueReadBufferRect(e->qd, c->buf, CL_FALSE, bo, ho,
+						    region, np * es, 0, N * es, 0, pr->c, 1, &k, &rd));
+					} else {
+						CL_CHECK(clEnqueueReadBuffer(e->qd, c->buf, CL_FALSE, 0,
+						    mr * np * es, c->stage, 1, &k, &rd));
+						c->pending = 1;
+						c->r0 = m0;
+						c->c0 = n0;
+						c->rows = mr;
+						c->cols = nr;
+						c->pitch = np;
+					}
+					CL_CHECK(clFlush(e->qd));
+					ev_set(&c->read, rd);
+					cm_ev_log(e, PH_D2H, rd);
+				}
+				cm_ev_log(e, PH_COMPUTE, k);
+			}
+		}
+	}
+	CL_CHECK(clFinish(e->qh));
+	CL_CHECK(clFinish(e->x->queue));
+	CL_CHECK(clFinish(e->qd));
+	for (int i = 0; i < ns; i++)
+		unpack(e, &sc[i], pr->c, N);
+	phase_add("multiply (wall)", now_sec() - t0);
+	cm_ev_report(e);
+	for (int i = 0; i < ns; i++) {
+		slot_free(&sa[i]);
+		slot_free(&sb[i]);
+		slot_free(&sc[i]);
+		if (pl.c0slot)
+			slot_free(&s0[i]);
+	}
+}
