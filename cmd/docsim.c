@@ -14,10 +14,12 @@
 #include "cudadev.h"
 #include "docs.h"
 #include "docsim.h"
+#include "docsim_tune.h"
 #include "err.h"
 #include "output.h"
 #include "timer.h"
 #include "tokenize.h"
+#include "tune.h"
 
 enum { OPT_MATRIX = CLI_OPT_PROG, OPT_IDS, OPT_FORMAT, OPT_WEIGHT, OPT_SUBLINEAR, OPT_MIN_DF,
 	OPT_MAX_DF, OPT_STOP, OPT_PRECISION };
@@ -304,6 +306,8 @@ main(int argc, char **argv)
 
 	/* run */
 	cuda_start_wait();
+	job.tune = TUNE_PICK(docsim_tune_table, dev.desc);
+	vlog("tuning: %s (%s)", *job.tune->device ? job.tune->device : "every device", job.tune->measured);
 	int work = job.nq > 0 && job.n > 0 && !(job.mode == DS_TOPK && job.k == 0);
 	if (work) {
 		if (dev.gpu) {

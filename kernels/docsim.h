@@ -56,6 +56,20 @@ struct ds_pair {
 	float s;
 };
 
+/* A row of docsim's tuning table (docsim_tune.h): the per-device choices of both paths. */
+struct docsim_tune {
+	const char *device;		/* tune_pick's pattern (common/tune.h) */
+	size_t tile_rows;		/* GPU: rows of a score tile, at most */
+	size_t diag_block;		/* GPU, all pairs: rows a GEMM beside the diagonal */
+	size_t dense_terms_max;		/* GPU, sparse: frequent terms done by DGEMM, at most */
+	size_t dense_df_divisor;	/* GPU, sparse: frequent when df exceeds n / this */
+	int rank_block;			/* GPU: threads a block of k_rowsel and k_rowpairs */
+	int colsel_block;		/* GPU: threads a block of k_colsel */
+	int scatter_block;		/* GPU: threads a block of k_scatter */
+	size_t cpu_rows;		/* CPU, dense: query rows a block against each corpus row */
+	const char *measured;		/* what chose the row */
+};
+
 struct ds_job {
 	/* the prepared vectors: sparse (c, q) or dense (cd, qd, dim columns, row-major) */
 	int sparse;
@@ -69,6 +83,7 @@ struct ds_job {
 	double thr;
 	int single;		/* --precision single: float32 GEMM for dense input on a GPU */
 	size_t max_mem;		/* device bytes to use, 0: what is free */
+	const struct docsim_tune *tune;	/* the device's row of the tuning table */
 	/* results */
 	float *top_s;		/* DS_TOPK: nq x k, best first */
 	int32_t *top_i;		/* DS_NONE where a row has fewer than k */

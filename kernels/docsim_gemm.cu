@@ -5,8 +5,6 @@
  * the device's memory budget. */
 #include "docsim_dev.cuh"
 
-#define TILE_ROWS 4096		/* rows of a tile, at most */
-
 __global__ void
 k_f2d(const float *in, double *out, size_t n)
 {
@@ -92,11 +90,9 @@ gemm_block(struct gpu *g, const void *A, const void *B, size_t nr, size_t nc, si
 	}
 }
 
-#define DIAG_BLOCK 512	/* rows a GEMM of the diagonal part of an all-pairs tile */
-
 /* The tile S (nr x nc) = A B^T of rows [r0, r0+nr) and columns [c0, c0+nc). For all
  * pairs only S[i][j] with j < i is used: the columns below r0 in one GEMM, and the part
- * beside the diagonal in row blocks that stop at their last row, so most of the upper
+ * beside the diagonal in row blocks (tune->diag_block rows) that stop at their last row, so most of the upper
  * triangle is not computed (and never read). */
 void
 ds_gemm(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c0, size_t nc, int sym)
@@ -110,12 +106,12 @@ ds_gemm(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_
 		gemm_block(g, A, B, nr, nc, nc, g->S);
 		return;
 	}
-	size_t esz = g->esz, K = g->K;
+	size_t esz = g->esz, K = g->K, diag = g->job->tune->diag_block;
 	if (c0 < r0)
 		gemm_block(g, A, B, nr, r0 - c0, nc, g->S);
 	size_t d0 = MAX(c0, r0);	/* the first column beside the diagonal */
-	for (size_t a = 0; a < nr; a += DIAG_BLOCK) {
-		size_t rb = MIN(nr, a + DIAG_BLOCK), end = MIN(c1, r0 + rb);
+	for (size_t a = 0; a < nr; a += diag) {
+		size_t rb = MIN(nr, a + diag), end = MIN(c1, r0 + rb);
 		if (end <= d0)
 			continue;
 		gemm_block(g, (const char *)A + a * K * esz, (const char *)B + (d0 - c0) * K * esz,
@@ -139,14 +135,14 @@ plan_bytes(const struct gpu *g, int resident, size_t BR, size_t BC, size_t rows_
 }
 
 /* The tiles: resident vectors if they fit, then the largest tile area that fits
- * (rows at most TILE_ROWS), so a tight budget still gets tiles of a useful shape. */
+ * (rows at most tune->tile_rows), so a tight budget still gets tiles of a useful shape. */
 void
 ds_choose_plan(struct gpu *g, size_t budget, size_t fixed, size_t rows_side, size_t rows_q)
 {
-	size_t n = g->job->n;
+	size_t n = g->job->n, tile_rows = g->job->tune->tile_rows;
 	for (int res = 1; res >= 0; res--) {
 		size_t best = 0;
-		for (size_t BR = MIN(rows_side, (size_t)TILE_ROWS); BR >= 1; BR = BR == 1 ? 0 : CEIL_DIV(BR, 2))
+		for (size_t BR = MIN(rows_side, tile_rows); BR >= 1; BR = BR == 1 ? 0 : CEIL_DIV(BR, 2))
 			for (size_t BC = n; BC >= 1; BC = BC == 1 ? 0 : CEIL_DIV(BC, 2))
 				if (fixed + plan_bytes(g, res, BR, BC, rows_q) <= budget) {
 					if (BR * BC > best) {

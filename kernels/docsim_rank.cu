@@ -162,19 +162,20 @@ select_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc, int sym)
 {
 	const struct ds_job *j = g->job;
 	const T *S = (const T *)g->S;
+	int rb = j->tune->rank_block, cb = j->tune->colsel_block;
 	if (j->mode == DS_TOPK) {
 		if (j->k == 0)
 			return;
-		k_rowsel<T><<<grid_for(nr * 32, 256), 256, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
+		k_rowsel<T><<<grid_for(nr * 32, rb), rb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
 		    g->tops, g->topi, (int)j->k, j->use_thr, j->thr);
 		CUDA_LAUNCH_CHECK();
 		if (sym) {
-			k_colsel<T><<<grid_for(nc, 128), 128, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, g->tops,
+			k_colsel<T><<<grid_for(nc, cb), cb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, g->tops,
 			    g->topi, (int)j->k, j->use_thr, j->thr);
 			CUDA_LAUNCH_CHECK();
 		}
 	} else {
-		k_rowpairs<T><<<grid_for(nr * 32, 256), 256, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
+		k_rowpairs<T><<<grid_for(nr * 32, rb), rb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
 		    j->thr, g->pairs, g->count, g->cap);
 		CUDA_LAUNCH_CHECK();
 	}

@@ -1,15 +1,12 @@
 /* docsim_sparse.cu: sparse input (text, libsvm, MatrixMarket) on the GPU. The frequent
- * terms (document frequency above n / DENSE_DF_DIVISOR, at most DENSE_TERMS_MAX of them)
- * form dense panels for the GEMM (k_densify); every other term is added into the tile
+ * terms (document frequency above n / dense_df_divisor, at most dense_terms_max of them:
+ * the tuning table's) form dense panels for the GEMM (k_densify); every other term is added into the tile
  * from the corpus's postings (k_scatter, a warp a row). Apart as the one path with an
  * inverted index. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "docsim_dev.cuh"
-
-#define DENSE_TERMS_MAX 65536	/* sparse input: frequent terms done by DGEMM, at most */
-#define DENSE_DF_DIVISOR 50	/* a term is frequent when its df exceeds n / this */
 
 /* Rows [r0, r0+nr) of a CSR whose columns are dense indexes, into out (nr x F, zeroed). */
 __global__ void
@@ -157,13 +154,13 @@ dfterm_cmp(const void *a, const void *b)
 
 /* The frequent terms of a sparse corpus: dense_of[t] = their dense index, by df. */
 static size_t
-frequent_terms(const struct csr *c, size_t dim, int32_t *dense_of)
+frequent_terms(const struct csr *c, size_t dim, const struct docsim_tune *tune, int32_t *dense_of)
 {
 	size_t n = c->rows;
 	uint64_t *df = (uint64_t *)xcalloc(dim ? dim : 1, sizeof(uint64_t));
 	for (uint64_t e = 0; e < csr_nnz(c); e++)
 		df[c->idx[e]] += c->val[e] != 0;
-	uint64_t cut = MAX((uint64_t)1, (uint64_t)(n / DENSE_DF_DIVISOR));
+	uint64_t cut = MAX((uint64_t)1, (uint64_t)(n / tune->dense_df_divisor));
 	size_t F = 0;
 	uint32_t *cand = (uint32_t *)xmallocarray(dim ? dim : 1, sizeof(uint32_t));
 	for (size_t t = 0; t < dim; t++) {
@@ -171,12 +168,12 @@ frequent_terms(const struct csr *c, size_t dim, int32_t *dense_of)
 		if (df[t] > cut)
 			cand[F++] = (uint32_t)t;
 	}
-	/* most frequent first (then by term), at most DENSE_TERMS_MAX */
+	/* most frequent first (then by term), at most tune->dense_terms_max */
 	struct dfterm *byf = (struct dfterm *)xmallocarray(F ? F : 1, sizeof(struct dfterm));
 	for (size_t f = 0; f < F; f++)
 		byf[f] = dfterm{df[cand[f]], cand[f]};
 	qsort(byf, F, sizeof *byf, dfterm_cmp);
-	F = MIN(F, (size_t)DENSE_TERMS_MAX);
+	F = MIN(F, tune->dense_terms_max);
 	for (size_t f = 0; f < F; f++)
 		dense_of[byf[f].t] = (int32_t)f;
 	free(byf);
@@ -225,7 +222,7 @@ ds_sparse_upload(struct gpu *g, struct side *cs, struct side *qs)
 	const struct csr *qc = job->sym ? job->c : job->q;
 	size_t dim = job->c->cols;
 	int32_t *dense_of = (int32_t *)xmallocarray(dim ? dim : 1, sizeof(int32_t));
-	g->K = frequent_terms(job->c, dim, dense_of);
+	g->K = frequent_terms(job->c, dim, job->tune, dense_of);
 	struct split sc, sq;
 	split_csr(job->c, dense_of, dim, &sc);
 	split_upload(&sc, n, &cs->sp);
@@ -271,7 +268,8 @@ void
 ds_scatter(struct gpu *g, const struct side *rows_side, size_t r0, size_t nr, size_t c0, size_t nc,
     int sym)
 {
-	k_scatter<<<grid_for(nr * 32, 256), 256, 0, g->sa>>>(rows_side->sp.rptr, rows_side->sp.rcol,
+	int block = g->job->tune->scatter_block;
+	k_scatter<<<grid_for(nr * 32, block), block, 0, g->sa>>>(rows_side->sp.rptr, rows_side->sp.rcol,
 	    rows_side->sp.rval, g->cptr, g->cdoc, g->cval, r0, (int)nr, c0, c0 + nc, sym,
 	    (double *)g->S, nc);
 	CUDA_LAUNCH_CHECK();
