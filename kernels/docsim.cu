@@ -24,8 +24,6 @@
 #include "docsim_dev.cuh"
 #include "timer.h"
 
-cublasHandle_t ds_blas;
-
 /* Host-side list of pairs found so far. */
 struct hpairs {
 	struct ds_pair *p;
@@ -110,8 +108,7 @@ extern "C" void
 ds_gpu_init(const struct cuda_dev *dev)
 {
 	CUDA_CHECK(cudaSetDevice(dev->ids[0]));
-	if (ds_blas == NULL)
-		CUBLAS_CHECK(cublasCreate(&ds_blas));
+	ds_cublas_load();
 }
 
 extern "C" void
@@ -175,7 +172,7 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 	CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo_prio, &hi_prio));
 	CUDA_CHECK(cudaStreamCreateWithPriority(&g.sa, cudaStreamNonBlocking, lo_prio));
 	CUDA_CHECK(cudaStreamCreateWithPriority(&g.sb, cudaStreamNonBlocking, hi_prio));
-	CUBLAS_CHECK(cublasSetStream(ds_blas, g.sa));
+	BLAS_CHECK(ds_cublas.set_stream(ds_cublas.h, g.sa));
 	if (job->mode == DS_MATRIX && g.esz == 8)
 		g.conv = dalloc<float>(g.BR * g.BC);
 	if (!g.sparse && g.dbl)
@@ -264,7 +261,7 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 		cudaEventDestroy(g.sstart[b]);
 		cudaEventDestroy(g.sdone[b]);
 	}
-	CUBLAS_CHECK(cublasSetStream(ds_blas, NULL));
+	BLAS_CHECK(ds_cublas.set_stream(ds_cublas.h, NULL));
 	cudaStreamDestroy(g.sa);
 	cudaStreamDestroy(g.sb);
 	cudaFree(g.conv);

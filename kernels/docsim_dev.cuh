@@ -5,6 +5,7 @@
  *   docsim_gemm.cu    the tile as a GEMM (cuBLAS), its panels and the memory plan
  *   docsim_sparse.cu  sparse input: frequent terms into dense panels, the rest by postings
  *   docsim_rank.cu    what a tile gives: top-k lists, pairs above a threshold, matrix rows
+ *   docsim_blas.cu    cuBLAS, loaded at run time
  * Each kernel lives in its file beside its launcher; no kernel calls across files. */
 #ifndef DOCSIM_DEV_CUH
 #define DOCSIM_DEV_CUH
@@ -16,7 +17,27 @@
 #include "docsim.h"
 #include "err.h"
 
-extern cublasHandle_t ds_blas;	/* ds_gpu_init creates it */
+/* The cuBLAS functions docsim calls (docsim_blas.cu), loaded with dlopen. */
+struct ds_cublas {
+	cublasHandle_t h;
+	decltype(&cublasCreate_v2) create;
+	decltype(&cublasSetStream_v2) set_stream;
+	decltype(&cublasDgemm_v2) dgemm;
+	decltype(&cublasSgemm_v2) sgemm;
+	decltype(&cublasGetStatusName) status_name;
+	decltype(&cublasGetStatusString) status_string;
+};
+extern struct ds_cublas ds_cublas;
+/* Loads cuBLAS and creates the handle, once; exit 1 naming the library where it fails. */
+void ds_cublas_load(void);
+void ds_cublas_fail(const char *expr, const char *file, int line, int status) NORETURN;
+/* CUBLAS_CHECK (cuda_check.h) for the loaded functions. */
+#define BLAS_CHECK(expr)                                                       \
+	do {                                                                   \
+		int cublas_st_ = (int)(expr);                                  \
+		if (cublas_st_ != 0)                                           \
+			ds_cublas_fail(#expr, __FILE__, __LINE__, cublas_st_); \
+	} while (0)
 
 template <typename T>
 static T *

@@ -81,11 +81,11 @@ gemm_block(struct gpu *g, const void *A, const void *B, size_t nr, size_t nc, si
 		return;
 	if (g->dbl) {
 		const double one = 1, zero = 0;
-		CUBLAS_CHECK(cublasDgemm(ds_blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const double *)B, k,
+		BLAS_CHECK(ds_cublas.dgemm(ds_cublas.h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const double *)B, k,
 		    (const double *)A, k, &zero, (double *)C, (int)ldc));
 	} else {
 		const float one = 1, zero = 0;
-		CUBLAS_CHECK(cublasSgemm(ds_blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const float *)B, k,
+		BLAS_CHECK(ds_cublas.sgemm(ds_cublas.h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const float *)B, k,
 		    (const float *)A, k, &zero, (float *)C, (int)ldc));
 	}
 }
