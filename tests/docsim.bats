@@ -409,6 +409,9 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 }
 
 @test "-d cpu runs in 200 MB of address space: cuBLAS is loaded only by the GPU path" {
+	if [ "${SANITIZE:-0}" = 1 ]; then
+		skip "AddressSanitizer's shadow memory does not fit under ulimit -v"
+	fi
 	ref sim "$T/corpus.txt" "$D/S.npy"
 	# -j 2: every OpenMP thread's stack counts against the limit too
 	run sh -c 'ulimit -v 200000 && exec docsim -d cpu -j 2 -k 5 "$1"' sh "$T/corpus.txt"
