@@ -437,15 +437,6 @@ tok_vocab_free(struct tok_vocab *v)
 	free(v);
 }
 
-void
-tok_counts_free(struct tok_counts *c)
-{
-	free(c->ptr);
-	free(c->idx);
-	free(c->cnt);
-	memset(c, 0, sizeof *c);
-}
-
 static int
 is_space(int c)
 {

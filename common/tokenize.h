@@ -48,7 +48,6 @@ void tok_transform(const struct tok_vocab *v, struct tok_docs *docs, struct tok_
 size_t tok_vocab_size(const struct tok_vocab *v);
 const uint32_t *tok_vocab_df(const struct tok_vocab *v);
 void tok_vocab_free(struct tok_vocab *v);
-void tok_counts_free(struct tok_counts *c);
 
 /* The words of a stop-word file (separated by blanks or newlines): *n of them,
  * pointing into *text (free both after). */

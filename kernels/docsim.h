@@ -95,7 +95,8 @@ struct ds_job {
 void ds_cpu_run(struct ds_job *job);
 
 struct cuda_dev;
-/* The GPU path (docsim.cu): ds_gpu_init may run in another thread than ds_gpu_run. */
+/* The GPU path (docsim.cu). ds_gpu_init, cuda_start's init, sets the device and loads
+ * cuBLAS (docsim_blas.cu); it may run in another thread than ds_gpu_run. */
 void ds_gpu_init(const struct cuda_dev *dev);
 void ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev);
 
