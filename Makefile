@@ -56,8 +56,9 @@ NVCCFLAGS  += -std=c++17 $(GENCODE) -Icommon -Ikernels -DACCELKIT_CUDA=1 -MMD -M
               -Xcompiler -Wall,-Wextra -Xptxas -warn-spills
 ifeq ($(CUDA),1)
 CPPFLAGS   += -DACCELKIT_CUDA=1 -I$(CUDA_HOME)/include
-CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,--as-needed -lcublas \
-              -Wl,--no-as-needed -lcudart_static -ldl -lrt -lpthread -lstdc++
+# cuBLAS is not linked: docsim loads it when its GPU path starts, last from here.
+NVCCFLAGS  += -DACCELKIT_CUDA_LIBDIR='"$(CUDA_HOME)/lib64"'
+CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 endif
 
 PROGS      := $(sort $(basename $(notdir $(wildcard cmd/*.c))))

@@ -3,29 +3,26 @@
  *   docsim [options] -q QUERIES [CORPUS]   each query's top-k most similar documents
  *   docsim [options] [CORPUS]              each document's top-k neighbours
  *
- * main reads the inputs (text, libsvm, MatrixMarket or dense), turns them into weighted,
- * normalised vectors, runs the CPU or GPU path and prints QUERY<TAB>DOC<TAB>SCORE. */
-#include <math.h>
-#include <omp.h>
+ * main reads the inputs (text, libsvm, MatrixMarket or dense: common/docs.c), turns them
+ * into weighted, normalised vectors (common/tokenize.c, kernels/docsim_weight.c), runs
+ * the CPU or GPU path and prints QUERY<TAB>DOC<TAB>SCORE (kernels/docsim_out.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "cudadev.h"
-#include "dense.h"
+#include "docs.h"
 #include "docsim.h"
+#include "docsim_tune.h"
 #include "err.h"
-#include "input.h"
-#include "numparse.h"
 #include "output.h"
-#include "sparse.h"
 #include "timer.h"
+#include "tokenize.h"
+#include "tune.h"
 
 enum { OPT_MATRIX = CLI_OPT_PROG, OPT_IDS, OPT_FORMAT, OPT_WEIGHT, OPT_SUBLINEAR, OPT_MIN_DF,
 	OPT_MAX_DF, OPT_STOP, OPT_PRECISION };
-enum fmt { F_AUTO, F_TEXT, F_LIBSVM, F_MM, F_DENSE };
-static const char *const format_names[] = {"auto", "text", "libsvm", "mm", "dense", NULL};
 static const char *const weight_names[] = {"tfidf", "tf", "binary", "none", NULL};
 static const char *const precision_names[] = {"double", "single", NULL};
 
@@ -80,31 +77,16 @@ usage(FILE *f)
 	    "  -V, --version            the version\n");
 }
 
-/* One input's records: their content and, with --ids, their ids. */
-struct recs {
-	const char *name;
-	char *buf;		/* the slurped input (text and libsvm) */
-	size_t buflen;
-	size_t n;
-	char **text;
-	size_t *len;
-	char **id;		/* --ids */
-	size_t *idlen;
-	int sparse;
-	struct csr sp;
-	struct matrix dm;	/* F32 */
-};
-
 struct opts {
 	const char *qpath;
 	long long k;
 	int k_given, use_thr, matrix, ids;
 	double thr;
-	enum fmt format;
+	enum doc_format format;
 	int weight, weight_given, sublinear, precision;
 	int min_df_given, max_df_given;
 	const char *stop_path;
-	struct ds_text_opts text;
+	struct tok_opts text;
 };
 
 /* A df limit: an integer is a count, a number with '.' or an exponent a proportion. */
@@ -118,478 +100,101 @@ parse_df(const char *opt, const char *s, double *v, int *prop)
 		*v = (double)cli_int(opt, s, 0, INT64_MAX);
 }
 
-static int
-is_blank(int c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-/* Whether a line is a row of numbers (blanks or commas between); *width gets their
- * count (0 for a blank or comment line). */
-static int
-dense_line_ok(const char *s, size_t len, size_t *width)
-{
-	const char *p = s, *end = s + len;
-	size_t n = 0;
-	for (;;) {
-		while (p < end && is_blank(*p))
-			p++;
-		if (p == end || *p == '#')
-			break;
-		double v;
-		const char *e = parse_double(p, &v);
-		if (e == p || e > end || !isfinite(v))
-			return 0;
-		n++;
-		p = e;
-		while (p < end && is_blank(*p))
-			p++;
-		if (p < end && *p == ',')
-			p++;
-		else if (p < end && *p != '#' && e == p)
-			return 0;
-	}
-	*width = n;
-	return 1;
-}
-
-/* The format of an input from its first bytes. */
-static enum fmt
-detect(input *in, int ids)
-{
-	size_t avail, want = (size_t)1 << 16;
-	const unsigned char *b = in_peek(in, want, &avail);
-	static const unsigned char npy[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-
-	if (avail >= 6 && memcmp(b, npy, 6) == 0)
-		return F_DENSE;
-	if (mm_is_banner((const char *)b, avail))
-		return F_MM;
-	/* a copy, so that every line ends in '\n' or NUL for the parsers */
-	char *copy = xmalloc(avail + 1);
-	memcpy(copy, b, avail);
-	copy[avail] = '\0';
-	int first_svm = -1, all_dense = 1, lines = 0;
-	size_t width = 0;
-	const char *p = copy, *end = p + avail;
-	while (p < end && lines < 100) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (nl == NULL && avail == want)
-			break;	/* a partial line: leave it out */
-		const char *e = nl ? nl : end, *s = p;
-		p = nl ? nl + 1 : end;
-		if (ids) {
-			const char *tab = memchr(s, '\t', (size_t)(e - s));
-			if (tab == NULL) {
-				first_svm = all_dense = 0;
-				break;
-			}
-			s = tab + 1;
-		}
-		size_t w = 0;
-		int feat, ok = svm_line_ok(s, (size_t)(e - s), &feat);
-		if (first_svm < 0 && (feat || !ok))
-			first_svm = ok;
-		if (!dense_line_ok(s, (size_t)(e - s), &w) || (w && width && w != width))
-			all_dense = 0;
-		if (w)
-			width = w;
-		lines++;
-	}
-	free(copy);
-	if (first_svm > 0)
-		return F_LIBSVM;
-	if (all_dense && width > 0)
-		return F_DENSE;
-	return F_TEXT;
-}
-
-/* Splits the slurped input into line records ('\n' ends a line; a final '\r' goes). */
-static void
-split_lines(struct recs *r, int ids)
-{
-	size_t cap = 1024, n = 0, len = r->buflen;
-	r->text = xmallocarray(cap, sizeof *r->text);
-	r->len = xmallocarray(cap, sizeof *r->len);
-	if (ids) {
-		r->id = xmallocarray(cap, sizeof *r->id);
-		r->idlen = xmallocarray(cap, sizeof *r->idlen);
-	}
-	for (char *p = r->buf, *end = r->buf + len; p < end;) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		char *e = nl ? nl : end;
-		if (e > p && e[-1] == '\r')
-			e--;
-		if (n == cap) {
-			cap *= 2;
-			r->text = xreallocarray(r->text, cap, sizeof *r->text);
-			r->len = xreallocarray(r->len, cap, sizeof *r->len);
-			if (ids) {
-				r->id = xreallocarray(r->id, cap, sizeof *r->id);
-				r->idlen = xreallocarray(r->idlen, cap, sizeof *r->idlen);
-			}
-		}
-		char *s = p;
-		if (ids) {
-			char *tab = memchr(p, '\t', (size_t)(e - p));
-			if (tab == NULL)
-				die_at(r->name, n + 1, "no TAB after the id (--ids)");
-			r->id[n] = p;
-			r->idlen[n] = (size_t)(tab - p);
-			s = tab + 1;
-		}
-		r->text[n] = s;
-		r->len[n++] = (size_t)(e - s);
-		p = nl ? nl + 1 : end;
-	}
-	r->n = n;
-}
-
-/* Dense text with ids: "ID<TAB>numbers", blank and comment lines skipped. */
-static void
-read_dense_ids(input *in, struct recs *r)
-{
-	size_t cap = 1024, vcap = 64, width = 0, n = 0, len;
-	double *vals = xmallocarray(vcap, sizeof *vals);
-	float *data = NULL;
-	char *line;
-	r->id = xmallocarray(cap, sizeof *r->id);
-	r->idlen = xmallocarray(cap, sizeof *r->idlen);
-	while ((line = in_getline(in, &len)) != NULL) {
-		const char *q = line;
-		while (is_blank(*q))
-			q++;
-		if (*q == '\0' || *q == '#')
-			continue;
-		char *tab = strchr(line, '\t');
-		if (tab == NULL) {
-			free(vals);
-			free(data);
-			die_at(r->name, in_lineno(in), "no TAB after the id (--ids)");
-		}
-		*tab = '\0';
-		size_t w = dense_parse_line(tab + 1, vals, vcap, r->name, in_lineno(in), 0);
-		if (w > vcap) {
-			vcap = w;
-			vals = xreallocarray(vals, vcap, sizeof *vals);
-			dense_parse_line(tab + 1, vals, vcap, r->name, in_lineno(in), 0);
-		}
-		if (n == 0)
-			width = w;
-		if (w != width) {
-			free(vals);
-			free(data);
-			die_at(r->name, in_lineno(in), "%zu numbers where the first row has %zu", w, width);
-		}
-		if (n == cap || data == NULL) {
-			if (data != NULL)
-				cap *= 2;
-			r->id = xreallocarray(r->id, cap, sizeof *r->id);
-			r->idlen = xreallocarray(r->idlen, cap, sizeof *r->idlen);
-			data = xreallocarray(data, mul_size(cap, width ? width : 1, "matrix"), sizeof *data);
-		}
-		r->id[n] = xstrdup(line);
-		r->idlen[n] = strlen(line);
-		for (size_t j = 0; j < w; j++)
-			data[n * width + j] = (float)vals[j];
-		n++;
-	}
-	free(vals);
-	r->n = n;
-	r->dm.rows = n;
-	r->dm.cols = width;
-	r->dm.dtype = DT_F32;
-	r->dm.data = data;
-}
-
-/* Reads one input in the given format (F_AUTO: detected). */
-static enum fmt
-read_recs(const char *path, enum fmt f, int ids, struct recs *r)
-{
-	input *in = in_open(path);
-	memset(r, 0, sizeof *r);
-	r->name = xstrdup(in_name(in));
-	if (f == F_AUTO)
-		f = detect(in, ids);
-	switch (f) {
-	case F_TEXT:
-	case F_LIBSVM:
-		r->buf = in_slurp(in, &r->buflen);
-		split_lines(r, ids);
-		if (f == F_LIBSVM) {
-			r->sparse = 1;
-			svm_parse((const char *const *)r->text, r->len, r->n, r->name, 1, &r->sp, NULL);
-		}
-		break;
-	case F_MM:
-		if (ids)
-			die("%s: --ids needs text, libsvm or dense text input, not MatrixMarket", r->name);
-		r->sparse = 1;
-		mm_read(in, &r->sp);
-		r->n = r->sp.rows;
-		break;
-	case F_DENSE:
-		if (ids) {
-			size_t avail;
-			const unsigned char *b = in_peek(in, 1, &avail);
-			if (avail && b[0] == 0x93)
-				die("%s: --ids needs text input; NPY has no id field", r->name);
-			read_dense_ids(in, r);
-		} else {
-			mat_read(in, DT_F32, 0, &r->dm);
-			r->n = r->dm.rows;
-		}
-		break;
-	default:
-		break;
-	}
-	in_close(in);
-	return f;
-}
-
-/* Weighting of given vectors: idf (only when --weight tfidf is given), binary, then
- * L2 normalisation unless --weight none. Columns the corpus lacks are dropped from
- * queries. idf comes from the corpus (rows of c). */
-static double *
-vector_idf(const struct recs *c, int weight, int given)
-{
-	size_t dim = c->sparse ? c->sp.cols : c->dm.cols;
-	if (!(weight == DS_TFIDF && given))
-		return NULL;
-	uint64_t *df = xcalloc(dim ? dim : 1, sizeof *df);
-	if (c->sparse) {
-		for (uint64_t e = 0; e < csr_nnz(&c->sp); e++)
-			df[c->sp.idx[e]] += c->sp.val[e] != 0;
-	} else {
-		const float *x = c->dm.data;
-		for (size_t r = 0; r < c->dm.rows; r++)
-			for (size_t j = 0; j < dim; j++)
-				df[j] += x[r * dim + j] != 0;
-	}
-	double *idf = xmallocarray(dim ? dim : 1, sizeof *idf);
-	for (size_t j = 0; j < dim; j++)
-		idf[j] = log((1.0 + (double)c->n) / (1.0 + (double)df[j])) + 1.0;
-	free(df);
-	return idf;
-}
-
-static void
-weigh_row(float *v, const uint32_t *idx, size_t m, int weight, const double *idf)
-{
-	double ss = 0;
-	for (size_t i = 0; i < m; i++) {
-		double x = v[i];
-		if (weight == DS_BINARY)
-			x = x != 0;
-		if (idf != NULL)
-			x *= idf[idx ? idx[i] : i];
-		v[i] = (float)x;
-		ss += x * x;
-	}
-	if (weight == DS_NONE_W || ss == 0)
-		return;
-	double scale = 1 / sqrt(ss);
-	for (size_t i = 0; i < m; i++)
-		v[i] = (float)(v[i] * scale);
-}
-
-static void
-weigh_vectors(struct recs *r, size_t dim, int weight, const double *idf)
-{
-	if (r->sparse) {
-		struct csr *m = &r->sp;
-		if (m->cols > dim) {
-			/* columns the corpus lacks are unknown terms: drop them */
-			uint64_t w = 0;
-			for (size_t i = 0; i < m->rows; i++) {
-				uint64_t a = m->ptr[i], b = m->ptr[i + 1];
-				m->ptr[i] = w;
-				for (uint64_t e = a; e < b; e++)
-					if (m->idx[e] < dim) {
-						m->idx[w] = m->idx[e];
-						m->val[w++] = m->val[e];
-					}
-			}
-			m->ptr[m->rows] = w;
-			m->cols = dim;
-		}
-		#pragma omp parallel for schedule(dynamic, 256)
-		for (size_t i = 0; i < m->rows; i++)
-			weigh_row(m->val + m->ptr[i], m->idx + m->ptr[i], (size_t)(m->ptr[i + 1] - m->ptr[i]),
-			    weight, idf);
-	} else {
-		float *x = r->dm.data;
-		#pragma omp parallel for schedule(static)
-		for (size_t i = 0; i < r->dm.rows; i++)
-			weigh_row(x + i * r->dm.cols, NULL, r->dm.cols, weight, idf);
-	}
-}
-
-/* The words of FILE (blank-separated); *text holds them (free it after). */
-static char **
-read_stop_words(const char *path, size_t *n, char **text)
-{
-	input *in = in_open(path);
-	char *buf = in_slurp(in, NULL), **w = NULL;
-	*text = buf;
-	size_t cap = 0;
-	*n = 0;
-	in_close(in);
-	for (char *p = buf; *p;) {
-		while (*p && (is_blank(*p) || *p == '\n'))
-			p++;
-		if (!*p)
-			break;
-		char *s = p;
-		while (*p && !is_blank(*p) && *p != '\n')
-			p++;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 64;
-			w = xreallocarray(w, cap, sizeof *w);
-		}
-		w[(*n)++] = s;
-		if (*p)
-			*p++ = '\0';
-	}
-	return w;
-}
-
-/* ------------------------------------------------------------------ output */
-
+/* Text: the vocabulary of the corpus, and the weighted vectors of the corpus and the
+ * queries (q NULL: none) in cv and qv; returns the dimension. */
 static size_t
-fmt_id(char *b, const struct recs *r, size_t i)
+text_vectors(struct opts *o, struct docs *c, struct docs *q, struct csr *cv, struct csr *qv)
 {
-	if (r->id != NULL) {
-		memcpy(b, r->id[i], r->idlen[i]);
-		return r->idlen[i];
+	char *stop_text = NULL;
+	if (o->stop_path != NULL)
+		o->text.stop = tok_read_words(o->stop_path, &o->text.nstop, &stop_text);
+	double lo = o->text.min_df_prop ? o->text.min_df * (double)c->n : o->text.min_df;
+	double hi = o->text.max_df_prop ? o->text.max_df * (double)c->n : o->text.max_df;
+	if (hi < lo && c->n > 0)
+		usage_error("--max-df %g keeps fewer documents than --min-df %g asks for", hi, lo);
+	struct tok_counts counts;
+	struct tok_docs d = {c->n, c->text, c->len};
+	struct tok_vocab *vocab = tok_fit(&d, &o->text, &counts);
+	size_t dim = tok_vocab_size(vocab);
+	double *idf = ds_text_idf(tok_vocab_df(vocab), dim, c->n);
+	ds_weigh_counts(&counts, idf, (enum ds_weight)o->weight, o->sublinear, cv);
+	if (q != NULL) {
+		struct tok_docs qd = {q->n, q->text, q->len};
+		tok_transform(vocab, &qd, &counts);
+		ds_weigh_counts(&counts, idf, (enum ds_weight)o->weight, o->sublinear, qv);
 	}
-	char t[24];
-	size_t n = 0;
-	uint64_t v = (uint64_t)i + 1;
-	do
-		t[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	for (size_t k = 0; k < n; k++)
-		b[k] = t[n - 1 - k];
-	return n;
-}
-
-static size_t
-id_len(const struct recs *r, size_t i)
-{
-	return r->id ? r->idlen[i] : 20;
-}
-
-/* A growable text buffer for one thread's lines. */
-struct tbuf {
-	char *p;
-	size_t n, cap;
-};
-
-static char *
-tb_room(struct tbuf *b, size_t need)
-{
-	if (b->n + need > b->cap) {
-		b->cap = MAX(2 * b->cap, b->n + need + 4096);
-		b->p = xrealloc(b->p, b->cap);
-	}
-	return b->p + b->n;
+	vlog("vocabulary: %zu terms, %llu entries", dim, (unsigned long long)csr_nnz(cv));
+	free(idf);
+	tok_vocab_free(vocab);
+	free(o->text.stop);
+	free(stop_text);
+	return dim;
 }
 
 static void
-tb_line(struct tbuf *b, const struct recs *qr, size_t qi, const struct recs *cr, size_t ci, float s)
+weigh_docs(struct docs *r, size_t dim, enum ds_weight weight, const double *idf)
 {
-	char *p = tb_room(b, id_len(qr, qi) + id_len(cr, ci) + 64), *p0 = p;
-	double v = s;
-	if (fabs(v) < 5e-7)
-		v = 0;	/* no "-0.000000" */
-	p += fmt_id(p, qr, qi);
-	*p++ = '\t';
-	p += fmt_id(p, cr, ci);
-	*p++ = '\t';
-	p += fmt_fixed(p, v, 6);
-	*p++ = '\n';
-	b->n += (size_t)(p - p0);
-}
-
-#define OUT_BATCH 65536
-
-static void
-write_topk(output *o, const struct ds_job *job, const struct recs *qr, const struct recs *cr)
-{
-	size_t rows = job->nq, k = job->k;
-	int nt = omp_get_max_threads();
-	struct tbuf *tb = xcalloc((size_t)nt, sizeof *tb);
-	for (size_t b0 = 0; b0 < rows; b0 += OUT_BATCH) {
-		size_t b1 = MIN(rows, b0 + OUT_BATCH);
-		#pragma omp parallel num_threads(nt)
-		{
-			int t = omp_get_thread_num(), T = omp_get_num_threads();
-			size_t a = b0 + (b1 - b0) * (size_t)t / (size_t)T;
-			size_t z = b0 + (b1 - b0) * (size_t)(t + 1) / (size_t)T;
-			tb[t].n = 0;
-			for (size_t r = a; r < z; r++)
-				for (size_t i = 0; i < k && job->top_i[r * k + i] != DS_NONE; i++)
-					tb_line(&tb[t], qr, r, cr, (size_t)job->top_i[r * k + i], job->top_s[r * k + i]);
-			#pragma omp barrier
-			#pragma omp single
-			for (int u = 0; u < T; u++)
-				if (tb[u].n > 0)
-					out_write(o, tb[u].p, tb[u].n);
-		}
-	}
-	for (int t = 0; t < nt; t++)
-		free(tb[t].p);
-	free(tb);
-}
-
-static int
-pair_cmp(const void *x, const void *y)
-{
-	const struct ds_pair *a = x, *b = y;
-	if (a->a != b->a)
-		return a->a < b->a ? -1 : 1;
-	if (a->s != b->s)
-		return a->s > b->s ? -1 : 1;
-	return (a->b > b->b) - (a->b < b->b);
-}
-
-static void
-write_pairs(output *o, struct ds_job *job, const struct recs *qr, const struct recs *cr)
-{
-	struct tbuf tb = {NULL, 0, 0};
-	qsort(job->pairs, job->npairs, sizeof *job->pairs, pair_cmp);
-	for (size_t i = 0; i < job->npairs; i++) {
-		const struct ds_pair *p = &job->pairs[i];
-		tb_line(&tb, qr, p->a, cr, p->b, p->s);
-		if (tb.n >= ((size_t)1 << 20)) {
-			out_write(o, tb.p, tb.n);
-			tb.n = 0;
-		}
-	}
-	if (tb.n > 0)
-		out_write(o, tb.p, tb.n);
-	free(tb.p);
-}
-
-/* ------------------------------------------------------------------ main */
-
-static void
-free_recs(struct recs *r)
-{
-	if (r->id != NULL && r->buf == NULL)
-		for (size_t i = 0; i < r->n; i++)
-			free(r->id[i]);
-	free(r->id);
-	free(r->idlen);
-	free(r->text);
-	free(r->len);
-	free(r->buf);
 	if (r->sparse)
-		csr_free(&r->sp);
+		ds_weigh_csr(&r->sp, dim, weight, idf);
 	else
-		mat_free(&r->dm);
-	free((char *)r->name);
+		ds_weigh_dense(r->dm.data, r->dm.rows, r->dm.cols, weight, idf);
+}
+
+/* Given vectors: weighted in place, idf (only when --weight tfidf is given) from the
+ * corpus; columns the corpus lacks are dropped from the queries. Returns the dimension. */
+static size_t
+given_vectors(const struct opts *o, struct docs *c, struct docs *q)
+{
+	if (o->sublinear || o->min_df_given || o->max_df_given || o->stop_path != NULL)
+		usage_error("--sublinear-tf, --min-df, --max-df and --stop-words apply to text input only");
+	size_t dim = c->sparse ? c->sp.cols : c->dm.cols;
+	if (q != NULL && !c->sparse && q->n > 0 && c->n > 0 && q->dm.cols != dim)
+		die("%s: %zu columns where the corpus has %zu", q->name, q->dm.cols, dim);
+	double *idf = NULL;
+	if (o->weight == DS_TFIDF && o->weight_given)
+		idf = ds_vector_idf(c->sparse ? &c->sp : NULL, c->dm.data, c->n, dim);
+	weigh_docs(c, dim, (enum ds_weight)o->weight, idf);
+	if (q != NULL)
+		weigh_docs(q, dim, (enum ds_weight)o->weight, idf);
+	free(idf);
+	vlog("vectors: %zu x %zu%s", c->n, dim, c->sparse ? " sparse" : " dense");
+	return dim;
+}
+
+/* The job: the vectors (c and q when sparse, else cr's and qr's dense rows), what to
+ * compute, and room for the results. */
+static void
+make_job(struct ds_job *job, const struct opts *o, const struct common_opts *co,
+    const struct csr *c, const struct csr *q, const struct docs *cr, const struct docs *qr,
+    size_t dim)
+{
+	memset(job, 0, sizeof *job);
+	job->sparse = c != NULL;
+	job->c = c;
+	job->q = o->qpath ? q : NULL;
+	if (c == NULL) {
+		job->cd = cr->dm.data;
+		job->qd = o->qpath ? qr->dm.data : NULL;
+	}
+	job->n = cr->n;
+	job->sym = o->qpath == NULL;
+	job->nq = job->sym ? cr->n : qr->n;
+	job->dim = dim;
+	job->mode = o->matrix ? DS_MATRIX : o->k == 0 ? DS_PAIRS : DS_TOPK;
+	size_t cands = job->sym ? (cr->n ? cr->n - 1 : 0) : cr->n;
+	job->k = MIN((size_t)o->k, cands);
+	job->use_thr = o->use_thr;
+	job->thr = o->thr;
+	job->single = o->precision == 1;
+	job->max_mem = co->max_device_mem;
+	if (job->mode == DS_TOPK) {
+		size_t cells = mul_size(job->nq, job->k ? job->k : 1, "top-k lists");
+		job->top_s = xmallocarray(cells, sizeof *job->top_s);
+		job->top_i = xmallocarray(cells, sizeof *job->top_i);
+	} else if (job->mode == DS_MATRIX) {
+		job->mat = xmallocarray(mul_size(job->nq, job->n ? job->n : 1, "similarity matrix"),
+		    sizeof *job->mat);
+	}
 }
 
 int
@@ -625,7 +230,7 @@ main(int argc, char **argv)
 			o.ids = 1;
 			break;
 		case OPT_FORMAT:
-			o.format = (enum fmt)cli_choice("--format", optarg, format_names);
+			o.format = (enum doc_format)cli_choice("--format", optarg, doc_format_names);
 			break;
 		case OPT_WEIGHT:
 			o.weight = cli_choice("--weight", optarg, weight_names);
@@ -680,85 +285,29 @@ main(int argc, char **argv)
 
 	/* read */
 	double t = now_sec();
-	struct recs cr, qr;
-	enum fmt f = read_recs(cpath, o.format, o.ids, &cr);
+	struct docs cr, qr;
+	enum doc_format f = docs_read(cpath, o.format, o.ids, &cr);
 	if (o.qpath != NULL)
-		read_recs(o.qpath, f, o.ids, &qr);
+		docs_read(o.qpath, f, o.ids, &qr);
 	phase_add(PH_READ, now_sec() - t);
-	vlog("corpus: %zu documents, %s", cr.n, format_names[f]);
+	vlog("corpus: %zu documents, %s", cr.n, doc_format_names[f]);
 
 	/* vectors */
 	t = now_sec();
-	struct ds_vocab *vocab = NULL;
-	char *stop_text = NULL;
 	struct csr cv, qv;
-	size_t dim;
-	if (f == F_TEXT) {
-		if (o.stop_path != NULL)
-			o.text.stop = read_stop_words(o.stop_path, &o.text.nstop, &stop_text);
-		double lo = o.text.min_df_prop ? o.text.min_df * (double)cr.n : o.text.min_df;
-		double hi = o.text.max_df_prop ? o.text.max_df * (double)cr.n : o.text.max_df;
-		if (hi < lo && cr.n > 0)
-			usage_error("--max-df %g keeps fewer documents than --min-df %g asks for", hi, lo);
-		o.text.weight = (enum ds_weight)o.weight;
-		o.text.sublinear = o.sublinear;
-		struct ds_docs d = {cr.n, cr.text, cr.len};
-		vocab = ds_text_fit(&d, &o.text, &cv);
-		if (o.qpath != NULL) {
-			struct ds_docs q = {qr.n, qr.text, qr.len};
-			ds_text_transform(vocab, &q, &qv);
-		}
-		dim = ds_vocab_size(vocab);
-		vlog("vocabulary: %zu terms, %llu entries", dim, (unsigned long long)csr_nnz(&cv));
-	} else {
-		if (o.sublinear || o.min_df_given || o.max_df_given || o.stop_path != NULL)
-			usage_error("--sublinear-tf, --min-df, --max-df and --stop-words apply to text input only");
-		dim = cr.sparse ? cr.sp.cols : cr.dm.cols;
-		if (o.qpath != NULL && !cr.sparse && qr.n > 0 && cr.n > 0 && qr.dm.cols != dim)
-			die("%s: %zu columns where the corpus has %zu", qr.name, qr.dm.cols, dim);
-		double *idf = vector_idf(&cr, o.weight, o.weight_given);
-		weigh_vectors(&cr, dim, o.weight, idf);
-		if (o.qpath != NULL)
-			weigh_vectors(&qr, dim, o.weight, idf);
-		free(idf);
-		vlog("vectors: %zu x %zu%s", cr.n, dim, cr.sparse ? " sparse" : " dense");
-	}
+	size_t dim = f == DOC_TEXT ? text_vectors(&o, &cr, o.qpath ? &qr : NULL, &cv, &qv) :
+	    given_vectors(&o, &cr, o.qpath ? &qr : NULL);
 	phase_add("vectorise", now_sec() - t);
 
 	/* the job */
 	struct ds_job job;
-	memset(&job, 0, sizeof job);
-	job.sparse = f == F_TEXT || cr.sparse;
-	if (f == F_TEXT) {
-		job.c = &cv;
-		job.q = o.qpath ? &qv : NULL;
-	} else if (cr.sparse) {
-		job.c = &cr.sp;
-		job.q = o.qpath ? &qr.sp : NULL;
-	} else {
-		job.cd = cr.dm.data;
-		job.qd = o.qpath ? qr.dm.data : NULL;
-	}
-	job.n = cr.n;
-	job.sym = o.qpath == NULL;
-	job.nq = job.sym ? cr.n : qr.n;
-	job.dim = dim;
-	job.mode = o.matrix ? DS_MATRIX : o.k == 0 ? DS_PAIRS : DS_TOPK;
-	size_t cands = job.sym ? (cr.n ? cr.n - 1 : 0) : cr.n;
-	job.k = MIN((size_t)o.k, cands);
-	job.use_thr = o.use_thr;
-	job.thr = o.thr;
-	job.single = o.precision == 1;
-	job.max_mem = co.max_device_mem;
-	if (job.mode == DS_TOPK) {
-		job.top_s = xmallocarray(mul_size(job.nq, job.k ? job.k : 1, "top-k lists"), sizeof *job.top_s);
-		job.top_i = xmallocarray(mul_size(job.nq, job.k ? job.k : 1, "top-k lists"), sizeof *job.top_i);
-	} else if (job.mode == DS_MATRIX) {
-		job.mat = xmallocarray(mul_size(job.nq, job.n ? job.n : 1, "similarity matrix"), sizeof *job.mat);
-	}
+	make_job(&job, &o, &co, f == DOC_TEXT ? &cv : cr.sparse ? &cr.sp : NULL,
+	    f == DOC_TEXT ? &qv : cr.sparse ? &qr.sp : NULL, &cr, &qr, dim);
 
 	/* run */
 	cuda_start_wait();
+	job.tune = TUNE_PICK(docsim_tune_table, dev.desc);
+	vlog("tuning: %s (%s)", *job.tune->device ? job.tune->device : "every device", job.tune->measured);
 	int work = job.nq > 0 && job.n > 0 && !(job.mode == DS_TOPK && job.k == 0);
 	if (work) {
 		if (dev.gpu) {
@@ -775,18 +324,8 @@ main(int argc, char **argv)
 	/* write */
 	t = now_sec();
 	output *out = out_open(co.output);
-	const struct recs *qrec = job.sym ? &cr : &qr;
-	if (job.mode == DS_MATRIX) {
-		struct matrix m = {job.nq, job.n, DT_F32, job.mat};
-		for (size_t i = 0; i < job.nq * job.n; i++)
-			job.mat[i] += 0.0f;	/* no "-0" */
-		mat_write(out, &m, cli_out_format(&co, co.output));
-	} else if (job.mode == DS_PAIRS) {
-		if (work)
-			write_pairs(out, &job, qrec, &cr);
-	} else if (work) {
-		write_topk(out, &job, qrec, &cr);
-	}
+	if (work || job.mode == DS_MATRIX)
+		ds_write(out, &job, job.sym ? &cr : &qr, &cr, cli_out_format(&co, co.output));
 	out_close(out);
 	phase_add(PH_WRITE, now_sec() - t);
 	phases_report();
@@ -795,16 +334,13 @@ main(int argc, char **argv)
 	free(job.top_i);
 	free(job.pairs);
 	free(job.mat);
-	if (f == F_TEXT) {
+	if (f == DOC_TEXT) {
 		csr_free(&cv);
 		if (o.qpath != NULL)
 			csr_free(&qv);
-		ds_vocab_free(vocab);
-		free(o.text.stop);
-		free(stop_text);
 	}
-	free_recs(&cr);
+	docs_free(&cr);
 	if (o.qpath != NULL)
-		free_recs(&qr);
+		docs_free(&qr);
 	return 0;
 }

@@ -1,5 +1,5 @@
-/* docsim.h: what the CPU (docsim_cpu.c) and CUDA (docsim.cu) paths share: the job, the
- * ranking rule and the top-k list update, and the text vectoriser's interface.
+/* docsim.h: what the CPU (docsim_cpu.c) and CUDA (docsim*.cu) paths share: the job, the
+ * ranking rule and the top-k list update; and the weighting of the vectors.
  *
  * Scores are dot products of the prepared (weighted, normalised) float32 vectors,
  * accumulated in float64 (float products are exact in double) and ranked as float32:
@@ -56,6 +56,20 @@ struct ds_pair {
 	float s;
 };
 
+/* A row of docsim's tuning table (docsim_tune.h): the per-device choices of both paths. */
+struct docsim_tune {
+	const char *device;		/* tune_pick's pattern (common/tune.h) */
+	size_t tile_rows;		/* GPU: rows of a score tile, at most */
+	size_t diag_block;		/* GPU, all pairs: rows a GEMM beside the diagonal */
+	size_t dense_terms_max;		/* GPU, sparse: frequent terms done by DGEMM, at most */
+	size_t dense_df_divisor;	/* GPU, sparse: frequent when df exceeds n / this */
+	int rank_block;			/* GPU: threads a block of k_rowsel and k_rowpairs */
+	int colsel_block;		/* GPU: threads a block of k_colsel */
+	int scatter_block;		/* GPU: threads a block of k_scatter */
+	size_t cpu_rows;		/* CPU, dense: query rows a block against each corpus row */
+	const char *measured;		/* what chose the row */
+};
+
 struct ds_job {
 	/* the prepared vectors: sparse (c, q) or dense (cd, qd, dim columns, row-major) */
 	int sparse;
@@ -69,6 +83,7 @@ struct ds_job {
 	double thr;
 	int single;		/* --precision single: float32 GEMM for dense input on a GPU */
 	size_t max_mem;		/* device bytes to use, 0: what is free */
+	const struct docsim_tune *tune;	/* the device's row of the tuning table */
 	/* results */
 	float *top_s;		/* DS_TOPK: nq x k, best first */
 	int32_t *top_i;		/* DS_NONE where a row has fewer than k */
@@ -80,35 +95,32 @@ struct ds_job {
 void ds_cpu_run(struct ds_job *job);
 
 struct cuda_dev;
-/* The GPU path (docsim.cu): ds_gpu_init may run in another thread than ds_gpu_run. */
+/* The GPU path (docsim.cu). ds_gpu_init, cuda_start's init, sets the device and loads
+ * cuBLAS (docsim_blas.cu); it may run in another thread than ds_gpu_run. */
 void ds_gpu_init(const struct cuda_dev *dev);
 void ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev);
 
-/* Documents: record i is text[i] (len[i] bytes, writable: it is lowercased in place). */
-struct ds_docs {
-	size_t n;
-	char **text;
-	size_t *len;
-};
+struct docs;
+struct output;
+/* The result lines (docsim_out.c), or the matrix in format fmt (cli_out_format); ids
+ * of queries from qr, of documents from cr. */
+void ds_write(struct output *o, struct ds_job *job, const struct docs *qr, const struct docs *cr,
+    int fmt);
 
+/* The weighting (docsim_weight.c), then L2 normalisation unless DS_NONE_W. */
 enum ds_weight { DS_TFIDF, DS_TF, DS_BINARY, DS_NONE_W };
 
-struct ds_text_opts {
-	enum ds_weight weight;
-	int sublinear;
-	double min_df, max_df;		/* counts, or proportions when *_prop */
-	int min_df_prop, max_df_prop;
-	char **stop;			/* stop words (lowercased here), nstop of them */
-	size_t nstop;
-};
-
-struct ds_vocab;
-/* Learns the vocabulary and idf from the corpus and returns its vectors. */
-struct ds_vocab *ds_text_fit(struct ds_docs *docs, const struct ds_text_opts *o, struct csr *out);
-/* Vectors of other documents in the fitted vocabulary (unknown terms dropped). */
-void ds_text_transform(const struct ds_vocab *v, struct ds_docs *docs, struct csr *out);
-size_t ds_vocab_size(const struct ds_vocab *v);
-void ds_vocab_free(struct ds_vocab *v);
+struct tok_counts;
+/* idf of the terms of a text corpus of ndocs documents, from their document counts. */
+double *ds_text_idf(const uint32_t *df, size_t nterms, size_t ndocs);
+/* The weighted, normalised vectors of term counts; out takes over tc's arrays. */
+void ds_weigh_counts(struct tok_counts *tc, const double *idf, enum ds_weight weight,
+    int sublinear, struct csr *out);
+/* idf of given vectors (rows x dim, sparse sp or else dense x): df counts nonzeros. */
+double *ds_vector_idf(const struct csr *sp, const float *x, size_t rows, size_t dim);
+/* Given vectors weighted in place (idf may be NULL); columns >= dim are dropped. */
+void ds_weigh_csr(struct csr *m, size_t dim, enum ds_weight weight, const double *idf);
+void ds_weigh_dense(float *x, size_t rows, size_t cols, enum ds_weight weight, const double *idf);
 
 #ifdef __cplusplus
 }

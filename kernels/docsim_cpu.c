@@ -194,8 +194,6 @@ dot_fd(const float *a, const float *b, size_t m)
 	return (s0 + s1) + (s2 + s3);
 }
 
-#define ROWBLOCK 8
-
 static void
 cpu_dense(struct ds_job *job)
 {
@@ -203,15 +201,15 @@ cpu_dense(struct ds_job *job)
 	const float *x = job->cd, *qx = job->sym ? job->cd : job->qd;
 	int nthreads = omp_get_max_threads();
 	struct pairvec *pv = xcalloc((size_t)nthreads, sizeof *pv);
-	size_t nblocks = CEIL_DIV(nq, ROWBLOCK);
+	size_t rows = job->tune->cpu_rows, nblocks = CEIL_DIV(nq, rows);
 
 	#pragma omp parallel
 	{
-		double *acc = xmallocarray(mul_size(ROWBLOCK, n ? n : 1, "scores"), sizeof *acc);
+		double *acc = xmallocarray(mul_size(rows, n ? n : 1, "scores"), sizeof *acc);
 		struct pairvec *mine = &pv[omp_get_thread_num()];
 		#pragma omp for schedule(dynamic, 1)
 		for (size_t b = 0; b < nblocks; b++) {
-			size_t r0 = b * ROWBLOCK, r1 = MIN(nq, r0 + ROWBLOCK);
+			size_t r0 = b * rows, r1 = MIN(nq, r0 + rows);
 			for (size_t j = 0; j < n; j++)
 				for (size_t r = r0; r < r1; r++)
 					acc[(r - r0) * n + j] = dot_fd(qx + r * m, x + j * m, m);

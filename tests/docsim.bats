@@ -408,6 +408,37 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 	fi
 }
 
+@test "-d cpu runs in 200 MB of address space: cuBLAS is loaded only by the GPU path" {
+	if [ "${SANITIZE:-0}" = 1 ]; then
+		skip "AddressSanitizer's shadow memory does not fit under ulimit -v"
+	fi
+	ref sim "$T/corpus.txt" "$D/S.npy"
+	# -j 2: every OpenMP thread's stack counts against the limit too
+	run sh -c 'ulimit -v 200000 && exec docsim -d cpu -j 2 -k 5 "$1"' sh "$T/corpus.txt"
+	assert_success
+	printf '%s\n' "$output" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 5 --all-pairs
+	assert_output "ok: 125 lines"
+}
+
+@test "docsim is not linked with cuBLAS" {
+	run ldd "$ACCELKIT_BUILD/bin/docsim"
+	assert_success
+	assert_output --partial "libc.so"
+	refute_output --partial "libcublas"
+}
+
+@test "-v names the row of the tuning table chosen for the device" {
+	run --separate-stderr docsim -v -d cpu -k 1 "$T/corpus.txt"
+	assert_success
+	[[ "$stderr" == *"docsim: tuning: cpu (reasoned, not measured"* ]]
+	if on_gpu; then
+		run --separate-stderr docsim -v -d gpu -k 1 "$T/corpus.txt"
+		assert_success
+		[[ "$stderr" == *"docsim: tuning: "* && "$stderr" != *"tuning: cpu"* ]]
+	fi
+}
+
 @test "--list-devices lists the CPU" {
 	run docsim --list-devices
 	assert_success

@@ -1,17 +1,17 @@
-/* docsim_text.c: raw text to weighted term vectors, as scikit-learn's TfidfVectorizer
- * does with its defaults (see docsim(1) for the token rule).
+/* tokenize.c: raw text lines into term counts with a vocabulary (see tokenize.h).
  *
  * Documents are split into one chunk a thread; each thread tokenises its chunk into a
  * vocabulary of its own. The chunk vocabularies are then merged in chunk order, so the
  * global term numbers follow the terms' first occurrence in the corpus whatever the
- * thread count, and every document's terms are summed in the same order on every run. */
-#include <math.h>
+ * thread count, and every document's counts come out in the same order on every run. */
+#include "tokenize.h"
+
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "docsim.h"
 #include "err.h"
+#include "input.h"
 
 /* A word byte: an ASCII letter, digit or underscore, or any byte >= 0x80. */
 static inline int
@@ -151,7 +151,7 @@ sort_u32(uint32_t *a, size_t n)
 }
 
 static void
-tokenise_chunk(struct ds_docs *docs, struct chunk *c)
+tokenise_chunk(struct tok_docs *docs, struct chunk *c)
 {
 	size_t bytes = 0, tcap = 256;
 	for (size_t d = c->d0; d < c->d1; d++)
@@ -218,7 +218,7 @@ tokenise_chunk(struct ds_docs *docs, struct chunk *c)
 
 /* Splits the documents into chunks of about equal bytes and tokenises them. */
 static struct chunk *
-tokenise(struct ds_docs *docs, size_t *nchunks)
+tokenise(struct tok_docs *docs, size_t *nchunks)
 {
 	size_t nc = (size_t)omp_get_max_threads(), total = 0;
 	if (nc > docs->n)
@@ -255,13 +255,11 @@ chunks_free(struct chunk *ch, size_t nc)
 	free(ch);
 }
 
-struct ds_vocab {
+struct tok_vocab {
 	struct tab g;		/* every corpus term, first occurrence first */
 	uint32_t *keep;		/* global term -> kept term number, or NOT_FOUND */
-	double *idf;		/* per kept term */
+	uint32_t *df;		/* per kept term */
 	size_t nkept;
-	enum ds_weight weight;
-	int sublinear;
 };
 
 struct tc {
@@ -275,9 +273,9 @@ tc_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The weighted, normalised vectors of tokenised chunks (their maps filled). */
+/* The counts of tokenised chunks (their maps filled) by kept term. */
 static void
-build_csr(const struct ds_vocab *v, struct chunk *ch, size_t nc, size_t ndocs, struct csr *out)
+build_counts(size_t nkept, struct chunk *ch, size_t nc, size_t ndocs, struct tok_counts *out)
 {
 	uint64_t *ptr = xmallocarray(ndocs + 1, sizeof *ptr);
 	ptr[0] = 0;
@@ -293,16 +291,15 @@ build_csr(const struct ds_vocab *v, struct chunk *ch, size_t nc, size_t ndocs, s
 		ptr[d + 1] += ptr[d];
 	uint64_t nnz = ptr[ndocs];
 	out->rows = ndocs;
-	out->cols = v->nkept;
+	out->cols = nkept;
 	out->ptr = ptr;
 	out->idx = xmallocarray(nnz ? nnz : 1, sizeof *out->idx);
-	out->val = xmallocarray(nnz ? nnz : 1, sizeof *out->val);
+	out->cnt = xmallocarray(nnz ? nnz : 1, sizeof *out->cnt);
 
 	#pragma omp parallel
 	{
 		size_t cap = 64;
 		struct tc *buf = xmallocarray(cap, sizeof *buf);
-		double *w = xmallocarray(cap, sizeof *w);
 		#pragma omp for schedule(dynamic, 1)
 		for (size_t c = 0; c < nc; c++)
 			for (size_t d = ch[c].d0; d < ch[c].d1; d++) {
@@ -310,7 +307,6 @@ build_csr(const struct ds_vocab *v, struct chunk *ch, size_t nc, size_t ndocs, s
 				if (k > cap) {
 					cap = 2 * k;
 					buf = xreallocarray(buf, cap, sizeof *buf);
-					w = xreallocarray(w, cap, sizeof *w);
 				}
 				for (uint64_t e = ch[c].dptr[d - ch[c].d0]; e < ch[c].dptr[d - ch[c].d0 + 1]; e++) {
 					uint32_t t = ch[c].map[ch[c].term[e]];
@@ -327,35 +323,23 @@ build_csr(const struct ds_vocab *v, struct chunk *ch, size_t nc, size_t ndocs, s
 							buf[j] = buf[j - 1];
 						buf[j] = x;
 					}
-				double ss = 0;
-				for (size_t i = 0; i < m; i++) {
-					double tf = buf[i].c;
-					if (v->weight == DS_BINARY)
-						tf = 1;
-					else if (v->sublinear)
-						tf = 1 + log(tf);
-					w[i] = v->weight == DS_TFIDF ? tf * v->idf[buf[i].t] : tf;
-					ss += w[i] * w[i];
-				}
-				double scale = v->weight == DS_NONE_W || ss == 0 ? 1 : 1 / sqrt(ss);
 				for (size_t i = 0; i < m; i++) {
 					out->idx[ptr[d] + i] = buf[i].t;
-					out->val[ptr[d] + i] = (float)(w[i] * scale);
+					out->cnt[ptr[d] + i] = buf[i].c;
 				}
 			}
 		free(buf);
-		free(w);
 	}
 }
 
-struct ds_vocab *
-ds_text_fit(struct ds_docs *docs, const struct ds_text_opts *o, struct csr *out)
+struct tok_vocab *
+tok_fit(struct tok_docs *docs, const struct tok_opts *o, struct tok_counts *out)
 {
 	size_t nc, n = docs->n;
 	double lo = o->min_df_prop ? o->min_df * (double)n : o->min_df;
 	double hi = o->max_df_prop ? o->max_df * (double)n : o->max_df;
 	struct chunk *ch = tokenise(docs, &nc);
-	struct ds_vocab *v = xcalloc(1, sizeof *v);
+	struct tok_vocab *v = xcalloc(1, sizeof *v);
 	size_t expect = 0;
 	for (size_t c = 0; c < nc; c++)
 		expect += ch[c].tab.n;
@@ -393,15 +377,13 @@ ds_text_fit(struct ds_docs *docs, const struct ds_text_opts *o, struct csr *out)
 			drop[g] = 1;
 	}
 	v->keep = xmallocarray(ng ? ng : 1, sizeof *v->keep);
-	v->idf = xmallocarray(ng ? ng : 1, sizeof *v->idf);
-	v->weight = o->weight;
-	v->sublinear = o->sublinear;
+	v->df = xmallocarray(ng ? ng : 1, sizeof *v->df);
 	for (size_t g = 0; g < ng; g++) {
 		if (drop[g] || (double)df[g] < lo || (double)df[g] > hi) {
 			v->keep[g] = NOT_FOUND;
 			continue;
 		}
-		v->idf[v->nkept] = log((1.0 + (double)n) / (1.0 + (double)df[g])) + 1.0;
+		v->df[v->nkept] = df[g];
 		v->keep[g] = (uint32_t)v->nkept++;
 	}
 	free(drop);
@@ -409,13 +391,13 @@ ds_text_fit(struct ds_docs *docs, const struct ds_text_opts *o, struct csr *out)
 	for (size_t c = 0; c < nc; c++)
 		for (size_t l = 0; l < ch[c].tab.n; l++)
 			ch[c].map[l] = v->keep[ch[c].map[l]];
-	build_csr(v, ch, nc, n, out);
+	build_counts(v->nkept, ch, nc, n, out);
 	chunks_free(ch, nc);
 	return v;
 }
 
 void
-ds_text_transform(const struct ds_vocab *v, struct ds_docs *docs, struct csr *out)
+tok_transform(const struct tok_vocab *v, struct tok_docs *docs, struct tok_counts *out)
 {
 	size_t nc;
 	struct chunk *ch = tokenise(docs, &nc);
@@ -428,23 +410,63 @@ ds_text_transform(const struct ds_vocab *v, struct ds_docs *docs, struct csr *ou
 			ch[c].map[l] = g == NOT_FOUND ? NOT_FOUND : v->keep[g];
 		}
 	}
-	build_csr(v, ch, nc, docs->n, out);
+	build_counts(v->nkept, ch, nc, docs->n, out);
 	chunks_free(ch, nc);
 }
 
 size_t
-ds_vocab_size(const struct ds_vocab *v)
+tok_vocab_size(const struct tok_vocab *v)
 {
 	return v->nkept;
 }
 
+const uint32_t *
+tok_vocab_df(const struct tok_vocab *v)
+{
+	return v->df;
+}
+
 void
-ds_vocab_free(struct ds_vocab *v)
+tok_vocab_free(struct tok_vocab *v)
 {
 	if (v == NULL)
 		return;
 	tab_free(&v->g);
 	free(v->keep);
-	free(v->idf);
+	free(v->df);
 	free(v);
+}
+
+static int
+is_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' || c == '\n';
+}
+
+char **
+tok_read_words(const char *path, size_t *n, char **text)
+{
+	input *in = in_open(path);
+	char *buf = in_slurp(in, NULL), **w = NULL;
+	*text = buf;
+	size_t cap = 0;
+	*n = 0;
+	in_close(in);
+	for (char *p = buf; *p;) {
+		while (*p && is_space(*p))
+			p++;
+		if (!*p)
+			break;
+		char *s = p;
+		while (*p && !is_space(*p))
+			p++;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			w = xreallocarray(w, cap, sizeof *w);
+		}
+		w[(*n)++] = s;
+		if (*p)
+			*p++ = '\0';
+	}
+	return w;
 }

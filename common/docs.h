@@ -1,0 +1,50 @@
+/* docs.h: "documents", one record a line, in any of the formats docsim reads:
+ *   text     raw text, a document a line ('\n' ends a line; a final '\r' goes)
+ *   libsvm   sparse vectors, a line a row (sparse.h)
+ *   mm       a MatrixMarket coordinate file, a row a document (sparse.h)
+ *   dense    a dense matrix, text or NPY (dense.h)
+ * With ids, a line's first TAB-separated field is its id (text, libsvm and dense text).
+ * The format is detected from the first 64 KiB when not given: NPY magic, the
+ * MatrixMarket banner, then libsvm when the first line with a feature (or the first
+ * bad one) is libsvm, then dense when the first 100 lines are rows of one width,
+ * else text. Errors name the file and line and exit 1. */
+#ifndef ACCELKIT_DOCS_H
+#define ACCELKIT_DOCS_H
+
+#include <stddef.h>
+
+#include "dense.h"
+#include "sparse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum doc_format { DOC_AUTO, DOC_TEXT, DOC_LIBSVM, DOC_MM, DOC_DENSE };
+/* The formats' names by enum doc_format, NULL-terminated (for cli_choice). */
+extern const char *const doc_format_names[];
+
+/* One input's records: their content and, with ids, their ids. */
+struct docs {
+	const char *name;	/* for messages */
+	char *buf;		/* the slurped input (text and libsvm) */
+	size_t buflen;
+	size_t n;		/* records */
+	char **text;		/* text and libsvm: record i is text[i], len[i] bytes in buf */
+	size_t *len;
+	char **id;		/* with ids: record i's id, idlen[i] bytes */
+	size_t *idlen;
+	int sparse;		/* libsvm and mm: the vectors are sp, else (dense) dm */
+	struct csr sp;
+	struct matrix dm;	/* DT_F32 */
+};
+
+/* Reads the input at path (NULL or "-": standard input) in format f (DOC_AUTO:
+ * detected) and returns the format read. */
+enum doc_format docs_read(const char *path, enum doc_format f, int ids, struct docs *d);
+void docs_free(struct docs *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

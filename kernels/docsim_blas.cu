@@ -1,0 +1,65 @@
+/* docsim_blas.cu: cuBLAS, loaded with dlopen when the GPU path starts (ds_gpu_init, in
+ * the device start-up thread) rather than linked. Linked, it was mapped by every run:
+ * `docsim -d cpu` on two documents took 60-310 ms and ~200 MB, and under `ulimit -v
+ * 200000` could not start at all (issue 12). The few functions docsim calls come through
+ * a table of pointers whose types cublas_v2.h still gives. */
+#include <dlfcn.h>
+
+#include "docsim_dev.cuh"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+struct ds_cublas ds_cublas;
+
+/* The cuBLAS of the headers we were built with, by its soname through the loader's
+ * path, then by the development name, then where the build found it. */
+static const char *const libnames[] = {
+	"libcublas.so." STR(CUBLAS_VER_MAJOR),
+	"libcublas.so",
+#ifdef ACCELKIT_CUDA_LIBDIR
+	ACCELKIT_CUDA_LIBDIR "/libcublas.so." STR(CUBLAS_VER_MAJOR),
+#endif
+};
+
+static void *
+sym(void *lib, const char *lname, const char *name)
+{
+	void *p = dlsym(lib, name);
+	if (p == NULL)
+		die("%s: no function %s in this cuBLAS (the GPU path needs CUDA %d's)", lname, name,
+		    CUBLAS_VER_MAJOR);
+	return p;
+}
+
+void
+ds_cublas_load(void)
+{
+	if (ds_cublas.h != NULL)
+		return;
+	size_t n = sizeof libnames / sizeof libnames[0], i;
+	void *lib = NULL;
+	const char *why = "";
+	for (i = 0; i < n && lib == NULL; i++) {
+		lib = dlopen(libnames[i], RTLD_NOW | RTLD_LOCAL);
+		if (lib == NULL)
+			why = dlerror();
+	}
+	if (lib == NULL)
+		die("cannot load cuBLAS (%s), which the GPU path needs: %s (use -d cpu)", libnames[0], why);
+	const char *lname = libnames[i - 1];
+	ds_cublas.create = (decltype(ds_cublas.create))sym(lib, lname, "cublasCreate_v2");
+	ds_cublas.set_stream = (decltype(ds_cublas.set_stream))sym(lib, lname, "cublasSetStream_v2");
+	ds_cublas.dgemm = (decltype(ds_cublas.dgemm))sym(lib, lname, "cublasDgemm_v2");
+	ds_cublas.sgemm = (decltype(ds_cublas.sgemm))sym(lib, lname, "cublasSgemm_v2");
+	ds_cublas.status_name = (decltype(ds_cublas.status_name))sym(lib, lname, "cublasGetStatusName");
+	ds_cublas.status_string = (decltype(ds_cublas.status_string))sym(lib, lname, "cublasGetStatusString");
+	BLAS_CHECK(ds_cublas.create(&ds_cublas.h));
+}
+
+void
+ds_cublas_fail(const char *expr, const char *file, int line, int status)
+{
+	die("%s:%d: %s: %s (%s)", file, line, expr, ds_cublas.status_name((cublasStatus_t)status),
+	    ds_cublas.status_string((cublasStatus_t)status));
+}

@@ -1,0 +1,131 @@
+/* docsim_dev.cuh: what docsim's CUDA files share on the host side: the state of a run
+ * (struct gpu), where a side's GEMM panels come from (struct side, struct split), the
+ * device allocation helpers, and the functions each file offers the others:
+ *   docsim.cu         the driver: plan, streams, the tile loop, results back
+ *   docsim_gemm.cu    the tile as a GEMM (cuBLAS), its panels and the memory plan
+ *   docsim_sparse.cu  sparse input: frequent terms into dense panels, the rest by postings
+ *   docsim_rank.cu    what a tile gives: top-k lists, pairs above a threshold, matrix rows
+ *   docsim_blas.cu    cuBLAS, loaded at run time
+ * Each kernel lives in its file beside its launcher; no kernel calls across files. */
+#ifndef DOCSIM_DEV_CUH
+#define DOCSIM_DEV_CUH
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "cuda_check.h"
+#include "docsim.h"
+#include "err.h"
+
+/* The cuBLAS functions docsim calls (docsim_blas.cu), loaded with dlopen. */
+struct ds_cublas {
+	cublasHandle_t h;
+	decltype(&cublasCreate_v2) create;
+	decltype(&cublasSetStream_v2) set_stream;
+	decltype(&cublasDgemm_v2) dgemm;
+	decltype(&cublasSgemm_v2) sgemm;
+	decltype(&cublasGetStatusName) status_name;
+	decltype(&cublasGetStatusString) status_string;
+};
+extern struct ds_cublas ds_cublas;
+/* Loads cuBLAS and creates the handle, once; exit 1 naming the library where it fails. */
+void ds_cublas_load(void);
+void ds_cublas_fail(const char *expr, const char *file, int line, int status) NORETURN;
+/* CUBLAS_CHECK (cuda_check.h) for the loaded functions. */
+#define BLAS_CHECK(expr)                                                       \
+	do {                                                                   \
+		int cublas_st_ = (int)(expr);                                  \
+		if (cublas_st_ != 0)                                           \
+			ds_cublas_fail(#expr, __FILE__, __LINE__, cublas_st_); \
+	} while (0)
+
+template <typename T>
+static T *
+dalloc(size_t n)
+{
+	void *p = NULL;
+	CUDA_CHECK(cudaMalloc(&p, (n ? n : 1) * sizeof(T)));
+	return (T *)p;
+}
+
+template <typename T>
+static T *
+upload(const T *h, size_t n)
+{
+	T *d = dalloc<T>(n);
+	if (n)
+		CUDA_CHECK(cudaMemcpy(d, h, n * sizeof(T), cudaMemcpyHostToDevice));
+	return d;
+}
+
+static inline int
+grid_for(size_t n, int block)
+{
+	size_t g = CEIL_DIV(n, (size_t)block);
+	return (int)(g < 65535 * 16 ? (g ? g : 1) : 65535 * 16);
+}
+
+/* A CSR split by a column map: entries whose column maps to a dense index (freq) and
+ * the others (rare, original columns). */
+struct split {
+	uint64_t *fptr, *rptr;
+	uint32_t *fcol, *rcol;
+	float *fval, *rval;
+};
+
+/* One side of the product (the corpus, or the queries): where its panels come from. */
+struct side {
+	size_t rows;
+	const float *host;	/* dense input: normalised rows, host memory */
+	struct split sp;	/* sparse input, on the device */
+	void *res;		/* resident panels (rows x K of the GEMM type), or NULL */
+};
+
+struct gpu {
+	const struct ds_job *job;
+	int sparse, dbl, sym;
+	size_t K;		/* GEMM depth: dim (dense) or F (sparse) */
+	size_t esz;		/* bytes of a GEMM element */
+	size_t BR, BC;		/* tile rows and columns */
+	int resident;
+	void *pa, *pb;		/* panel buffers (streaming) */
+	float *stage;		/* float staging for double panels of dense input */
+	void *S;		/* the tile being computed: Sbuf[cur] */
+	void *Sbuf[2];		/* top-k: two, so one is ranked while the next is computed */
+	int nbuf, cur, used[2];
+	cudaStream_t sa, sb;	/* sa: panels, GEMM, scatter; sb: ranking and results */
+	cudaEvent_t gstart[2], gdone[2], sstart[2], sdone[2];
+	double gemm_ms, rank_ms;	/* -v: the busy time of each stream */
+	float *conv;		/* matrix mode: the tile as float */
+	/* sparse: the corpus's rare postings */
+	uint64_t *cptr;
+	uint32_t *cdoc;
+	float *cval;
+	/* selection state */
+	float *tops;
+	int32_t *topi;
+	struct ds_pair *pairs;
+	unsigned long long *count, cap;
+};
+
+/* docsim_gemm.cu */
+const void *ds_panel(struct gpu *g, struct side *s, size_t r0, size_t r1, void *buf);
+size_t ds_stage_floats(const struct gpu *g, int resident, size_t BR, size_t BC, size_t rows);
+void ds_make_resident(struct gpu *g, struct side *s);
+void ds_gemm(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c0, size_t nc,
+    int sym);
+void ds_choose_plan(struct gpu *g, size_t budget, size_t fixed, size_t rows_side, size_t rows_q);
+
+/* docsim_sparse.cu */
+size_t ds_sparse_upload(struct gpu *g, struct side *cs, struct side *qs);
+void ds_sparse_free(struct gpu *g, struct side *cs, struct side *qs);
+void ds_densify(const struct split *sp, size_t r0, size_t nr, double *out, size_t K, cudaStream_t st);
+void ds_scatter(struct gpu *g, const struct side *rows_side, size_t r0, size_t nr, size_t c0, size_t nc,
+    int sym);
+
+/* docsim_rank.cu */
+void ds_fill_state(struct gpu *g, size_t n);
+void ds_rank_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc, int sym);
+void ds_matrix_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc);
+
+#endif

@@ -1,0 +1,215 @@
+/* docsim_rank.cu: what a score tile gives, on the ranking stream: each row's top-k list
+ * (k_rowsel, a warp a row; for all pairs also each column's, k_colsel), every pair at or
+ * above the threshold (k_rowpairs), or the tile as float32 rows of the similarity matrix
+ * (k_d2f). Apart from the GEMM and the postings that compute the tile, as the machinery
+ * every input shares. */
+#include <math.h>
+
+#include "docsim_dev.cuh"
+
+#define FULL 0xffffffffu
+#define ROWSEL_UNROLL 4
+#define COLSEL_UNROLL 8
+
+__global__ void
+k_fill_state(float *s, int32_t *id, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+		s[i] = -INFINITY;
+		id[i] = DS_NONE;
+	}
+}
+
+__global__ void
+k_d2f(const double *in, float *out, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		out[i] = (float)in[i] + 0.0f;
+}
+
+/* The columns a warp's row i = r0 + w of the tile ranks: [0, return value) of the tile,
+ * all nc of them, or for all pairs only j < i (0 or less: none). */
+__device__ static long
+row_columns(size_t r0, int w, size_t c0, int nc, int sym)
+{
+	long cend = nc, below = (long)(r0 + w) - (long)c0;
+	return sym && below < cend ? below : cend;
+}
+
+/* Each row i of the tile offers its columns j (j < i for all pairs) to its own list.
+ * A warp a row; candidates that beat the list's last entry go in one at a time. */
+template <typename T>
+__global__ void
+k_rowsel(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int sym,
+    float *tops, int32_t *topi, int k, int use_thr, double thr)
+{
+	int w = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+	if (w >= nr)
+		return;
+	size_t i = r0 + w;
+	long cend = row_columns(r0, w, c0, nc, sym);
+	if (cend <= 0)
+		return;
+	float *ls = tops + i * (size_t)k;
+	int32_t *li = topi + i * (size_t)k;
+	float ts = ls[k - 1];
+	int32_t ti = li[k - 1];
+	const T *row = S + (size_t)w * ldS;
+	for (long base = 0; base < cend; base += 32 * ROWSEL_UNROLL) {
+		float v[ROWSEL_UNROLL];
+#pragma unroll
+		for (int u = 0; u < ROWSEL_UNROLL; u++) {
+			long jj = base + u * 32 + lane;
+			v[u] = jj < cend ? (float)row[jj] : -INFINITY;
+		}
+#pragma unroll
+		for (int u = 0; u < ROWSEL_UNROLL; u++) {
+			long jj = base + u * 32 + lane;
+			int32_t j = (int32_t)(c0 + jj);
+			bool cand = jj < cend && ds_passes(v[u], use_thr, thr) && ds_better(v[u], j, ts, ti);
+			unsigned m = __ballot_sync(FULL, cand);
+			while (m != 0) {
+				int src = __ffs(m) - 1;
+				m &= m - 1;
+				float cs = __shfl_sync(FULL, v[u], src);
+				int32_t cj = (int32_t)(c0 + base + u * 32 + src);
+				if (ds_better(cs, cj, ts, ti)) {
+					if (lane == 0)
+						ds_insert(ls, li, (size_t)k, cs, cj);
+					__syncwarp();
+					ts = ls[k - 1];
+					ti = li[k - 1];
+					__syncwarp();
+				}
+			}
+		}
+	}
+}
+
+/* All pairs: each column j of the tile takes the rows i > j as candidates for its own
+ * list. A thread a column, reading down the column (coalesced across the warp). */
+template <typename T>
+__global__ void
+k_colsel(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, float *tops,
+    int32_t *topi, int k, int use_thr, double thr)
+{
+	int jj = (int)(blockIdx.x * (size_t)blockDim.x + threadIdx.x);
+	if (jj >= nc)
+		return;
+	size_t j = c0 + jj;
+	long ii0 = (long)j + 1 - (long)r0;
+	if (ii0 < 0)
+		ii0 = 0;
+	if (ii0 >= nr)
+		return;
+	float *ls = tops + j * (size_t)k;
+	int32_t *li = topi + j * (size_t)k;
+	float ts = ls[k - 1];
+	int32_t ti = li[k - 1];
+	for (long ii = ii0; ii < nr; ii += COLSEL_UNROLL) {
+		float v[COLSEL_UNROLL];
+#pragma unroll
+		for (int u = 0; u < COLSEL_UNROLL; u++)
+			v[u] = ii + u < nr ? (float)S[(size_t)(ii + u) * ldS + jj] : -INFINITY;
+#pragma unroll
+		for (int u = 0; u < COLSEL_UNROLL; u++) {
+			int32_t i = (int32_t)(r0 + ii + u);
+			if (ii + u < nr && ds_passes(v[u], use_thr, thr) && ds_better(v[u], i, ts, ti)) {
+				ds_insert(ls, li, (size_t)k, v[u], i);
+				ts = ls[k - 1];
+				ti = li[k - 1];
+			}
+		}
+	}
+}
+
+/* -k 0: every pair of the tile at or above the threshold (j < i for all pairs, then
+ * written lower index first). Warp-aggregated appends; the count goes on past cap so
+ * the caller can grow the buffer and run the tile again. */
+template <typename T>
+__global__ void
+k_rowpairs(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int sym, double thr,
+    struct ds_pair *out, unsigned long long *count, unsigned long long cap)
+{
+	int w = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+	if (w >= nr)
+		return;
+	size_t i = r0 + w;
+	long cend = row_columns(r0, w, c0, nc, sym);
+	const T *row = S + (size_t)w * ldS;
+	for (long base = 0; base < cend; base += 32) {
+		long jj = base + lane;
+		float s = jj < cend ? (float)row[jj] : 0.0f;
+		bool pass = jj < cend && ds_passes(s, 1, thr);
+		unsigned m = __ballot_sync(FULL, pass);
+		if (m == 0)
+			continue;
+		int leader = __ffs(m) - 1;
+		unsigned long long at = 0;
+		if (lane == leader)
+			at = atomicAdd(count, (unsigned long long)__popc(m));
+		at = __shfl_sync(FULL, at, leader) + __popc(m & ((1u << lane) - 1));
+		if (pass && at < cap) {
+			uint32_t a = (uint32_t)i, b = (uint32_t)(c0 + jj);
+			out[at] = sym ? ds_pair{b, a, s} : ds_pair{a, b, s};
+		}
+	}
+}
+
+template <typename T>
+static void
+select_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc, int sym)
+{
+	const struct ds_job *j = g->job;
+	const T *S = (const T *)g->S;
+	int rb = j->tune->rank_block, cb = j->tune->colsel_block;
+	if (j->mode == DS_TOPK) {
+		if (j->k == 0)
+			return;
+		k_rowsel<T><<<grid_for(nr * 32, rb), rb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
+		    g->tops, g->topi, (int)j->k, j->use_thr, j->thr);
+		CUDA_LAUNCH_CHECK();
+		if (sym) {
+			k_colsel<T><<<grid_for(nc, cb), cb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, g->tops,
+			    g->topi, (int)j->k, j->use_thr, j->thr);
+			CUDA_LAUNCH_CHECK();
+		}
+	} else {
+		k_rowpairs<T><<<grid_for(nr * 32, rb), rb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
+		    j->thr, g->pairs, g->count, g->cap);
+		CUDA_LAUNCH_CHECK();
+	}
+}
+
+/* The top-k lists (n entries in all) emptied: score -inf, id DS_NONE. */
+void
+ds_fill_state(struct gpu *g, size_t n)
+{
+	k_fill_state<<<grid_for(n, 256), 256>>>(g->tops, g->topi, n);
+	CUDA_LAUNCH_CHECK();
+}
+
+/* The tile g->S of rows [r0, r0+nr) and columns [c0, c0+nc) into the lists or pairs. */
+void
+ds_rank_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc, int sym)
+{
+	if (g->esz == 8)
+		select_tile<double>(g, r0, nr, c0, nc, sym);
+	else
+		select_tile<float>(g, r0, nr, c0, nc, sym);
+}
+
+/* Matrix mode: the tile into its rows and columns of the matrix on the host. */
+void
+ds_matrix_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc)
+{
+	const struct ds_job *j = g->job;
+	const float *src = (const float *)g->S;
+	if (g->esz == 8) {
+		k_d2f<<<grid_for(nr * nc, 256), 256, 0, g->sb>>>((const double *)g->S, g->conv, nr * nc);
+		CUDA_LAUNCH_CHECK();
+		src = g->conv;
+	}
+	CUDA_CHECK(cudaMemcpy2DAsync(j->mat + r0 * j->n + c0, j->n * 4, src, nc * 4, nc * 4, nr,
+	    cudaMemcpyDeviceToHost, g->sb));
+}
