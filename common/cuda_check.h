@@ -12,7 +12,6 @@ extern "C" {
 #endif
 
 void cuda_fail(const char *expr, const char *file, int line, int err) NORETURN;
-void cublas_fail(const char *expr, const char *file, int line, int status) NORETURN;
 
 #ifdef __cplusplus
 }
@@ -25,12 +24,4 @@ void cublas_fail(const char *expr, const char *file, int line, int status) NORET
 			cuda_fail(#expr, __FILE__, __LINE__, (int)cuda_err_); \
 	} while (0)
 #define CUDA_LAUNCH_CHECK() CUDA_CHECK(cudaGetLastError())
-/* For cuBLAS calls (include cublas_v2.h first). */
-#define CUBLAS_CHECK(expr)                                                     \
-	do {                                                                   \
-		int cublas_st_ = (int)(expr);                                  \
-		if (cublas_st_ != 0)                                           \
-			cublas_fail(#expr, __FILE__, __LINE__, cublas_st_);    \
-	} while (0)
-
 #endif

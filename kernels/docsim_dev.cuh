@@ -31,7 +31,7 @@ extern struct ds_cublas ds_cublas;
 /* Loads cuBLAS and creates the handle, once; exit 1 naming the library where it fails. */
 void ds_cublas_load(void);
 void ds_cublas_fail(const char *expr, const char *file, int line, int status) NORETURN;
-/* CUBLAS_CHECK (cuda_check.h) for the loaded functions. */
+/* CUDA_CHECK's twin for the cuBLAS functions docsim loads (docsim_blas.cu). */
 #define BLAS_CHECK(expr)                                                       \
 	do {                                                                   \
 		int cublas_st_ = (int)(expr);                                  \
