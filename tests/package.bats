@@ -40,7 +40,11 @@ Architecture: $(dpkg --print-architecture)"
 }
 
 @test "lintian finds no errors in the package" {
-	[ -f "$D/lintian.rc" ] || fail "lintian is not installed (make deps installs it)"
+	if [ ! -f "$D/lintian.rc" ]; then
+		# The GPU machine has no lintian and no network; make check runs this test.
+		on_gpu && skip "lintian is not on this GPU machine (make check covers it)"
+		fail "lintian is not installed (make deps installs it)"
+	fi
 	run -1 grep '^E:' "$D/lintian.out"
 	assert_output ""
 	# Its exit status is 1 on errors only (and 0 with warnings).
