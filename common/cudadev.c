@@ -255,23 +255,15 @@ cuda_decide(const struct cost_model *m, double work, int threads, struct cuda_de
 		if (!is_auto || !d->gpu)
 			return;
 	}
-	double cpu = m->cpu_fixed + work / (m->cpu_rate * MAX(threads, 1));
-	double left = start_left();
-	double gpu = left + m->gpu_fixed + work / m->gpu_rate;
-	if (gpu < cpu) {
-		vlog("auto: gpu, estimated %.3g s (%.3g s start left, %.3g s set-up, %.3g %s) "
-		    "against %.3g s on %d CPU thread%s", gpu, left, m->gpu_fixed, work, m->unit, cpu,
-		    threads, threads == 1 ? "" : "s");
+	if (cost_pick_gpu(m, work, threads, start_left())) {
 		cuda_start_wait();
 		return;
 	}
-	vlog("auto: cpu, estimated %.3g s on %d thread%s (%.3g %s) against %.3g s on the GPU "
-	    "(%.3g s start left, %.3g s set-up)", cpu, threads, threads == 1 ? "" : "s", work,
-	    m->unit, gpu, left, m->gpu_fixed);
 	if (start.running && !start.done) {
 		/* Leave the thread to itself: an error exit no longer waits for it (quick_exit
 		 * runs no CUDA teardown), and cuda_finish ends the run with _exit. */
 		start.abandoned = 1;
+		err_abandon_thread(start.thread);
 		err_before_exit(NULL);
 	} else if (start.running) {
 		pthread_join(start.thread, NULL);	/* done already: costs nothing */

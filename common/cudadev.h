@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "tune.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -42,26 +44,13 @@ void cuda_start(const char *spec, int allow_multi, void (*init)(const struct cud
 /* Waits for cuda_start's thread; the wait is the phase "device start" under -v. */
 void cuda_start_wait(void);
 
-/* What `auto` weighs (issue 12): a program's cost model, one a row of its tuning table
- * (kernels/PROG_tune.h), calibrated from its benchmarks. Work is counted in the
- * program's own unit (cells, multiply-adds, point-comparisons, ...). */
-struct cost_model {
-	const char *unit;	/* for -v: "cells" */
-	double cpu_rate;	/* units a second on one CPU thread */
-	double cpu_fixed;	/* seconds the CPU path pays whatever the work */
-	double gpu_rate;	/* units a second on the GPU, transfers included */
-	double gpu_fixed;	/* seconds the GPU path pays beyond CUDA's start: set-up,
-				   allocations, first launches */
-};
-
 /* CUDA's own start (driver and primary context), measured on the lent machines as a bare
  * process doing cudaFree(0): 300 ms. What is left of it is charged to the GPU. */
 #define CUDA_START_SEC 0.30
 
-/* Settles the device once the work is known. With -d auto: the two estimates,
- *   cpu = cpu_fixed + work / (cpu_rate * threads)
- *   gpu = what is left of CUDA's start + gpu_fixed + work / gpu_rate
- * pick the smaller, and -v says both. Choosing the CPU abandons the start-up thread: it
+/* Settles the device once the work is known. With -d auto, cost_pick (tune.h) weighs
+ * the program's cost model with what is left of CUDA's start charged to the GPU, and -v
+ * says both estimates. Choosing the CPU abandons the start-up thread: it
  * is never waited for, at work or at exit (end the run with cuda_finish). Any other spec
  * (cpu, gpu, gpu:N) is obeyed as given. Returns with d filled as cuda_start_wait does;
  * d->gpu says which path to run. threads is the CPU path's thread count. */

@@ -2,14 +2,36 @@
 #include "err.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *progname = "accelkit";
 int verbose;
 static void (*before_exit)(void);
+static pthread_t abandoned;
+static _Atomic int has_abandoned;
+
+void
+err_abandon_thread(pthread_t t)
+{
+	abandoned = t;
+	has_abandoned = 1;
+}
+
+/* An error in a thread whose work the program no longer wants (a device start-up that
+ * auto left behind) must neither print nor end the process: the thread sleeps until
+ * the process ends. Unwinding it instead would run through the device runtime's frames. */
+static void
+abandoned_self_stops(void)
+{
+	if (has_abandoned && pthread_equal(pthread_self(), abandoned))
+		for (;;)
+			pause();
+}
 
 void
 err_before_exit(void (*fn)(void))
@@ -68,6 +90,7 @@ vlog(const char *fmt, ...)
 void
 die(const char *fmt, ...)
 {
+	abandoned_self_stops();
 	va_list ap;
 	va_start(ap, fmt);
 	vmsg(NULL, fmt, ap);
@@ -78,6 +101,7 @@ die(const char *fmt, ...)
 void
 die_errno(const char *what)
 {
+	abandoned_self_stops();
 	const char *e = strerror(errno);
 	die("%s: %s", what, e);
 }
@@ -85,6 +109,7 @@ die_errno(const char *what)
 void
 die_at(const char *file, uint64_t line, const char *fmt, ...)
 {
+	abandoned_self_stops();
 	char place[1100];
 	va_list ap;
 	snprintf(place, sizeof place, "%.1024s:%llu: ", file, (unsigned long long)line);
@@ -97,6 +122,7 @@ die_at(const char *file, uint64_t line, const char *fmt, ...)
 void
 die_off(const char *file, uint64_t off, const char *fmt, ...)
 {
+	abandoned_self_stops();
 	char place[1100];
 	va_list ap;
 	snprintf(place, sizeof place, "%.1024s: byte %llu: ", file, (unsigned long long)off);
@@ -109,6 +135,7 @@ die_off(const char *file, uint64_t off, const char *fmt, ...)
 void
 usage_error(const char *fmt, ...)
 {
+	abandoned_self_stops();
 	va_list ap;
 	va_start(ap, fmt);
 	vmsg(NULL, fmt, ap);

@@ -6,6 +6,7 @@
 #ifndef ACCELKIT_ERR_H
 #define ACCELKIT_ERR_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,11 @@ void usage_error(const char *fmt, ...) PRINTF_LIKE(1, 2) NORETURN;
  * an error exit waits for a device start-up still running in another thread, instead
  * of tearing CUDA down beneath it. One hook; NULL removes it. */
 void err_before_exit(void (*fn)(void));
+
+/* From now on, die* or usage_error called in thread t print nothing and stop that
+ * thread alone (it sleeps until the process ends): for a device start-up that the program
+ * no longer waits for (cuda_decide). */
+void err_abandon_thread(pthread_t t);
 
 /* -v output: "prog: message" on stderr, only when verbose is set. */
 extern int verbose;

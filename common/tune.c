@@ -54,3 +54,21 @@ tune_describe_cuda(char *buf, size_t size, const char *name, int major, int mino
 	else
 		snprintf(buf, size, "gpu nvidia %s sm_%d%d", name, major, minor);
 }
+
+int
+cost_pick_gpu(const struct cost_model *m, double work, int threads, double start_left)
+{
+	threads = MAX(threads, 1);
+	double cpu = m->cpu_fixed + work / (m->cpu_rate * threads);
+	double gpu = start_left + m->gpu_fixed + work / m->gpu_rate;
+	const char *s = threads == 1 ? "" : "s";
+	if (gpu < cpu)
+		vlog("auto: gpu, estimated %.3g s (%.3g s start left, %.3g s set-up, %.3g %s) "
+		    "against %.3g s on %d CPU thread%s", gpu, start_left, m->gpu_fixed, work, m->unit,
+		    cpu, threads, s);
+	else
+		vlog("auto: cpu, estimated %.3g s on %d thread%s (%.3g %s) against %.3g s on the "
+		    "GPU (%.3g s start left, %.3g s set-up)", cpu, threads, s, work, m->unit, gpu,
+		    start_left, m->gpu_fixed);
+	return gpu < cpu;
+}

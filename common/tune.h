@@ -31,6 +31,26 @@ size_t tune_pick(const void *table, size_t n, size_t stride, const char *desc);
 #define TUNE_PICK(table, desc) \
 	(&(table)[tune_pick((table), sizeof(table) / sizeof((table)[0]), sizeof((table)[0]), (desc))])
 
+/* What `auto` weighs (issue 12): a program's cost model, a column of its tuning table,
+ * calibrated from its benchmarks. Work is counted in the program's own unit (cells,
+ * multiply-adds, point comparisons, ...). */
+struct cost_model {
+	const char *unit;	/* for -v: "cells" */
+	double cpu_rate;	/* units a second on one CPU thread */
+	double cpu_fixed;	/* seconds the CPU path pays whatever the work */
+	double gpu_rate;	/* units a second on the GPU, transfers included */
+	double gpu_fixed;	/* seconds the GPU path pays beyond the device's start: set-up,
+				   allocations, first launches */
+};
+
+/* Whether the GPU pays for work units, given the seconds of the device's start still to
+ * wait for (start_left):
+ *   cpu = cpu_fixed + work / (cpu_rate * threads)
+ *   gpu = start_left + gpu_fixed + work / gpu_rate
+ * 1 when gpu < cpu. Prints both estimates under -v, as "auto: cpu, estimated ... against
+ * ..." (the device's own line follows from the caller). */
+int cost_pick_gpu(const struct cost_model *m, double work, int threads, double start_left);
+
 /* The description of CUDA device `name` of compute capability major.minor, or of the
  * CPU path (name NULL), in buf (at least 384 bytes). */
 void tune_describe_cuda(char *buf, size_t size, const char *name, int major, int minor);
