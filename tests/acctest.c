@@ -4,6 +4,9 @@
  *       read a dense matrix (text or NPY) and write it back
  *   acctest stream -n ROWS [FILE]     read in chunks of ROWS, a "--" line between chunks
  *   acctest lines [FILE]              echo lines as "N<TAB>line"
+ *   acctest records [-j N] [-r lines|fasta|fastq] [-n MAX] [--slow MS] [FILE]
+ *       the chunk engine alone: lines as "N<TAB>line" in input order; a line holding
+ *       BAD is an error; -n closes the engine after MAX lines; -v counts the chunks
  *   acctest int|double|size OPT VALUE [MIN MAX]   the checked number parsers
  *   acctest f32|f64 NUMBER...         shortest round-trip formatting
  *   acctest fixed DECIMALS NUMBER...  fixed-point formatting
@@ -14,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "chunks.h"
 #include "cli.h"
 #include "cudadev.h"
 #include "dense.h"
@@ -33,7 +38,7 @@ extern const char acctest_cl[];
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: acctest read|stream|lines|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
+	fprintf(f, "usage: acctest read|stream|lines|records|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
 }
 
 static int
@@ -113,6 +118,128 @@ cmd_lines(int argc, char **argv)
 	}
 	out_close(o);
 	in_close(in);
+	return 0;
+}
+
+/* A chunk's lines for cmd_records: where each starts, its length and its line. */
+struct rec_lines {
+	size_t n, cap;
+	const char **s;
+	size_t *len;
+	uint64_t *line;
+};
+
+static void
+rec_parse(void *ctx, struct chunk *c)
+{
+	struct rec_lines *r = c->res;
+	struct chunk_lines it;
+	const char *s;
+	size_t len;
+	const int *rule = ctx;
+
+	if (r == NULL)
+		r = c->res = xcalloc(1, sizeof *r);
+	r->n = 0;
+	/* The cut rules keep records whole: a FASTA chunk starts at a header, a FASTQ
+	 * chunk holds blank lines and groups of four lines, the first starting '@'. */
+	if (*rule == 1 && c->index > 0 && c->data[0] != '>')
+		return chunk_fail(c, 1, "chunk %llu does not start at a record",
+		    (unsigned long long)c->index);
+	if (*rule == 2) {
+		uint64_t in_rec = 0;
+		chunk_lines_init(&it, c);
+		while ((s = chunk_line(&it, &len)) != NULL) {
+			if (in_rec == 0 && len == 0)
+				continue;
+			if (in_rec == 0 && s[0] != '@')
+				return chunk_fail(c, it.n, "chunk %llu: a record does not start here",
+				    (unsigned long long)c->index);
+			in_rec = (in_rec + 1) % 4;
+		}
+		if (in_rec != 0)
+			return chunk_fail(c, it.n, "chunk %llu ends inside a record",
+			    (unsigned long long)c->index);
+	}
+	chunk_lines_init(&it, c);
+	while ((s = chunk_line(&it, &len)) != NULL) {
+		if (memmem(s, len, "BAD", 3) != NULL)
+			return chunk_fail(c, it.n, "bad record (line %llu of its chunk)",
+			    (unsigned long long)it.n);
+		if (r->n == r->cap) {
+			r->cap = MAX(64, 2 * r->cap);
+			r->s = xreallocarray(r->s, r->cap, sizeof *r->s);
+			r->len = xreallocarray(r->len, r->cap, sizeof *r->len);
+			r->line = xreallocarray(r->line, r->cap, sizeof *r->line);
+		}
+		r->s[r->n] = s;
+		r->len[r->n] = len;
+		r->line[r->n++] = it.n;
+	}
+	c->lines = it.n;
+}
+
+static void
+rec_free(void *res)
+{
+	struct rec_lines *r = res;
+	free(r->s);
+	free(r->len);
+	free(r->line);
+	free(r);
+}
+
+static int
+cmd_records(int argc, char **argv, struct common_opts *co)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		{"rule", required_argument, NULL, 'r'},
+		{"max", required_argument, NULL, 'n'},
+		{"slow", required_argument, NULL, 's'},
+		{NULL, 0, NULL, 0},
+	};
+	static const char *const rules[] = {"lines", "fasta", "fastq", NULL};
+	static const chunk_cut_fn cuts[] = {chunk_cut_lines, chunk_cut_fasta, chunk_cut_fastq};
+	int c, rule = 0;
+	long long max = -1, slow_ms = 0;
+
+	argv[0] = (char *)progname;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "r:n:s:", longopts, NULL)) != -1) {
+		if (c == 'r')
+			rule = cli_choice("--rule", optarg, rules);
+		else if (c == 'n')
+			max = cli_int("--max", optarg, 0, 1LL << 62);
+		else if (c == 's')
+			slow_ms = cli_int("--slow", optarg, 0, 10000);
+		else
+			cli_common(c, optarg, co, usage);
+	}
+	struct chunk_ops ops = {cuts[rule], rec_parse, rec_free};
+	input *in = in_open(optind < argc ? argv[optind] : NULL);
+	chunks *e = chunks_open(in, &ops, &rule);
+	output *o = out_open(NULL);
+	struct chunk *ch;
+	unsigned long long nchunks = 0, done = 0;
+	while ((max < 0 || (long long)done < max) && (ch = chunks_next(e)) != NULL) {
+		struct rec_lines *r = ch->res;
+		nchunks++;
+		for (size_t i = 0; i < r->n && (max < 0 || (long long)done < max); i++, done++) {
+			out_u64(o, ch->line0 + r->line[i]);
+			out_putc(o, '\t');
+			out_write(o, r->s[i], r->len[i]);
+			out_putc(o, '\n');
+		}
+		out_flush(o);
+		if (ch->err_line != 0 && (max < 0 || (long long)done < max))
+			chunk_die(e, ch);
+		if (slow_ms > 0)
+			nanosleep(&(struct timespec){slow_ms / 1000, slow_ms % 1000 * 1000000}, NULL);
+	}
+	chunks_close(e);
+	vlog("%llu chunks, %llu lines", nchunks, (unsigned long long)in_lineno(in));
+	in_close(in);
+	out_close(o);
 	return 0;
 }
 
@@ -248,6 +375,8 @@ main(int argc, char **argv)
 		return cmd_stream(argc, argv);
 	if (strcmp(cmd, "lines") == 0)
 		return cmd_lines(argc, argv);
+	if (strcmp(cmd, "records") == 0)
+		return cmd_records(argc, argv, &co);
 	if (strcmp(cmd, "int") == 0 || strcmp(cmd, "double") == 0 || strcmp(cmd, "size") == 0)
 		return cmd_number(argc, argv);
 	if (strcmp(cmd, "f32") == 0 || strcmp(cmd, "f64") == 0 || strcmp(cmd, "fixed") == 0)

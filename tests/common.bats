@@ -242,6 +242,135 @@ open("h.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") 
 	assert_output "$(printf '1\ta b\n2\t\xc3\xa9\tz\n3\t\n4\tlast')"
 }
 
+# ---- the chunked record engine (common/chunks.h), through acctest records ----
+
+# numbered FILE: python's own reading of FILE's lines as "N<TAB>line" (CR before LF and
+# a final line without LF as in_getline has them), the reference for acctest records.
+numbered() {
+	py - "$1" <<'PY'
+import sys
+data = open(sys.argv[1], 'rb').read()
+lines = data.split(b'\n')
+if lines and lines[-1] == b'':
+    lines.pop()
+out = sys.stdout.buffer
+for i, l in enumerate(lines, 1):
+    if l.endswith(b'\r'):
+        l = l[:-1]
+    out.write(b'%d\t%s\n' % (i, l))
+PY
+}
+
+@test "the chunk engine hands lines back in order with their true numbers, at any chunk size and -j" {
+	py -c '
+import random
+r = random.Random(5)
+parts = []
+for i in range(3000):
+    n = r.choice([0, 1, 2, 5, 30, 80, 300])
+    parts.append("".join(r.choice("ab c\t>@#,") for _ in range(n)) + r.choice(["\n", "\n", "\r\n"]))
+parts.append("x" * 5000 + "\n")    # longer than a chunk
+parts.append("last line without a newline")
+open("l.txt", "w", newline="").write("".join(parts))'
+	numbered l.txt > want.txt
+	for bytes in 1 7 64 4096 1048576; do
+		for j in 1 2 4; do
+			ACCELKIT_CHUNK_BYTES=$bytes acctest records -j $j l.txt > got.txt
+			cmp want.txt got.txt
+			ACCELKIT_CHUNK_BYTES=$bytes acctest records -j $j < l.txt > got.txt
+			cmp want.txt got.txt
+			cat l.txt | ACCELKIT_CHUNK_BYTES=$bytes acctest records -j $j > got.txt
+			cmp want.txt got.txt
+		done
+	done
+	run -0 --separate-stderr env ACCELKIT_CHUNK_BYTES=64 acctest records -v -j 2 l.txt
+	assert_regex "$stderr" "acctest: [0-9]{3,} chunks, 3002 lines"
+}
+
+@test "a slow consumer still gets the chunks in order" {
+	seq 1 2000 > s.txt
+	run -0 env ACCELKIT_CHUNK_BYTES=1000 acctest records -j 4 --slow 5 s.txt
+	assert_output "$(numbered s.txt)"
+}
+
+@test "the engine reports the first bad line in input order, at, before and after a chunk boundary" {
+	# 10-byte lines and 100-byte chunks: lines 10 and 11 are the last and first of two
+	# chunks (99-byte chunks hold 9 lines, 101-byte ones 10).
+	for bad in 1 9 10 11 12 35; do
+		py -c '
+import sys
+bad = [int(x) for x in sys.argv[1:]]
+sys.stdout.write("".join(("%09d" % i if i not in bad else "BAD%06d" % i) + "\n" for i in range(1, 60)))' $bad 47 > b.txt
+		head -n $((bad - 1)) b.txt > good.txt
+		for j in 1 2 4; do
+			for bytes in 100 99 101 1048576; do
+				run -1 --separate-stderr env ACCELKIT_CHUNK_BYTES=$bytes acctest records -j $j b.txt
+				# from a regular file a chunk holds as many whole lines as fit
+				assert_equal "$stderr" "acctest: b.txt:$bad: bad record (line $(( (bad - 1) % (bytes / 10) + 1 )) of its chunk)"
+				assert_output "$(numbered good.txt)"
+			done
+			run -1 --separate-stderr sh -c "cat b.txt | ACCELKIT_CHUNK_BYTES=100 acctest records -j $j"
+			assert_regex "$stderr" "^acctest: \(standard input\):$bad: bad record"
+		done
+	done
+}
+
+@test "the cut rules keep FASTA and FASTQ records whole in chunks of any size" {
+	py -c '
+import random
+r = random.Random(3)
+fa, fq = [], []
+for i in range(400):
+    fa.append(">s%d %s\n" % (i, "x" * r.randint(0, 20)))
+    for _ in range(r.randint(0, 3)):
+        fa.append("".join(r.choice("ACGT>@") for _ in range(r.randint(0, 70))) + "\n")
+    n = r.randint(0, 90)
+    fq.append("\n" * r.choice([0, 0, 1, 2]) + "@r%d\n" % i)
+    fq.append("".join(r.choice("ACGT") for _ in range(n)) + "\n+\n")
+    fq.append("".join(r.choice("@>+!#I") for _ in range(n)) + r.choice(["\n", "\r\n"]))
+open("r.fa", "w").write("".join(fa))
+open("r.fq", "w", newline="").write("".join(fq))'
+	for bytes in 1 50 333 100000; do
+		for j in 1 3; do
+			ACCELKIT_CHUNK_BYTES=$bytes acctest records -j $j -r fasta r.fa > got.txt
+			numbered r.fa | cmp - got.txt
+			ACCELKIT_CHUNK_BYTES=$bytes acctest records -j $j -r fastq r.fq > got.txt
+			numbered r.fq | cmp - got.txt
+			cat r.fq | ACCELKIT_CHUNK_BYTES=$bytes acctest records -j $j -r fastq > got.txt
+			numbered r.fq | cmp - got.txt
+		done
+	done
+}
+
+@test "a pipe's records come out before the input ends, and closing early does not wait for it" {
+	mkfifo in out
+	(printf '1\n2\n3\n'; sleep 30) > in &
+	writer=$!
+	ACCELKIT_CHUNK_BYTES=1048576 acctest records -j 4 in > out &
+	reader=$!
+	run -0 timeout 10 head -n 3 out
+	kill "$writer" "$reader" 2>/dev/null || true
+	assert_output "$(printf '1\t1\n2\t2\n3\t3')"
+	# -n 2: the engine is closed while a thread still waits on the pipe
+	(printf '1\n2\n3\n'; sleep 30) > in &
+	writer=$!
+	run -0 timeout 10 acctest records -j 4 -n 2 in
+	kill "$writer" 2>/dev/null || true
+	assert_output "$(printf '1\t1\n2\t2')"
+}
+
+@test "memory stays bounded however long the piped input" {
+	run -0 sh -c 'yes "0123456789 abcdefghij 0123456789 abcdefghij" | head -c 150000000 |
+	    /usr/bin/time -f "%M" acctest records -j 4 2>&1 >/dev/null'
+	# 150 MB through the engine in a few MiB of chunks: the peak is far below the input
+	[ "$output" -lt 65536 ]
+}
+
+@test "ACCELKIT_CHUNK_BYTES must be a size" {
+	run -2 --separate-stderr env ACCELKIT_CHUNK_BYTES=lots acctest records /dev/null
+	assert_regex "$stderr" "invalid value for ACCELKIT_CHUNK_BYTES: 'lots'"
+}
+
 @test "a write error is reported with exit status 1" {
 	printf '1 2\n' > m.txt
 	run -1 --separate-stderr sh -c 'acctest read m.txt > /dev/full'
