@@ -2,7 +2,7 @@
  *
  *   acctest read [-t f32|f64] [--nonfinite] [-o FILE] [-O text|npy] [FILE]
  *       read a dense matrix (text or NPY) and write it back
- *   acctest stream -n ROWS [FILE]     read in chunks of ROWS, a "--" line between chunks
+ *   acctest stream [-j N] -n ROWS [FILE]   read in chunks of ROWS, a "--" line between chunks
  *   acctest lines [FILE]              echo lines as "N<TAB>line"
  *   acctest records [-j N] [-r lines|fasta|fastq] [-n MAX] [--slow MS] [FILE]
  *       the chunk engine alone: lines as "N<TAB>line" in input order; a line holding
@@ -79,12 +79,22 @@ cmd_read(int argc, char **argv, struct common_opts *co)
 }
 
 static int
-cmd_stream(int argc, char **argv)
+cmd_stream(int argc, char **argv, struct common_opts *co)
 {
-	if (argc < 3 || strcmp(argv[1], "-n") != 0)
+	static const struct option longopts[] = {CLI_COMMON_LONG, {NULL, 0, NULL, 0}};
+	size_t rows = 0, got, chunk = 0;
+	int c;
+
+	argv[0] = (char *)progname;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "n:", longopts, NULL)) != -1) {
+		if (c == 'n')
+			rows = (size_t)cli_int("-n", optarg, 1, 1 << 20);
+		else
+			cli_common(c, optarg, co, usage);
+	}
+	if (rows == 0)
 		usage_error("stream needs -n ROWS");
-	size_t rows = (size_t)cli_int("-n", argv[2], 1, 1 << 20), got, chunk = 0;
-	input *in = in_open(argc > 3 ? argv[3] : NULL);
+	input *in = in_open(optind < argc ? argv[optind] : NULL);
 	dstream *s = dstream_open(in, 0);
 	size_t cols = dstream_cols(s);
 	float *buf = xmallocarray(mul_size(rows, MAX(cols, 1), "chunk"), sizeof *buf);
@@ -372,7 +382,7 @@ main(int argc, char **argv)
 	if (strcmp(cmd, "read") == 0)
 		return cmd_read(argc, argv, &co);
 	if (strcmp(cmd, "stream") == 0)
-		return cmd_stream(argc, argv);
+		return cmd_stream(argc, argv, &co);
 	if (strcmp(cmd, "lines") == 0)
 		return cmd_lines(argc, argv);
 	if (strcmp(cmd, "records") == 0)

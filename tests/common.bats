@@ -215,6 +215,117 @@ open("h.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") 
 	assert_output "$(printf '3000000 1.5 1.5\n3000000 2 2')"
 }
 
+# randmat FILE ROWS COLS SEED: dense text with every separator, comments, blank lines,
+# CRLF on some lines and no newline after the last; FILE.ref.npy is numpy's reading of
+# it in float64 (tokens through Python's float, which rounds as strtod does).
+randmat() {
+	py - "$@" <<'PY'
+import sys, random, numpy as np
+path, rows, cols, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+r = random.Random(seed)
+def num():
+    k = r.random()
+    if k < 0.3: return "%.7g" % r.gauss(0, 1)
+    if k < 0.5: return repr(r.gauss(0, 1) * 10 ** r.randint(-30, 30))
+    if k < 0.7: return str(r.randint(-10**6, 10**6))
+    if k < 0.8: return "%.3e" % r.uniform(-1e5, 1e5)
+    if k < 0.9: return "-0"
+    return "%.25f" % r.random()
+ref, out = [], ["# a header comment\n"]
+for i in range(rows):
+    if r.random() < 0.05:
+        out.append(r.choice(["\n", "   \n", "# comment only\n", "\t\r\n"]))
+    toks = [num() for _ in range(cols)]
+    ref.append([float(t) for t in toks])
+    line = toks[0]
+    for t in toks[1:]:
+        line += r.choice([" ", "\t", ",", " , ", "  \t"]) + t
+    line = r.choice(["", " ", "\t"]) + line + r.choice(["", " ", " # trailing"])
+    out.append(line + ("" if i == rows - 1 else r.choice(["\n", "\n", "\r\n"])))
+open(path, "w", newline="").write("".join(out))
+np.save(path + ".ref.npy", np.array(ref, dtype=np.float64).reshape(rows, cols))
+PY
+}
+
+@test "the dense text reader reads the same matrix as numpy at any -j, chunk size, file or pipe" {
+	randmat m.txt 3000 7 11
+	acctest read -j 1 -t f64 -O npy -o ref64.npy m.txt
+	run -0 py -c '
+import numpy as np
+got, ref = np.load("ref64.npy"), np.load("m.txt.ref.npy")
+assert got.dtype == np.float64 and got.shape == ref.shape, (got.shape, ref.shape)
+assert np.array_equal(got.view(np.uint64), ref.view(np.uint64))
+print("ok")'
+	assert_output "ok"
+	acctest read -j 1 -O npy -o ref32.npy m.txt
+	run -0 py -c '
+import numpy as np
+got, ref = np.load("ref32.npy"), np.load("m.txt.ref.npy").astype(np.float32)
+assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), ref.view(np.uint32))
+print("ok")'
+	assert_output "ok"
+	for bytes in 1 100 4096 1048576; do
+		for j in 1 2 4; do
+			ACCELKIT_CHUNK_BYTES=$bytes acctest read -j $j -O npy -o got.npy m.txt
+			cmp ref32.npy got.npy
+			cat m.txt | ACCELKIT_CHUNK_BYTES=$bytes acctest read -j $j -t f64 -O npy > got.npy
+			cmp ref64.npy got.npy
+		done
+	done
+	acctest read -j 1 m.txt > ref.txt
+	ACCELKIT_CHUNK_BYTES=100 acctest read -j 4 m.txt | cmp ref.txt -
+}
+
+@test "a bad dense line is reported as with -j 1, at, before and after a chunk boundary" {
+	# 12-byte rows, chunks of 120 bytes: rows 10 and 11 end and start a chunk
+	for bad in 1 9 10 11 12 33; do
+		for kind in number ragged; do
+			py -c '
+import sys
+bad, kind = int(sys.argv[1]), sys.argv[2]
+rows = ["%3d 2.5 3.5\n" % i for i in range(1, 41)]
+rows[bad - 1] = "  1 x.5 3.5\n" if kind == "number" else "  1 2.5    \n"
+rows[35] = "  1 2.5 nan\n"    # a later error that must not be the one reported
+sys.stdout.write("".join(rows))' $bad $kind > m.txt
+			if [ $kind = number ]; then
+				want="acctest: m.txt:$bad: column 2: not a number: 'x.5'"
+			elif [ $bad = 1 ]; then
+				want="acctest: m.txt:2: row has 3 columns, expected 2 as on line 1"
+			else
+				want="acctest: m.txt:$bad: row has 2 columns, expected 3 as on line 1"
+			fi
+			for bytes in 120 119 121 1048576; do
+				for j in 1 2 4; do
+					run -1 --separate-stderr env ACCELKIT_CHUNK_BYTES=$bytes acctest read -j $j m.txt
+					assert_equal "$stderr" "$want"
+					assert_output ""
+				done
+			done
+			run -1 --separate-stderr sh -c "cat m.txt | ACCELKIT_CHUNK_BYTES=120 acctest read -j 4"
+			assert_equal "$stderr" "${want/m.txt/(standard input)}"
+		done
+	done
+}
+
+@test "a dense row longer than a chunk, CRLF and a missing last newline, in tiny chunks" {
+	py -c 'import sys; sys.stdout.write(" ".join(["0.5"] * 5000) + "\r\n" + ",".join(["-2"] * 5000) + "\r\n" + "\t".join(["1e3"] * 5000))' > w.txt
+	run -0 sh -c 'ACCELKIT_CHUNK_BYTES=64 acctest read -j 3 w.txt | awk "{print NF, \$1, \$NF}"'
+	assert_output "$(printf '5000 0.5 0.5\n5000 -2 -2\n5000 1000 1000')"
+}
+
+@test "streaming dense rows give the same chunks of rows at any -j and chunk size" {
+	randmat s.txt 500 3 4
+	acctest stream -n 7 s.txt > want.txt
+	for bytes in 1 50 1048576; do
+		for j in 1 2 4; do
+			ACCELKIT_CHUNK_BYTES=$bytes acctest stream -j $j -n 7 s.txt | cmp want.txt -
+			cat s.txt | ACCELKIT_CHUNK_BYTES=$bytes acctest stream -j $j -n 7 | cmp want.txt -
+		done
+	done
+	run -0 sh -c 'grep -c -- "^--$" want.txt'
+	assert_output 71
+}
+
 @test "streaming reads fixed-size chunks of rows, in order" {
 	seq 1 10 | awk '{print $1, $1 * 2}' > s.txt
 	run -0 acctest stream -n 4 s.txt
