@@ -7,6 +7,8 @@
  *   acctest records [-j N] [-r lines|fasta|fastq] [-n MAX] [--slow MS] [FILE]
  *       the chunk engine alone: lines as "N<TAB>line" in input order; a line holding
  *       BAD is an error; -n closes the engine after MAX lines; -v counts the chunks
+ *   acctest svm|mm [-j N] [FILE]      read libsvm or MatrixMarket: "ROWS COLS NNZ", then
+ *                                     a row a line ("LABEL<TAB>" first for libsvm), i:v
  *   acctest int|double|size OPT VALUE [MIN MAX]   the checked number parsers
  *   acctest f32|f64 NUMBER...         shortest round-trip formatting
  *   acctest fixed DECIMALS NUMBER...  fixed-point formatting
@@ -26,6 +28,7 @@
 #include "input.h"
 #include "opencl.h"
 #include "output.h"
+#include "sparse.h"
 #include "timer.h"
 #include "tune.h"
 
@@ -38,7 +41,7 @@ extern const char acctest_cl[];
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: acctest read|stream|lines|records|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
+	fprintf(f, "usage: acctest read|stream|lines|records|svm|mm|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
 }
 
 static int
@@ -253,6 +256,54 @@ cmd_records(int argc, char **argv, struct common_opts *co)
 	return 0;
 }
 
+/* Options of the commands that take only the common ones, then at most one file. */
+static const char *
+common_args(int argc, char **argv, struct common_opts *co)
+{
+	static const struct option longopts[] = {CLI_COMMON_LONG, {NULL, 0, NULL, 0}};
+	int c;
+	argv[0] = (char *)progname;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT, longopts, NULL)) != -1)
+		cli_common(c, optarg, co, usage);
+	if (argc - optind > 1)
+		usage_error("too many files");
+	return optind < argc ? argv[optind] : NULL;
+}
+
+static int
+cmd_sparse(int argc, char **argv, struct common_opts *co)
+{
+	int svm = strcmp(argv[0], "svm") == 0;
+	input *in = in_open(common_args(argc, argv, co));
+	struct csr m;
+	double *labels = NULL;
+	if (svm)
+		svm_read(in, &m, &labels);
+	else
+		mm_read(in, &m);
+	output *o = out_open(NULL);
+	out_printf(o, "%zu %zu %llu\n", m.rows, m.cols, (unsigned long long)csr_nnz(&m));
+	for (size_t i = 0; i < m.rows; i++) {
+		if (svm) {
+			out_f64(o, labels[i]);
+			out_putc(o, '\t');
+		}
+		for (uint64_t k = m.ptr[i]; k < m.ptr[i + 1]; k++) {
+			if (k > m.ptr[i])
+				out_putc(o, ' ');
+			out_u64(o, m.idx[k]);
+			out_putc(o, ':');
+			out_f32(o, m.val[k]);
+		}
+		out_putc(o, '\n');
+	}
+	out_close(o);
+	csr_free(&m);
+	free(labels);
+	in_close(in);
+	return 0;
+}
+
 static int
 cmd_number(int argc, char **argv)
 {
@@ -387,6 +438,8 @@ main(int argc, char **argv)
 		return cmd_lines(argc, argv);
 	if (strcmp(cmd, "records") == 0)
 		return cmd_records(argc, argv, &co);
+	if (strcmp(cmd, "svm") == 0 || strcmp(cmd, "mm") == 0)
+		return cmd_sparse(argc, argv, &co);
 	if (strcmp(cmd, "int") == 0 || strcmp(cmd, "double") == 0 || strcmp(cmd, "size") == 0)
 		return cmd_number(argc, argv);
 	if (strcmp(cmd, "f32") == 0 || strcmp(cmd, "f64") == 0 || strcmp(cmd, "fixed") == 0)

@@ -326,6 +326,143 @@ sys.stdout.write("".join(rows))' $bad $kind > m.txt
 	assert_output 71
 }
 
+# same_at_any_j OUT CMD...: CMD (an acctest command line, its file last) gives OUT's
+# bytes, stderr and status with -j 1, 2 and 4, chunks of 1, 57 and 4096 bytes and the
+# default, from the file and from a pipe (stderr naming "(standard input)" then).
+same_at_any_j() {
+	local want=$1 rc=0 got
+	shift
+	local file=${!#}
+	"$@" -j 1 > "$want" 2> "$want.err" || rc=$?
+	sed "s|$file|(standard input)|" "$want.err" > "$want.perr"
+	for bytes in 1 57 4096 ""; do
+		for j in 1 2 4; do
+			got=0
+			ACCELKIT_CHUNK_BYTES=$bytes "$@" -j $j > "$want.got" 2> "$want.goterr" || got=$?
+			[ "$got" = "$rc" ]
+			cmp "$want" "$want.got"
+			cmp "$want.err" "$want.goterr"
+			got=0
+			cat "$file" | ACCELKIT_CHUNK_BYTES=$bytes "${@:1:$#-1}" -j $j - > "$want.got" 2> "$want.goterr" || got=$?
+			[ "$got" = "$rc" ]
+			cmp "$want" "$want.got"
+			cmp "$want.perr" "$want.goterr"
+		done
+	done
+}
+
+@test "libsvm reads as Python reads it, the same at any -j and chunk size" {
+	py -c '
+import random
+r = random.Random(8)
+out = []
+for i in range(1500):
+    toks = []
+    if r.random() < 0.8: toks.append(r.choice(["1", "-1", "+1", "2,3", "0.25"]))
+    if r.random() < 0.1: toks.append("qid:%d" % r.randint(0, 9))
+    ix = 0
+    for _ in range(r.randint(0, 12)):
+        ix += r.randint(1, 300)
+        toks.append("%d:%s" % (ix, r.choice(["%.7g" % r.gauss(0, 1), repr(r.gauss(0, 3)), str(r.randint(-99, 99))])))
+    line = r.choice([" ", "\t", "  "]).join(toks)
+    if r.random() < 0.05: line += " # comment 1:2"
+    out.append(line + r.choice(["\n", "\n", "\r\n"]))
+open("a.svm", "w", newline="").write("".join(out).rstrip("\n"))'
+	same_at_any_j got.txt acctest svm a.svm
+	run -0 py -c '
+import numpy as np
+lines = open("a.svm", newline="").read().split("\n")
+got = open("got.txt").read().split("\n")
+rows, cols, nnz = map(int, got[0].split())
+assert rows == len(lines), (rows, len(lines))
+maxix, n = -1, 0
+for line, g in zip(lines, got[1:]):
+    toks = line.rstrip("\r").split("#")[0].split()
+    lab, ents = float("nan"), []
+    for t in toks:
+        if ":" not in t: lab = float(t.split(",")[0])
+        elif not t.startswith("qid:"):
+            i, v = t.split(":"); ents.append((int(i), np.float32(float(v))))
+    glab, gents = g.split("\t")
+    assert (np.isnan(lab) and glab == "nan") or float(glab) == lab, (line, g)
+    gents = [(int(i), np.float32(v)) for i, v in (e.split(":") for e in gents.split())]
+    assert gents == ents, (line, g)
+    n += len(ents)
+    maxix = max([maxix] + [i for i, _ in ents])
+assert nnz == n and cols == maxix + 1, (nnz, n, cols, maxix)
+print("ok")'
+	assert_output "ok"
+}
+
+@test "a bad libsvm line is reported as with -j 1, near chunk boundaries" {
+	# 8-byte lines, the bad one where 57-byte chunks end and start
+	for bad in 1 7 8 9 15 40; do
+		py -c '
+import sys
+bad = int(sys.argv[1])
+lines = ["1 %d:0.5" % (i % 10) for i in range(1, 61)]
+lines[bad - 1] = "1 4:zz5"
+lines[50] = "1 3:1 2:2"
+sys.stdout.write("\n".join(lines) + "\n")' $bad > b.svm
+		same_at_any_j out.txt acctest svm b.svm
+		assert_equal "$(cat out.txt.err)" "acctest: b.svm:$bad: index 4: value 'zz5' is not a number"
+	done
+}
+
+@test "MatrixMarket reads as Python reads it, the same at any -j and chunk size" {
+	py -c '
+import random
+r = random.Random(9)
+rows, cols = 300, 200
+ents = r.sample([(i, j) for i in range(1, rows + 1) for j in range(1, cols + 1)], 3000)
+out = ["%%MatrixMarket matrix coordinate real general", "% made by a test", "", "%d %d %d" % (rows, cols, len(ents))]
+for i, j in ents:
+    out.append("%d %d %s" % (i, j, r.choice(["%.7g" % r.gauss(0, 1), repr(r.gauss(0, 1)), "%d" % r.randint(-9, 9)])))
+    if r.random() < 0.02: out.append(r.choice(["% comment", "", "  "]))
+open("a.mtx", "w").write("\r\n".join(out) + "\r\n")
+s = ["%%MatrixMarket matrix coordinate pattern symmetric", "5 5 4", "1 1", "3 1", "5 2", "4 4"]
+open("s.mtx", "w").write("\n".join(s))'
+	same_at_any_j got.txt acctest mm a.mtx
+	run -0 py -c '
+import numpy as np, scipy.io
+ref = scipy.io.mmread("a.mtx").tocsr()
+ref.sort_indices()
+got = open("got.txt").read().split("\n")
+assert got[0] == "%d %d %d" % (ref.shape[0], ref.shape[1], ref.nnz), got[0]
+for i in range(ref.shape[0]):
+    a, b = ref.indptr[i], ref.indptr[i + 1]
+    want = [(int(c), np.float32(v)) for c, v in zip(ref.indices[a:b], ref.data[a:b])]
+    have = [(int(c), np.float32(v)) for c, v in (e.split(":") for e in got[i + 1].split())]
+    assert want == have, (i, want, have)
+print("ok")'
+	assert_output "ok"
+	same_at_any_j got.txt acctest mm s.mtx
+	assert_equal "$(cat got.txt)" "$(printf '5 5 6\n0:1 2:1\n4:1\n0:1\n3:1\n1:1')"
+}
+
+@test "a bad MatrixMarket entry is reported as with -j 1, near chunk boundaries" {
+	# 6-byte entry lines after a 52-byte banner and size line
+	for bad in 1 2 3 10 11 12 30; do
+		for kind in value count; do
+			py -c '
+import sys
+bad, kind = int(sys.argv[1]), sys.argv[2]
+n = 40 if kind == "value" else bad - 1
+lines = ["%%MatrixMarket matrix coordinate real general", "40 1 %-3d" % n]
+lines += ["%d 1 %d" % (i % 10 + 1, i % 10) for i in range(40)]
+lines[bad + 1] = "1 1 z" if kind == "value" else "1 1 1"
+sys.stdout.write("\n".join(lines) + "\n")' $bad $kind > b.mtx
+			same_at_any_j out.txt acctest mm b.mtx
+			if [ $kind = value ]; then
+				want="acctest: b.mtx:$((bad + 2)): value 'z' is not a number"
+			else
+				want="acctest: b.mtx:$((bad + 2)): more entries than the $((bad - 1)) the size line gives"
+			fi
+			assert_equal "$(cat out.txt.err)" "$want"
+		done
+	done
+}
+
 @test "streaming reads fixed-size chunks of rows, in order" {
 	seq 1 10 | awk '{print $1, $1 * 2}' > s.txt
 	run -0 acctest stream -n 4 s.txt
