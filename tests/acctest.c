@@ -9,6 +9,9 @@
  *       BAD is an error; -n closes the engine after MAX lines; -v counts the chunks
  *   acctest svm|mm [-j N] [FILE]      read libsvm or MatrixMarket: "ROWS COLS NNZ", then
  *                                     a row a line ("LABEL<TAB>" first for libsvm), i:v
+ *   acctest pairs [-j N] [FILE]       A<TAB>B lines as "LINE<TAB>A<TAB>B"
+ *   acctest seq [-j N] [FILE]         FASTA, FASTQ or plain records as "LINE<TAB>SEQUENCE"
+ *                                     (both write each record at once)
  *   acctest int|double|size OPT VALUE [MIN MAX]   the checked number parsers
  *   acctest f32|f64 NUMBER...         shortest round-trip formatting
  *   acctest fixed DECIMALS NUMBER...  fixed-point formatting
@@ -28,6 +31,7 @@
 #include "input.h"
 #include "opencl.h"
 #include "output.h"
+#include "seq.h"
 #include "sparse.h"
 #include "timer.h"
 #include "tune.h"
@@ -41,7 +45,7 @@ extern const char acctest_cl[];
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: acctest read|stream|lines|records|svm|mm|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
+	fprintf(f, "usage: acctest read|stream|lines|records|svm|mm|pairs|seq|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
 }
 
 static int
@@ -305,6 +309,43 @@ cmd_sparse(int argc, char **argv, struct common_opts *co)
 }
 
 static int
+cmd_seq(int argc, char **argv, struct common_opts *co)
+{
+	int pairs = strcmp(argv[0], "pairs") == 0;
+	const char *path = common_args(argc, argv, co);
+	output *o = out_open(NULL);
+	const unsigned char *a, *b;
+	size_t alen, blen;
+
+	if (pairs) {
+		input *in = in_open(path);
+		while (seq_pair_next(in, &a, &alen, &b, &blen)) {
+			out_u64(o, in_lineno(in));
+			out_putc(o, '\t');
+			out_write(o, a, alen);
+			out_putc(o, '\t');
+			out_write(o, b, blen);
+			out_putc(o, '\n');
+			out_flush(o);	/* what came before an error is seen */
+		}
+		in_close(in);
+	} else {
+		seqfile *f = seq_open(path);
+		while (seq_next(f, &a, &alen)) {
+			out_u64(o, seq_lineno(f));
+			out_putc(o, '\t');
+			out_write(o, a, alen);
+			out_putc(o, '\n');
+			out_flush(o);
+		}
+		vlog("%llu records", (unsigned long long)seq_count(f));
+		seq_close(f);
+	}
+	out_close(o);
+	return 0;
+}
+
+static int
 cmd_number(int argc, char **argv)
 {
 	if (argc < 3)
@@ -440,6 +481,8 @@ main(int argc, char **argv)
 		return cmd_records(argc, argv, &co);
 	if (strcmp(cmd, "svm") == 0 || strcmp(cmd, "mm") == 0)
 		return cmd_sparse(argc, argv, &co);
+	if (strcmp(cmd, "pairs") == 0 || strcmp(cmd, "seq") == 0)
+		return cmd_seq(argc, argv, &co);
 	if (strcmp(cmd, "int") == 0 || strcmp(cmd, "double") == 0 || strcmp(cmd, "size") == 0)
 		return cmd_number(argc, argv);
 	if (strcmp(cmd, "f32") == 0 || strcmp(cmd, "f64") == 0 || strcmp(cmd, "fixed") == 0)

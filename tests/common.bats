@@ -463,6 +463,121 @@ sys.stdout.write("\n".join(lines) + "\n")' $bad $kind > b.mtx
 	done
 }
 
+@test "A<TAB>B pairs read as Python reads them, the same at any -j and chunk size" {
+	py -c '
+import random
+r = random.Random(4)
+s = lambda: "".join(r.choice("ACGTN") for _ in range(r.randint(0, 60)))
+open("p.txt", "w", newline="").write("".join(s() + "\t" + s() + r.choice(["\n", "\r\n"]) for _ in range(2000)) + "AC\tGT")'
+	same_at_any_j got.txt acctest pairs p.txt
+	numbered p.txt | cmp - got.txt
+}
+
+@test "a bad pair line is reported as with -j 1, near chunk boundaries" {
+	# 10-byte lines: line 6 ends at byte 60, chunks of 57 bytes end inside it
+	for bad in 1 5 6 7 12 30; do
+		for kind in none two; do
+			py -c '
+import sys
+bad, kind = int(sys.argv[1]), sys.argv[2]
+lines = ["ACGT\tACGT" for _ in range(40)]
+lines[bad - 1] = "ACGTNACGT" if kind == "none" else "ACG\tT\tACG"
+lines[35] = "no tab at all"
+sys.stdout.write("\n".join(lines) + "\n")' $bad $kind > b.txt
+			same_at_any_j out.txt acctest pairs b.txt
+			if [ $kind = none ]; then
+				assert_equal "$(cat out.txt.err)" "acctest: b.txt:$bad: no TAB in the line (expected A<TAB>B)"
+			else
+				assert_equal "$(cat out.txt.err)" "acctest: b.txt:$bad: more than one TAB in the line (expected A<TAB>B)"
+			fi
+			assert_equal "$(wc -l < out.txt)" $((bad - 1))
+		done
+	done
+}
+
+# seqs FILE: Python's records of a FASTA, FASTQ or plain file as "LINE<TAB>SEQUENCE"
+seqs() {
+	py - "$1" <<'PY'
+import sys
+lines = open(sys.argv[1], "rb").read().split(b"\n")
+if lines[-1] == b"": lines.pop()
+lines = [l[:-1] if l.endswith(b"\r") else l for l in lines]
+out, first = sys.stdout.buffer, next((l for l in lines if l), b"")
+if first.startswith(b">"):
+    rec = None
+    for i, l in enumerate(lines, 1):
+        if l.startswith(b">"):
+            if rec: out.write(b"%d\t%s\n" % (rec[0], b"".join(rec[1])))
+            rec = (i, [])
+        elif rec: rec[1].append(l)
+    if rec: out.write(b"%d\t%s\n" % (rec[0], b"".join(rec[1])))
+elif first.startswith(b"@"):
+    i = 0
+    while i < len(lines):
+        if not lines[i]: i += 1; continue
+        assert lines[i].startswith(b"@") and lines[i + 2].startswith(b"+") and len(lines[i + 1]) == len(lines[i + 3])
+        out.write(b"%d\t%s\n" % (i + 1, lines[i + 1])); i += 4
+else:
+    for i, l in enumerate(lines, 1): out.write(b"%d\t%s\n" % (i, l))
+PY
+}
+
+@test "FASTA, FASTQ and plain records read as Python reads them, the same at any -j and chunk size" {
+	py -c '
+import random
+r = random.Random(6)
+s = lambda n: "".join(r.choice("ACGT") for _ in range(n))
+fa, fq = ["\n"], []
+for i in range(600):
+    fa.append(">r%d some description\n" % i)
+    for _ in range(r.randint(0, 4)):
+        fa.append(s(r.randint(0, 70)) + r.choice(["\n", "\r\n", "\n\n"]))
+    n = r.randint(0, 150)
+    fq.append("\n" * r.choice([0, 0, 0, 1]) + "@r%d\n%s\n+\n%s\n" % (i, s(n), "".join(r.choice("@>+I#!") for _ in range(n))))
+fa.append(">long\n" + s(9000))    # longer than a chunk, no newline at the end
+open("r.fa", "w", newline="").write("".join(fa))
+open("r.fq", "w").write("".join(fq))
+open("r.txt", "w").write("".join(s(r.randint(0, 40)) + "\n" for _ in range(900)))'
+	for f in r.fa r.fq r.txt; do
+		same_at_any_j got.txt acctest seq $f
+		seqs $f | cmp - got.txt
+	done
+}
+
+@test "a bad FASTQ or FASTA record is reported as with -j 1, near chunk boundaries" {
+	# 12-byte records ("@r\nACG\n+\nIII\n"): the bad one where 57-byte chunks fall
+	for bad in 1 4 5 6 20; do
+		for kind in qual plus at short; do
+			# a file starting with "r" is not FASTQ at all
+			[ $kind = at ] && [ $bad = 1 ] && continue
+			py -c '
+import sys
+bad, kind = int(sys.argv[1]), sys.argv[2]
+recs = ["@r\nACG\n+\nIII\n"] * 30
+recs[bad - 1] = {"qual": "@r\nACG\n+\nII\n", "plus": "@r\nACG\n-\nIII\n", "at": "r\nACG\n+\nIII\n",
+    "short": "@r\nACG\n+\n"}[kind]
+if kind == "short": recs = recs[:bad]
+recs[-1:] = ["@r\nA\n+\nII\n"] if bad < len(recs) else recs[-1:]
+sys.stdout.write("".join(recs))' $bad $kind > b.fq
+			same_at_any_j out.txt acctest seq b.fq
+			l=$((4 * bad - 3))
+			case $kind in
+			qual)	want="acctest: b.fq:$((l + 3)): quality line has 2 bytes but the sequence has 3" ;;
+			plus)	want="acctest: b.fq:$((l + 2)): expected the FASTQ '+' line" ;;
+			at)	want="acctest: b.fq:$l: expected a FASTQ record starting with '@'" ;;
+			short)	want="acctest: b.fq:$l: FASTQ record ends before its quality line" ;;
+			esac
+			assert_equal "$(cat out.txt.err)" "$want"
+			assert_equal "$(wc -l < out.txt)" $((bad - 1))
+		done
+	done
+	# FASTA is known by its first byte past CRs and LFs, so only CRs can come before
+	# its first header
+	printf '\n\r\r>r\nAC\n' > d.fa
+	same_at_any_j out.txt acctest seq d.fa
+	assert_equal "$(cat out.txt.err)" "acctest: d.fa:2: sequence data before the first '>' header"
+}
+
 @test "streaming reads fixed-size chunks of rows, in order" {
 	seq 1 10 | awk '{print $1, $1 * 2}' > s.txt
 	run -0 acctest stream -n 4 s.txt
