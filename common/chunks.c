@@ -144,7 +144,9 @@ make(void *ctx, void *slot, uint64_t k)
 	return e->eof && e->tail_len == 0 ? ORD_LAST : ORD_MORE;
 }
 
-/* ord's process: parse, and count the lines when the parser did not. */
+/* ord's process: parse, and count the lines when the parser did not or stopped at an
+ * error (the next chunk's lines are numbered from them, even if the caller parses this
+ * one again). */
 static void
 process(void *ctx, void *slot)
 {
@@ -152,7 +154,7 @@ process(void *ctx, void *slot)
 	struct chunk *c = slot;
 
 	e->ops->parse(e->ctx, c);
-	if (c->err_line == 0 && c->lines == UINT64_MAX) {
+	if (c->err_line != 0 || c->lines == UINT64_MAX) {
 		uint64_t n = 0;
 		for (const char *p = c->data, *end = p + c->len;
 		    (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
@@ -198,7 +200,7 @@ chunks_next(chunks *e)
 	if (c == NULL)
 		return NULL;
 	c->line0 = e->lines;
-	e->lines += c->err_line ? c->err_line : c->lines;
+	e->lines += c->lines;
 	return c;
 }
 

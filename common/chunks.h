@@ -60,8 +60,8 @@ struct chunk {
 	size_t len;
 	uint64_t index;		/* 0, 1, 2, ... in input order */
 	int hint;		/* what the cut rule said of this chunk's start (0: the first) */
-	uint64_t lines;		/* the parser sets it: the chunk's lines, as in_getline
-				 * counts them (else the engine counts them) */
+	uint64_t lines;		/* the chunk's lines, as in_getline counts them: the
+				 * parser may set it, else the engine counts */
 	uint64_t line0;		/* for the caller: lines of the input before this chunk */
 	uint64_t err_line;	/* chunk_fail: the first bad line within the chunk (1-based) */
 	char err[CHUNK_ERR];

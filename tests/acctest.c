@@ -12,6 +12,9 @@
  *   acctest pairs [-j N] [FILE]       A<TAB>B lines as "LINE<TAB>A<TAB>B"
  *   acctest seq [-j N] [FILE]         FASTA, FASTQ or plain records as "LINE<TAB>SEQUENCE"
  *                                     (both write each record at once)
+ *   acctest speech [-j N] [--first] [FILE]   speech features (Kaldi text archive, text,
+ *                                     NPY, HTK) written back as a Kaldi text archive;
+ *                                     --first reads only each utterance's first row
  *   acctest int|double|size OPT VALUE [MIN MAX]   the checked number parsers
  *   acctest f32|f64 NUMBER...         shortest round-trip formatting
  *   acctest fixed DECIMALS NUMBER...  fixed-point formatting
@@ -33,6 +36,7 @@
 #include "output.h"
 #include "seq.h"
 #include "sparse.h"
+#include "speech.h"
 #include "timer.h"
 #include "tune.h"
 
@@ -45,7 +49,7 @@ extern const char acctest_cl[];
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: acctest read|stream|lines|records|svm|mm|pairs|seq|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
+	fprintf(f, "usage: acctest read|stream|lines|records|svm|mm|pairs|seq|speech|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
 }
 
 static int
@@ -346,6 +350,45 @@ cmd_seq(int argc, char **argv, struct common_opts *co)
 }
 
 static int
+cmd_speech(int argc, char **argv, struct common_opts *co)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG, {"first", no_argument, NULL, 'F'}, {NULL, 0, NULL, 0},
+	};
+	int c, first = 0;
+	argv[0] = (char *)progname;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT, longopts, NULL)) != -1) {
+		if (c == 'F')
+			first = 1;
+		else
+			cli_common(c, optarg, co, usage);
+	}
+	speech *s = speech_open(optind < argc ? argv[optind] : NULL, SPEECH_AUTO);
+	output *o = out_open(NULL);
+	const char *key;
+	size_t dims, got;
+	int64_t rows;
+	float *buf = NULL;
+	while (speech_next(s, &key, &dims, &rows)) {
+		size_t n = 0;
+		buf = xreallocarray(buf, 3 * MAX(dims, 1), sizeof *buf);
+		ark_begin(o, key);
+		while ((got = speech_read(s, buf, first ? 1 : 3, dims, dims)) > 0) {
+			for (size_t r = 0; r < got; r++)
+				ark_row(o, buf + r * dims, dims);
+			n += got;
+			if (first)
+				break;
+		}
+		ark_end(o, n);
+	}
+	free(buf);
+	speech_close(s);
+	out_close(o);
+	return 0;
+}
+
+static int
 cmd_number(int argc, char **argv)
 {
 	if (argc < 3)
@@ -483,6 +526,8 @@ main(int argc, char **argv)
 		return cmd_sparse(argc, argv, &co);
 	if (strcmp(cmd, "pairs") == 0 || strcmp(cmd, "seq") == 0)
 		return cmd_seq(argc, argv, &co);
+	if (strcmp(cmd, "speech") == 0)
+		return cmd_speech(argc, argv, &co);
 	if (strcmp(cmd, "int") == 0 || strcmp(cmd, "double") == 0 || strcmp(cmd, "size") == 0)
 		return cmd_number(argc, argv);
 	if (strcmp(cmd, "f32") == 0 || strcmp(cmd, "f64") == 0 || strcmp(cmd, "fixed") == 0)

@@ -578,6 +578,92 @@ sys.stdout.write("".join(recs))' $bad $kind > b.fq
 	assert_equal "$(cat out.txt.err)" "acctest: d.fa:2: sequence data before the first '>' header"
 }
 
+# arkcmp IN OUT [first]: the utterances of Kaldi text archive IN, as Python reads them
+# (float32; only the first row of each with "first"), are those of OUT.
+arkcmp() {
+	py - "$@" <<'PY'
+import re, sys, numpy as np
+def read(path, first=False):
+    utts, key, rows = [], None, None
+    for line in open(path, newline="").read().split("\n"):
+        line = line.rstrip("\r")
+        if key is None:
+            if not line.strip(): continue
+            key, rest = line.split(None, 1)
+            assert rest.lstrip().startswith("["), line
+            line, rows = rest.lstrip()[1:], []
+        end = "]" in line
+        vals = [np.float32(float(t)) for t in line.split("]")[0].split()]
+        if vals: rows.append(vals)
+        if end:
+            utts.append((key, rows[:1] if first else rows)); key = None
+    return utts
+a, b = read(sys.argv[1], len(sys.argv) > 3), read(sys.argv[2])
+assert len(a) == len(b), (len(a), len(b))
+for (ka, ra), (kb, rb) in zip(a, b):
+    assert ka == kb and ra == rb, (ka, kb)
+print("same")
+PY
+}
+
+@test "Kaldi text archives read as Python reads them, the same at any -j and chunk size" {
+	py -c '
+import random
+r = random.Random(12)
+out = []
+for u in range(300):
+    dims, n = r.randint(1, 13), r.choice([0, 1, 2, 5, 30])
+    rows = ["  " + " ".join(r.choice(["%.7g" % r.gauss(0, 1), str(r.randint(-9, 9)), repr(r.gauss(0, 5))]) for _ in range(dims)) for _ in range(n)]
+    if r.random() < 0.1: out.append("")
+    if n == 0: out.append("utt%d  [ ]" % u); continue
+    if r.random() < 0.3:
+        out.append("utt%d  [ %s" % (u, rows.pop(0).strip()) + (" ]" if not rows else ""))
+    else:
+        out.append("utt%d  [" % u)
+    if rows: rows[-1] += " ]"
+    out += rows
+open("a.ark", "w", newline="").write("".join(l + r.choice(["\n", "\n", "\r\n"]) for l in out))'
+	same_at_any_j got.ark acctest speech a.ark
+	run -0 arkcmp a.ark got.ark
+	assert_output "same"
+	same_at_any_j got.ark acctest speech --first a.ark
+	run -0 arkcmp a.ark got.ark first
+	assert_output "same"
+}
+
+@test "a bad Kaldi archive line is reported as with -j 1, near chunk boundaries" {
+	# 12-byte lines: "u1  [" headers, "  1 2 3" rows, "  1 2 3 ]" ends
+	for bad in 2 4 5 6 10 17; do
+		for kind in number width after head; do
+			py -c '
+import sys
+bad, kind = int(sys.argv[1]), sys.argv[2]
+lines = []
+for u in range(8):
+    lines += ["u%d         [" % u, "  1   2   3", "  4   5   6", "  7   8   9 ]"]
+if lines[bad - 1].endswith("["):
+    lines[bad - 1] = {"head": "u9          ", "number": "u9   [ 1 x2", "width": "u9   [ 1 2 ", "after": "u9 [ 1 2 ]x"}[kind]
+else:
+    lines[bad - 1] = {"number": "  1   x2  3", "width": "  1   2    ", "after": "  7   8 ]  x", "head": "  1 2 3 ] ]"}[kind]
+sys.stdout.write("\n".join(lines) + "\n")' $bad $kind > b.ark
+			same_at_any_j out.ark acctest speech b.ark
+			# a matrix's first row fixes its width: a short one shows on the next row
+			want=$bad
+			[ $kind = width ] && [ $((bad % 4)) = 1 -o $((bad % 4)) = 2 ] && want=$((bad + 1))
+			[ "$(cut -d: -f3 out.ark.err)" = "$want" ]
+		done
+	done
+	printf 'a [\n 1 2\n 3 4\n' > c.ark
+	same_at_any_j out.ark acctest speech c.ark
+	assert_equal "$(cat out.ark.err)" "acctest: c.ark:3: the archive ends inside the matrix of 'a' (no ']')"
+	printf 'a [\n 1 2 ] x\n' > d.ark
+	same_at_any_j out.ark acctest speech d.ark
+	assert_equal "$(cat out.ark.err)" "acctest: d.ark:2: text after the ']' that ends the matrix of 'a'"
+	printf 'a [ 1 2 ]\nb [\n 1 2\n 3\n' > e.ark
+	same_at_any_j out.ark acctest speech e.ark
+	assert_equal "$(cat out.ark.err)" "acctest: e.ark:4: row has 1 columns, expected 2 as on line 3 (utterance 'b')"
+}
+
 @test "streaming reads fixed-size chunks of rows, in order" {
 	seq 1 10 | awk '{print $1, $1 * 2}' > s.txt
 	run -0 acctest stream -n 4 s.txt
