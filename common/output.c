@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
+#include "ordered.h"
+
 #define OUT_BUF ((size_t)1 << 20)
 
 struct output {
@@ -393,6 +396,76 @@ out_fixed(output *o, double v, int decimals)
 {
 	char buf[400];
 	out_write(o, buf, (size_t)fmt_fixed(buf, v, decimals));
+}
+
+/* ---- ordered parallel formatting (ordered.h: make = name a range, process = format) ---- */
+
+char *
+obuf_room(struct obuf *b, size_t n)
+{
+	if (b->cap - b->len < n) {
+		b->cap = MAX(2 * b->cap, b->len + n);
+		b->p = xrealloc(b->p, b->cap);
+	}
+	return b->p + b->len;
+}
+
+struct par {
+	size_t n, per;
+	out_format_fn fmt;
+	void *ctx;
+};
+
+struct par_slot {
+	size_t first, count;
+	struct obuf b;
+};
+
+static int
+par_make(void *ctx, void *slot, uint64_t k)
+{
+	const struct par *p = ctx;
+	struct par_slot *s = slot;
+
+	if (k >= CEIL_DIV(p->n, p->per))
+		return ORD_NONE;
+	s->first = (size_t)k * p->per;
+	s->count = MIN(p->per, p->n - s->first);
+	return s->first + s->count == p->n ? ORD_LAST : ORD_MORE;
+}
+
+static void
+par_format(void *ctx, void *slot)
+{
+	const struct par *p = ctx;
+	struct par_slot *s = slot;
+
+	s->b.len = 0;
+	p->fmt(p->ctx, s->first, s->count, &s->b);
+}
+
+static const struct ord_ops par_ops = {par_make, par_format};
+
+void
+out_par(output *o, size_t n, size_t per_chunk, out_format_fn fmt, void *ctx)
+{
+	struct par p = {n, MAX(per_chunk, 1), fmt, ctx};
+	int nthreads = n > p.per ? MAX(cli_threads(), 1) : 1;
+	int nslots = ord_slots(nthreads);
+	struct par_slot *slot = xcalloc((size_t)nslots, sizeof *slot);
+	void **slotp = xcalloc((size_t)nslots, sizeof *slotp);
+
+	for (int i = 0; i < nslots; i++)
+		slotp[i] = &slot[i];
+	ord *q = ord_open(&par_ops, &p, slotp, nslots, nthreads);
+	struct par_slot *s;
+	while ((s = ord_next(q)) != NULL)
+		out_write(o, s->b.p, s->b.len);
+	ord_close(q);
+	for (int i = 0; i < nslots; i++)
+		free(slot[i].b.p);
+	free(slot);
+	free(slotp);
 }
 
 uint64_t

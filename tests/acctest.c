@@ -15,6 +15,8 @@
  *   acctest speech [-j N] [--first] [FILE]   speech features (Kaldi text archive, text,
  *                                     NPY, HTK) written back as a Kaldi text archive;
  *                                     --first reads only each utterance's first row
+ *   acctest par [-j N] COUNT PER      out_par: lines "I<TAB>I*I<TAB>I/4" for I < COUNT,
+ *                                     formatted PER lines a chunk
  *   acctest int|double|size OPT VALUE [MIN MAX]   the checked number parsers
  *   acctest f32|f64 NUMBER...         shortest round-trip formatting
  *   acctest fixed DECIMALS NUMBER...  fixed-point formatting
@@ -49,7 +51,7 @@ extern const char acctest_cl[];
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: acctest read|stream|lines|records|svm|mm|pairs|seq|speech|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
+	fprintf(f, "usage: acctest read|stream|lines|records|svm|mm|pairs|seq|speech|par|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
 }
 
 static int
@@ -388,6 +390,37 @@ cmd_speech(int argc, char **argv, struct common_opts *co)
 	return 0;
 }
 
+static void
+par_lines(void *ctx, size_t first, size_t count, struct obuf *b)
+{
+	(void)ctx;
+	for (size_t i = first; i < first + count; i++) {
+		char *w = obuf_room(b, 100);
+		w += sprintf(w, "%zu\t%llu\t", i, (unsigned long long)i * i);
+		w += fmt_f64(w, (double)i / 4);
+		*w++ = '\n';
+		b->len = (size_t)(w - b->p);
+	}
+}
+
+static int
+cmd_par(int argc, char **argv, struct common_opts *co)
+{
+	static const struct option longopts[] = {CLI_COMMON_LONG, {NULL, 0, NULL, 0}};
+	int c;
+	argv[0] = (char *)progname;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT, longopts, NULL)) != -1)
+		cli_common(c, optarg, co, usage);
+	if (argc - optind != 2)
+		usage_error("par needs COUNT PER");
+	size_t n = (size_t)cli_int("COUNT", argv[optind], 0, 1LL << 40);
+	size_t per = (size_t)cli_int("PER", argv[optind + 1], 1, 1LL << 40);
+	output *o = out_open(co->output);
+	out_par(o, n, per, par_lines, NULL);
+	out_close(o);
+	return 0;
+}
+
 static int
 cmd_number(int argc, char **argv)
 {
@@ -528,6 +561,8 @@ main(int argc, char **argv)
 		return cmd_seq(argc, argv, &co);
 	if (strcmp(cmd, "speech") == 0)
 		return cmd_speech(argc, argv, &co);
+	if (strcmp(cmd, "par") == 0)
+		return cmd_par(argc, argv, &co);
 	if (strcmp(cmd, "int") == 0 || strcmp(cmd, "double") == 0 || strcmp(cmd, "size") == 0)
 		return cmd_number(argc, argv);
 	if (strcmp(cmd, "f32") == 0 || strcmp(cmd, "f64") == 0 || strcmp(cmd, "fixed") == 0)

@@ -820,6 +820,47 @@ open("r.fq", "w", newline="").write("".join(fq))'
 	assert_regex "$stderr" "invalid value for ACCELKIT_CHUNK_BYTES: 'lots'"
 }
 
+# ---- ordered parallel formatting (out_par in common/output.h) ----
+
+@test "the ordered writer gives the bytes of sequential formatting, at any -j and chunk size" {
+	py -c '
+import sys
+for n in (0, 1, 5, 30001):
+    with open("want%d.txt" % n, "w") as f:
+        for i in range(n):
+            v = repr(i / 4)
+            f.write("%d\t%d\t%s\n" % (i, i * i, v[:-2] if v.endswith(".0") else v))'
+	for n in 0 1 5 30001; do
+		for per in 1 7 1000 100000; do
+			for j in 1 2 4; do
+				acctest par -j $j $n $per > got.txt
+				cmp want$n.txt got.txt
+			done
+		done
+	done
+	acctest par -j 4 -o out.txt 30001 33
+	cmp want30001.txt out.txt
+}
+
+@test "dense text output is the same at any -j, and a closed pipe ends it quietly" {
+	py -c '
+import numpy as np
+r = np.random.default_rng(3)
+np.save("m.npy", (r.standard_normal((20000, 39)) * 10.0 ** r.integers(-8, 8, (20000, 39))).astype(np.float32))'
+	acctest read -j 1 m.npy > want.txt
+	for j in 2 4; do
+		acctest read -j $j m.npy | cmp want.txt -
+	done
+	run -0 py -c '
+import numpy as np
+assert np.array_equal(np.loadtxt("want.txt", dtype=np.float32).view(np.uint32), np.load("m.npy").view(np.uint32))
+print("same")'
+	assert_output "same"
+	run --separate-stderr sh -c 'acctest read -j 4 m.npy | head -n 2'
+	assert_output "$(head -n 2 want.txt)"
+	assert_equal "$stderr" ""
+}
+
 @test "a write error is reported with exit status 1" {
 	printf '1 2\n' > m.txt
 	run -1 --separate-stderr sh -c 'acctest read m.txt > /dev/full'
