@@ -22,6 +22,11 @@
  *   acctest fixed DECIMALS NUMBER...  fixed-point formatting
  *   acctest cuda [-d SPEC]            choose a CUDA device and copy through it
  *   acctest cl [-d SPEC] [--platform TEXT]   build and run a kernel, check its result
+ *   acctest stage-cl|stage-cuda [-d SPEC] [-k K] [--chunk BYTES] [--slow MS] FILE OUT
+ *       copies FILE through a staging ring (clstaging.h, staging.h) to the device and
+ *       back into OUT, K buffers of BYTES, the results written out slowly; prints
+ *       "h2d|d2h CHUNK BUFFER" for each copy, and checks that a buffer comes back from
+ *       the ring only once its last copy has completed
  *   acctest devices                   both device lists
  *   acctest tune DESC PATTERN...      the index of the first pattern that matches DESC */
 #include <stdio.h>
@@ -31,6 +36,7 @@
 
 #include "chunks.h"
 #include "cli.h"
+#include "clstaging.h"
 #include "cudadev.h"
 #include "dense.h"
 #include "input.h"
@@ -44,6 +50,7 @@
 
 #ifdef ACCELKIT_CUDA
 #include "cuda_check.h"
+#include "staging.h"
 #endif
 
 extern const char acctest_cl[];
@@ -51,7 +58,7 @@ extern const char acctest_cl[];
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: acctest read|stream|lines|records|svm|mm|pairs|seq|speech|par|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
+	fprintf(f, "usage: acctest read|stream|lines|records|svm|mm|pairs|seq|speech|par|stage-cl|stage-cuda|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
 }
 
 static int
@@ -538,6 +545,261 @@ cmd_cl(int argc, char **argv, struct common_opts *co)
 	return 0;
 }
 
+/* ---- the staging rings: one flow, two back ends ---- */
+
+struct ring {
+	size_t cap;
+	void *(*acquire)(struct ring *r, int *index);	/* checks the last copy is done */
+	void *(*ptr)(void *b);
+	void (*h2d)(struct ring *r, void *b, size_t off, size_t n);
+	void (*d2h)(struct ring *r, void *b, size_t off, size_t n);
+	void (*wait)(void *b);
+	void (*release)(void *b);
+};
+
+/* FILE to the device through the ring, then back into OUT, the oldest result written
+ * out (slowly) while the next ones are being copied. */
+static void
+ring_copy(struct ring *r, int k, input *in, output *out, long long slow_ms)
+{
+	size_t off = 0, n;
+	int idx;
+	unsigned seq = 0;
+	void *b;
+
+	for (;;) {
+		b = r->acquire(r, &idx);
+		if ((n = in_read(in, r->ptr(b), r->cap)) == 0) {
+			r->release(b);
+			break;
+		}
+		r->h2d(r, b, off, n);
+		printf("h2d %u %d\n", seq++, idx);
+		off += n;
+	}
+	void **q = xcalloc((size_t)k, sizeof *q);
+	size_t *qlen = xcalloc((size_t)k, sizeof *qlen), sent = 0;
+	int qn = 0;
+	seq = 0;
+	while (sent < off || qn > 0) {
+		while (qn < k && sent < off) {	/* every buffer not waiting to be written */
+			q[qn] = r->acquire(r, &idx);
+			qlen[qn] = MIN(r->cap, off - sent);
+			r->d2h(r, q[qn], sent, qlen[qn]);
+			printf("d2h %u %d\n", seq++, idx);
+			sent += qlen[qn++];
+		}
+		r->wait(q[0]);
+		out_write(out, r->ptr(q[0]), qlen[0]);
+		if (slow_ms > 0)
+			nanosleep(&(struct timespec){slow_ms / 1000, slow_ms % 1000 * 1000000}, NULL);
+		r->release(q[0]);
+		memmove(q, q + 1, (size_t)--qn * sizeof *q);
+		memmove(qlen, qlen + 1, (size_t)qn * sizeof *qlen);
+	}
+	free(q);
+	free(qlen);
+}
+
+struct cl_ring {
+	struct ring r;
+	clstaging *s;
+	cl_mem dev;
+	cl_event *last;		/* each buffer's last copy, kept to check it */
+};
+
+static void *
+cl_acquire(struct ring *r, int *index)
+{
+	struct cl_ring *c = (struct cl_ring *)r;
+	struct clstage *b = clstaging_acquire(c->s);
+	cl_int st;
+	*index = b->index;
+	if (c->last[b->index] != NULL) {
+		CL_CHECK(clGetEventInfo(c->last[b->index], CL_EVENT_COMMAND_EXECUTION_STATUS,
+		    sizeof st, &st, NULL));
+		if (st != CL_COMPLETE)
+			die("buffer %d came back before its copy completed", b->index);
+		CL_CHECK(clReleaseEvent(c->last[b->index]));
+		c->last[b->index] = NULL;
+	}
+	return b;
+}
+
+static void *
+cl_ptr(void *b)
+{
+	return ((struct clstage *)b)->p;
+}
+
+static void
+cl_keep(struct cl_ring *c, struct clstage *b)
+{
+	CL_CHECK(clRetainEvent(b->done));
+	c->last[b->index] = b->done;
+}
+
+static void
+cl_h2d(struct ring *r, void *b, size_t off, size_t n)
+{
+	struct cl_ring *c = (struct cl_ring *)r;
+	clstaging_h2d(c->s, b, c->dev, off, n);
+	cl_keep(c, b);
+}
+
+static void
+cl_d2h(struct ring *r, void *b, size_t off, size_t n)
+{
+	struct cl_ring *c = (struct cl_ring *)r;
+	clstaging_d2h(c->s, b, c->dev, off, n);
+	cl_keep(c, b);
+}
+
+static void
+cl_wait(void *b)
+{
+	clstaging_wait(b);
+}
+
+static void
+cl_release(void *b)
+{
+	clstaging_release(b);
+}
+
+#ifdef ACCELKIT_CUDA
+struct cuda_ring {
+	struct ring r;
+	staging *s;
+	char *dev;
+};
+
+static void *
+cuda_acquire(struct ring *r, int *index)
+{
+	struct stage *b = staging_acquire(((struct cuda_ring *)r)->s);
+	*index = b->index;
+	if (cudaEventQuery(b->done) != cudaSuccess)
+		die("buffer %d came back before its copy completed", b->index);
+	return b;
+}
+
+static void *
+cuda_ptr(void *b)
+{
+	return ((struct stage *)b)->p;
+}
+
+static void
+cuda_h2d(struct ring *r, void *b, size_t off, size_t n)
+{
+	struct cuda_ring *c = (struct cuda_ring *)r;
+	staging_h2d(c->s, b, c->dev + off, n);
+}
+
+static void
+cuda_d2h(struct ring *r, void *b, size_t off, size_t n)
+{
+	struct cuda_ring *c = (struct cuda_ring *)r;
+	staging_d2h(c->s, b, c->dev + off, n);
+}
+
+static void
+cuda_wait(void *b)
+{
+	staging_wait(b);
+}
+
+static void
+cuda_release(void *b)
+{
+	staging_release(b);
+}
+#endif
+
+static int
+cmd_stage(int argc, char **argv, struct common_opts *co)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG, CLI_PLATFORM_LONG,
+		{"chunk", required_argument, NULL, 'c'},
+		{"slow", required_argument, NULL, 's'},
+		{NULL, 0, NULL, 0},
+	};
+	int cl = strcmp(argv[0], "stage-cl") == 0, c, k = 2;
+	size_t chunk = 1 << 20;
+	long long slow_ms = 0;
+
+	argv[0] = (char *)progname;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "k:c:s:", longopts, NULL)) != -1) {
+		if (c == 'k')
+			k = (int)cli_int("-k", optarg, 1, 64);
+		else if (c == 'c')
+			chunk = cli_size("--chunk", optarg);
+		else if (c == 's')
+			slow_ms = cli_int("--slow", optarg, 0, 10000);
+		else
+			cli_common(c, optarg, co, usage);
+	}
+	if (argc - optind != 2 || chunk == 0)
+		usage_error("stage needs FILE OUT");
+	cli_finish(co);
+	input *in = in_open(argv[optind]);
+	int64_t size = in_remaining(in);
+	if (size < 0)
+		die("%s: the staging test needs a regular file", in_name(in));
+	output *out = out_open(argv[optind + 1]);
+	if (cl) {
+		struct clx x;
+		clx_open(co->device, co->platform, 0, &x);
+		struct cl_ring r = {.r = {chunk, cl_acquire, cl_ptr, cl_h2d, cl_d2h, cl_wait, cl_release}};
+		r.s = clstaging_open(x.ctx, x.queue, k, chunk);
+		r.dev = CL_CREATE(clCreateBuffer(x.ctx, CL_MEM_READ_WRITE, MAX((size_t)size, 1),
+		    NULL, &cl_err_));
+		r.last = xcalloc((size_t)k, sizeof *r.last);
+		ring_copy(&r.r, k, in, out, slow_ms);
+		for (int i = 0; i < k; i++)
+			if (r.last[i] != NULL)
+				CL_CHECK(clReleaseEvent(r.last[i]));
+		free(r.last);
+		clstaging_close(r.s);
+		CL_CHECK(clReleaseMemObject(r.dev));
+		clx_close(&x);
+	} else {
+		struct cuda_dev d;
+		cuda_select(co->device, 0, &d);
+		if (!d.gpu)
+			die("stage-cuda needs a GPU");
+#ifdef ACCELKIT_CUDA
+		struct cuda_ring r = {.r = {chunk, cuda_acquire, cuda_ptr, cuda_h2d, cuda_d2h, cuda_wait,
+		    cuda_release}};
+		cudaStream_t stream;
+		CUDA_CHECK(cudaStreamCreate(&stream));
+		r.s = staging_open(k, chunk, stream);
+		if (!staging_pinned(r.s))
+			die("staging: the buffers are not pinned");
+		CUDA_CHECK(cudaMalloc((void **)&r.dev, MAX((size_t)size, 1)));
+		ring_copy(&r.r, k, in, out, slow_ms);
+		staging_close(r.s);
+		/* and cuda_pin on memory that exists: a pinned copy there and back */
+		char *h = xmalloc(MAX((size_t)size, 1));
+		memset(h, 0, MAX((size_t)size, 1));
+		if (!cuda_pin(h, MAX((size_t)size, 1), "acctest"))
+			die("cuda_pin failed");
+		CUDA_CHECK(cudaMemcpy(h, r.dev, (size_t)size, cudaMemcpyDeviceToHost));
+		CUDA_CHECK(cudaMemcpy(r.dev, h, (size_t)size, cudaMemcpyHostToDevice));
+		cuda_unpin(h);
+		free(h);
+		CUDA_CHECK(cudaFree(r.dev));
+		CUDA_CHECK(cudaStreamDestroy(stream));
+#endif
+	}
+	out_close(out);
+	in_close(in);
+	stdout_finish();
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -563,6 +825,8 @@ main(int argc, char **argv)
 		return cmd_speech(argc, argv, &co);
 	if (strcmp(cmd, "par") == 0)
 		return cmd_par(argc, argv, &co);
+	if (strcmp(cmd, "stage-cl") == 0 || strcmp(cmd, "stage-cuda") == 0)
+		return cmd_stage(argc, argv, &co);
 	if (strcmp(cmd, "int") == 0 || strcmp(cmd, "double") == 0 || strcmp(cmd, "size") == 0)
 		return cmd_number(argc, argv);
 	if (strcmp(cmd, "f32") == 0 || strcmp(cmd, "f64") == 0 || strcmp(cmd, "fixed") == 0)

@@ -861,6 +861,40 @@ print("same")'
 	assert_equal "$stderr" ""
 }
 
+# ---- pinned staging rings (common/clstaging.h, common/staging.h) ----
+
+# ring_ok OUTPUT K CHUNKS: both directions used the K buffers in turn, CHUNKS each way.
+ring_ok() {
+	printf '%s\n' "$1" | awk -v k="$2" -v n="$3" '
+		{ if ($3 != $2 % k || $2 != c[$1]++) bad = 1 }
+		END { exit bad || c["h2d"] != n || c["d2h"] != n }'
+}
+
+@test "the OpenCL staging ring copies a file to the device and back unchanged, buffers in turn under a slow consumer" {
+	head -c 2500001 /dev/urandom > r.bin
+	run -0 acctest stage-cl -k 3 --chunk 100000 --slow 2 r.bin back.bin
+	cmp r.bin back.bin
+	ring_ok "$output" 3 26
+	run -0 acctest stage-cl -k 1 --chunk 1000000 r.bin back.bin
+	cmp r.bin back.bin
+	ring_ok "$output" 1 3
+	: > empty.bin
+	run -0 acctest stage-cl empty.bin back.bin
+	assert_output ""
+	cmp empty.bin back.bin
+}
+
+@test "the CUDA staging ring copies a file to the GPU and back unchanged through pinned buffers in turn" {
+	require_gpu
+	head -c 25000001 /dev/urandom > r.bin
+	run -0 acctest stage-cuda -k 3 --chunk 1000000 --slow 2 r.bin back.bin
+	cmp r.bin back.bin
+	ring_ok "$output" 3 26
+	run -0 acctest stage-cuda -k 2 --chunk 64M r.bin back.bin
+	cmp r.bin back.bin
+	ring_ok "$output" 2 1
+}
+
 @test "a write error is reported with exit status 1" {
 	printf '1 2\n' > m.txt
 	run -1 --separate-stderr sh -c 'acctest read m.txt > /dev/full'
