@@ -100,7 +100,8 @@ make(void *ctx, void *slot, uint64_t k)
 		c->cap = want;
 		c->data = xmalloc(c->cap + 1);
 	}
-	memcpy(c->data, e->tail, e->tail_len);
+	if (e->tail_len > 0)
+		memcpy(c->data, e->tail, e->tail_len);
 	len = e->tail_len;
 	c->hint = e->tail_hint;
 	e->tail_len = 0;
@@ -123,8 +124,8 @@ make(void *ctx, void *slot, uint64_t k)
 		int hint = 0;
 		if ((cut = e->ops->cut(c->data, len, &hint)) > 0) {
 			e->tail_len = len - cut;
-			if (e->tail_len > e->tail_cap) {
-				e->tail_cap = MAX(e->tail_len, 2 * e->tail_cap);
+			if (e->tail == NULL || e->tail_len > e->tail_cap) {
+				e->tail_cap = MAX(MAX(e->tail_len, 2 * e->tail_cap), 64);
 				free(e->tail);
 				e->tail = xmalloc(e->tail_cap);
 			}

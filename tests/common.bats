@@ -108,6 +108,36 @@ print("same")'
 	assert_output "$(printf '0.1\n0.30000000000000004\n1e+100')"
 }
 
+@test "float32 output reads back over the whole range, at most a digit longer than numpy's shortest" {
+	py -c '
+import numpy as np
+r = np.random.default_rng(21)
+bits = r.integers(0, 2**31 - 2**23, 20000, dtype=np.uint32)      # positive finite floats
+v = np.concatenate([bits.view(np.float32), (r.standard_normal(20000) * 10.0 ** r.integers(-30, 30, 20000)).astype(np.float32)])
+np.save("v.npy", v)
+open("args", "w").write(" ".join(repr(float(x)) for x in v))'
+	acctest f32 $(cat args) > got.txt
+	run -0 py -c '
+import numpy as np
+v = np.load("v.npy")
+got = open("got.txt").read().split()
+assert len(got) == len(v)
+def sig(t):
+    m = t.lower().split("e")[0].lstrip("-").replace(".", "").lstrip("0")
+    return len(m.rstrip("0")) or 1
+longer = 0
+for x, t in zip(v, got):
+    assert np.float32(t) == x, (x, t)
+    d = sig(t) - sig(np.format_float_scientific(x, unique=True))
+    assert 0 <= d <= 1, (x, t)
+    longer += d
+# The candidates are roundings of the 9-digit string, not of the exact value: 13700.60546875
+# gives "13700.6055", where 13700.605 would do. Rare, and never wrong.
+assert longer < len(v) / 200, longer
+print("ok")'
+	assert_output "ok"
+}
+
 @test "fixed-point output matches printf, ties included" {
 	args='0.5 0.1234565 -0.0000001 2.5e-7 0.9999995 123.456789 -3 0.0000005'
 	run -0 acctest fixed 6 $args
