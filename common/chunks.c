@@ -205,6 +205,20 @@ chunks_next(chunks *e)
 	return c;
 }
 
+int
+chunks_take(chunks *e, struct chunk **cur, size_t *next,
+    size_t (*count)(const struct chunk *c))
+{
+	while (*cur == NULL || *next == count(*cur)) {
+		if (*cur != NULL && (*cur)->err_line != 0)
+			chunk_die(e, *cur);
+		if ((*cur = chunks_next(e)) == NULL)
+			return 0;
+		*next = 0;
+	}
+	return 1;
+}
+
 void
 chunks_close(chunks *e)
 {

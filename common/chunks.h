@@ -104,6 +104,13 @@ void chunks_close(chunks *e);
 uint64_t chunks_lines(const chunks *e);
 const char *chunks_name(const chunks *e);
 
+/* For callers that take a chunk's records one at a time: makes *cur a chunk with a
+ * record left at *next, moving on to the next chunk (then *next = 0) when count(*cur)
+ * are taken, and reporting a chunk's error once the records before it are taken (so
+ * set *cur = NULL to begin). 0 at the end of the input. */
+int chunks_take(chunks *e, struct chunk **cur, size_t *next,
+    size_t (*count)(const struct chunk *c));
+
 /* For parsers: records the chunk's first error at line (within the chunk, 1-based). */
 void chunk_fail(struct chunk *c, uint64_t line, const char *fmt, ...) PRINTF_LIKE(3, 4);
 /* For the caller: "prog: FILE:LINE: message" for the chunk's error, exit 1. */

@@ -179,18 +179,21 @@ dense_free_res(void *res)
 
 static const struct chunk_ops dense_ops = {chunk_cut_lines, dense_parse_chunk, dense_free_res};
 
+static size_t
+dense_rows(const struct chunk *c)
+{
+	return ((const struct dense_res *)c->res)->nrows;
+}
+
 /* Makes the current chunk one with a row left to read; 0 at the end of the input.
  * A chunk's error is reported once the rows before it are read. */
 static int
 text_rows_left(dstream *s)
 {
-	while (s->cur == NULL || s->ri == ((struct dense_res *)s->cur->res)->nrows) {
-		if (s->cur != NULL && s->cur->err_line != 0)
-			chunk_die(s->chunks, s->cur);
-		if ((s->cur = chunks_next(s->chunks)) == NULL)
-			return 0;
-		s->ri = s->vi = 0;
-	}
+	if (!chunks_take(s->chunks, &s->cur, &s->ri, dense_rows))
+		return 0;
+	if (s->ri == 0)
+		s->vi = 0;	/* a new chunk (its slot may be the last one's) */
 	return 1;
 }
 

@@ -182,30 +182,6 @@ in_take(input *in, size_t max, size_t *got)
 	return p;
 }
 
-size_t
-in_read(input *in, void *dst, size_t n)
-{
-	size_t done = 0;
-	unsigned char *d = dst;
-
-	/* Buffered bytes first, then straight into the caller's memory. */
-	size_t have = MIN(n, in->end - in->start);
-	memcpy(d, in->buf + in->start, have);
-	in->start += have;
-	done = have;
-	while (done < n && !in->eof) {
-		ssize_t r = read(in->fd, d + done, n - done);
-		if (r > 0)
-			done += (size_t)r;
-		else if (r == 0)
-			in->eof = 1;
-		else if (errno != EINTR)
-			die_errno(in->name);
-	}
-	in->off += done;
-	return done;
-}
-
 /* Whether a read(2) would return at once (data or end of input). */
 static int
 ready(const input *in)
@@ -214,15 +190,17 @@ ready(const input *in)
 	return in->size >= 0 || poll(&p, 1, 0) > 0;
 }
 
-size_t
-in_read_avail(input *in, void *dst, size_t n)
+/* Buffered bytes first, then straight into the caller's memory: up to n bytes, all of
+ * them unless at the end of input, or (!all) only while more is ready at once. */
+static size_t
+read_into(input *in, void *dst, size_t n, int all)
 {
 	unsigned char *d = dst;
 	size_t done = MIN(n, in->end - in->start);
 
 	memcpy(d, in->buf + in->start, done);
 	in->start += done;
-	while (done < n && !in->eof && (done == 0 || ready(in))) {
+	while (done < n && !in->eof && (all || done == 0 || ready(in))) {
 		ssize_t r = read(in->fd, d + done, n - done);
 		if (r > 0)
 			done += (size_t)r;
@@ -233,6 +211,18 @@ in_read_avail(input *in, void *dst, size_t n)
 	}
 	in->off += done;
 	return done;
+}
+
+size_t
+in_read(input *in, void *dst, size_t n)
+{
+	return read_into(in, dst, n, 1);
+}
+
+size_t
+in_read_avail(input *in, void *dst, size_t n)
+{
+	return read_into(in, dst, n, 0);
 }
 
 uint64_t

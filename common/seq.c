@@ -48,6 +48,12 @@ recs_add(struct recs *r, size_t off, size_t len, uint64_t line)
 	r->r[r->n++] = (struct rec){off, len, line};
 }
 
+static size_t
+recs_count(const struct chunk *c)
+{
+	return ((const struct recs *)c->res)->n;
+}
+
 static void
 recs_free(void *res)
 {
@@ -212,17 +218,10 @@ seq_count(const seqfile *f)
 int
 seq_next(seqfile *f, const unsigned char **s, size_t *len)
 {
-	struct recs *r;
-
 	/* A chunk's error comes once the records before it are handed out. */
-	while (f->cur == NULL || f->next == (r = f->cur->res)->n) {
-		if (f->cur != NULL && f->cur->err_line != 0)
-			chunk_die(f->ch, f->cur);
-		if ((f->cur = chunks_next(f->ch)) == NULL)
-			return 0;
-		f->next = 0;
-	}
-	const struct rec *x = &r->r[f->next++];
+	if (!chunks_take(f->ch, &f->cur, &f->next, recs_count))
+		return 0;
+	const struct rec *x = &((const struct recs *)f->cur->res)->r[f->next++];
 	*s = (const unsigned char *)f->cur->data + x->off;
 	*len = x->len;
 	f->lineno = f->cur->line0 + x->line;
@@ -273,6 +272,12 @@ parse_pairs(void *ctx, struct chunk *c)
 	c->lines = it.n;
 }
 
+static size_t
+pairs_count(const struct chunk *c)
+{
+	return ((const struct pairs_res *)c->res)->n;
+}
+
 static void
 pairs_free(void *res)
 {
@@ -303,21 +308,15 @@ seq_pair_next(input *in, const unsigned char **a, size_t *alen,
     const unsigned char **b, size_t *blen)
 {
 	struct pairs *p = in_reader(in);
-	struct pairs_res *r;
 
 	if (p == NULL) {
 		p = xcalloc(1, sizeof *p);
 		p->ch = chunks_open(in, &pairs_ops, NULL);
 		in_set_reader(in, p, pairs_close);
 	}
-	while (p->cur == NULL || p->next == (r = p->cur->res)->n) {
-		if (p->cur != NULL && p->cur->err_line != 0)
-			chunk_die(p->ch, p->cur);
-		if ((p->cur = chunks_next(p->ch)) == NULL)
-			return 0;
-		p->next = 0;
-	}
-	const struct pair *x = &r->p[p->next++];
+	if (!chunks_take(p->ch, &p->cur, &p->next, pairs_count))
+		return 0;
+	const struct pair *x = &((const struct pairs_res *)p->cur->res)->p[p->next++];
 	*a = (const unsigned char *)p->cur->data + x->a;
 	*alen = x->alen;
 	*b = (const unsigned char *)p->cur->data + x->b;
