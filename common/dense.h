@@ -5,7 +5,10 @@
  * reads them in the C locale; NaN and Inf are errors unless MAT_ALLOW_NONFINITE.
  * NPY (versions 1-3): 2-D, or 1-D read as one column; <f4 or <f8; C order.
  * The format is recognised by NPY's magic bytes, on any input, stdin included.
- * Errors name the file and line (text) or byte offset (NPY), and exit 1. */
+ * Errors name the file and line (text) or byte offset (NPY), and exit 1.
+ * Text is parsed in chunks on the threads -j gives (chunks.h): the same numbers and
+ * the same first bad line as one thread; text output is formatted the same way
+ * (out_par in output.h). */
 #ifndef ACCELKIT_DENSE_H
 #define ACCELKIT_DENSE_H
 
