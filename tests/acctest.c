@@ -26,7 +26,7 @@
  *       copies FILE through a staging ring (clstaging.h, staging.h) to the device and
  *       back into OUT, K buffers of BYTES, the results written out slowly; prints
  *       "h2d|d2h CHUNK BUFFER" for each copy, and checks that a buffer comes back from
- *       the ring only once its last copy has completed
+ *       the ring only once its last copy has completed; -v gives each way's GB/s
  *   acctest devices                   both device lists
  *   acctest tune DESC PATTERN...      the index of the first pattern that matches DESC */
 #include <stdio.h>
@@ -555,6 +555,7 @@ struct ring {
 	void (*d2h)(struct ring *r, void *b, size_t off, size_t n);
 	void (*wait)(void *b);
 	void (*release)(void *b);
+	void (*sync)(struct ring *r);	/* waits for every copy */
 };
 
 /* FILE to the device through the ring, then back into OUT, the oldest result written
@@ -566,6 +567,7 @@ ring_copy(struct ring *r, int k, input *in, output *out, long long slow_ms)
 	int idx;
 	unsigned seq = 0;
 	void *b;
+	double t = now_sec();
 
 	for (;;) {
 		b = r->acquire(r, &idx);
@@ -577,6 +579,11 @@ ring_copy(struct ring *r, int k, input *in, output *out, long long slow_ms)
 		printf("h2d %u %d\n", seq++, idx);
 		off += n;
 	}
+	r->sync(r);
+	t = now_sec() - t;
+	vlog("to the device: %zu bytes in %.1f ms, %.2f GB/s, reading the file included", off,
+	    t * 1e3, (double)off / t / 1e9);
+	t = now_sec();
 	void **q = xcalloc((size_t)k, sizeof *q);
 	size_t *qlen = xcalloc((size_t)k, sizeof *qlen), sent = 0;
 	int qn = 0;
@@ -597,6 +604,9 @@ ring_copy(struct ring *r, int k, input *in, output *out, long long slow_ms)
 		memmove(q, q + 1, (size_t)--qn * sizeof *q);
 		memmove(qlen, qlen + 1, (size_t)qn * sizeof *qlen);
 	}
+	t = now_sec() - t;
+	vlog("back: %zu bytes in %.1f ms, %.2f GB/s, writing the file included", off, t * 1e3,
+	    (double)off / t / 1e9);
 	free(q);
 	free(qlen);
 }
@@ -604,6 +614,7 @@ ring_copy(struct ring *r, int k, input *in, output *out, long long slow_ms)
 struct cl_ring {
 	struct ring r;
 	clstaging *s;
+	cl_command_queue queue;
 	cl_mem dev;
 	cl_event *last;		/* each buffer's last copy, kept to check it */
 };
@@ -667,10 +678,17 @@ cl_release(void *b)
 	clstaging_release(b);
 }
 
+static void
+cl_sync(struct ring *r)
+{
+	CL_CHECK(clFinish(((struct cl_ring *)r)->queue));
+}
+
 #ifdef ACCELKIT_CUDA
 struct cuda_ring {
 	struct ring r;
 	staging *s;
+	cudaStream_t stream;
 	char *dev;
 };
 
@@ -715,6 +733,12 @@ cuda_release(void *b)
 {
 	staging_release(b);
 }
+
+static void
+cuda_sync(struct ring *r)
+{
+	CUDA_CHECK(cudaStreamSynchronize(((struct cuda_ring *)r)->stream));
+}
 #endif
 
 static int
@@ -752,7 +776,8 @@ cmd_stage(int argc, char **argv, struct common_opts *co)
 	if (cl) {
 		struct clx x;
 		clx_open(co->device, co->platform, 0, &x);
-		struct cl_ring r = {.r = {chunk, cl_acquire, cl_ptr, cl_h2d, cl_d2h, cl_wait, cl_release}};
+		struct cl_ring r = {.r = {chunk, cl_acquire, cl_ptr, cl_h2d, cl_d2h, cl_wait, cl_release,
+		    cl_sync}, .queue = x.queue};
 		r.s = clstaging_open(x.ctx, x.queue, k, chunk);
 		r.dev = CL_CREATE(clCreateBuffer(x.ctx, CL_MEM_READ_WRITE, MAX((size_t)size, 1),
 		    NULL, &cl_err_));
@@ -772,10 +797,9 @@ cmd_stage(int argc, char **argv, struct common_opts *co)
 			die("stage-cuda needs a GPU");
 #ifdef ACCELKIT_CUDA
 		struct cuda_ring r = {.r = {chunk, cuda_acquire, cuda_ptr, cuda_h2d, cuda_d2h, cuda_wait,
-		    cuda_release}};
-		cudaStream_t stream;
-		CUDA_CHECK(cudaStreamCreate(&stream));
-		r.s = staging_open(k, chunk, stream);
+		    cuda_release, cuda_sync}};
+		CUDA_CHECK(cudaStreamCreate(&r.stream));
+		r.s = staging_open(k, chunk, r.stream);
 		if (!staging_pinned(r.s))
 			die("staging: the buffers are not pinned");
 		CUDA_CHECK(cudaMalloc((void **)&r.dev, MAX((size_t)size, 1)));
@@ -791,7 +815,7 @@ cmd_stage(int argc, char **argv, struct common_opts *co)
 		cuda_unpin(h);
 		free(h);
 		CUDA_CHECK(cudaFree(r.dev));
-		CUDA_CHECK(cudaStreamDestroy(stream));
+		CUDA_CHECK(cudaStreamDestroy(r.stream));
 #endif
 	}
 	out_close(out);
