@@ -896,7 +896,8 @@ print("same")'
 # ring_ok OUTPUT K CHUNKS: both directions used the K buffers in turn, CHUNKS each way.
 ring_ok() {
 	printf '%s\n' "$1" | awk -v k="$2" -v n="$3" '
-		{ if ($3 != $2 % k || $2 != c[$1]++) bad = 1 }
+		{ if ($2 != c[$1]++ || $3 >= k || (($1 in last) && $3 != (last[$1] + 1) % k)) bad = 1
+		  last[$1] = $3 }
 		END { exit bad || c["h2d"] != n || c["d2h"] != n }'
 }
 
