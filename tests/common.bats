@@ -909,6 +909,9 @@ ring_ok() {
 	run -0 acctest stage-cl -k 1 --chunk 1000000 r.bin back.bin
 	cmp r.bin back.bin
 	ring_ok "$output" 1 3
+	run -0 acctest stage-cl -k 2 --chunk 2000000 r.bin back.bin
+	cmp r.bin back.bin
+	ring_ok "$output" 2 2
 	: > empty.bin
 	run -0 acctest stage-cl empty.bin back.bin
 	assert_output ""
