@@ -7,12 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunks.h"
 #include "cli.h"
 #include "err.h"
 #include "numparse.h"
 
 static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 #define NPY_HEADER_TOTAL 128	/* what we write: magic, version, length, dict, padding */
+
+struct dense_ctx {
+	int flags;
+	enum dtype dt;		/* how the chunks keep their numbers */
+};
 
 struct dstream {
 	input *in;
@@ -24,8 +30,10 @@ struct dstream {
 	uint64_t rows_total, rows_done;
 	uint64_t data_off;	/* input offset of the first element */
 	/* text */
-	double *row;		/* one parsed row; cols + 1 slots to catch long rows */
-	int pending;		/* row already holds the first data row */
+	chunks *chunks;
+	struct dense_ctx ctx;
+	struct chunk *cur;	/* the chunk rows are read from */
+	size_t ri, vi;		/* its next row, and that row's first number */
 	uint64_t lineno, first_lineno;
 };
 
@@ -36,43 +44,157 @@ is_blank(int c)
 }
 
 size_t
+dense_parse_span(const char *p, const char *end, void *vals, enum dtype dt, size_t cap,
+    int flags, char *err)
+{
+	size_t n = 0;
+
+	for (;;) {
+		while (p < end && is_blank(*p))
+			p++;
+		if (p == end || *p == '\0' || *p == '#')
+			return n;
+		if (*p == ',') {
+			snprintf(err, DENSE_ERR, "empty field in column %zu", n + 1);
+			return SIZE_MAX;
+		}
+		double v;
+		const char *e = parse_double(p, &v);
+		if (e == p || e > end || !(e == end || *e == '\0' || *e == ',' || *e == '#' ||
+		    is_blank(*e))) {
+			size_t len = 0;
+			while (p + len < end && p[len] != '\0' && strchr(" \t\r,#", p[len]) == NULL)
+				len++;
+			snprintf(err, DENSE_ERR, "column %zu: not a number: '%.*s'%s", n + 1,
+			    (int)MIN(len, 40), p, len > 40 ? "..." : "");
+			return SIZE_MAX;
+		}
+		if (!(flags & MAT_ALLOW_NONFINITE) && !isfinite(v)) {
+			snprintf(err, DENSE_ERR, "column %zu: %s is not allowed", n + 1,
+			    isnan(v) ? "NaN" : "Inf");
+			return SIZE_MAX;
+		}
+		if (n < cap) {
+			if (dt == DT_F32)
+				((float *)vals)[n] = (float)v;
+			else
+				((double *)vals)[n] = v;
+		}
+		n++;
+		p = e;
+		while (p < end && is_blank(*p))
+			p++;
+		if (p < end && *p == ',') {
+			p++;
+			while (p < end && is_blank(*p))
+				p++;
+			if (p == end || *p == '\0' || *p == '#' || *p == ',') {
+				snprintf(err, DENSE_ERR, "empty field in column %zu", n + 1);
+				return SIZE_MAX;
+			}
+		}
+	}
+}
+
+size_t
 dense_parse_line(char *line, double *vals, size_t cap, const char *file, uint64_t lineno,
     int flags)
 {
-	size_t n = 0;
-	char *p = line;
+	char err[DENSE_ERR];
+	size_t n = dense_parse_span(line, line + strlen(line), vals, DT_F64, cap, flags, err);
+	if (n == SIZE_MAX)
+		die_at(file, lineno, "%s", err);
+	return n;
+}
 
-	for (;;) {
-		while (is_blank(*p))
-			p++;
-		if (*p == '\0' || *p == '#')
-			return n;
-		if (*p == ',')
-			die_at(file, lineno, "empty field in column %zu", n + 1);
-		double v;
-		const char *end = parse_double(p, &v);
-		if (end == p || !(*end == '\0' || *end == ',' || *end == '#' || is_blank(*end))) {
-			size_t len = strcspn(p, " \t\r,#");
-			die_at(file, lineno, "column %zu: not a number: '%.*s'%s", n + 1,
-			    (int)MIN(len, 40), p, len > 40 ? "..." : "");
-		}
-		if (!(flags & MAT_ALLOW_NONFINITE) && !isfinite(v))
-			die_at(file, lineno, "column %zu: %s is not allowed", n + 1,
-			    isnan(v) ? "NaN" : "Inf");
-		if (n < cap)
-			vals[n] = v;
-		n++;
-		p = (char *)end;
-		while (is_blank(*p))
-			p++;
-		if (*p == ',') {
-			p++;
-			while (is_blank(*p))
-				p++;
-			if (*p == '\0' || *p == '#' || *p == ',')
-				die_at(file, lineno, "empty field in column %zu", n + 1);
-		}
+/* ---- text in chunks (chunks.h) ---- */
+
+struct drow {
+	uint64_t line;		/* within the chunk */
+	size_t width;
+};
+
+/* A chunk's data rows: their numbers one after another, as dt. */
+struct dense_res {
+	char *val;
+	size_t nval, capval;
+	struct drow *row;
+	size_t nrows, caprows;
+};
+
+static void
+dense_parse_chunk(void *ctx, struct chunk *c)
+{
+	const struct dense_ctx *x = ctx;
+	struct dense_res *r = c->res;
+	size_t esz = dtype_size(x->dt);
+	const char *p = c->data, *end = p + c->len;
+	uint64_t line = 0;
+	char err[DENSE_ERR];
+
+	if (r == NULL) {
+		r = c->res = xcalloc(1, sizeof *r);
+		r->capval = c->len / 6 + 64;	/* a number takes 6 bytes or more, mostly */
+		r->val = xmallocarray(r->capval, esz);
+		r->caprows = 64;
+		r->row = xmallocarray(r->caprows, sizeof *r->row);
 	}
+	r->nval = r->nrows = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl != NULL ? nl : end;
+		size_t room = r->capval - r->nval, n;
+		line++;
+		while ((n = dense_parse_span(p, e, r->val + r->nval * esz, x->dt, room, x->flags, err)) > room &&
+		    n != SIZE_MAX) {
+			/* more numbers than room: grow and parse the line again */
+			r->capval = MAX(2 * r->capval, r->nval + n);
+			r->val = xreallocarray(r->val, r->capval, esz);
+			room = r->capval - r->nval;
+		}
+		if (n == SIZE_MAX)
+			return chunk_fail(c, line, "%s", err);
+		if (n > 0) {
+			if (r->nrows == r->caprows) {
+				r->caprows *= 2;
+				r->row = xreallocarray(r->row, r->caprows, sizeof *r->row);
+			}
+			r->row[r->nrows].line = line;
+			r->row[r->nrows++].width = n;
+			r->nval += n;
+		}
+		p = e + (nl != NULL);
+	}
+	c->lines = line;
+}
+
+static void
+dense_free_res(void *res)
+{
+	struct dense_res *r = res;
+	free(r->val);
+	free(r->row);
+	free(r);
+}
+
+static const struct chunk_ops dense_ops = {chunk_cut_lines, dense_parse_chunk, dense_free_res};
+
+static size_t
+dense_rows(const struct chunk *c)
+{
+	return ((const struct dense_res *)c->res)->nrows;
+}
+
+/* Makes the current chunk one with a row left to read; 0 at the end of the input.
+ * A chunk's error is reported once the rows before it are read. */
+static int
+text_rows_left(dstream *s)
+{
+	if (!chunks_take(s->chunks, &s->cur, &s->ri, dense_rows))
+		return 0;
+	if (s->ri == 0)
+		s->vi = 0;	/* a new chunk (its slot may be the last one's) */
+	return 1;
 }
 
 /* ---- NPY header ---- */
@@ -201,28 +323,10 @@ npy_open(dstream *s)
 		s->rows_total = 0;	/* n x 0: no data at all */
 }
 
-/* Reads the next data row of a text stream into s->row; returns its width, 0 at end. */
-static size_t
-text_next(dstream *s)
-{
-	char *line;
-	while ((line = in_getline(s->in, NULL)) != NULL) {
-		s->lineno = in_lineno(s->in);
-		size_t n = dense_parse_line(line, s->row, s->cols + 1, in_name(s->in), s->lineno,
-		    s->flags);
-		if (n == 0)
-			continue;
-		if (n != s->cols)
-			die_at(in_name(s->in), s->lineno,
-			    "row has %zu columns, expected %zu as on line %llu", n, s->cols,
-			    (unsigned long long)s->first_lineno);
-		return n;
-	}
-	return 0;
-}
-
-dstream *
-dstream_open(input *in, int flags)
+/* dstream_open with the element type text chunks keep their numbers in: the type the
+ * caller reads, so that copying them out is a memcpy. */
+static dstream *
+dstream_open_dt(input *in, int flags, enum dtype dt)
 {
 	dstream *s = xcalloc(1, sizeof *s);
 	size_t avail;
@@ -236,27 +340,21 @@ dstream_open(input *in, int flags)
 		return s;
 	}
 	/* Text: the first data row fixes the width. */
-	char *line;
-	size_t cap = 64;
-	s->row = xmallocarray(cap, sizeof *s->row);
-	while ((line = in_getline(in, NULL)) != NULL) {
-		s->lineno = in_lineno(in);
-		size_t n = dense_parse_line(line, s->row, cap, in_name(in), s->lineno, flags);
-		if (n == 0)
-			continue;
-		if (n > cap) {
-			/* A row wider than the buffer: parse it again with room for it all. */
-			cap = n + 1;
-			s->row = xreallocarray(s->row, cap, sizeof *s->row);
-			dense_parse_line(line, s->row, cap, in_name(in), s->lineno, flags);
-		}
-		s->cols = n;
-		s->first_lineno = s->lineno;
-		s->pending = 1;
-		s->row = xreallocarray(s->row, n + 1, sizeof *s->row);
-		break;
+	s->ctx.flags = flags;
+	s->ctx.dt = dt;
+	s->chunks = chunks_open(in, &dense_ops, &s->ctx);
+	if (text_rows_left(s)) {
+		const struct drow *first = &((struct dense_res *)s->cur->res)->row[s->ri];
+		s->cols = first->width;
+		s->first_lineno = s->cur->line0 + first->line;
 	}
 	return s;
+}
+
+dstream *
+dstream_open(input *in, int flags)
+{
+	return dstream_open_dt(in, flags, DT_F64);
 }
 
 void
@@ -264,7 +362,7 @@ dstream_close(dstream *s)
 {
 	if (s == NULL)
 		return;
-	free(s->row);
+	chunks_close(s->chunks);
 	free(s);
 }
 
@@ -356,30 +454,54 @@ npy_read_rows(dstream *s, size_t maxrows, enum dtype dt, void *dst)
 	return rows;
 }
 
+/* Up to maxrows text rows into dst as dt; stops at the end of the current chunk. */
+static size_t
+text_read_rows(dstream *s, size_t maxrows, enum dtype dt, void *dst)
+{
+	const struct dense_res *r = s->cur->res;
+	const struct drow *row = r->row + s->ri;
+	size_t take = MIN(maxrows, r->nrows - s->ri), k, cols = s->cols;
+
+	for (k = 0; k < take && row[k].width == cols; k++)
+		;
+	size_t n = k * cols;
+	if (dt == s->ctx.dt) {
+		memcpy(dst, r->val + s->vi * dtype_size(dt), n * dtype_size(dt));
+	} else if (dt == DT_F32) {
+		const double *v = (const double *)r->val + s->vi;
+		for (size_t i = 0; i < n; i++)
+			((float *)dst)[i] = (float)v[i];
+	} else {
+		const float *v = (const float *)r->val + s->vi;
+		for (size_t i = 0; i < n; i++)
+			((double *)dst)[i] = v[i];
+	}
+	s->ri += k;
+	s->vi += n;
+	if (k > 0)
+		s->lineno = s->cur->line0 + row[k - 1].line;
+	if (k < take)
+		die_at(in_name(s->in), s->cur->line0 + row[k].line,
+		    "row has %zu columns, expected %zu as on line %llu", row[k].width, cols,
+		    (unsigned long long)s->first_lineno);
+	return k;
+}
+
 size_t
 dstream_read(dstream *s, size_t maxrows, enum dtype dt, void *dst)
 {
 	if (s->npy)
 		return npy_read_rows(s, maxrows, dt, dst);
 	size_t r = 0;
-	while (r < maxrows && (s->pending || text_next(s) > 0)) {
-		s->pending = 0;
-		if (dt == DT_F32) {
-			float *d = (float *)dst + r * s->cols;
-			for (size_t j = 0; j < s->cols; j++)
-				d[j] = (float)s->row[j];
-		} else {
-			memcpy((double *)dst + r * s->cols, s->row, s->cols * sizeof(double));
-		}
-		r++;
-	}
+	while (r < maxrows && s->cols > 0 && text_rows_left(s))
+		r += text_read_rows(s, maxrows - r, dt, (char *)dst + r * s->cols * dtype_size(dt));
 	return r;
 }
 
 void
 mat_read(input *in, enum dtype dt, int flags, struct matrix *m)
 {
-	dstream *s = dstream_open(in, flags);
+	dstream *s = dstream_open_dt(in, flags, dt);
 	size_t esz = dtype_size(dt), cols = s->cols;
 
 	memset(m, 0, sizeof *m);
@@ -472,6 +594,27 @@ npy_patch_header(output *o, uint64_t header_offset, enum dtype dt, size_t rows, 
 	out_pwrite(o, header_offset, buf, (size_t)npy_header_text(buf, dt, rows, cols));
 }
 
+/* out_par's formatter for mat_write: rows tab-separated, shortest round-trip numbers. */
+static void
+format_rows(void *ctx, size_t first, size_t count, struct obuf *b)
+{
+	const struct matrix *m = ctx;
+
+	for (size_t i = first; i < first + count; i++) {
+		char *w = obuf_room(b, m->cols * 49 + 1);
+		for (size_t j = 0; j < m->cols; j++) {
+			if (j > 0)
+				*w++ = '\t';
+			if (m->dtype == DT_F32)
+				w += fmt_f32(w, ((const float *)m->data)[i * m->cols + j]);
+			else
+				w += fmt_f64(w, ((const double *)m->data)[i * m->cols + j]);
+		}
+		*w++ = '\n';
+		b->len = (size_t)(w - b->p);
+	}
+}
+
 void
 mat_write(output *o, const struct matrix *m, int fmt)
 {
@@ -480,17 +623,9 @@ mat_write(output *o, const struct matrix *m, int fmt)
 		out_write(o, m->data, m->rows * m->cols * dtype_size(m->dtype));
 		return;
 	}
-	for (size_t i = 0; i < m->rows; i++) {
-		for (size_t j = 0; j < m->cols; j++) {
-			if (j > 0)
-				out_putc(o, '\t');
-			if (m->dtype == DT_F32)
-				out_f32(o, ((const float *)m->data)[i * m->cols + j]);
-			else
-				out_f64(o, ((const double *)m->data)[i * m->cols + j]);
-		}
-		out_putc(o, '\n');
-	}
+	/* chunks of about 64K numbers, formatted on the threads */
+	out_par(o, m->rows, MAX((size_t)1, ((size_t)1 << 16) / MAX(m->cols, (size_t)1)),
+	    format_rows, (void *)m);
 }
 
 void

@@ -5,7 +5,10 @@
  * reads them in the C locale; NaN and Inf are errors unless MAT_ALLOW_NONFINITE.
  * NPY (versions 1-3): 2-D, or 1-D read as one column; <f4 or <f8; C order.
  * The format is recognised by NPY's magic bytes, on any input, stdin included.
- * Errors name the file and line (text) or byte offset (NPY), and exit 1. */
+ * Errors name the file and line (text) or byte offset (NPY), and exit 1.
+ * Text is parsed in chunks on the threads -j gives (chunks.h): the same numbers and
+ * the same first bad line as one thread; text output is formatted the same way
+ * (out_par in output.h). */
 #ifndef ACCELKIT_DENSE_H
 #define ACCELKIT_DENSE_H
 
@@ -58,6 +61,13 @@ uint64_t dstream_lineno(const dstream *s);
  * on a token that is not a number, an empty field, or NaN/Inf without the flag. */
 size_t dense_parse_line(char *line, double *vals, size_t cap, const char *file,
     uint64_t lineno, int flags);
+/* The same without dying, for parsers of chunks (chunks.h): the numbers from p up to
+ * end or a NUL before it, up to cap of them into vals as dt. *end must be a byte that
+ * ends a number ('\0', '\n', '\r', or the ']' of a Kaldi archive). Returns how many
+ * the line holds, or SIZE_MAX with the message in err (DENSE_ERR bytes). */
+#define DENSE_ERR 160
+size_t dense_parse_span(const char *p, const char *end, void *vals, enum dtype dt,
+    size_t cap, int flags, char *err);
 
 /* NPY output. npy_write_header writes a fixed-size (128-byte) version 1 header;
  * when the row count is not known yet, write it with rows = 0 first and call it

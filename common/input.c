@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,6 +22,8 @@ struct input {
 	uint64_t off;			/* input offset of buf[start] */
 	uint64_t line;
 	int64_t size;			/* regular file size, else -1 */
+	void *reader;			/* in_set_reader */
+	void (*reader_free)(void *);
 };
 
 input *
@@ -56,6 +59,8 @@ in_close(input *in)
 {
 	if (in == NULL)
 		return;
+	if (in->reader_free != NULL)
+		in->reader_free(in->reader);
 	if (in->fd > 0)
 		close(in->fd);
 	free(in->buf);
@@ -145,6 +150,25 @@ in_lineno(const input *in)
 	return in->line;
 }
 
+void
+in_set_lineno(input *in, uint64_t line)
+{
+	in->line = line;
+}
+
+void
+in_set_reader(input *in, void *state, void (*fn)(void *))
+{
+	in->reader = state;
+	in->reader_free = fn;
+}
+
+void *
+in_reader(const input *in)
+{
+	return in->reader;
+}
+
 const unsigned char *
 in_take(input *in, size_t max, size_t *got)
 {
@@ -158,18 +182,25 @@ in_take(input *in, size_t max, size_t *got)
 	return p;
 }
 
-size_t
-in_read(input *in, void *dst, size_t n)
+/* Whether a read(2) would return at once (data or end of input). */
+static int
+ready(const input *in)
 {
-	size_t done = 0;
-	unsigned char *d = dst;
+	struct pollfd p = {.fd = in->fd, .events = POLLIN};
+	return in->size >= 0 || poll(&p, 1, 0) > 0;
+}
 
-	/* Buffered bytes first, then straight into the caller's memory. */
-	size_t have = MIN(n, in->end - in->start);
-	memcpy(d, in->buf + in->start, have);
-	in->start += have;
-	done = have;
-	while (done < n && !in->eof) {
+/* Buffered bytes first, then straight into the caller's memory: up to n bytes, all of
+ * them unless at the end of input, or (!all) only while more is ready at once. */
+static size_t
+read_into(input *in, void *dst, size_t n, int all)
+{
+	unsigned char *d = dst;
+	size_t done = MIN(n, in->end - in->start);
+
+	memcpy(d, in->buf + in->start, done);
+	in->start += done;
+	while (done < n && !in->eof && (all || done == 0 || ready(in))) {
 		ssize_t r = read(in->fd, d + done, n - done);
 		if (r > 0)
 			done += (size_t)r;
@@ -180,6 +211,18 @@ in_read(input *in, void *dst, size_t n)
 	}
 	in->off += done;
 	return done;
+}
+
+size_t
+in_read(input *in, void *dst, size_t n)
+{
+	return read_into(in, dst, n, 1);
+}
+
+size_t
+in_read_avail(input *in, void *dst, size_t n)
+{
+	return read_into(in, dst, n, 0);
 }
 
 uint64_t

@@ -28,9 +28,20 @@ const unsigned char *in_peek(input *in, size_t n, size_t *avail);
 char *in_getline(input *in, size_t *len);
 /* Number of the line in_getline last returned (1-based). */
 uint64_t in_lineno(const input *in);
+/* For readers that count lines themselves (chunks.h): what in_lineno returns now. */
+void in_set_lineno(input *in, uint64_t line);
+
+/* A reader whose interface takes only the input (seq_pair_next) keeps its state here;
+ * in_close frees it with fn before closing the input. One at a time. */
+void in_set_reader(input *in, void *state, void (*fn)(void *));
+void *in_reader(const input *in);
 
 /* Reads up to n bytes; fewer only at end of input. */
 size_t in_read(input *in, void *dst, size_t n);
+/* Reads what has arrived, up to n bytes, straight into dst: waits for the first byte,
+ * then takes more only while more is ready at once (a pipe gives what its writer has
+ * written so far; a regular file fills dst). 0 only at end of input. */
+size_t in_read_avail(input *in, void *dst, size_t n);
 /* Consumes and returns up to max bytes in place (valid until the next call);
  * 0 at end of input. The fastest way through binary data. */
 const unsigned char *in_take(input *in, size_t max, size_t *got);

@@ -18,34 +18,12 @@ slow(const char *s, double *out)
 	return end;
 }
 
-const char *
-parse_double(const char *s, double *out)
+/* The exponent after the digits (p is past them), then m * 10^exp10 in one correctly
+ * rounded operation when m and the power are exact doubles: strtod's result (Clinger's
+ * fast path). Anything else goes to strtod from s. */
+static const char *
+finish(const char *s, const char *p, uint64_t m, int exp10, int neg, double *out)
 {
-	const char *p = s;
-	int neg = 0, sig = 0, digits = 0, exp10 = 0;
-	uint64_t m = 0;
-
-	if (*p == '-' || *p == '+')
-		neg = *p++ == '-';
-	for (; (unsigned)(*p - '0') < 10; p++, digits++) {
-		if (m == 0 && *p == '0')
-			continue;	/* leading zeros are not significant */
-		if (++sig > 19)
-			return slow(s, out);
-		m = m * 10 + (uint64_t)(*p - '0');
-	}
-	if (*p == '.') {
-		for (p++; (unsigned)(*p - '0') < 10; p++, digits++) {
-			exp10--;
-			if (m == 0 && *p == '0')
-				continue;
-			if (++sig > 19)
-				return slow(s, out);
-			m = m * 10 + (uint64_t)(*p - '0');
-		}
-	}
-	if (digits == 0)
-		return slow(s, out);	/* inf, nan, hex, or not a number at all */
 	if (*p == 'e' || *p == 'E') {
 		const char *q = p + 1;
 		int eneg = 0, e = 0;
@@ -65,12 +43,69 @@ parse_double(const char *s, double *out)
 		*out = neg ? -0.0 : 0.0;
 		return p;
 	}
-	/* m and 10^|exp10| are exact doubles, so one correctly rounded operation gives
-	 * the correctly rounded result, as strtod's. */
 	if (m > (1ULL << 53) || exp10 < -22 || exp10 > 22)
 		return slow(s, out);
 	double v = (double)m;
 	v = exp10 < 0 ? v / exact_pow10[-exp10] : v * exact_pow10[exp10];
 	*out = neg ? -v : v;
 	return p;
+}
+
+/* The path for more than 19 digits: leading zeros are not significant, so a number
+ * such as 0.000000000000000000000123 still has an exact fast form. */
+static const char *
+careful(const char *s, double *out)
+{
+	const char *p = s;
+	int neg = 0, sig = 0, exp10 = 0;
+	uint64_t m = 0;
+
+	if (*p == '-' || *p == '+')
+		neg = *p++ == '-';
+	for (; (unsigned)(*p - '0') < 10; p++) {
+		if (m == 0 && *p == '0')
+			continue;
+		if (++sig > 19)
+			return slow(s, out);
+		m = m * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		for (p++; (unsigned)(*p - '0') < 10; p++) {
+			exp10--;
+			if (m == 0 && *p == '0')
+				continue;
+			if (++sig > 19)
+				return slow(s, out);
+			m = m * 10 + (uint64_t)(*p - '0');
+		}
+	}
+	return finish(s, p, m, exp10, neg, out);
+}
+
+const char *
+parse_double(const char *s, double *out)
+{
+	const char *p = s, *d;
+	int neg = 0, ndig, exp10 = 0;
+	uint64_t m = 0;
+	unsigned c;
+
+	if (*p == '-' || *p == '+')
+		neg = *p++ == '-';
+	/* Digits straight into m: one compare and one multiply-add each. More than 19
+	 * may have wrapped m; they go the careful way. */
+	for (d = p; (c = (unsigned)(*p - '0')) < 10; p++)
+		m = m * 10 + c;
+	ndig = (int)(p - d);
+	if (*p == '.') {
+		for (d = ++p; (c = (unsigned)(*p - '0')) < 10; p++)
+			m = m * 10 + c;
+		exp10 = -(int)(p - d);
+		ndig += (int)(p - d);
+	}
+	if (ndig == 0)
+		return slow(s, out);	/* inf, nan, hex, or not a number at all */
+	if (ndig > 19)
+		return careful(s, out);
+	return finish(s, p, m, exp10, neg, out);
 }

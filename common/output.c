@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -11,6 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "cli.h"
+#include "ordered.h"
 
 #define OUT_BUF ((size_t)1 << 20)
 
@@ -235,12 +240,104 @@ out_i64(output *o, int64_t v)
 	out_write(o, buf, (size_t)n);
 }
 
+/* Powers of ten that a double holds exactly, and as 128-bit integers. */
+static const double exact_p10[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+static unsigned __int128
+p10_u128(int k)
+{
+	unsigned __int128 r = 1;
+	while (k-- > 0)
+		r *= 10;
+	return r;
+}
+
 /*
- * Shortest round-trip text. One snprintf gives `maxdig` significant digits (always
- * enough to read back exactly); we then try shorter roundings of that digit string,
- * from `mindig` up, and keep the first that reads back to the same value. Every
- * decimal of at most `mindig` digits survives the round trip (6 for float, 15 for
- * double), so starting there finds the shortest form once trailing zeros go.
+ * The 9 significant digits of a float (v > 0), rounded half to even as printf's "%.8e"
+ * rounds the exact value, by integer arithmetic: v = M 2^E exactly, and v 10^s is done
+ * in 128 bits. Returns the decimal exponent, or INT_MIN outside the range done here
+ * (below 1e-23), where printf does it.
+ */
+static int
+float_digits(double v, char dig[9])
+{
+	int e2, e10 = (int)floor(log10(v));
+	double fr = frexp(v, &e2);
+	uint64_t m = (uint64_t)ldexp(fr, 24);	/* a float's 24 bits: exact */
+	int e = e2 - 24;
+
+	for (int tries = 0; tries < 3; tries++) {
+		int s = 8 - e10;
+		if (s > 31 || s < -31 || (e < 0 && -e > 100))
+			return INT_MIN;
+		unsigned __int128 num = m, den = 1;
+		if (s >= 0)
+			num *= p10_u128(s);
+		else
+			den = p10_u128(-s);
+		if (e >= 0)
+			num <<= e;	/* s < 0 here unless v < 2^27: no overflow */
+		else
+			den <<= -e;
+		unsigned __int128 q = num / den, r = num % den;
+		if (2 * r > den || (2 * r == den && (q & 1)))
+			q++;
+		if (q >= 1000000000) {
+			e10++;
+			continue;
+		}
+		if (q < 100000000) {
+			e10--;
+			continue;
+		}
+		for (int i = 8; i >= 0; i--, q /= 10)
+			dig[i] = (char)('0' + (int)(q % 10));
+		return e10;
+	}
+	return INT_MIN;
+}
+
+/*
+ * Whether the decimal cand[0..d) x 10^(e - d + 1) reads back to |v| as strtof (or
+ * strtod) reads it, without the text: when the digits and the power of ten are exact
+ * doubles, one division or product rounds correctly (Clinger), which is strtod's
+ * result; for a float that double is rounded once more, which gives strtof's result
+ * unless it lies exactly halfway between two floats. -1 when it cannot be told here.
+ */
+static int
+reads_back(const char *cand, int d, int e, double v, int is_float)
+{
+	uint64_t n = 0;
+	int k = e - d + 1;
+
+	for (int i = 0; i < d; i++)
+		n = n * 10 + (uint64_t)(cand[i] - '0');
+	if (n > (1ULL << 53) || k < -22 || k > 22)
+		return -1;
+	double x = k < 0 ? (double)n / exact_p10[-k] : (double)n * exact_p10[k];
+	if (!is_float)
+		return x == fabs(v);
+	if (x < FLT_MIN || x >= FLT_MAX)
+		return -1;
+	float f = (float)x;
+	if ((double)f != x) {
+		float g = (double)f < x ? nextafterf(f, INFINITY) : nextafterf(f, 0);
+		if (((double)f + (double)g) / 2 == x)
+			return -1;
+	}
+	return f == (float)fabs(v);
+}
+
+/*
+ * Shortest round-trip text. `maxdig` significant digits (always enough to read back
+ * exactly) come from printf, or for most floats from float_digits; we then try shorter
+ * roundings of that digit string, from `mindig` up, and keep the first that reads back
+ * to the same value. Every decimal of at most `mindig` digits survives the round trip
+ * (6 for float, 15 for double), so starting there finds the shortest form once
+ * trailing zeros go.
  */
 static int
 fmt_shortest(char *buf, double v, int is_float)
@@ -253,12 +350,14 @@ fmt_shortest(char *buf, double v, int is_float)
 		return sprintf(buf, "%s", signbit(v) ? "-0" : "0");
 	if (!isfinite(v))
 		return sprintf(buf, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
-	snprintf(sci, sizeof sci, "%.*e", maxdig - 1, v);
-	const char *p = sci + (sci[0] == '-');
-	for (; *p != 'e'; p++)
-		if (*p != '.')
-			dig[nd++] = *p;
-	exp10 = atoi(p + 1);
+	if (!is_float || (exp10 = float_digits(fabs(v), dig)) == INT_MIN) {
+		snprintf(sci, sizeof sci, "%.*e", maxdig - 1, v);
+		const char *p = sci + (sci[0] == '-');
+		for (; *p != 'e'; p++)
+			if (*p != '.')
+				dig[nd++] = *p;
+		exp10 = atoi(p + 1);
+	}
 
 	char cand[24];
 	int len = maxdig, cexp = exp10;
@@ -279,9 +378,13 @@ fmt_shortest(char *buf, double v, int is_float)
 			cand[0] = '1';
 			e++;
 		}
-		char txt[40];
-		snprintf(txt, sizeof txt, "%s%.1s.%.*se%d", v < 0 ? "-" : "", cand, d - 1, cand + 1, e);
-		int same = is_float ? strtof(txt, NULL) == (float)v : strtod(txt, NULL) == v;
+		int same = reads_back(cand, d, e, v, is_float);
+		if (same < 0) {
+			char txt[40];
+			snprintf(txt, sizeof txt, "%s%.1s.%.*se%d", v < 0 ? "-" : "", cand, d - 1,
+			    cand + 1, e);
+			same = is_float ? strtof(txt, NULL) == (float)v : strtod(txt, NULL) == v;
+		}
 		if (same) {
 			len = d;
 			cexp = e;
@@ -393,6 +496,76 @@ out_fixed(output *o, double v, int decimals)
 {
 	char buf[400];
 	out_write(o, buf, (size_t)fmt_fixed(buf, v, decimals));
+}
+
+/* ---- ordered parallel formatting (ordered.h: make = name a range, process = format) ---- */
+
+char *
+obuf_room(struct obuf *b, size_t n)
+{
+	if (b->cap - b->len < n) {
+		b->cap = MAX(2 * b->cap, b->len + n);
+		b->p = xrealloc(b->p, b->cap);
+	}
+	return b->p + b->len;
+}
+
+struct par {
+	size_t n, per;
+	out_format_fn fmt;
+	void *ctx;
+};
+
+struct par_slot {
+	size_t first, count;
+	struct obuf b;
+};
+
+static int
+par_make(void *ctx, void *slot, uint64_t k)
+{
+	const struct par *p = ctx;
+	struct par_slot *s = slot;
+
+	if (k >= CEIL_DIV(p->n, p->per))
+		return ORD_NONE;
+	s->first = (size_t)k * p->per;
+	s->count = MIN(p->per, p->n - s->first);
+	return s->first + s->count == p->n ? ORD_LAST : ORD_MORE;
+}
+
+static void
+par_format(void *ctx, void *slot)
+{
+	const struct par *p = ctx;
+	struct par_slot *s = slot;
+
+	s->b.len = 0;
+	p->fmt(p->ctx, s->first, s->count, &s->b);
+}
+
+static const struct ord_ops par_ops = {par_make, par_format};
+
+void
+out_par(output *o, size_t n, size_t per_chunk, out_format_fn fmt, void *ctx)
+{
+	struct par p = {n, MAX(per_chunk, 1), fmt, ctx};
+	int nthreads = n > p.per ? MAX(cli_threads(), 1) : 1;
+	int nslots = ord_slots(nthreads);
+	struct par_slot *slot = xcalloc((size_t)nslots, sizeof *slot);
+	void **slotp = xcalloc((size_t)nslots, sizeof *slotp);
+
+	for (int i = 0; i < nslots; i++)
+		slotp[i] = &slot[i];
+	ord *q = ord_open(&par_ops, &p, slotp, nslots, nthreads);
+	struct par_slot *s;
+	while ((s = ord_next(q)) != NULL)
+		out_write(o, s->b.p, s->b.len);
+	ord_close(q);
+	for (int i = 0; i < nslots; i++)
+		free(slot[i].b.p);
+	free(slot);
+	free(slotp);
 }
 
 uint64_t

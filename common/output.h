@@ -37,6 +37,34 @@ void out_f64(output *o, double v);
 /* Fixed point with `decimals` digits after the point, as printf's "%.*f". */
 void out_fixed(output *o, double v, int decimals);
 
+/*
+ * Ordered parallel formatting of large outputs. out_par writes items [0, n): chunks of
+ * per_chunk items are formatted on the threads -j gives (cli_threads()), each into a
+ * buffer of its own, and written in order as they are done, with a few chunks in
+ * memory: the same bytes as formatting the items one after another, in less time.
+ * fmt appends the text of items [first, first + count) to b; it runs on several
+ * threads at once, so it only reads ctx, and it must not exit.
+ *
+ *	static void rows(void *ctx, size_t first, size_t count, struct obuf *b) {
+ *		const float *v = ctx;
+ *		for (size_t i = first; i < first + count; i++) {
+ *			char *w = obuf_room(b, 50);
+ *			w += fmt_f32(w, v[i]);
+ *			*w++ = '\n';
+ *			b->len = (size_t)(w - b->p);
+ *		}
+ *	}
+ *	out_par(o, n, 4096, rows, values);
+ */
+struct obuf {
+	char *p;
+	size_t len, cap;
+};
+/* Room for n more bytes: returns p + len, where they go; add what you wrote to len. */
+char *obuf_room(struct obuf *b, size_t n);
+typedef void (*out_format_fn)(void *ctx, size_t first, size_t count, struct obuf *b);
+void out_par(output *o, size_t n, size_t per_chunk, out_format_fn fmt, void *ctx);
+
 /* Bytes written so far; whether the output can be rewritten in place. */
 uint64_t out_tell(const output *o);
 int out_seekable(const output *o);

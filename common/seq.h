@@ -6,7 +6,10 @@
  *   - FASTQ: four-line records "@name", sequence, "+[name]", quality of the same length;
  *   - plain: one sequence a line (an empty line is an empty sequence).
  * The format of a record file is recognised by its first byte: '>' FASTA, '@' FASTQ,
- * anything else plain lines. Errors name FILE:LINE and exit 1. */
+ * anything else plain lines. Errors name FILE:LINE and exit 1.
+ * Records are parsed ahead in chunks on the threads -j gives (chunks.h) and handed out
+ * in order; an error comes when the records before it have been handed out, at the
+ * line a single thread would name. */
 #ifndef ACCELKIT_SEQ_H
 #define ACCELKIT_SEQ_H
 
@@ -35,9 +38,10 @@ const char *seq_name(const seqfile *f);		/* the file's name for messages */
 uint64_t seq_lineno(const seqfile *f);		/* line where the last record began */
 uint64_t seq_count(const seqfile *f);		/* records returned so far */
 
-/* The next "A<TAB>B" line of in: 1 with both halves set (valid until the next read of
- * in), 0 at the end. A line without a TAB or with more than one is an error naming
- * the line. */
+/* The next "A<TAB>B" line of in: 1 with both halves set (valid until the next call),
+ * 0 at the end; in_lineno(in) is the pair's line. A line without a TAB or with more
+ * than one is an error naming the line. The first call starts a chunk reader kept
+ * with the input (freed by in_close): from then on read in only through this. */
 int seq_pair_next(input *in, const unsigned char **a, size_t *alen,
     const unsigned char **b, size_t *blen);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "chunks.h"
 #include "err.h"
 #include "numparse.h"
 
@@ -252,38 +253,120 @@ svm_parse(const char *const *line, const size_t *len, size_t n, const char *file
 		die_at(file, first_line + bad, "%s", err);
 }
 
+/* ---- libsvm in chunks (chunks.h) ---- */
+
+/* A chunk's rows: entries per line, the entries, the labels. */
+struct svm_res {
+	size_t n, cap;
+	uint64_t *cnt;
+	double *label;
+	uint32_t *idx;
+	float *val;
+	size_t nnz, capnz;
+};
+
+static void
+svm_parse_chunk(void *ctx, struct chunk *c)
+{
+	struct svm_res *r = c->res;
+	struct chunk_lines it;
+	const char *s;
+	size_t len;
+	char err[SVM_ERR];
+
+	(void)ctx;
+	if (r == NULL)
+		r = c->res = xcalloc(1, sizeof *r);
+	r->n = r->nnz = 0;
+	chunk_lines_init(&it, c);
+	while ((s = chunk_line(&it, &len)) != NULL) {
+		if (r->n == r->cap) {
+			r->cap = MAX(1024, 2 * r->cap);
+			r->cnt = xreallocarray(r->cnt, r->cap, sizeof *r->cnt);
+			r->label = xreallocarray(r->label, r->cap, sizeof *r->label);
+		}
+		if (r->capnz - r->nnz < len / 2 + 1) {	/* an entry takes 3 bytes or more */
+			r->capnz = MAX(2 * r->capnz, r->nnz + len / 2 + 1);
+			r->idx = xreallocarray(r->idx, r->capnz, sizeof *r->idx);
+			r->val = xreallocarray(r->val, r->capnz, sizeof *r->val);
+		}
+		long k = svm_line(s, len, r->idx + r->nnz, r->val + r->nnz, &r->label[r->n], err);
+		if (k < 0)
+			return chunk_fail(c, it.n, "%s", err);
+		r->cnt[r->n++] = (uint64_t)k;
+		r->nnz += (size_t)k;
+	}
+	c->lines = it.n;
+}
+
+static void
+svm_free_res(void *res)
+{
+	struct svm_res *r = res;
+	free(r->cnt);
+	free(r->label);
+	free(r->idx);
+	free(r->val);
+	free(r);
+}
+
+static const struct chunk_ops svm_ops = {chunk_cut_lines, svm_parse_chunk, svm_free_res};
+
 void
 svm_read(input *in, struct csr *m, double **labels)
 {
-	size_t len, n = 0, cap = 1024;
-	char *text = in_slurp(in, &len);
-	const char **line = xmallocarray(cap, sizeof *line);
-	size_t *llen = xmallocarray(cap, sizeof *llen);
+	size_t n = 0, cap = 1024, nnz = 0, capnz = 1024;
+	uint64_t *ptr = xmallocarray(cap + 1, sizeof *ptr);
+	uint32_t *idx = xmallocarray(capnz, sizeof *idx), maxidx = 0;
+	float *val = xmallocarray(capnz, sizeof *val);
+	double *lab = labels != NULL ? xmallocarray(cap, sizeof *lab) : NULL;
+	int any = 0;
+	chunks *e = chunks_open(in, &svm_ops, NULL);
+	struct chunk *c;
 
-	for (char *p = text, *end = text + len; p < end;) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		char *e = nl ? nl : end;
-		if (n == cap) {
-			cap *= 2;
-			line = xreallocarray(line, cap, sizeof *line);
-			llen = xreallocarray(llen, cap, sizeof *llen);
+	ptr[0] = 0;
+	while ((c = chunks_next(e)) != NULL) {
+		const struct svm_res *r = c->res;
+		if (c->err_line != 0) {
+			free(ptr);
+			free(idx);
+			free(val);
+			free(lab);
+			chunk_die(e, c);
 		}
-		line[n] = p;
-		llen[n++] = (size_t)(e - p);
-		p = nl ? nl + 1 : end;
+		if (n + r->n > cap) {
+			cap = MAX(2 * cap, n + r->n);
+			ptr = xreallocarray(ptr, cap + 1, sizeof *ptr);
+			if (lab != NULL)
+				lab = xreallocarray(lab, cap, sizeof *lab);
+		}
+		if (nnz + r->nnz > capnz) {
+			capnz = MAX(2 * capnz, nnz + r->nnz);
+			idx = xreallocarray(idx, capnz, sizeof *idx);
+			val = xreallocarray(val, capnz, sizeof *val);
+		}
+		memcpy(idx + nnz, r->idx, r->nnz * sizeof *idx);
+		memcpy(val + nnz, r->val, r->nnz * sizeof *val);
+		if (lab != NULL)
+			memcpy(lab + n, r->label, r->n * sizeof *lab);
+		for (size_t i = 0; i < r->n; i++) {
+			ptr[n + 1] = ptr[n] + r->cnt[i];
+			if (r->cnt[i] > 0) {
+				any = 1;
+				maxidx = MAX(maxidx, idx[ptr[n + 1] - 1]);	/* ascending: the last is the largest */
+			}
+			n++;
+		}
+		nnz += r->nnz;
 	}
+	chunks_close(e);
+	m->rows = n;
+	m->cols = any ? (size_t)maxidx + 1 : 0;
+	m->ptr = ptr;
+	m->idx = idx;
+	m->val = val;
 	if (labels != NULL)
-		*labels = xmallocarray(n ? n : 1, sizeof **labels);
-	char err[SVM_ERR];
-	size_t bad = svm_parse_lines(line, llen, n, m, labels ? *labels : NULL, err);
-	free(line);
-	free(llen);
-	free(text);
-	if (bad != SIZE_MAX) {
-		if (labels != NULL)
-			free(*labels);
-		die_at(in_name(in), 1 + bad, "%s", err);
-	}
+		*labels = lab;
 }
 
 int
@@ -322,6 +405,107 @@ banner_word(char **p, char *w, size_t cap)
 	w[n] = '\0';
 	return n > 0;
 }
+
+/* ---- MatrixMarket entries in chunks (chunks.h) ---- */
+
+struct mm_ctx {
+	uint64_t rows, cols;
+	int pattern, symmetric;
+};
+
+/* A chunk's entries, one a line, 0-based, with their lines within the chunk. */
+struct mm_res {
+	struct mm_entry *e;
+	size_t n, cap;
+};
+
+/* One entry line, NUL-terminated; 0 for a blank or comment line, 1 for an entry, -1
+ * with the message in err. */
+static int
+mm_entry_line(const struct mm_ctx *x, const char *q, struct mm_entry *out, char *err)
+{
+	uint64_t i, j;
+	float v = 1;
+	const char *expected = x->pattern ? "expected 'ROW COL'" : "expected 'ROW COL VALUE'";
+
+	while (is_blank(*q))
+		q++;
+	if (*q == '%' || *q == '\0')
+		return 0;
+	if (!parse_u64(&q, &i) || !is_blank(*q))
+		return snprintf(err, SVM_ERR, "%s", expected), -1;
+	while (is_blank(*q))
+		q++;
+	if (!parse_u64(&q, &j) || !(is_blank(*q) || *q == '\0'))
+		return snprintf(err, SVM_ERR, "%s", expected), -1;
+	while (is_blank(*q))
+		q++;
+	if (!x->pattern) {
+		const char *end = q + strlen(q), *next;
+		if (*q == '\0')
+			return snprintf(err, SVM_ERR, "missing value"), -1;
+		const char *msg = parse_value(q, end, &v, &next);
+		if (msg != NULL || *next == '#')
+			return snprintf(err, SVM_ERR, "value '%.*s' is %s",
+			    (int)MIN(strcspn(q, " \t\r"), 40), q, msg ? msg : "not a number"), -1;
+		q = next;
+		while (is_blank(*q))
+			q++;
+	}
+	if (*q != '\0')
+		return snprintf(err, SVM_ERR, "unexpected text after the entry: '%.20s'", q), -1;
+	if (i < 1 || i > x->rows || j < 1 || j > x->cols)
+		return snprintf(err, SVM_ERR, "entry (%llu, %llu) is outside the %llu x %llu matrix",
+		    (unsigned long long)i, (unsigned long long)j, (unsigned long long)x->rows,
+		    (unsigned long long)x->cols), -1;
+	if (x->symmetric && j > i)
+		return snprintf(err, SVM_ERR,
+		    "entry (%llu, %llu) is above the diagonal of a symmetric matrix",
+		    (unsigned long long)i, (unsigned long long)j), -1;
+	out->row = (uint32_t)(i - 1);
+	out->col = (uint32_t)(j - 1);
+	out->val = v;
+	return 1;
+}
+
+static void
+mm_parse_chunk(void *ctx, struct chunk *c)
+{
+	const struct mm_ctx *x = ctx;
+	struct mm_res *r = c->res;
+	struct chunk_lines it;
+	const char *s;
+	size_t len;
+	char err[SVM_ERR];
+
+	if (r == NULL)
+		r = c->res = xcalloc(1, sizeof *r);
+	r->n = 0;
+	chunk_lines_init(&it, c);
+	while ((s = chunk_line(&it, &len)) != NULL) {
+		((char *)s)[len] = '\0';	/* the line as in_getline gives it */
+		if (r->n == r->cap) {
+			r->cap = MAX(1024, 2 * r->cap);
+			r->e = xreallocarray(r->e, r->cap, sizeof *r->e);
+		}
+		int k = mm_entry_line(x, s, &r->e[r->n], err);
+		if (k < 0)
+			return chunk_fail(c, it.n, "%s", err);
+		if (k > 0)
+			r->e[r->n++].line = it.n;
+	}
+	c->lines = it.n;
+}
+
+static void
+mm_free_res(void *res)
+{
+	struct mm_res *r = res;
+	free(r->e);
+	free(r);
+}
+
+static const struct chunk_ops mm_ops = {chunk_cut_lines, mm_parse_chunk, mm_free_res};
 
 void
 mm_read(input *in, struct csr *m)
@@ -389,66 +573,46 @@ bad_size:
 		die_at(file, in_lineno(in), "a symmetric matrix must be square (%llu x %llu)",
 		    (unsigned long long)rows, (unsigned long long)cols);
 
-	/* entries; the array grows with what is read, whatever the header promises */
+	/* entries, parsed in chunks; the array grows with what is read, whatever the
+	 * header promises */
+	struct mm_ctx x = {rows, cols, pattern, symmetric};
 	size_t cap = (size_t)MIN(count * (symmetric ? 2 : 1), (uint64_t)1 << 16) + 1, ne = 0;
 	struct mm_entry *e = xmallocarray(cap, sizeof *e);
 	uint64_t seen = 0;
-/* an error in an entry line: the entries so far go first */
-#define ENTRY_FAIL(...) do { free(e); die_at(file, ln, __VA_ARGS__); } while (0)
-	while ((line = in_getline(in, &len)) != NULL) {
-		const char *q = line;
-		uint64_t i, j;
-		float v = 1;
-		while (is_blank(*q))
-			q++;
-		if (*q == '%' || *q == '\0')
-			continue;
-		uint64_t ln = in_lineno(in);
-		if (seen == count)
-			ENTRY_FAIL("more entries than the %llu the size line gives", (unsigned long long)count);
-		if (!parse_u64(&q, &i) || !is_blank(*q))
-			ENTRY_FAIL("expected 'ROW COL%s'", pattern ? "" : " VALUE");
-		while (is_blank(*q))
-			q++;
-		if (!parse_u64(&q, &j) || !(is_blank(*q) || *q == '\0'))
-			ENTRY_FAIL("expected 'ROW COL%s'", pattern ? "" : " VALUE");
-		while (is_blank(*q))
-			q++;
-		if (!pattern) {
-			const char *end = q + strlen(q), *next;
-			if (*q == '\0')
-				ENTRY_FAIL("missing value");
-			const char *msg = parse_value(q, end, &v, &next);
-			if (msg != NULL || *next == '#')
-				ENTRY_FAIL("value '%.*s' is %s", (int)MIN(strcspn(q, " \t\r"), 40), q,
-				    msg ? msg : "not a number");
-			q = next;
-			while (is_blank(*q))
-				q++;
-		}
-		if (*q != '\0')
-			ENTRY_FAIL("unexpected text after the entry: '%.20s'", q);
-		if (i < 1 || i > rows || j < 1 || j > cols)
-			ENTRY_FAIL("entry (%llu, %llu) is outside the %llu x %llu matrix",
-			    (unsigned long long)i, (unsigned long long)j, (unsigned long long)rows,
-			    (unsigned long long)cols);
-		if (symmetric && j > i)
-			ENTRY_FAIL("entry (%llu, %llu) is above the diagonal of a symmetric matrix",
-			    (unsigned long long)i, (unsigned long long)j);
-		seen++;
-		for (int mirror = 0; mirror <= (symmetric && i != j); mirror++) {
-			if (ne == cap) {
-				cap *= 2;
-				e = xreallocarray(e, cap, sizeof *e);
+	chunks *ch = chunks_open(in, &mm_ops, &x);
+	struct chunk *c;
+	while ((c = chunks_next(ch)) != NULL) {
+		const struct mm_res *r = c->res;
+		for (size_t k = 0; k <= r->n; k++) {
+			/* the count first: a line past it is the error, whatever it holds */
+			if (k == r->n && c->err_line == 0)
+				break;
+			uint64_t ln = c->line0 + (k < r->n ? r->e[k].line : c->err_line);
+			if (seen == count) {
+				free(e);
+				die_at(file, ln, "more entries than the %llu the size line gives",
+				    (unsigned long long)count);
 			}
-			e[ne].line = ln;
-			e[ne].row = (uint32_t)(mirror ? j - 1 : i - 1);
-			e[ne].col = (uint32_t)(mirror ? i - 1 : j - 1);
-			e[ne].val = v;
-			ne++;
+			if (k == r->n) {
+				free(e);
+				chunk_die(ch, c);
+			}
+			const struct mm_entry *m = &r->e[k];
+			seen++;
+			for (int mirror = 0; mirror <= (symmetric && m->row != m->col); mirror++) {
+				if (ne == cap) {
+					cap *= 2;
+					e = xreallocarray(e, cap, sizeof *e);
+				}
+				e[ne].line = ln;
+				e[ne].row = mirror ? m->col : m->row;
+				e[ne].col = mirror ? m->row : m->col;
+				e[ne].val = m->val;
+				ne++;
+			}
 		}
 	}
-#undef ENTRY_FAIL
+	chunks_close(ch);
 	if (seen < count) {
 		free(e);
 		die_at(file, in_lineno(in), "only %llu of the %llu entries the size line gives",

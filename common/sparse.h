@@ -11,7 +11,9 @@
  *   % comments, then "rows cols entries", then one "i j [value]" a line, 1-based, in any
  *   order; duplicates are errors; pattern entries are 1; symmetric files list the lower
  *   triangle and get its mirror image.
- * Every error names FILE:LINE and exits 1. Column indexes come out ascending in every row. */
+ * Every error names FILE:LINE and exits 1. Column indexes come out ascending in every row.
+ * svm_read and mm_read's entries are parsed in chunks on the threads -j gives
+ * (chunks.h), with the same result and the same first bad line as one thread. */
 #ifndef ACCELKIT_SPARSE_H
 #define ACCELKIT_SPARSE_H
 

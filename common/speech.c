@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunks.h"
 #include "dense.h"
 #include "err.h"
 #include "input.h"
@@ -37,10 +38,13 @@ struct speech {
 	uint64_t data_off;	/* offset of the first frame */
 	float *scale, *offset;	/* _C: A and B */
 
-	/* Kaldi text archive */
+	/* Kaldi text archive: events of chunks (see below) */
+	chunks *ch;
+	struct chunk *cur;	/* the chunk events come from */
+	size_t ev;		/* its next event */
+	int inside;		/* between a matrix's "KEY [" and its "]" */
 	char *key;
-	double *row;		/* the parsed row waiting to be handed out */
-	size_t rowcap;
+	const float *row;	/* the row waiting to be handed out (in cur) */
 	int pending, ended;	/* a row waits; the matrix's ']' was seen */
 	uint64_t first_line;	/* line of the matrix's first row */
 };
@@ -257,95 +261,242 @@ htk_read(speech *s, float *dst, size_t maxrows, size_t ncols, size_t stride)
 
 /* ---- Kaldi text archive ---- */
 
-/* Parses one line of matrix text: numbers, perhaps ending in ']'. Stores the row in
- * s->row (growing it for the first row) and returns its width. */
-static size_t
-ark_parse(speech *s, char *line, uint64_t lineno)
-{
-	const char *name = in_name(s->in);
-	char *close = strchr(line, ']');
+/*
+ * Chunks of lines are parsed on the threads into events: a matrix starts (HEAD, with
+ * its key), a row (ROW, its numbers), the matrix ends (END). What a line means depends
+ * on whether it is inside a matrix, which only the lines before it tell; so the cut
+ * rule guesses that from the lines before the cut (a ']' last: outside), the parser
+ * starts from the guess, and the reader, which knows, parses a chunk again when the
+ * guess was wrong. Widths, keys in messages and the end of the archive are the
+ * reader's, in order.
+ */
+enum { EV_HEAD, EV_ROW, EV_END };
 
-	if (close != NULL) {
-		for (const char *q = close + 1; *q; q++)
-			if (!blank((unsigned char)*q))
-				die_at(name, lineno, "text after the ']' that ends the matrix of '%s'",
-				    s->key);
-		*close = '\0';
-		s->ended = 1;
+struct ark_ev {
+	int kind;
+	uint64_t line;		/* within the chunk */
+	size_t a, n;		/* HEAD: the key's offset and length; ROW: first number, count */
+};
+
+struct ark_res {
+	struct ark_ev *ev;
+	size_t nev, capev;
+	float *val;
+	size_t nval, capval;
+	int after_close;	/* the error is text after ']' (its message names the key) */
+};
+
+static void
+ark_push(struct ark_res *r, int kind, uint64_t line, size_t a, size_t n)
+{
+	if (r->nev == r->capev) {
+		r->capev = MAX(256, 2 * r->capev);
+		r->ev = xreallocarray(r->ev, r->capev, sizeof *r->ev);
 	}
-	size_t n = dense_parse_line(line, s->row, s->rowcap, name, lineno, 0);
-	if (n > s->rowcap && s->cols == 0) {
-		s->rowcap = n + 1;
-		s->row = xreallocarray(s->row, s->rowcap, sizeof *s->row);
-		dense_parse_line(line, s->row, s->rowcap, name, lineno, 0);
-	}
-	if (n == 0)
-		return 0;
-	if (s->cols == 0) {
-		s->cols = n;
-		s->first_line = lineno;
-	} else if (n != s->cols) {
-		die_at(name, lineno, "row has %zu columns, expected %zu as on line %llu "
-		    "(utterance '%s')", n, s->cols, (unsigned long long)s->first_line, s->key);
-	}
-	s->pending = 1;
-	return n;
+	r->ev[r->nev++] = (struct ark_ev){kind, line, a, n};
 }
 
-/* Reads lines until a row is pending or the matrix has ended. */
+/* Matrix text from q to e (a row, perhaps ending in ']'); 0, or -1 on an error. */
+static int
+ark_row_text(struct chunk *c, struct ark_res *r, const char *q, const char *e, uint64_t line)
+{
+	const char *close = memchr(q, ']', (size_t)(e - q)), *end = close ? close : e;
+	char err[DENSE_ERR];
+	size_t n;
+
+	if (close != NULL)
+		for (const char *t = close + 1; t < e; t++)
+			if (!blank((unsigned char)*t)) {
+				r->after_close = 1;
+				chunk_fail(c, line, "text after ']'");
+				return -1;
+			}
+	while ((n = dense_parse_span(q, end, r->val + r->nval, DT_F32, r->capval - r->nval, 0,
+	    err)) != SIZE_MAX && n > r->capval - r->nval) {
+		r->capval = MAX(2 * r->capval, r->nval + n);
+		r->val = xreallocarray(r->val, r->capval, sizeof *r->val);
+	}
+	if (n == SIZE_MAX) {
+		chunk_fail(c, line, "%s", err);
+		return -1;
+	}
+	if (n > 0) {
+		ark_push(r, EV_ROW, line, r->nval, n);
+		r->nval += n;
+	}
+	if (close != NULL)
+		ark_push(r, EV_END, line, 0, 0);
+	return 0;
+}
+
+/* A chunk's events, from c->hint: 1 when it starts inside a matrix. */
+static void
+ark_parse_chunk(void *ctx, struct chunk *c)
+{
+	struct ark_res *r = c->res;
+	struct chunk_lines it;
+	const char *line;
+	size_t len;
+	int inside = c->hint;
+
+	(void)ctx;
+	if (r == NULL) {
+		r = c->res = xcalloc(1, sizeof *r);
+		r->capval = c->len / 6 + 64;
+		r->val = xmallocarray(r->capval, sizeof *r->val);
+	}
+	r->nev = r->nval = 0;
+	r->after_close = 0;
+	c->err_line = 0;
+	chunk_lines_init(&it, c);
+	while ((line = chunk_line(&it, &len)) != NULL) {
+		/* the line as a C string: up to a NUL, as in_getline's readers saw it */
+		const char *e = line + strnlen(line, len), *p = line;
+		if (!inside) {
+			while (p < e && blank((unsigned char)*p))
+				p++;
+			if (p == e)
+				continue;
+			const char *k = p;
+			while (p < e && !blank((unsigned char)*p))
+				p++;
+			size_t klen = (size_t)(p - k);
+			while (p < e && blank((unsigned char)*p))
+				p++;
+			if (p == e && e < line + len)
+				return chunk_fail(c, it.n, "a binary Kaldi matrix is not supported "
+				    "(convert the archive with copy-feats ark:FILE ark,t:-)");
+			if (p == e || *p != '[')
+				return chunk_fail(c, it.n,
+				    "expected 'KEY  [' to start a matrix of the archive");
+			ark_push(r, EV_HEAD, it.n, (size_t)(k - c->data), klen);
+			p++;
+			inside = 1;
+		}
+		if (ark_row_text(c, r, p, e, it.n) < 0)
+			return;
+		if (r->nev > 0 && r->ev[r->nev - 1].kind == EV_END)
+			inside = 0;
+	}
+	c->lines = it.n;
+}
+
+static void
+ark_free_res(void *res)
+{
+	struct ark_res *r = res;
+	free(r->ev);
+	free(r->val);
+	free(r);
+}
+
+/* Lines, and a guess whether the next chunk starts inside a matrix: the last line
+ * before the cut that is not blank has no ']'. */
+static size_t
+ark_cut(const char *p, size_t len, int *hint)
+{
+	size_t cut = chunk_cut_lines(p, len, hint);
+	const char *end = p + cut;
+
+	*hint = 1;
+	for (int k = 0; k < 64 && end > p; k++) {
+		const char *e = end - 1, *b = memrchr(p, '\n', (size_t)(e - p));
+		b = b != NULL ? b + 1 : p;
+		if (memchr(b, ']', (size_t)(e - b)) != NULL) {
+			*hint = 0;
+			break;
+		}
+		while (b < e && (blank((unsigned char)*b) || *b == '\n'))
+			b++;
+		if (b < e)
+			break;
+		end = b;
+	}
+	return cut;
+}
+
+static const struct chunk_ops ark_ops = {ark_cut, ark_parse_chunk, ark_free_res};
+
+static void NORETURN
+ark_die(speech *s)
+{
+	const struct ark_res *r = s->cur->res;
+	if (r->after_close)
+		die_at(in_name(s->in), s->cur->line0 + s->cur->err_line,
+		    "text after the ']' that ends the matrix of '%s'", s->key);
+	chunk_die(s->ch, s->cur);
+}
+
+/* The archive's next event, NULL at its end. */
+static const struct ark_ev *
+ark_event(speech *s)
+{
+	for (;;) {
+		if (s->cur != NULL) {
+			const struct ark_res *r = s->cur->res;
+			if (s->ev < r->nev)
+				return &r->ev[s->ev++];
+			if (s->cur->err_line != 0)
+				ark_die(s);
+		}
+		if ((s->cur = chunks_next(s->ch)) == NULL)
+			return NULL;
+		s->ev = 0;
+		if (s->cur->hint != s->inside) {
+			s->cur->hint = s->inside;	/* a wrong guess: parse it again */
+			ark_parse_chunk(NULL, s->cur);
+		}
+	}
+}
+
+/* Takes events until a row is pending or the matrix has ended. */
 static void
 ark_advance(speech *s)
 {
-	char *line;
 	while (!s->pending && !s->ended) {
-		if ((line = in_getline(s->in, NULL)) == NULL)
-			die_at(in_name(s->in), in_lineno(s->in), "the archive ends inside the "
+		const struct ark_ev *ev = ark_event(s);
+		if (ev == NULL)
+			die_at(in_name(s->in), chunks_lines(s->ch), "the archive ends inside the "
 			    "matrix of '%s' (no ']')", s->key);
-		ark_parse(s, line, in_lineno(s->in));
+		uint64_t line = s->cur->line0 + ev->line;
+		if (ev->kind == EV_END) {
+			s->ended = 1;
+			s->inside = 0;
+			continue;
+		}
+		/* EV_ROW: inside a matrix there is no EV_HEAD */
+		if (s->cols == 0) {
+			s->cols = ev->n;
+			s->first_line = line;
+		} else if (ev->n != s->cols) {
+			die_at(in_name(s->in), line, "row has %zu columns, expected %zu as on line %llu "
+			    "(utterance '%s')", ev->n, s->cols, (unsigned long long)s->first_line, s->key);
+		}
+		s->row = ((const struct ark_res *)s->cur->res)->val + ev->a;
+		s->pending = 1;
 	}
 }
 
 static int
 ark_next(speech *s)
 {
-	const char *name = in_name(s->in);
-	char *line, *p;
-	size_t len;
-
 	/* The rest of the previous matrix, when the caller did not read it all. */
 	while (!s->ended && s->key != NULL) {
 		s->pending = 0;
 		ark_advance(s);
 	}
 	s->pending = 0;
-	for (;;) {
-		if ((line = in_getline(s->in, &len)) == NULL)
-			return 0;
-		p = line;
-		while (blank((unsigned char)*p))
-			p++;
-		if (*p != '\0')
-			break;
-	}
-	uint64_t lineno = in_lineno(s->in);
-	char *k = p;
-	while (*p && !blank((unsigned char)*p))
-		p++;
-	size_t klen = (size_t)(p - k);
-	while (blank((unsigned char)*p))
-		p++;
-	if ((size_t)(p - line) < len && *p == '\0')
-		die_at(name, lineno, "a binary Kaldi matrix is not supported (convert the archive "
-		    "with copy-feats ark:FILE ark,t:-)");
-	if (*p != '[')
-		die_at(name, lineno, "expected 'KEY  [' to start a matrix of the archive");
+	const struct ark_ev *ev = ark_event(s);
+	if (ev == NULL)
+		return 0;
+	/* outside a matrix the parser gives EV_HEAD or an error */
 	free(s->key);
-	s->key = xmalloc(klen + 1);
-	memcpy(s->key, k, klen);
-	s->key[klen] = '\0';
+	s->key = xmalloc(ev->n + 1);
+	memcpy(s->key, s->cur->data + ev->a, ev->n);
+	s->key[ev->n] = '\0';
+	s->inside = 1;
 	s->cols = 0;
 	s->ended = 0;
-	ark_parse(s, p + 1, lineno);
 	ark_advance(s);
 	return 1;
 }
@@ -358,9 +509,7 @@ ark_read(speech *s, float *dst, size_t maxrows, size_t ncols, size_t stride)
 		ark_advance(s);
 		if (!s->pending)
 			break;
-		float *d = dst + r * stride;
-		for (size_t j = 0; j < ncols; j++)
-			d[j] = (float)s->row[j];
+		memcpy(dst + r * stride, s->row, ncols * sizeof *dst);
 		s->pending = 0;
 		r++;
 	}
@@ -382,8 +531,7 @@ speech_open(const char *path, enum speech_format fmt)
 		htk_open(s);
 		break;
 	case SPEECH_ARK:
-		s->rowcap = 64;
-		s->row = xmallocarray(s->rowcap, sizeof *s->row);
+		s->ch = chunks_open(s->in, &ark_ops, NULL);
 		break;
 	default:
 		break;
@@ -397,12 +545,12 @@ speech_close(speech *s)
 	if (s == NULL)
 		return;
 	dstream_close(s->ds);
+	chunks_close(s->ch);
 	in_close(s->in);
 	free(s->tmp);
 	free(s->scale);
 	free(s->offset);
 	free(s->key);
-	free(s->row);
 	free(s);
 }
 

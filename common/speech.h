@@ -11,7 +11,9 @@
  *   Text or NPY matrices (common/dense.h): one utterance named by its path.
  * The format is recognised by content (NPY magic; a "KEY [" first line; bytes that
  * no text holds in the first 12 for HTK; otherwise text), or forced.
- * NaN and Inf are errors naming the line (text) or the byte offset (binary). */
+ * NaN and Inf are errors naming the line (text) or the byte offset (binary).
+ * Text (archives and matrices) is parsed in chunks on the threads -j gives (chunks.h),
+ * with the same result and the same first bad line as one thread. */
 #ifndef ACCELKIT_SPEECH_H
 #define ACCELKIT_SPEECH_H
 

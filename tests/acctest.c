@@ -2,30 +2,55 @@
  *
  *   acctest read [-t f32|f64] [--nonfinite] [-o FILE] [-O text|npy] [FILE]
  *       read a dense matrix (text or NPY) and write it back
- *   acctest stream -n ROWS [FILE]     read in chunks of ROWS, a "--" line between chunks
+ *   acctest stream [-j N] -n ROWS [FILE]   read in chunks of ROWS, a "--" line between chunks
  *   acctest lines [FILE]              echo lines as "N<TAB>line"
+ *   acctest records [-j N] [-r lines|fasta|fastq] [-n MAX] [--slow MS] [FILE]
+ *       the chunk engine alone: lines as "N<TAB>line" in input order; a line holding
+ *       BAD is an error; -n closes the engine after MAX lines; -v counts the chunks
+ *   acctest svm|mm [-j N] [FILE]      read libsvm or MatrixMarket: "ROWS COLS NNZ", then
+ *                                     a row a line ("LABEL<TAB>" first for libsvm), i:v
+ *   acctest pairs [-j N] [FILE]       A<TAB>B lines as "LINE<TAB>A<TAB>B"
+ *   acctest seq [-j N] [FILE]         FASTA, FASTQ or plain records as "LINE<TAB>SEQUENCE"
+ *                                     (both write each record at once)
+ *   acctest speech [-j N] [--first] [FILE]   speech features (Kaldi text archive, text,
+ *                                     NPY, HTK) written back as a Kaldi text archive;
+ *                                     --first reads only each utterance's first row
+ *   acctest par [-j N] COUNT PER      out_par: lines "I<TAB>I*I<TAB>I/4" for I < COUNT,
+ *                                     formatted PER lines a chunk
  *   acctest int|double|size OPT VALUE [MIN MAX]   the checked number parsers
  *   acctest f32|f64 NUMBER...         shortest round-trip formatting
  *   acctest fixed DECIMALS NUMBER...  fixed-point formatting
  *   acctest cuda [-d SPEC]            choose a CUDA device and copy through it
  *   acctest cl [-d SPEC] [--platform TEXT]   build and run a kernel, check its result
+ *   acctest stage-cl|stage-cuda [-d SPEC] [-k K] [--chunk BYTES] [--slow MS] FILE OUT
+ *       copies FILE through a staging ring (clstaging.h, staging.h) to the device and
+ *       back into OUT, K buffers of BYTES, the results written out slowly; prints
+ *       "h2d|d2h CHUNK BUFFER" for each copy, and checks that a buffer comes back from
+ *       the ring only once its last copy has completed; -v gives each way's GB/s
  *   acctest devices                   both device lists
  *   acctest tune DESC PATTERN...      the index of the first pattern that matches DESC */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "chunks.h"
 #include "cli.h"
+#include "clstaging.h"
 #include "cudadev.h"
 #include "dense.h"
 #include "input.h"
 #include "opencl.h"
 #include "output.h"
+#include "seq.h"
+#include "sparse.h"
+#include "speech.h"
 #include "timer.h"
 #include "tune.h"
 
 #ifdef ACCELKIT_CUDA
 #include "cuda_check.h"
+#include "staging.h"
 #endif
 
 extern const char acctest_cl[];
@@ -33,7 +58,7 @@ extern const char acctest_cl[];
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: acctest read|stream|lines|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
+	fprintf(f, "usage: acctest read|stream|lines|records|svm|mm|pairs|seq|speech|par|stage-cl|stage-cuda|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
 }
 
 static int
@@ -74,12 +99,22 @@ cmd_read(int argc, char **argv, struct common_opts *co)
 }
 
 static int
-cmd_stream(int argc, char **argv)
+cmd_stream(int argc, char **argv, struct common_opts *co)
 {
-	if (argc < 3 || strcmp(argv[1], "-n") != 0)
+	static const struct option longopts[] = {CLI_COMMON_LONG, {NULL, 0, NULL, 0}};
+	size_t rows = 0, got, chunk = 0;
+	int c;
+
+	argv[0] = (char *)progname;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "n:", longopts, NULL)) != -1) {
+		if (c == 'n')
+			rows = (size_t)cli_int("-n", optarg, 1, 1 << 20);
+		else
+			cli_common(c, optarg, co, usage);
+	}
+	if (rows == 0)
 		usage_error("stream needs -n ROWS");
-	size_t rows = (size_t)cli_int("-n", argv[2], 1, 1 << 20), got, chunk = 0;
-	input *in = in_open(argc > 3 ? argv[3] : NULL);
+	input *in = in_open(optind < argc ? argv[optind] : NULL);
 	dstream *s = dstream_open(in, 0);
 	size_t cols = dstream_cols(s);
 	float *buf = xmallocarray(mul_size(rows, MAX(cols, 1), "chunk"), sizeof *buf);
@@ -113,6 +148,283 @@ cmd_lines(int argc, char **argv)
 	}
 	out_close(o);
 	in_close(in);
+	return 0;
+}
+
+/* A chunk's lines for cmd_records: where each starts, its length and its line. */
+struct rec_lines {
+	size_t n, cap;
+	const char **s;
+	size_t *len;
+	uint64_t *line;
+};
+
+static void
+rec_parse(void *ctx, struct chunk *c)
+{
+	struct rec_lines *r = c->res;
+	struct chunk_lines it;
+	const char *s;
+	size_t len;
+	const int *rule = ctx;
+
+	if (r == NULL)
+		r = c->res = xcalloc(1, sizeof *r);
+	r->n = 0;
+	/* The cut rules keep records whole: a FASTA chunk starts at a header, a FASTQ
+	 * chunk holds blank lines and groups of four lines, the first starting '@'. */
+	if (*rule == 1 && c->index > 0 && c->data[0] != '>')
+		return chunk_fail(c, 1, "chunk %llu does not start at a record",
+		    (unsigned long long)c->index);
+	if (*rule == 2) {
+		uint64_t in_rec = 0;
+		chunk_lines_init(&it, c);
+		while ((s = chunk_line(&it, &len)) != NULL) {
+			if (in_rec == 0 && len == 0)
+				continue;
+			if (in_rec == 0 && s[0] != '@')
+				return chunk_fail(c, it.n, "chunk %llu: a record does not start here",
+				    (unsigned long long)c->index);
+			in_rec = (in_rec + 1) % 4;
+		}
+		if (in_rec != 0)
+			return chunk_fail(c, it.n, "chunk %llu ends inside a record",
+			    (unsigned long long)c->index);
+	}
+	chunk_lines_init(&it, c);
+	while ((s = chunk_line(&it, &len)) != NULL) {
+		if (memmem(s, len, "BAD", 3) != NULL)
+			return chunk_fail(c, it.n, "bad record (line %llu of its chunk)",
+			    (unsigned long long)it.n);
+		if (r->n == r->cap) {
+			r->cap = MAX(64, 2 * r->cap);
+			r->s = xreallocarray(r->s, r->cap, sizeof *r->s);
+			r->len = xreallocarray(r->len, r->cap, sizeof *r->len);
+			r->line = xreallocarray(r->line, r->cap, sizeof *r->line);
+		}
+		r->s[r->n] = s;
+		r->len[r->n] = len;
+		r->line[r->n++] = it.n;
+	}
+	c->lines = it.n;
+}
+
+static void
+rec_free(void *res)
+{
+	struct rec_lines *r = res;
+	free(r->s);
+	free(r->len);
+	free(r->line);
+	free(r);
+}
+
+static int
+cmd_records(int argc, char **argv, struct common_opts *co)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		{"rule", required_argument, NULL, 'r'},
+		{"max", required_argument, NULL, 'n'},
+		{"slow", required_argument, NULL, 's'},
+		{NULL, 0, NULL, 0},
+	};
+	static const char *const rules[] = {"lines", "fasta", "fastq", NULL};
+	static const chunk_cut_fn cuts[] = {chunk_cut_lines, chunk_cut_fasta, chunk_cut_fastq};
+	int c, rule = 0;
+	long long max = -1, slow_ms = 0;
+
+	argv[0] = (char *)progname;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "r:n:s:", longopts, NULL)) != -1) {
+		if (c == 'r')
+			rule = cli_choice("--rule", optarg, rules);
+		else if (c == 'n')
+			max = cli_int("--max", optarg, 0, 1LL << 62);
+		else if (c == 's')
+			slow_ms = cli_int("--slow", optarg, 0, 10000);
+		else
+			cli_common(c, optarg, co, usage);
+	}
+	struct chunk_ops ops = {cuts[rule], rec_parse, rec_free};
+	input *in = in_open(optind < argc ? argv[optind] : NULL);
+	chunks *e = chunks_open(in, &ops, &rule);
+	output *o = out_open(NULL);
+	struct chunk *ch;
+	unsigned long long nchunks = 0, done = 0;
+	while ((max < 0 || (long long)done < max) && (ch = chunks_next(e)) != NULL) {
+		struct rec_lines *r = ch->res;
+		nchunks++;
+		for (size_t i = 0; i < r->n && (max < 0 || (long long)done < max); i++, done++) {
+			out_u64(o, ch->line0 + r->line[i]);
+			out_putc(o, '\t');
+			out_write(o, r->s[i], r->len[i]);
+			out_putc(o, '\n');
+		}
+		out_flush(o);
+		if (ch->err_line != 0 && (max < 0 || (long long)done < max))
+			chunk_die(e, ch);
+		if (slow_ms > 0)
+			nanosleep(&(struct timespec){slow_ms / 1000, slow_ms % 1000 * 1000000}, NULL);
+	}
+	chunks_close(e);
+	vlog("%llu chunks, %llu lines", nchunks, (unsigned long long)in_lineno(in));
+	in_close(in);
+	out_close(o);
+	return 0;
+}
+
+/* Options of the commands that take only the common ones, then at most one file. */
+static const char *
+common_args(int argc, char **argv, struct common_opts *co)
+{
+	static const struct option longopts[] = {CLI_COMMON_LONG, {NULL, 0, NULL, 0}};
+	int c;
+	argv[0] = (char *)progname;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT, longopts, NULL)) != -1)
+		cli_common(c, optarg, co, usage);
+	if (argc - optind > 1)
+		usage_error("too many files");
+	return optind < argc ? argv[optind] : NULL;
+}
+
+static int
+cmd_sparse(int argc, char **argv, struct common_opts *co)
+{
+	int svm = strcmp(argv[0], "svm") == 0;
+	input *in = in_open(common_args(argc, argv, co));
+	struct csr m;
+	double *labels = NULL;
+	if (svm)
+		svm_read(in, &m, &labels);
+	else
+		mm_read(in, &m);
+	output *o = out_open(NULL);
+	out_printf(o, "%zu %zu %llu\n", m.rows, m.cols, (unsigned long long)csr_nnz(&m));
+	for (size_t i = 0; i < m.rows; i++) {
+		if (svm) {
+			out_f64(o, labels[i]);
+			out_putc(o, '\t');
+		}
+		for (uint64_t k = m.ptr[i]; k < m.ptr[i + 1]; k++) {
+			if (k > m.ptr[i])
+				out_putc(o, ' ');
+			out_u64(o, m.idx[k]);
+			out_putc(o, ':');
+			out_f32(o, m.val[k]);
+		}
+		out_putc(o, '\n');
+	}
+	out_close(o);
+	csr_free(&m);
+	free(labels);
+	in_close(in);
+	return 0;
+}
+
+static int
+cmd_seq(int argc, char **argv, struct common_opts *co)
+{
+	int pairs = strcmp(argv[0], "pairs") == 0;
+	const char *path = common_args(argc, argv, co);
+	output *o = out_open(NULL);
+	const unsigned char *a, *b;
+	size_t alen, blen;
+
+	if (pairs) {
+		input *in = in_open(path);
+		while (seq_pair_next(in, &a, &alen, &b, &blen)) {
+			out_u64(o, in_lineno(in));
+			out_putc(o, '\t');
+			out_write(o, a, alen);
+			out_putc(o, '\t');
+			out_write(o, b, blen);
+			out_putc(o, '\n');
+			out_flush(o);	/* what came before an error is seen */
+		}
+		in_close(in);
+	} else {
+		seqfile *f = seq_open(path);
+		while (seq_next(f, &a, &alen)) {
+			out_u64(o, seq_lineno(f));
+			out_putc(o, '\t');
+			out_write(o, a, alen);
+			out_putc(o, '\n');
+			out_flush(o);
+		}
+		vlog("%llu records", (unsigned long long)seq_count(f));
+		seq_close(f);
+	}
+	out_close(o);
+	return 0;
+}
+
+static int
+cmd_speech(int argc, char **argv, struct common_opts *co)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG, {"first", no_argument, NULL, 'F'}, {NULL, 0, NULL, 0},
+	};
+	int c, first = 0;
+	argv[0] = (char *)progname;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT, longopts, NULL)) != -1) {
+		if (c == 'F')
+			first = 1;
+		else
+			cli_common(c, optarg, co, usage);
+	}
+	speech *s = speech_open(optind < argc ? argv[optind] : NULL, SPEECH_AUTO);
+	output *o = out_open(NULL);
+	const char *key;
+	size_t dims, got;
+	int64_t rows;
+	float *buf = NULL;
+	while (speech_next(s, &key, &dims, &rows)) {
+		size_t n = 0;
+		buf = xreallocarray(buf, 3 * MAX(dims, 1), sizeof *buf);
+		ark_begin(o, key);
+		while ((got = speech_read(s, buf, first ? 1 : 3, dims, dims)) > 0) {
+			for (size_t r = 0; r < got; r++)
+				ark_row(o, buf + r * dims, dims);
+			n += got;
+			if (first)
+				break;
+		}
+		ark_end(o, n);
+	}
+	free(buf);
+	speech_close(s);
+	out_close(o);
+	return 0;
+}
+
+static void
+par_lines(void *ctx, size_t first, size_t count, struct obuf *b)
+{
+	(void)ctx;
+	for (size_t i = first; i < first + count; i++) {
+		char *w = obuf_room(b, 100);
+		w += sprintf(w, "%zu\t%llu\t", i, (unsigned long long)i * i);
+		w += fmt_f64(w, (double)i / 4);
+		*w++ = '\n';
+		b->len = (size_t)(w - b->p);
+	}
+}
+
+static int
+cmd_par(int argc, char **argv, struct common_opts *co)
+{
+	static const struct option longopts[] = {CLI_COMMON_LONG, {NULL, 0, NULL, 0}};
+	int c;
+	argv[0] = (char *)progname;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT, longopts, NULL)) != -1)
+		cli_common(c, optarg, co, usage);
+	if (argc - optind != 2)
+		usage_error("par needs COUNT PER");
+	size_t n = (size_t)cli_int("COUNT", argv[optind], 0, 1LL << 40);
+	size_t per = (size_t)cli_int("PER", argv[optind + 1], 1, 1LL << 40);
+	output *o = out_open(co->output);
+	out_par(o, n, per, par_lines, NULL);
+	out_close(o);
 	return 0;
 }
 
@@ -233,6 +545,285 @@ cmd_cl(int argc, char **argv, struct common_opts *co)
 	return 0;
 }
 
+/* ---- the staging rings: one flow, two back ends ---- */
+
+struct ring {
+	size_t cap;
+	void *(*acquire)(struct ring *r, int *index);	/* checks the last copy is done */
+	void *(*ptr)(void *b);
+	void (*h2d)(struct ring *r, void *b, size_t off, size_t n);
+	void (*d2h)(struct ring *r, void *b, size_t off, size_t n);
+	void (*wait)(void *b);
+	void (*release)(void *b);
+	void (*sync)(struct ring *r);	/* waits for every copy */
+};
+
+/* FILE to the device through the ring, then back into OUT, the oldest result written
+ * out (slowly) while the next ones are being copied. */
+static void
+ring_copy(struct ring *r, int k, input *in, output *out, long long slow_ms)
+{
+	size_t off = 0, n;
+	int idx;
+	unsigned seq = 0;
+	void *b;
+	double t = now_sec();
+
+	for (;;) {
+		b = r->acquire(r, &idx);
+		if ((n = in_read(in, r->ptr(b), r->cap)) == 0) {
+			r->release(b);
+			break;
+		}
+		r->h2d(r, b, off, n);
+		printf("h2d %u %d\n", seq++, idx);
+		off += n;
+	}
+	r->sync(r);
+	t = now_sec() - t;
+	vlog("to the device: %zu bytes in %.1f ms, %.2f GB/s, reading the file included", off,
+	    t * 1e3, (double)off / t / 1e9);
+	t = now_sec();
+	void **q = xcalloc((size_t)k, sizeof *q);
+	size_t *qlen = xcalloc((size_t)k, sizeof *qlen), sent = 0;
+	int qn = 0;
+	seq = 0;
+	while (sent < off || qn > 0) {
+		while (qn < k && sent < off) {	/* every buffer not waiting to be written */
+			q[qn] = r->acquire(r, &idx);
+			qlen[qn] = MIN(r->cap, off - sent);
+			r->d2h(r, q[qn], sent, qlen[qn]);
+			printf("d2h %u %d\n", seq++, idx);
+			sent += qlen[qn++];
+		}
+		r->wait(q[0]);
+		out_write(out, r->ptr(q[0]), qlen[0]);
+		if (slow_ms > 0)
+			nanosleep(&(struct timespec){slow_ms / 1000, slow_ms % 1000 * 1000000}, NULL);
+		r->release(q[0]);
+		memmove(q, q + 1, (size_t)--qn * sizeof *q);
+		memmove(qlen, qlen + 1, (size_t)qn * sizeof *qlen);
+	}
+	t = now_sec() - t;
+	vlog("back: %zu bytes in %.1f ms, %.2f GB/s, writing the file included", off, t * 1e3,
+	    (double)off / t / 1e9);
+	free(q);
+	free(qlen);
+}
+
+struct cl_ring {
+	struct ring r;
+	clstaging *s;
+	cl_command_queue queue;
+	cl_mem dev;
+	cl_event *last;		/* each buffer's last copy, kept to check it */
+};
+
+static void *
+cl_acquire(struct ring *r, int *index)
+{
+	struct cl_ring *c = (struct cl_ring *)r;
+	struct clstage *b = clstaging_acquire(c->s);
+	cl_int st;
+	*index = b->index;
+	if (c->last[b->index] != NULL) {
+		CL_CHECK(clGetEventInfo(c->last[b->index], CL_EVENT_COMMAND_EXECUTION_STATUS,
+		    sizeof st, &st, NULL));
+		if (st != CL_COMPLETE)
+			die("buffer %d came back before its copy completed", b->index);
+		CL_CHECK(clReleaseEvent(c->last[b->index]));
+		c->last[b->index] = NULL;
+	}
+	return b;
+}
+
+static void *
+cl_ptr(void *b)
+{
+	return ((struct clstage *)b)->p;
+}
+
+static void
+cl_keep(struct cl_ring *c, struct clstage *b)
+{
+	CL_CHECK(clRetainEvent(b->done));
+	c->last[b->index] = b->done;
+}
+
+static void
+cl_h2d(struct ring *r, void *b, size_t off, size_t n)
+{
+	struct cl_ring *c = (struct cl_ring *)r;
+	clstaging_h2d(c->s, b, c->dev, off, n);
+	cl_keep(c, b);
+}
+
+static void
+cl_d2h(struct ring *r, void *b, size_t off, size_t n)
+{
+	struct cl_ring *c = (struct cl_ring *)r;
+	clstaging_d2h(c->s, b, c->dev, off, n);
+	cl_keep(c, b);
+}
+
+static void
+cl_wait(void *b)
+{
+	clstaging_wait(b);
+}
+
+static void
+cl_release(void *b)
+{
+	clstaging_release(b);
+}
+
+static void
+cl_sync(struct ring *r)
+{
+	CL_CHECK(clFinish(((struct cl_ring *)r)->queue));
+}
+
+#ifdef ACCELKIT_CUDA
+struct cuda_ring {
+	struct ring r;
+	staging *s;
+	cudaStream_t stream;
+	char *dev;
+};
+
+static void *
+cuda_acquire(struct ring *r, int *index)
+{
+	struct stage *b = staging_acquire(((struct cuda_ring *)r)->s);
+	*index = b->index;
+	if (cudaEventQuery(b->done) != cudaSuccess)
+		die("buffer %d came back before its copy completed", b->index);
+	return b;
+}
+
+static void *
+cuda_ptr(void *b)
+{
+	return ((struct stage *)b)->p;
+}
+
+static void
+cuda_h2d(struct ring *r, void *b, size_t off, size_t n)
+{
+	struct cuda_ring *c = (struct cuda_ring *)r;
+	staging_h2d(c->s, b, c->dev + off, n);
+}
+
+static void
+cuda_d2h(struct ring *r, void *b, size_t off, size_t n)
+{
+	struct cuda_ring *c = (struct cuda_ring *)r;
+	staging_d2h(c->s, b, c->dev + off, n);
+}
+
+static void
+cuda_wait(void *b)
+{
+	staging_wait(b);
+}
+
+static void
+cuda_release(void *b)
+{
+	staging_release(b);
+}
+
+static void
+cuda_sync(struct ring *r)
+{
+	CUDA_CHECK(cudaStreamSynchronize(((struct cuda_ring *)r)->stream));
+}
+#endif
+
+static int
+cmd_stage(int argc, char **argv, struct common_opts *co)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG, CLI_PLATFORM_LONG,
+		{"chunk", required_argument, NULL, 'c'},
+		{"slow", required_argument, NULL, 's'},
+		{NULL, 0, NULL, 0},
+	};
+	int cl = strcmp(argv[0], "stage-cl") == 0, c, k = 2;
+	size_t chunk = 1 << 20;
+	long long slow_ms = 0;
+
+	argv[0] = (char *)progname;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "k:c:s:", longopts, NULL)) != -1) {
+		if (c == 'k')
+			k = (int)cli_int("-k", optarg, 1, 64);
+		else if (c == 'c')
+			chunk = cli_size("--chunk", optarg);
+		else if (c == 's')
+			slow_ms = cli_int("--slow", optarg, 0, 10000);
+		else
+			cli_common(c, optarg, co, usage);
+	}
+	if (argc - optind != 2 || chunk == 0)
+		usage_error("stage needs FILE OUT");
+	cli_finish(co);
+	input *in = in_open(argv[optind]);
+	int64_t size = in_remaining(in);
+	if (size < 0)
+		die("%s: the staging test needs a regular file", in_name(in));
+	output *out = out_open(argv[optind + 1]);
+	if (cl) {
+		struct clx x;
+		clx_open(co->device, co->platform, 0, &x);
+		struct cl_ring r = {.r = {chunk, cl_acquire, cl_ptr, cl_h2d, cl_d2h, cl_wait, cl_release,
+		    cl_sync}, .queue = x.queue};
+		r.s = clstaging_open(x.ctx, x.queue, k, chunk);
+		r.dev = CL_CREATE(clCreateBuffer(x.ctx, CL_MEM_READ_WRITE, MAX((size_t)size, 1),
+		    NULL, &cl_err_));
+		r.last = xcalloc((size_t)k, sizeof *r.last);
+		ring_copy(&r.r, k, in, out, slow_ms);
+		for (int i = 0; i < k; i++)
+			if (r.last[i] != NULL)
+				CL_CHECK(clReleaseEvent(r.last[i]));
+		free(r.last);
+		clstaging_close(r.s);
+		CL_CHECK(clReleaseMemObject(r.dev));
+		clx_close(&x);
+	} else {
+		struct cuda_dev d;
+		cuda_select(co->device, 0, &d);
+		if (!d.gpu)
+			die("stage-cuda needs a GPU");
+#ifdef ACCELKIT_CUDA
+		struct cuda_ring r = {.r = {chunk, cuda_acquire, cuda_ptr, cuda_h2d, cuda_d2h, cuda_wait,
+		    cuda_release, cuda_sync}};
+		CUDA_CHECK(cudaStreamCreate(&r.stream));
+		r.s = staging_open(k, chunk, r.stream);
+		if (!staging_pinned(r.s))
+			die("staging: the buffers are not pinned");
+		CUDA_CHECK(cudaMalloc((void **)&r.dev, MAX((size_t)size, 1)));
+		ring_copy(&r.r, k, in, out, slow_ms);
+		staging_close(r.s);
+		/* and cuda_pin on memory that exists: a pinned copy there and back */
+		char *h = xmalloc(MAX((size_t)size, 1));
+		memset(h, 0, MAX((size_t)size, 1));
+		if (!cuda_pin(h, MAX((size_t)size, 1), "acctest"))
+			die("cuda_pin failed");
+		CUDA_CHECK(cudaMemcpy(h, r.dev, (size_t)size, cudaMemcpyDeviceToHost));
+		CUDA_CHECK(cudaMemcpy(r.dev, h, (size_t)size, cudaMemcpyHostToDevice));
+		cuda_unpin(h);
+		free(h);
+		CUDA_CHECK(cudaFree(r.dev));
+		CUDA_CHECK(cudaStreamDestroy(r.stream));
+#endif
+	}
+	out_close(out);
+	in_close(in);
+	stdout_finish();
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -245,9 +836,21 @@ main(int argc, char **argv)
 	if (strcmp(cmd, "read") == 0)
 		return cmd_read(argc, argv, &co);
 	if (strcmp(cmd, "stream") == 0)
-		return cmd_stream(argc, argv);
+		return cmd_stream(argc, argv, &co);
 	if (strcmp(cmd, "lines") == 0)
 		return cmd_lines(argc, argv);
+	if (strcmp(cmd, "records") == 0)
+		return cmd_records(argc, argv, &co);
+	if (strcmp(cmd, "svm") == 0 || strcmp(cmd, "mm") == 0)
+		return cmd_sparse(argc, argv, &co);
+	if (strcmp(cmd, "pairs") == 0 || strcmp(cmd, "seq") == 0)
+		return cmd_seq(argc, argv, &co);
+	if (strcmp(cmd, "speech") == 0)
+		return cmd_speech(argc, argv, &co);
+	if (strcmp(cmd, "par") == 0)
+		return cmd_par(argc, argv, &co);
+	if (strcmp(cmd, "stage-cl") == 0 || strcmp(cmd, "stage-cuda") == 0)
+		return cmd_stage(argc, argv, &co);
 	if (strcmp(cmd, "int") == 0 || strcmp(cmd, "double") == 0 || strcmp(cmd, "size") == 0)
 		return cmd_number(argc, argv);
 	if (strcmp(cmd, "f32") == 0 || strcmp(cmd, "f64") == 0 || strcmp(cmd, "fixed") == 0)

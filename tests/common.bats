@@ -108,6 +108,36 @@ print("same")'
 	assert_output "$(printf '0.1\n0.30000000000000004\n1e+100')"
 }
 
+@test "float32 output reads back over the whole range, at most a digit longer than numpy's shortest" {
+	py -c '
+import numpy as np
+r = np.random.default_rng(21)
+bits = r.integers(0, 2**31 - 2**23, 20000, dtype=np.uint32)      # positive finite floats
+v = np.concatenate([bits.view(np.float32), (r.standard_normal(20000) * 10.0 ** r.integers(-30, 30, 20000)).astype(np.float32)])
+np.save("v.npy", v)
+open("args", "w").write(" ".join(repr(float(x)) for x in v))'
+	acctest f32 $(cat args) > got.txt
+	run -0 py -c '
+import numpy as np
+v = np.load("v.npy")
+got = open("got.txt").read().split()
+assert len(got) == len(v)
+def sig(t):
+    m = t.lower().split("e")[0].lstrip("-").replace(".", "").lstrip("0")
+    return len(m.rstrip("0")) or 1
+longer = 0
+for x, t in zip(v, got):
+    assert np.float32(t) == x, (x, t)
+    d = sig(t) - sig(np.format_float_scientific(x, unique=True))
+    assert 0 <= d <= 1, (x, t)
+    longer += d
+# The candidates are roundings of the 9-digit string, not of the exact value: 13700.60546875
+# gives "13700.6055", where 13700.605 would do. Rare, and never wrong.
+assert longer < len(v) / 200, longer
+print("ok")'
+	assert_output "ok"
+}
+
 @test "fixed-point output matches printf, ties included" {
 	args='0.5 0.1234565 -0.0000001 2.5e-7 0.9999995 123.456789 -3 0.0000005'
 	run -0 acctest fixed 6 $args
@@ -215,6 +245,455 @@ open("h.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") 
 	assert_output "$(printf '3000000 1.5 1.5\n3000000 2 2')"
 }
 
+# randmat FILE ROWS COLS SEED: dense text with every separator, comments, blank lines,
+# CRLF on some lines and no newline after the last; FILE.ref.npy is numpy's reading of
+# it in float64 (tokens through Python's float, which rounds as strtod does).
+randmat() {
+	py - "$@" <<'PY'
+import sys, random, numpy as np
+path, rows, cols, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+r = random.Random(seed)
+def num():
+    k = r.random()
+    if k < 0.3: return "%.7g" % r.gauss(0, 1)
+    if k < 0.5: return repr(r.gauss(0, 1) * 10 ** r.randint(-30, 30))
+    if k < 0.7: return str(r.randint(-10**6, 10**6))
+    if k < 0.8: return "%.3e" % r.uniform(-1e5, 1e5)
+    if k < 0.9: return "-0"
+    return "%.25f" % r.random()
+ref, out = [], ["# a header comment\n"]
+for i in range(rows):
+    if r.random() < 0.05:
+        out.append(r.choice(["\n", "   \n", "# comment only\n", "\t\r\n"]))
+    toks = [num() for _ in range(cols)]
+    ref.append([float(t) for t in toks])
+    line = toks[0]
+    for t in toks[1:]:
+        line += r.choice([" ", "\t", ",", " , ", "  \t"]) + t
+    line = r.choice(["", " ", "\t"]) + line + r.choice(["", " ", " # trailing"])
+    out.append(line + ("" if i == rows - 1 else r.choice(["\n", "\n", "\r\n"])))
+open(path, "w", newline="").write("".join(out))
+np.save(path + ".ref.npy", np.array(ref, dtype=np.float64).reshape(rows, cols))
+PY
+}
+
+@test "the dense text reader reads the same matrix as numpy at any -j, chunk size, file or pipe" {
+	randmat m.txt 3000 7 11
+	acctest read -j 1 -t f64 -O npy -o ref64.npy m.txt
+	run -0 py -c '
+import numpy as np
+got, ref = np.load("ref64.npy"), np.load("m.txt.ref.npy")
+assert got.dtype == np.float64 and got.shape == ref.shape, (got.shape, ref.shape)
+assert np.array_equal(got.view(np.uint64), ref.view(np.uint64))
+print("ok")'
+	assert_output "ok"
+	acctest read -j 1 -O npy -o ref32.npy m.txt
+	run -0 py -c '
+import numpy as np
+got, ref = np.load("ref32.npy"), np.load("m.txt.ref.npy").astype(np.float32)
+assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), ref.view(np.uint32))
+print("ok")'
+	assert_output "ok"
+	for bytes in 1 100 4096 1048576; do
+		for j in 1 2 4; do
+			ACCELKIT_CHUNK_BYTES=$bytes acctest read -j $j -O npy -o got.npy m.txt
+			cmp ref32.npy got.npy
+			cat m.txt | ACCELKIT_CHUNK_BYTES=$bytes acctest read -j $j -t f64 -O npy > got.npy
+			cmp ref64.npy got.npy
+		done
+	done
+	acctest read -j 1 m.txt > ref.txt
+	ACCELKIT_CHUNK_BYTES=100 acctest read -j 4 m.txt | cmp ref.txt -
+}
+
+@test "a bad dense line is reported as with -j 1, at, before and after a chunk boundary" {
+	# 12-byte rows, chunks of 120 bytes: rows 10 and 11 end and start a chunk
+	for bad in 1 9 10 11 12 33; do
+		for kind in number ragged; do
+			py -c '
+import sys
+bad, kind = int(sys.argv[1]), sys.argv[2]
+rows = ["%3d 2.5 3.5\n" % i for i in range(1, 41)]
+rows[bad - 1] = "  1 x.5 3.5\n" if kind == "number" else "  1 2.5    \n"
+rows[35] = "  1 2.5 nan\n"    # a later error that must not be the one reported
+sys.stdout.write("".join(rows))' $bad $kind > m.txt
+			if [ $kind = number ]; then
+				want="acctest: m.txt:$bad: column 2: not a number: 'x.5'"
+			elif [ $bad = 1 ]; then
+				want="acctest: m.txt:2: row has 3 columns, expected 2 as on line 1"
+			else
+				want="acctest: m.txt:$bad: row has 2 columns, expected 3 as on line 1"
+			fi
+			for bytes in 120 119 121 1048576; do
+				for j in 1 2 4; do
+					run -1 --separate-stderr env ACCELKIT_CHUNK_BYTES=$bytes acctest read -j $j m.txt
+					assert_equal "$stderr" "$want"
+					assert_output ""
+				done
+			done
+			run -1 --separate-stderr sh -c "cat m.txt | ACCELKIT_CHUNK_BYTES=120 acctest read -j 4"
+			assert_equal "$stderr" "${want/m.txt/(standard input)}"
+		done
+	done
+}
+
+@test "a dense row longer than a chunk, CRLF and a missing last newline, in tiny chunks" {
+	py -c 'import sys; sys.stdout.write(" ".join(["0.5"] * 5000) + "\r\n" + ",".join(["-2"] * 5000) + "\r\n" + "\t".join(["1e3"] * 5000))' > w.txt
+	run -0 sh -c 'ACCELKIT_CHUNK_BYTES=64 acctest read -j 3 w.txt | awk "{print NF, \$1, \$NF}"'
+	assert_output "$(printf '5000 0.5 0.5\n5000 -2 -2\n5000 1000 1000')"
+}
+
+@test "streaming dense rows give the same chunks of rows at any -j and chunk size" {
+	randmat s.txt 500 3 4
+	acctest stream -n 7 s.txt > want.txt
+	for bytes in 1 50 1048576; do
+		for j in 1 2 4; do
+			ACCELKIT_CHUNK_BYTES=$bytes acctest stream -j $j -n 7 s.txt | cmp want.txt -
+			cat s.txt | ACCELKIT_CHUNK_BYTES=$bytes acctest stream -j $j -n 7 | cmp want.txt -
+		done
+	done
+	run -0 sh -c 'grep -c -- "^--$" want.txt'
+	assert_output 71
+}
+
+# same_at_any_j OUT CMD...: CMD (an acctest command line, its file last) gives OUT's
+# bytes, stderr and status with -j 1, 2 and 4, chunks of 1, 57 and 4096 bytes and the
+# default, from the file and from a pipe (stderr naming "(standard input)" then).
+same_at_any_j() {
+	local want=$1 rc=0 got
+	shift
+	local file=${!#}
+	"$@" -j 1 > "$want" 2> "$want.err" || rc=$?
+	sed "s|$file|(standard input)|" "$want.err" > "$want.perr"
+	for bytes in 1 57 4096 ""; do
+		for j in 1 2 4; do
+			got=0
+			ACCELKIT_CHUNK_BYTES=$bytes "$@" -j $j > "$want.got" 2> "$want.goterr" || got=$?
+			[ "$got" = "$rc" ]
+			cmp "$want" "$want.got"
+			cmp "$want.err" "$want.goterr"
+			got=0
+			cat "$file" | ACCELKIT_CHUNK_BYTES=$bytes "${@:1:$#-1}" -j $j - > "$want.got" 2> "$want.goterr" || got=$?
+			[ "$got" = "$rc" ]
+			cmp "$want" "$want.got"
+			cmp "$want.perr" "$want.goterr"
+		done
+	done
+}
+
+@test "libsvm reads as Python reads it, the same at any -j and chunk size" {
+	py -c '
+import random
+r = random.Random(8)
+out = []
+for i in range(1500):
+    toks = []
+    if r.random() < 0.8: toks.append(r.choice(["1", "-1", "+1", "2,3", "0.25"]))
+    if r.random() < 0.1: toks.append("qid:%d" % r.randint(0, 9))
+    ix = 0
+    for _ in range(r.randint(0, 12)):
+        ix += r.randint(1, 300)
+        toks.append("%d:%s" % (ix, r.choice(["%.7g" % r.gauss(0, 1), repr(r.gauss(0, 3)), str(r.randint(-99, 99))])))
+    line = r.choice([" ", "\t", "  "]).join(toks)
+    if r.random() < 0.05: line += " # comment 1:2"
+    out.append(line + r.choice(["\n", "\n", "\r\n"]))
+open("a.svm", "w", newline="").write("".join(out).rstrip("\n"))'
+	same_at_any_j got.txt acctest svm a.svm
+	run -0 py -c '
+import numpy as np
+lines = open("a.svm", newline="").read().split("\n")
+got = open("got.txt").read().split("\n")
+rows, cols, nnz = map(int, got[0].split())
+assert rows == len(lines), (rows, len(lines))
+maxix, n = -1, 0
+for line, g in zip(lines, got[1:]):
+    toks = line.rstrip("\r").split("#")[0].split()
+    lab, ents = float("nan"), []
+    for t in toks:
+        if ":" not in t: lab = float(t.split(",")[0])
+        elif not t.startswith("qid:"):
+            i, v = t.split(":"); ents.append((int(i), np.float32(float(v))))
+    glab, gents = g.split("\t")
+    assert (np.isnan(lab) and glab == "nan") or float(glab) == lab, (line, g)
+    gents = [(int(i), np.float32(v)) for i, v in (e.split(":") for e in gents.split())]
+    assert gents == ents, (line, g)
+    n += len(ents)
+    maxix = max([maxix] + [i for i, _ in ents])
+assert nnz == n and cols == maxix + 1, (nnz, n, cols, maxix)
+print("ok")'
+	assert_output "ok"
+}
+
+@test "a bad libsvm line is reported as with -j 1, near chunk boundaries" {
+	# 8-byte lines, the bad one where 57-byte chunks end and start
+	for bad in 1 7 8 9 15 40; do
+		py -c '
+import sys
+bad = int(sys.argv[1])
+lines = ["1 %d:0.5" % (i % 10) for i in range(1, 61)]
+lines[bad - 1] = "1 4:zz5"
+lines[50] = "1 3:1 2:2"
+sys.stdout.write("\n".join(lines) + "\n")' $bad > b.svm
+		same_at_any_j out.txt acctest svm b.svm
+		assert_equal "$(cat out.txt.err)" "acctest: b.svm:$bad: index 4: value 'zz5' is not a number"
+	done
+}
+
+@test "MatrixMarket reads as Python reads it, the same at any -j and chunk size" {
+	py -c '
+import random
+r = random.Random(9)
+rows, cols = 300, 200
+ents = r.sample([(i, j) for i in range(1, rows + 1) for j in range(1, cols + 1)], 3000)
+out = ["%%MatrixMarket matrix coordinate real general", "% made by a test", "", "%d %d %d" % (rows, cols, len(ents))]
+for i, j in ents:
+    out.append("%d %d %s" % (i, j, r.choice(["%.7g" % r.gauss(0, 1), repr(r.gauss(0, 1)), "%d" % r.randint(-9, 9)])))
+    if r.random() < 0.02: out.append(r.choice(["% comment", "", "  "]))
+open("a.mtx", "w").write("\r\n".join(out) + "\r\n")
+s = ["%%MatrixMarket matrix coordinate pattern symmetric", "5 5 4", "1 1", "3 1", "5 2", "4 4"]
+open("s.mtx", "w").write("\n".join(s))'
+	same_at_any_j got.txt acctest mm a.mtx
+	run -0 py -c '
+import numpy as np, scipy.io
+ref = scipy.io.mmread("a.mtx").tocsr()
+ref.sort_indices()
+got = open("got.txt").read().split("\n")
+assert got[0] == "%d %d %d" % (ref.shape[0], ref.shape[1], ref.nnz), got[0]
+for i in range(ref.shape[0]):
+    a, b = ref.indptr[i], ref.indptr[i + 1]
+    want = [(int(c), np.float32(v)) for c, v in zip(ref.indices[a:b], ref.data[a:b])]
+    have = [(int(c), np.float32(v)) for c, v in (e.split(":") for e in got[i + 1].split())]
+    assert want == have, (i, want, have)
+print("ok")'
+	assert_output "ok"
+	same_at_any_j got.txt acctest mm s.mtx
+	assert_equal "$(cat got.txt)" "$(printf '5 5 6\n0:1 2:1\n4:1\n0:1\n3:1\n1:1')"
+}
+
+@test "a bad MatrixMarket entry is reported as with -j 1, near chunk boundaries" {
+	# 6-byte entry lines after a 52-byte banner and size line
+	for bad in 1 2 3 10 11 12 30; do
+		for kind in value count; do
+			py -c '
+import sys
+bad, kind = int(sys.argv[1]), sys.argv[2]
+n = 40 if kind == "value" else bad - 1
+lines = ["%%MatrixMarket matrix coordinate real general", "40 1 %-3d" % n]
+lines += ["%d 1 %d" % (i % 10 + 1, i % 10) for i in range(40)]
+lines[bad + 1] = "1 1 z" if kind == "value" else "1 1 1"
+sys.stdout.write("\n".join(lines) + "\n")' $bad $kind > b.mtx
+			same_at_any_j out.txt acctest mm b.mtx
+			if [ $kind = value ]; then
+				want="acctest: b.mtx:$((bad + 2)): value 'z' is not a number"
+			else
+				want="acctest: b.mtx:$((bad + 2)): more entries than the $((bad - 1)) the size line gives"
+			fi
+			assert_equal "$(cat out.txt.err)" "$want"
+		done
+	done
+}
+
+@test "A<TAB>B pairs read as Python reads them, the same at any -j and chunk size" {
+	py -c '
+import random
+r = random.Random(4)
+s = lambda: "".join(r.choice("ACGTN") for _ in range(r.randint(0, 60)))
+open("p.txt", "w", newline="").write("".join(s() + "\t" + s() + r.choice(["\n", "\r\n"]) for _ in range(2000)) + "AC\tGT")'
+	same_at_any_j got.txt acctest pairs p.txt
+	numbered p.txt | cmp - got.txt
+}
+
+@test "a bad pair line is reported as with -j 1, near chunk boundaries" {
+	# 10-byte lines: line 6 ends at byte 60, chunks of 57 bytes end inside it
+	for bad in 1 5 6 7 12 30; do
+		for kind in none two; do
+			py -c '
+import sys
+bad, kind = int(sys.argv[1]), sys.argv[2]
+lines = ["ACGT\tACGT" for _ in range(40)]
+lines[bad - 1] = "ACGTNACGT" if kind == "none" else "ACG\tT\tACG"
+lines[35] = "no tab at all"
+sys.stdout.write("\n".join(lines) + "\n")' $bad $kind > b.txt
+			same_at_any_j out.txt acctest pairs b.txt
+			if [ $kind = none ]; then
+				assert_equal "$(cat out.txt.err)" "acctest: b.txt:$bad: no TAB in the line (expected A<TAB>B)"
+			else
+				assert_equal "$(cat out.txt.err)" "acctest: b.txt:$bad: more than one TAB in the line (expected A<TAB>B)"
+			fi
+			assert_equal "$(wc -l < out.txt)" $((bad - 1))
+		done
+	done
+}
+
+# seqs FILE: Python's records of a FASTA, FASTQ or plain file as "LINE<TAB>SEQUENCE"
+seqs() {
+	py - "$1" <<'PY'
+import sys
+lines = open(sys.argv[1], "rb").read().split(b"\n")
+if lines[-1] == b"": lines.pop()
+lines = [l[:-1] if l.endswith(b"\r") else l for l in lines]
+out, first = sys.stdout.buffer, next((l for l in lines if l), b"")
+if first.startswith(b">"):
+    rec = None
+    for i, l in enumerate(lines, 1):
+        if l.startswith(b">"):
+            if rec: out.write(b"%d\t%s\n" % (rec[0], b"".join(rec[1])))
+            rec = (i, [])
+        elif rec: rec[1].append(l)
+    if rec: out.write(b"%d\t%s\n" % (rec[0], b"".join(rec[1])))
+elif first.startswith(b"@"):
+    i = 0
+    while i < len(lines):
+        if not lines[i]: i += 1; continue
+        assert lines[i].startswith(b"@") and lines[i + 2].startswith(b"+") and len(lines[i + 1]) == len(lines[i + 3])
+        out.write(b"%d\t%s\n" % (i + 1, lines[i + 1])); i += 4
+else:
+    for i, l in enumerate(lines, 1): out.write(b"%d\t%s\n" % (i, l))
+PY
+}
+
+@test "FASTA, FASTQ and plain records read as Python reads them, the same at any -j and chunk size" {
+	py -c '
+import random
+r = random.Random(6)
+s = lambda n: "".join(r.choice("ACGT") for _ in range(n))
+fa, fq = ["\n"], []
+for i in range(600):
+    fa.append(">r%d some description\n" % i)
+    for _ in range(r.randint(0, 4)):
+        fa.append(s(r.randint(0, 70)) + r.choice(["\n", "\r\n", "\n\n"]))
+    n = r.randint(0, 150)
+    fq.append("\n" * r.choice([0, 0, 0, 1]) + "@r%d\n%s\n+\n%s\n" % (i, s(n), "".join(r.choice("@>+I#!") for _ in range(n))))
+fa.append(">long\n" + s(9000))    # longer than a chunk, no newline at the end
+open("r.fa", "w", newline="").write("".join(fa))
+open("r.fq", "w").write("".join(fq))
+open("r.txt", "w").write("".join(s(r.randint(0, 40)) + "\n" for _ in range(900)))'
+	for f in r.fa r.fq r.txt; do
+		same_at_any_j got.txt acctest seq $f
+		seqs $f | cmp - got.txt
+	done
+}
+
+@test "a bad FASTQ or FASTA record is reported as with -j 1, near chunk boundaries" {
+	# 12-byte records ("@r\nACG\n+\nIII\n"): the bad one where 57-byte chunks fall
+	for bad in 1 4 5 6 20; do
+		for kind in qual plus at short; do
+			# a file starting with "r" is not FASTQ at all
+			[ $kind = at ] && [ $bad = 1 ] && continue
+			py -c '
+import sys
+bad, kind = int(sys.argv[1]), sys.argv[2]
+recs = ["@r\nACG\n+\nIII\n"] * 30
+recs[bad - 1] = {"qual": "@r\nACG\n+\nII\n", "plus": "@r\nACG\n-\nIII\n", "at": "r\nACG\n+\nIII\n",
+    "short": "@r\nACG\n+\n"}[kind]
+if kind == "short": recs = recs[:bad]
+recs[-1:] = ["@r\nA\n+\nII\n"] if bad < len(recs) else recs[-1:]
+sys.stdout.write("".join(recs))' $bad $kind > b.fq
+			same_at_any_j out.txt acctest seq b.fq
+			l=$((4 * bad - 3))
+			case $kind in
+			qual)	want="acctest: b.fq:$((l + 3)): quality line has 2 bytes but the sequence has 3" ;;
+			plus)	want="acctest: b.fq:$((l + 2)): expected the FASTQ '+' line" ;;
+			at)	want="acctest: b.fq:$l: expected a FASTQ record starting with '@'" ;;
+			short)	want="acctest: b.fq:$l: FASTQ record ends before its quality line" ;;
+			esac
+			assert_equal "$(cat out.txt.err)" "$want"
+			assert_equal "$(wc -l < out.txt)" $((bad - 1))
+		done
+	done
+	# FASTA is known by its first byte past CRs and LFs, so only CRs can come before
+	# its first header
+	printf '\n\r\r>r\nAC\n' > d.fa
+	same_at_any_j out.txt acctest seq d.fa
+	assert_equal "$(cat out.txt.err)" "acctest: d.fa:2: sequence data before the first '>' header"
+}
+
+# arkcmp IN OUT [first]: the utterances of Kaldi text archive IN, as Python reads them
+# (float32; only the first row of each with "first"), are those of OUT.
+arkcmp() {
+	py - "$@" <<'PY'
+import re, sys, numpy as np
+def read(path, first=False):
+    utts, key, rows = [], None, None
+    for line in open(path, newline="").read().split("\n"):
+        line = line.rstrip("\r")
+        if key is None:
+            if not line.strip(): continue
+            key, rest = line.split(None, 1)
+            assert rest.lstrip().startswith("["), line
+            line, rows = rest.lstrip()[1:], []
+        end = "]" in line
+        vals = [np.float32(float(t)) for t in line.split("]")[0].split()]
+        if vals: rows.append(vals)
+        if end:
+            utts.append((key, rows[:1] if first else rows)); key = None
+    return utts
+a, b = read(sys.argv[1], len(sys.argv) > 3), read(sys.argv[2])
+assert len(a) == len(b), (len(a), len(b))
+for (ka, ra), (kb, rb) in zip(a, b):
+    assert ka == kb and ra == rb, (ka, kb)
+print("same")
+PY
+}
+
+@test "Kaldi text archives read as Python reads them, the same at any -j and chunk size" {
+	py -c '
+import random
+r = random.Random(12)
+out = []
+for u in range(300):
+    dims, n = r.randint(1, 13), r.choice([0, 1, 2, 5, 30])
+    rows = ["  " + " ".join(r.choice(["%.7g" % r.gauss(0, 1), str(r.randint(-9, 9)), repr(r.gauss(0, 5))]) for _ in range(dims)) for _ in range(n)]
+    if r.random() < 0.1: out.append("")
+    if n == 0: out.append("utt%d  [ ]" % u); continue
+    if r.random() < 0.3:
+        out.append("utt%d  [ %s" % (u, rows.pop(0).strip()) + (" ]" if not rows else ""))
+    else:
+        out.append("utt%d  [" % u)
+    if rows: rows[-1] += " ]"
+    out += rows
+open("a.ark", "w", newline="").write("".join(l + r.choice(["\n", "\n", "\r\n"]) for l in out))'
+	same_at_any_j got.ark acctest speech a.ark
+	run -0 arkcmp a.ark got.ark
+	assert_output "same"
+	same_at_any_j got.ark acctest speech --first a.ark
+	run -0 arkcmp a.ark got.ark first
+	assert_output "same"
+}
+
+@test "a bad Kaldi archive line is reported as with -j 1, near chunk boundaries" {
+	# 12-byte lines: "u1  [" headers, "  1 2 3" rows, "  1 2 3 ]" ends
+	for bad in 2 4 5 6 10 17; do
+		for kind in number width after head; do
+			py -c '
+import sys
+bad, kind = int(sys.argv[1]), sys.argv[2]
+lines = []
+for u in range(8):
+    lines += ["u%d         [" % u, "  1   2   3", "  4   5   6", "  7   8   9 ]"]
+if lines[bad - 1].endswith("["):
+    lines[bad - 1] = {"head": "u9          ", "number": "u9   [ 1 x2", "width": "u9   [ 1 2 ", "after": "u9 [ 1 2 ]x"}[kind]
+else:
+    lines[bad - 1] = {"number": "  1   x2  3", "width": "  1   2    ", "after": "  7   8 ]  x", "head": "  1 2 3 ] ]"}[kind]
+sys.stdout.write("\n".join(lines) + "\n")' $bad $kind > b.ark
+			same_at_any_j out.ark acctest speech b.ark
+			# a matrix's first row fixes its width: a short one shows on the next row
+			want=$bad
+			[ $kind = width ] && [ $((bad % 4)) = 1 -o $((bad % 4)) = 2 ] && want=$((bad + 1))
+			[ "$(cut -d: -f3 out.ark.err)" = "$want" ]
+		done
+	done
+	printf 'a [\n 1 2\n 3 4\n' > c.ark
+	same_at_any_j out.ark acctest speech c.ark
+	assert_equal "$(cat out.ark.err)" "acctest: c.ark:3: the archive ends inside the matrix of 'a' (no ']')"
+	printf 'a [\n 1 2 ] x\n' > d.ark
+	same_at_any_j out.ark acctest speech d.ark
+	assert_equal "$(cat out.ark.err)" "acctest: d.ark:2: text after the ']' that ends the matrix of 'a'"
+	printf 'a [ 1 2 ]\nb [\n 1 2\n 3\n' > e.ark
+	same_at_any_j out.ark acctest speech e.ark
+	assert_equal "$(cat out.ark.err)" "acctest: e.ark:4: row has 1 columns, expected 2 as on line 3 (utterance 'b')"
+}
+
 @test "streaming reads fixed-size chunks of rows, in order" {
 	seq 1 10 | awk '{print $1, $1 * 2}' > s.txt
 	run -0 acctest stream -n 4 s.txt
@@ -240,6 +719,214 @@ open("h.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") 
 	printf 'a b\r\n\xc3\xa9\tz\n\nlast' > l.txt
 	run -0 acctest lines l.txt
 	assert_output "$(printf '1\ta b\n2\t\xc3\xa9\tz\n3\t\n4\tlast')"
+}
+
+# ---- the chunked record engine (common/chunks.h), through acctest records ----
+
+# numbered FILE: python's own reading of FILE's lines as "N<TAB>line" (CR before LF and
+# a final line without LF as in_getline has them), the reference for acctest records.
+numbered() {
+	py - "$1" <<'PY'
+import sys
+data = open(sys.argv[1], 'rb').read()
+lines = data.split(b'\n')
+if lines and lines[-1] == b'':
+    lines.pop()
+out = sys.stdout.buffer
+for i, l in enumerate(lines, 1):
+    if l.endswith(b'\r'):
+        l = l[:-1]
+    out.write(b'%d\t%s\n' % (i, l))
+PY
+}
+
+@test "the chunk engine hands lines back in order with their true numbers, at any chunk size and -j" {
+	py -c '
+import random
+r = random.Random(5)
+parts = []
+for i in range(3000):
+    n = r.choice([0, 1, 2, 5, 30, 80, 300])
+    parts.append("".join(r.choice("ab c\t>@#,") for _ in range(n)) + r.choice(["\n", "\n", "\r\n"]))
+parts.append("x" * 5000 + "\n")    # longer than a chunk
+parts.append("last line without a newline")
+open("l.txt", "w", newline="").write("".join(parts))'
+	numbered l.txt > want.txt
+	for bytes in 1 7 64 4096 1048576; do
+		for j in 1 2 4; do
+			ACCELKIT_CHUNK_BYTES=$bytes acctest records -j $j l.txt > got.txt
+			cmp want.txt got.txt
+			ACCELKIT_CHUNK_BYTES=$bytes acctest records -j $j < l.txt > got.txt
+			cmp want.txt got.txt
+			cat l.txt | ACCELKIT_CHUNK_BYTES=$bytes acctest records -j $j > got.txt
+			cmp want.txt got.txt
+		done
+	done
+	run -0 --separate-stderr env ACCELKIT_CHUNK_BYTES=64 acctest records -v -j 2 l.txt
+	assert_regex "$stderr" "acctest: [0-9]{3,} chunks, 3002 lines"
+}
+
+@test "a slow consumer still gets the chunks in order" {
+	seq 1 2000 > s.txt
+	run -0 env ACCELKIT_CHUNK_BYTES=1000 acctest records -j 4 --slow 5 s.txt
+	assert_output "$(numbered s.txt)"
+}
+
+@test "the engine reports the first bad line in input order, at, before and after a chunk boundary" {
+	# 10-byte lines and 100-byte chunks: lines 10 and 11 are the last and first of two
+	# chunks (99-byte chunks hold 9 lines, 101-byte ones 10).
+	for bad in 1 9 10 11 12 35; do
+		py -c '
+import sys
+bad = [int(x) for x in sys.argv[1:]]
+sys.stdout.write("".join(("%09d" % i if i not in bad else "BAD%06d" % i) + "\n" for i in range(1, 60)))' $bad 47 > b.txt
+		head -n $((bad - 1)) b.txt > good.txt
+		for j in 1 2 4; do
+			for bytes in 100 99 101 1048576; do
+				run -1 --separate-stderr env ACCELKIT_CHUNK_BYTES=$bytes acctest records -j $j b.txt
+				# from a regular file a chunk holds as many whole lines as fit
+				assert_equal "$stderr" "acctest: b.txt:$bad: bad record (line $(( (bad - 1) % (bytes / 10) + 1 )) of its chunk)"
+				assert_output "$(numbered good.txt)"
+			done
+			run -1 --separate-stderr sh -c "cat b.txt | ACCELKIT_CHUNK_BYTES=100 acctest records -j $j"
+			assert_regex "$stderr" "^acctest: \(standard input\):$bad: bad record"
+		done
+	done
+}
+
+@test "the cut rules keep FASTA and FASTQ records whole in chunks of any size" {
+	py -c '
+import random
+r = random.Random(3)
+fa, fq = [], []
+for i in range(400):
+    fa.append(">s%d %s\n" % (i, "x" * r.randint(0, 20)))
+    for _ in range(r.randint(0, 3)):
+        fa.append("".join(r.choice("ACGT>@") for _ in range(r.randint(0, 70))) + "\n")
+    n = r.randint(0, 90)
+    fq.append("\n" * r.choice([0, 0, 1, 2]) + "@r%d\n" % i)
+    fq.append("".join(r.choice("ACGT") for _ in range(n)) + "\n+\n")
+    fq.append("".join(r.choice("@>+!#I") for _ in range(n)) + r.choice(["\n", "\r\n"]))
+open("r.fa", "w").write("".join(fa))
+open("r.fq", "w", newline="").write("".join(fq))'
+	for bytes in 1 50 333 100000; do
+		for j in 1 3; do
+			ACCELKIT_CHUNK_BYTES=$bytes acctest records -j $j -r fasta r.fa > got.txt
+			numbered r.fa | cmp - got.txt
+			ACCELKIT_CHUNK_BYTES=$bytes acctest records -j $j -r fastq r.fq > got.txt
+			numbered r.fq | cmp - got.txt
+			cat r.fq | ACCELKIT_CHUNK_BYTES=$bytes acctest records -j $j -r fastq > got.txt
+			numbered r.fq | cmp - got.txt
+		done
+	done
+}
+
+@test "a pipe's records come out before the input ends, and closing early does not wait for it" {
+	mkfifo in out
+	(printf '1\n2\n3\n'; sleep 30) > in &
+	writer=$!
+	ACCELKIT_CHUNK_BYTES=1048576 acctest records -j 4 in > out &
+	reader=$!
+	run -0 timeout 10 head -n 3 out
+	kill "$writer" "$reader" 2>/dev/null || true
+	assert_output "$(printf '1\t1\n2\t2\n3\t3')"
+	# -n 2: the engine is closed while a thread still waits on the pipe
+	(printf '1\n2\n3\n'; sleep 30) > in &
+	writer=$!
+	run -0 timeout 10 acctest records -j 4 -n 2 in
+	kill "$writer" 2>/dev/null || true
+	assert_output "$(printf '1\t1\n2\t2')"
+}
+
+@test "memory stays bounded however long the piped input" {
+	run -0 sh -c 'yes "0123456789 abcdefghij 0123456789 abcdefghij" | head -c 150000000 |
+	    /usr/bin/time -f "%M" acctest records -j 4 2>&1 >/dev/null'
+	# 150 MB through the engine in a few MiB of chunks: the peak is far below the input
+	[ "$output" -lt 65536 ]
+}
+
+@test "ACCELKIT_CHUNK_BYTES must be a size" {
+	run -2 --separate-stderr env ACCELKIT_CHUNK_BYTES=lots acctest records /dev/null
+	assert_regex "$stderr" "invalid value for ACCELKIT_CHUNK_BYTES: 'lots'"
+}
+
+# ---- ordered parallel formatting (out_par in common/output.h) ----
+
+@test "the ordered writer gives the bytes of sequential formatting, at any -j and chunk size" {
+	py -c '
+import sys
+for n in (0, 1, 5, 30001):
+    with open("want%d.txt" % n, "w") as f:
+        for i in range(n):
+            v = repr(i / 4)
+            f.write("%d\t%d\t%s\n" % (i, i * i, v[:-2] if v.endswith(".0") else v))'
+	for n in 0 1 5 30001; do
+		for per in 1 7 1000 100000; do
+			for j in 1 2 4; do
+				acctest par -j $j $n $per > got.txt
+				cmp want$n.txt got.txt
+			done
+		done
+	done
+	acctest par -j 4 -o out.txt 30001 33
+	cmp want30001.txt out.txt
+}
+
+@test "dense text output is the same at any -j, and a closed pipe ends it quietly" {
+	py -c '
+import numpy as np
+r = np.random.default_rng(3)
+np.save("m.npy", (r.standard_normal((20000, 39)) * 10.0 ** r.integers(-8, 8, (20000, 39))).astype(np.float32))'
+	acctest read -j 1 m.npy > want.txt
+	for j in 2 4; do
+		acctest read -j $j m.npy | cmp want.txt -
+	done
+	run -0 py -c '
+import numpy as np
+assert np.array_equal(np.loadtxt("want.txt", dtype=np.float32).view(np.uint32), np.load("m.npy").view(np.uint32))
+print("same")'
+	assert_output "same"
+	run --separate-stderr sh -c 'acctest read -j 4 m.npy | head -n 2'
+	assert_output "$(head -n 2 want.txt)"
+	assert_equal "$stderr" ""
+}
+
+# ---- pinned staging rings (common/clstaging.h, common/staging.h) ----
+
+# ring_ok OUTPUT K CHUNKS: both directions used the K buffers in turn, CHUNKS each way.
+ring_ok() {
+	printf '%s\n' "$1" | awk -v k="$2" -v n="$3" '
+		{ if ($2 != c[$1]++ || $3 >= k || (($1 in last) && $3 != (last[$1] + 1) % k)) bad = 1
+		  last[$1] = $3 }
+		END { exit bad || c["h2d"] != n || c["d2h"] != n }'
+}
+
+@test "the OpenCL staging ring copies a file to the device and back unchanged, buffers in turn under a slow consumer" {
+	head -c 2500001 /dev/urandom > r.bin
+	run -0 acctest stage-cl -k 3 --chunk 100000 --slow 2 r.bin back.bin
+	cmp r.bin back.bin
+	ring_ok "$output" 3 26
+	run -0 acctest stage-cl -k 1 --chunk 1000000 r.bin back.bin
+	cmp r.bin back.bin
+	ring_ok "$output" 1 3
+	run -0 acctest stage-cl -k 2 --chunk 2000000 r.bin back.bin
+	cmp r.bin back.bin
+	ring_ok "$output" 2 2
+	: > empty.bin
+	run -0 acctest stage-cl empty.bin back.bin
+	assert_output ""
+	cmp empty.bin back.bin
+}
+
+@test "the CUDA staging ring copies a file to the GPU and back unchanged through pinned buffers in turn" {
+	require_gpu
+	head -c 25000001 /dev/urandom > r.bin
+	run -0 acctest stage-cuda -k 3 --chunk 1000000 --slow 2 r.bin back.bin
+	cmp r.bin back.bin
+	ring_ok "$output" 3 26
+	run -0 acctest stage-cuda -k 2 --chunk 64M r.bin back.bin
+	cmp r.bin back.bin
+	ring_ok "$output" 2 1
 }
 
 @test "a write error is reported with exit status 1" {

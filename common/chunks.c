@@ -1,0 +1,268 @@
+/* chunks.c: the chunked record reader (see chunks.h), on ordered.h's threads: making
+ * an item reads a chunk (one thread at a time, in order), processing it parses it. */
+#include "chunks.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "ordered.h"
+
+#define CHUNK_DEFAULT ((size_t)1 << 20)
+
+struct chunks {
+	input *in;
+	const struct chunk_ops *ops;
+	void *ctx;
+	ord *o;
+	struct chunk *slot;
+	void **slotp;
+	int nslots;
+	size_t target;		/* bytes a chunk starts with */
+	/* the reading side (ord's make: one thread at a time) */
+	char *tail;		/* bytes after the last cut: the next chunk's start */
+	size_t tail_len, tail_cap;
+	int tail_hint;
+	int eof;
+	/* the caller's side */
+	uint64_t lines;		/* lines up to the end of the last chunk handed out */
+};
+
+size_t
+chunk_cut_lines(const char *p, size_t len, int *hint)
+{
+	(void)hint;
+	const char *nl = memrchr(p, '\n', len);
+	return nl != NULL ? (size_t)(nl - p) + 1 : 0;
+}
+
+size_t
+chunk_cut_fasta(const char *p, size_t len, int *hint)
+{
+	(void)hint;
+	/* The last '>' that starts a line, other than the chunk's own first one. */
+	for (size_t i = len; i > 1;) {
+		const char *g = memrchr(p + 1, '>', i - 1);
+		if (g == NULL)
+			return 0;
+		i = (size_t)(g - p);
+		if (p[i - 1] == '\n')
+			return i;
+	}
+	return 0;
+}
+
+size_t
+chunk_cut_fastq(const char *p, size_t len, int *hint)
+{
+	size_t pos = 0, cut = 0;
+
+	(void)hint;
+	/* Records as the reader walks them: blank lines (a lone '\r' is blank), then
+	 * four lines whatever they hold. A malformed record is cut like any other, so
+	 * the parser meets it whole and reports its first fault. */
+	for (;;) {
+		const char *nl;
+		for (;;) {
+			nl = memchr(p + pos, '\n', len - pos);
+			if (nl == NULL)
+				return cut;
+			size_t l = (size_t)(nl - (p + pos));
+			if (l > 1 || (l == 1 && p[pos] != '\r'))
+				break;
+			pos += l + 1;
+		}
+		size_t q = (size_t)(nl - p) + 1;
+		for (int i = 0; i < 3; i++) {
+			nl = memchr(p + q, '\n', len - q);
+			if (nl == NULL)
+				return cut;
+			q = (size_t)(nl - p) + 1;
+		}
+		pos = cut = q;
+	}
+}
+
+/* ord's make: the next chunk, from the tail of the last one and fresh input. */
+static int
+make(void *ctx, void *slot, uint64_t k)
+{
+	chunks *e = ctx;
+	struct chunk *c = slot;
+	size_t want = MAX(e->target, 2 * e->tail_len), len, cut;
+
+	if (e->eof && e->tail_len == 0)
+		return ORD_NONE;
+	if (c->data == NULL || c->cap < want || c->cap > 8 * want) {
+		/* a chunk that grew for a long record shrinks back when reused */
+		free(c->data);
+		c->cap = want;
+		c->data = xmalloc(c->cap + 1);
+	}
+	if (e->tail_len > 0)
+		memcpy(c->data, e->tail, e->tail_len);
+	len = e->tail_len;
+	c->hint = e->tail_hint;
+	e->tail_len = 0;
+	for (;;) {
+		if (!e->eof) {
+			if (len == c->cap) {
+				/* a record longer than the chunk: the chunk grows */
+				c->cap = mul_size(c->cap, 2, "chunk");
+				c->data = xrealloc(c->data, c->cap + 1);
+			}
+			size_t n = in_read_avail(e->in, c->data + len, c->cap - len);
+			if (n == 0 || in_remaining(e->in) == 0)
+				e->eof = 1;
+			len += n;
+		}
+		if (e->eof) {
+			cut = len;
+			break;
+		}
+		int hint = 0;
+		if ((cut = e->ops->cut(c->data, len, &hint)) > 0) {
+			e->tail_len = len - cut;
+			if (e->tail == NULL || e->tail_len > e->tail_cap) {
+				e->tail_cap = MAX(MAX(e->tail_len, 2 * e->tail_cap), 64);
+				free(e->tail);
+				e->tail = xmalloc(e->tail_cap);
+			}
+			memcpy(e->tail, c->data + cut, e->tail_len);
+			e->tail_hint = hint;
+			break;
+		}
+	}
+	if (cut == 0)
+		return ORD_NONE;
+	c->data[cut] = '\0';
+	c->len = cut;
+	c->index = k;
+	c->lines = UINT64_MAX;
+	c->err_line = 0;
+	c->err[0] = '\0';
+	return e->eof && e->tail_len == 0 ? ORD_LAST : ORD_MORE;
+}
+
+/* ord's process: parse, and count the lines when the parser did not or stopped at an
+ * error (the next chunk's lines are numbered from them, even if the caller parses this
+ * one again). */
+static void
+process(void *ctx, void *slot)
+{
+	chunks *e = ctx;
+	struct chunk *c = slot;
+
+	e->ops->parse(e->ctx, c);
+	if (c->err_line != 0 || c->lines == UINT64_MAX) {
+		uint64_t n = 0;
+		for (const char *p = c->data, *end = p + c->len;
+		    (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
+			n++;
+		c->lines = n + (c->len > 0 && c->data[c->len - 1] != '\n');
+	}
+}
+
+static const struct ord_ops chunk_ord = {make, process};
+
+static size_t
+chunk_bytes(void)
+{
+	const char *v = getenv("ACCELKIT_CHUNK_BYTES");
+	return v != NULL && *v != '\0' ? MAX(cli_size("ACCELKIT_CHUNK_BYTES", v), 1) :
+	    CHUNK_DEFAULT;
+}
+
+chunks *
+chunks_open(input *in, const struct chunk_ops *ops, void *ctx)
+{
+	chunks *e = xcalloc(1, sizeof *e);
+	int nthreads = MAX(cli_threads(), 1);
+
+	e->in = in;
+	e->ops = ops;
+	e->ctx = ctx;
+	e->target = chunk_bytes();
+	e->lines = in_lineno(in);
+	e->nslots = ord_slots(nthreads);
+	e->slot = xcalloc((size_t)e->nslots, sizeof *e->slot);
+	e->slotp = xcalloc((size_t)e->nslots, sizeof *e->slotp);
+	for (int i = 0; i < e->nslots; i++)
+		e->slotp[i] = &e->slot[i];
+	e->o = ord_open(&chunk_ord, e, e->slotp, e->nslots, nthreads);
+	return e;
+}
+
+struct chunk *
+chunks_next(chunks *e)
+{
+	struct chunk *c = ord_next(e->o);
+	if (c == NULL)
+		return NULL;
+	c->line0 = e->lines;
+	e->lines += c->lines;
+	return c;
+}
+
+int
+chunks_take(chunks *e, struct chunk **cur, size_t *next,
+    size_t (*count)(const struct chunk *c))
+{
+	while (*cur == NULL || *next == count(*cur)) {
+		if (*cur != NULL && (*cur)->err_line != 0)
+			chunk_die(e, *cur);
+		if ((*cur = chunks_next(e)) == NULL)
+			return 0;
+		*next = 0;
+	}
+	return 1;
+}
+
+void
+chunks_close(chunks *e)
+{
+	if (e == NULL)
+		return;
+	ord_close(e->o);
+	in_set_lineno(e->in, e->lines);
+	for (int i = 0; i < e->nslots; i++) {
+		if (e->ops->free_res != NULL && e->slot[i].res != NULL)
+			e->ops->free_res(e->slot[i].res);
+		free(e->slot[i].data);
+	}
+	free(e->slot);
+	free(e->slotp);
+	free(e->tail);
+	free(e);
+}
+
+uint64_t
+chunks_lines(const chunks *e)
+{
+	return e->lines;
+}
+
+const char *
+chunks_name(const chunks *e)
+{
+	return in_name(e->in);
+}
+
+void
+chunk_fail(struct chunk *c, uint64_t line, const char *fmt, ...)
+{
+	va_list ap;
+	if (c->err_line != 0)
+		return;		/* the first error stands */
+	c->err_line = line;
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof c->err, fmt, ap);
+	va_end(ap);
+}
+
+void
+chunk_die(const chunks *e, const struct chunk *c)
+{
+	die_at(in_name(e->in), c->line0 + c->err_line, "%s", c->err);
+}
