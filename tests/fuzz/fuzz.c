@@ -129,12 +129,13 @@ setup(void)
 /* ---- running a function that may exit ---- */
 
 static jmp_buf back;
-static volatile int in_call, exit_status, on_exit_armed;
+static volatile int in_call, how, exit_status, on_exit_armed;
 
 static void
 err_jump(void)
 {
-	longjmp(back, FUZZ_ERROR_EXIT);
+	how = FUZZ_ERROR_EXIT;
+	longjmp(back, 1);
 }
 
 /* glibc runs it inside exit(), before stdio is flushed; jumping out leaves exit()
@@ -146,8 +147,9 @@ exit_jump(int status, void *arg)
 	on_exit_armed = 0;
 	if (!in_call)
 		return;		/* the fuzzer or the driver ending */
+	how = FUZZ_EXIT;
 	exit_status = status;
-	longjmp(back, FUZZ_EXIT);
+	longjmp(back, 1);
 }
 
 enum fuzz_end
@@ -158,21 +160,20 @@ fuzz_call(void (*fn)(void *), void *arg, int *status)
 		on_exit(exit_jump, NULL);
 		on_exit_armed = 1;
 	}
-	int end = setjmp(back);
-	if (end == 0) {
+	how = FUZZ_RETURNED;
+	if (setjmp(back) == 0) {
 		in_call = 1;
 		err_before_exit(err_jump);
 		tracking = 1;
 		fn(arg);
-		end = FUZZ_RETURNED;
 	}
 	tracking = 0;
 	in_call = 0;
 	err_before_exit(NULL);
-	release(end != FUZZ_RETURNED);
+	release(how != FUZZ_RETURNED);
 	if (status != NULL)
-		*status = end == FUZZ_EXIT ? exit_status : 0;
-	return (enum fuzz_end)end;
+		*status = how == FUZZ_EXIT ? exit_status : 0;
+	return (enum fuzz_end)how;
 }
 
 /* ---- standard input: a regular file, or a pipe ---- */
