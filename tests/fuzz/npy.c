@@ -1,28 +1,16 @@
-/* npy.c: NPY matrices (common/dense.h), read by mat_load as clmatmul, clkmeans, docsim
- * and skyline read them: float32 from the regular file, float64 from the pipe (so both
- * conversions meet both stored dtypes). Text input belongs to the dense target. */
-#include <math.h>
-#include <string.h>
-
-#include "dense.h"
-#include "fuzz.h"
+/* npy.c: NPY matrices (common/dense.h); text input belongs to the dense target. */
+#include "mat_load.h"
 
 static void
 read_npy(const char *path)
 {
-	struct matrix m;
-	mat_load(path, fuzz_pipe ? DT_F64 : DT_F32, 0, &m);
-	for (size_t i = 0; i < m.rows * m.cols; i++) {
-		double v = m.dtype == DT_F32 ? ((float *)m.data)[i] : ((double *)m.data)[i];
-		FUZZ_ASSERT("npy", m.dtype == DT_F32 ? fuzz_f32_ok((float)v) : isfinite(v));
-	}
-	mat_free(&m);
+	mat_load_check("npy", path);
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size < 6 || memcmp(data, "\x93NUMPY", 6) != 0)
+	if (size < sizeof npy_magic || memcmp(data, npy_magic, sizeof npy_magic) != 0)
 		return -1;
 	return fuzz_input("npy", data, size, read_npy);
 }
