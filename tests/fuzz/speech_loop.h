@@ -1,7 +1,8 @@
 /* speech_loop.h: reading a feature file as gmmscore reads it (speech_next, then
  * speech_read in chunks), for the htk, ark and speech targets. From the regular file
- * every column in chunks of 64 rows; from the pipe half the columns, a stride one
- * wider and chunks of 3 rows (speech_read's other paths). */
+ * every column of every row in chunks of 64 rows; from the pipe half the columns, a
+ * stride one wider, chunks of 3 rows and at most 2 chunks of an utterance before the
+ * next (speech_read's and speech_next's other paths). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,16 +31,17 @@ speech_loop(const char *target, const char *path, enum speech_format fmt)
 		size_t ncols = fuzz_pipe ? (dims + 1) / 2 : dims;
 		size_t stride = fuzz_pipe ? dims + 1 : dims, chunk = fuzz_pipe ? 3 : 64;
 		float *buf = xmallocarray(chunk, stride * sizeof *buf);
-		size_t got;
+		size_t got, chunks = 0;
 		int64_t total = 0;
-		while ((got = speech_read(s, buf, chunk, ncols, stride)) > 0) {
+		while ((!fuzz_pipe || chunks++ < 2) &&
+		    (got = speech_read(s, buf, chunk, ncols, stride)) > 0) {
 			FUZZ_ASSERT(target, got <= chunk);
 			for (size_t r = 0; r < got; r++)
 				for (size_t j = 0; j < ncols; j++)
 					FUZZ_ASSERT(target, fuzz_f32_ok(buf[r * stride + j]));
 			total += (int64_t)got;
 		}
-		FUZZ_ASSERT(target, rows < 0 || total == rows);
+		FUZZ_ASSERT(target, rows < 0 || total == rows || (fuzz_pipe && total == 6));
 		free(buf);
 	}
 	speech_close(s);
