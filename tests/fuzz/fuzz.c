@@ -18,6 +18,7 @@
 #include "err.h"
 
 int fuzz_pipe;
+int fuzz_ended[2];
 
 /* ---- what one run allocates ----
  * The sanitizers call these hooks on every malloc and free of any thread; only the
@@ -280,7 +281,7 @@ fuzz_input(const char *target, const uint8_t *data, size_t size,
 			threaded = stdin_pipe(data, size, &w, &thread);
 		else
 			stdin_file(data, size);
-		fuzz_call(call_read, &rc, NULL);
+		fuzz_ended[fuzz_pipe] = fuzz_call(call_read, &rc, NULL);
 		dup2(memfd, 0);		/* closes the pipe: a writer still going sees EPIPE */
 		if (threaded)
 			pthread_join(thread, NULL);

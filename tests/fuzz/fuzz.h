@@ -43,6 +43,10 @@ int fuzz_input(const char *target, const uint8_t *data, size_t size,
  * input covers both. */
 extern int fuzz_pipe;
 
+/* How each run of the last fuzz_input ended (see fuzz_call): [0] the regular file,
+ * [1] the pipe. For targets that know whether the input should be accepted. */
+extern int fuzz_ended[2];
+
 /* How fuzz_call's function ended. */
 enum fuzz_end {
 	FUZZ_RETURNED,		/* it returned */
@@ -64,14 +68,17 @@ void fuzz_fail(const char *target, const char *fmt, ...)
 #define FUZZ_ASSERT(target, cond) \
 	((cond) ? (void)0 : fuzz_fail(target, "%s:%d: %s", __FILE__, __LINE__, #cond))
 
-/* Whether a float32 value a reader handed out is one it may hand out. It should be
- * isfinite(v): until dense.c and speech.c refuse numbers beyond float32's range
- * (tests/fuzz.bats: "... out of range for float32"), such a number comes out as Inf,
- * so only NaN is refused here. With that fix, make it isfinite(v). */
+/* Known, reported and skipped in tests/fuzz.bats until dense.c and speech.c are fixed:
+ * a number beyond float32's range comes out of the float32 readers as Inf instead of
+ * an error. Set to 0 with the fix. */
+#define FUZZ_KNOWN_F32_OVERFLOW 1
+
+/* Whether a float32 value a reader handed out is one it may hand out: finite (only
+ * not NaN while the overflow above is known). */
 static inline int
 fuzz_f32_ok(float v)
 {
-	return !isnan(v);
+	return FUZZ_KNOWN_F32_OVERFLOW ? !isnan(v) : isfinite(v);
 }
 
 /* Reads every byte of p[0..n), so that AddressSanitizer checks a range a reader

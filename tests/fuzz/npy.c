@@ -10,7 +10,7 @@ read_npy(const char *path)
 {
 	if (fuzz_pipe && huge_row)
 		return;
-	mat_load_check("npy", path);
+	mat_load_check("npy", path, NULL);
 }
 
 /* Known, reported and skipped in tests/fuzz.bats until dense.c is fixed: from a pipe,
