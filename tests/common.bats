@@ -424,6 +424,19 @@ print("ok")'
 	assert_output "ok"
 }
 
+@test "float32's largest value, as the writers print it, is read from libsvm and MatrixMarket" {
+	# 3.4028235e38 (fmt_f32 of FLT_MAX) is a little more than FLT_MAX, and rounds to it
+	printf '1 1:3.4028235e38 2:-3.4028235e38\n' > a.svm
+	run -0 acctest svm a.svm
+	assert_output "$(printf '1 3 2\n1\t1:3.4028235e+38 2:-3.4028235e+38')"
+	printf '%%%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 -3.4028235e38\n' > a.mtx
+	run -0 acctest mm a.mtx
+	assert_output "$(printf '1 1 1\n0:-3.4028235e+38')"
+	printf '1 1:3.4028236e38\n' > b.svm
+	run -1 --separate-stderr acctest svm b.svm
+	assert_equal "$stderr" "acctest: b.svm:1: index 1: value '3.4028236e38' is out of range for a float"
+}
+
 @test "a bad libsvm line is reported as with -j 1, near chunk boundaries" {
 	# 8-byte lines, the bad one where 57-byte chunks end and start
 	for bad in 1 7 8 9 15 40; do

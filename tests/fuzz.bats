@@ -110,11 +110,9 @@ regress() {
 }
 
 @test "libsvm: float32's largest value, as our writers print it, is read" {
-	skip "fixed by the lead: sparse.c refuses fabs(v) > FLT_MAX, which 3.4028235e38 is before rounding"
 	regress libsvm flt-max </dev/null
 }
 
 @test "mm: float32's largest negative value, as our writers print it, is read" {
-	skip "fixed by the lead: sparse.c refuses fabs(v) > FLT_MAX, which 3.4028235e38 is before rounding"
 	regress mm flt-max </dev/null
 }
