@@ -997,6 +997,28 @@ ring_ok() {
 	run -2 acctest size --max-device-mem -5
 }
 
+@test "a byte count with blanks before a minus sign is a usage error, not 2^64 - 5" {
+	run -0 acctest size --max-device-mem ' 5'
+	assert_output "5"
+	run -0 acctest size --max-device-mem ' +5K'
+	assert_output "5120"
+	for v in ' -5' "$(printf '\t\t-5')" "$(printf '\n -1K')" '-0'; do
+		run -2 --separate-stderr acctest size --max-device-mem "$v"
+		assert_equal "$stderr" "$(printf "acctest: invalid value for --max-device-mem: '%s' (expected a byte count such as 512M or 2G)\nTry 'acctest --help' for more information." "$v")"
+	done
+}
+
+@test "a number option too small for a double is its nearest double; one too large is refused" {
+	run -0 acctest double --tol 1e-400 0 1
+	assert_output "0"
+	run -0 acctest double --tol 5e-324 0 1
+	assert_output "4.9406564584124654e-324"
+	run -2 acctest double --tol 1e999
+	run -2 acctest double --tol -1e999
+	run -0 acctest int --band ' -5' -10 10
+	assert_output "-5"
+}
+
 @test "an unknown option and a missing argument are usage errors" {
 	run -2 --separate-stderr acctest read --bogus
 	assert_equal "$stderr" "$(printf "acctest: unrecognized option '--bogus'\nTry 'acctest --help' for more information.")"

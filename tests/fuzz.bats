@@ -60,7 +60,6 @@ regress() {
 # ---- cli: option parsing ----
 
 @test "cli: a byte count with blanks before a minus sign is a usage error" {
-	skip "fixed by the lead: cli_size checks for '-' before strtoull skips the blanks (' -5' is 2^64-5)"
 	regress cli size-blank-minus <<-'EOF'
 	cli: invalid value for --chunk: ' -5' (expected a byte count such as 512M or 2G)
 	Try 'cli --help' for more information.
@@ -68,7 +67,6 @@ regress() {
 }
 
 @test "cli: an abbreviated --max-device-mem with tabs and a minus sign is a usage error" {
-	skip "fixed by the lead: cli_size checks for '-' before strtoull skips the blanks"
 	regress cli maxmem-abbrev-tab-minus <<-EOF
 	cli: invalid value for --max-device-mem: '$(printf '\t\t')-5' (expected a byte count such as 512M or 2G)
 	Try 'cli --help' for more information.
