@@ -228,6 +228,65 @@ open("h.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") 
 	assert_equal "$stderr" "acctest: n.npy: byte 164: NaN in NPY data (row 3, column 2)"
 }
 
+@test "a number beyond float32's range is an error naming its line and column, unless read as float64" {
+	# FLT_MAX is 3.40282347e38; numbers below 3.40282357e38 round to it, larger ones
+	# to Inf (numpy: np.float32(3.4028236e38) is inf)
+	printf '1 3.4028235e38\n-3.40282356e38 2\n' > ok.txt
+	run -0 acctest read ok.txt
+	assert_output "$(printf '1\t3.4028235e+38\n-3.4028235e+38\t2')"
+	printf '1 2\n3 -3.4028236e38\n' > m.txt
+	run -1 --separate-stderr acctest read m.txt
+	assert_output ""
+	assert_equal "$stderr" "acctest: m.txt:2: column 2: -3.4028236e+38 is out of range for float32"
+	run -0 acctest read -t f64 m.txt
+	assert_line --index 1 "$(printf '3\t-3.4028236e+38')"
+	run -0 acctest read --nonfinite m.txt
+	assert_line --index 1 "$(printf '3\t-inf')"
+	# streaming reads keep float64 and narrow each row as it is read
+	printf '1 2\n3 4\n5 1e39\n' > s.txt
+	run -1 --separate-stderr acctest stream -n 2 s.txt
+	assert_output "$(printf '1\t2\n3\t4')"
+	assert_equal "$stderr" "acctest: s.txt:3: column 2: 1e+39 is out of range for float32"
+	run -1 --separate-stderr acctest speech s.txt
+	assert_equal "$stderr" "acctest: s.txt:3: column 2: 1e+39 is out of range for float32"
+	printf 'u1 [\n 1 2\n 1e39 0 ]\n' > a.ark
+	run -1 --separate-stderr acctest speech a.ark
+	assert_equal "$stderr" "acctest: a.ark:3: column 1: 1e+39 is out of range for float32"
+}
+
+@test "an NPY float64 beyond float32's range read as float32 is an error naming its byte, row and column" {
+	py -c 'import numpy as np; a = np.zeros((2, 3)); a[1, 2] = -1e300; np.save("d.npy", a)'
+	run -1 --separate-stderr acctest read d.npy
+	assert_output ""
+	assert_equal "$stderr" "acctest: d.npy: byte 168: -1e+300 in NPY data is out of range for float32 (row 2, column 3)"
+	run -1 --separate-stderr sh -c 'cat d.npy | acctest read'
+	assert_equal "$stderr" "acctest: (standard input): byte 168: -1e+300 in NPY data is out of range for float32 (row 2, column 3)"
+	run -0 acctest read -t f64 d.npy
+	assert_line --index 1 "$(printf '0\t0\t-1e+300')"
+	run -0 acctest read --nonfinite d.npy
+	assert_line --index 1 "$(printf '0\t0\t-inf')"
+}
+
+@test "an NPY pipe whose header promises a huge row fails at the data's end, allocating as data arrives" {
+	if [ "${SANITIZE:-0}" = 1 ]; then
+		skip "AddressSanitizer's shadow memory does not fit under ulimit -v"
+	fi
+	# one row of 2^40 float64 (8 TiB), 16 bytes of data; 300 MB of address space
+	py -c '
+hdr = "{\"descr\": \"<f8\", \"fortran_order\": False, \"shape\": (1, 1099511627776), }"
+hdr += " " * (117 - len(hdr)) + "\n"
+open("h.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") + hdr.encode() + b"\0" * 16)'
+	run -1 --separate-stderr sh -c 'ulimit -v 300000 && cat h.npy | acctest read -j 1'
+	assert_equal "$stderr" "acctest: (standard input): byte 144: NPY data is truncated: the header promises 1 rows of 1099511627776, the data ends in row 1"
+	run -1 --separate-stderr sh -c 'ulimit -v 300000 && acctest read -j 1 h.npy'
+	assert_equal "$stderr" "acctest: h.npy: byte 128: NPY data is truncated: shape (1, 1099511627776) needs 8796093022208 bytes, the file has 16"
+	# a pipe that holds what it promises is read whole, whatever its size
+	py -c 'import numpy as np; np.save("b.npy", np.arange(600000, dtype=np.float64).reshape(3, 200000) / 8)'
+	cat b.npy | acctest read -t f64 -O npy -o got.npy
+	run -0 py -c 'import numpy as np; a, b = np.load("b.npy"), np.load("got.npy"); print(a.shape == b.shape and (a == b).all())'
+	assert_output "True"
+}
+
 @test "empty input is an empty matrix, not an error" {
 	run -0 acctest read /dev/null
 	assert_output ""

@@ -35,7 +35,7 @@ ref_line(const char *p, int f32, struct ref *r)
 		double v = strtod(p, &e);
 		if (e == p || !(*e == '\0' || *e == ',' || *e == '#' || blank(*e)))
 			return -1;
-		if (!isfinite(v) || (f32 && !FUZZ_KNOWN_F32_OVERFLOW && isinf((float)v)))
+		if (!isfinite(v) || (f32 && isinf((float)v)))
 			return -1;
 		size_t k = r->m.rows * r->m.cols + (size_t)n;
 		r->m.data = realloc(r->m.data, (k + 1) * sizeof(double));

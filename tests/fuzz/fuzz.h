@@ -68,19 +68,6 @@ void fuzz_fail(const char *target, const char *fmt, ...)
 #define FUZZ_ASSERT(target, cond) \
 	((cond) ? (void)0 : fuzz_fail(target, "%s:%d: %s", __FILE__, __LINE__, #cond))
 
-/* Known, reported and skipped in tests/fuzz.bats until dense.c and speech.c are fixed:
- * a number beyond float32's range comes out of the float32 readers as Inf instead of
- * an error. Set to 0 with the fix. */
-#define FUZZ_KNOWN_F32_OVERFLOW 1
-
-/* Whether a float32 value a reader handed out is one it may hand out: finite (only
- * not NaN while the overflow above is known). */
-static inline int
-fuzz_f32_ok(float v)
-{
-	return FUZZ_KNOWN_F32_OVERFLOW ? !isnan(v) : isfinite(v);
-}
-
 /* Reads every byte of p[0..n), so that AddressSanitizer checks a range a reader
  * hands out; returns a value that depends on all of them. */
 unsigned fuzz_touch(const void *p, size_t n);
