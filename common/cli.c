@@ -43,11 +43,11 @@ cli_common(int c, const char *arg, struct common_opts *co, void (*usage)(FILE *)
 	case 'h':
 		usage(stdout);
 		stdout_finish();
-		exit(0);
+		err_exit(0);
 	case 'V':
 		print_version();
 		stdout_finish();
-		exit(0);
+		err_exit(0);
 	case 'v':
 		verbose = 1;
 		break;
@@ -78,7 +78,7 @@ cli_common(int c, const char *arg, struct common_opts *co, void (*usage)(FILE *)
 	default:
 		/* getopt already named the unknown option or the missing argument. */
 		fprintf(stderr, "Try '%s --help' for more information.\n", progname);
-		exit(2);
+		err_exit(2);
 	}
 }
 

@@ -130,51 +130,29 @@ setup(void)
 /* ---- running a function that may exit ---- */
 
 static jmp_buf back;
-static volatile int in_call, how, exit_status, on_exit_armed;
+static volatile int exit_status;
 
 static void
-err_jump(void)
+err_jump(int status)
 {
-	how = FUZZ_ERROR_EXIT;
-	longjmp(back, 1);
-}
-
-/* glibc runs it inside exit(), before stdio is flushed; jumping out leaves exit()
- * undone, and the handler consumed: it is registered again before the next call. */
-static void
-exit_jump(int status, void *arg)
-{
-	(void)arg;
-	on_exit_armed = 0;
-	if (!in_call)
-		return;		/* the fuzzer or the driver ending */
-	how = FUZZ_EXIT;
 	exit_status = status;
 	longjmp(back, 1);
 }
 
-enum fuzz_end
-fuzz_call(void (*fn)(void *), void *arg, int *status)
+int
+fuzz_call(void (*fn)(void *), void *arg)
 {
 	setup();
-	if (!on_exit_armed) {
-		on_exit(exit_jump, NULL);
-		on_exit_armed = 1;
-	}
-	how = FUZZ_RETURNED;
+	exit_status = FUZZ_RETURNED;
 	if (setjmp(back) == 0) {
-		in_call = 1;
 		err_before_exit(err_jump);
 		tracking = 1;
 		fn(arg);
 	}
 	tracking = 0;
-	in_call = 0;
 	err_before_exit(NULL);
-	release(how != FUZZ_RETURNED);
-	if (status != NULL)
-		*status = how == FUZZ_EXIT ? exit_status : 0;
-	return (enum fuzz_end)how;
+	release(exit_status != FUZZ_RETURNED);
+	return exit_status;
 }
 
 /* ---- standard input: a regular file, or a pipe ---- */
@@ -281,7 +259,7 @@ fuzz_input(const char *target, const uint8_t *data, size_t size,
 			threaded = stdin_pipe(data, size, &w, &thread);
 		else
 			stdin_file(data, size);
-		fuzz_ended[fuzz_pipe] = fuzz_call(call_read, &rc, NULL);
+		fuzz_ended[fuzz_pipe] = fuzz_call(call_read, &rc);
 		dup2(memfd, 0);		/* closes the pipe: a writer still going sees EPIPE */
 		if (threaded)
 			pthread_join(thread, NULL);

@@ -43,23 +43,21 @@ int fuzz_input(const char *target, const uint8_t *data, size_t size,
  * input covers both. */
 extern int fuzz_pipe;
 
-/* How each run of the last fuzz_input ended (see fuzz_call): [0] the regular file,
- * [1] the pipe. For targets that know whether the input should be accepted. */
+/* How a run ended: it returned, or the status it exited with through die*,
+ * usage_error or err_exit (common/err.h): 1 an error, 2 a usage error, 0 --help. */
+enum { FUZZ_RETURNED = -1 };
+
+/* How each run of the last fuzz_input ended (FUZZ_RETURNED or the exit status):
+ * [0] the regular file, [1] the pipe. For targets that know whether the input should
+ * be accepted. */
 extern int fuzz_ended[2];
 
-/* How fuzz_call's function ended. */
-enum fuzz_end {
-	FUZZ_RETURNED,		/* it returned */
-	FUZZ_ERROR_EXIT,	/* through die* or usage_error (common/err.h) */
-	FUZZ_EXIT,		/* it called exit() (cli_common's --help, --version) */
-};
-
-/* Calls fn(arg) so that an exit comes back here instead of ending the process: die*
- * and usage_error through err_before_exit, exit() through on_exit. After an exit,
- * every allocation fn made and did not free is freed (what a program leaves to the
- * system when it exits), so LeakSanitizer reports only what fn leaks when it returns.
- * *status, when not NULL, gets exit's status for FUZZ_EXIT. */
-enum fuzz_end fuzz_call(void (*fn)(void *), void *arg, int *status);
+/* Calls fn(arg) so that an exit (die*, usage_error, err_exit) comes back here instead
+ * of ending the process, through err_before_exit. After an exit, every allocation fn
+ * made and did not free is freed (what a program leaves to the system when it exits),
+ * so LeakSanitizer reports only what fn leaks when it returns. Returns FUZZ_RETURNED
+ * or the exit status. */
+int fuzz_call(void (*fn)(void *), void *arg);
 
 /* A property of the reader's result that does not hold: prints what and aborts, so
  * the fuzzer keeps the input as a crash. */
