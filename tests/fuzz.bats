@@ -4,7 +4,9 @@
 # target's plain driver, build/test/fuzz-TARGET (tests/fuzz/driver.c; under make check
 # SANITIZE=1, with ASan and UBSan). Each must run cleanly now, and the readers must say
 # what they said (stderr, the regular-file run then the pipe run: "TARGET[file]: ...",
-# "TARGET[pipe]: ..."), naming the line or byte offset; no message: a valid input.
+# "TARGET[pipe]: ..."), naming the line or byte offset; no message: a valid input. The
+# text readers' cases run with one thread and again with two and small chunks, which
+# must say the same (tests/fuzz/fuzz.c).
 
 setup() {
 	load helpers

@@ -26,5 +26,6 @@ mat_load_check(const char *target, const char *path, const struct matrix *want)
 			FUZZ_ASSERT(target, m.dtype == DT_F32 ? (float)v == (float)w : v == w);
 		}
 	}
+	fuzz_touch(m.data, m.rows * m.cols * dtype_size(m.dtype));
 	mat_free(&m);
 }

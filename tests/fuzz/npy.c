@@ -12,5 +12,5 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < sizeof npy_magic || memcmp(data, npy_magic, sizeof npy_magic) != 0)
 		return -1;
-	return fuzz_input("npy", data, size, read_npy);
+	return fuzz_input("npy", data, size, read_npy, 0);
 }

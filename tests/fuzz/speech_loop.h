@@ -39,6 +39,8 @@ speech_loop(const char *target, const char *path, enum speech_format fmt)
 			for (size_t r = 0; r < got; r++)
 				for (size_t j = 0; j < ncols; j++)
 					FUZZ_ASSERT(target, isfinite(buf[r * stride + j]));
+			for (size_t r = 0; r < got; r++)
+				fuzz_touch(buf + r * stride, ncols * sizeof *buf);
 			total += (int64_t)got;
 		}
 		FUZZ_ASSERT(target, rows < 0 || total == rows || (fuzz_pipe && total == 6));
