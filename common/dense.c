@@ -15,14 +15,20 @@
 static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 #define NPY_HEADER_TOTAL 128	/* what we write: magic, version, length, dict, padding */
 
-/* The element types of NPY data read: little-endian floats. */
-enum npy_type { NPY_F4, NPY_F8 };
+/* The element types of NPY data read: little-endian floats, integers and bools. */
+enum npy_type { NPY_F4, NPY_F8, NPY_I1, NPY_I2, NPY_I4, NPY_I8, NPY_U1, NPY_U2, NPY_U4,
+	NPY_U8, NPY_B1 };
 static const struct {
 	const char *descr;
 	enum npy_type type;
 	size_t size;
 } npy_types[] = {
 	{"<f4", NPY_F4, 4}, {"<f8", NPY_F8, 8},
+	{"<i1", NPY_I1, 1}, {"|i1", NPY_I1, 1}, {"<i2", NPY_I2, 2}, {"<i4", NPY_I4, 4},
+	{"<i8", NPY_I8, 8},
+	{"<u1", NPY_U1, 1}, {"|u1", NPY_U1, 1}, {"<u2", NPY_U2, 2}, {"<u4", NPY_U4, 4},
+	{"<u8", NPY_U8, 8},
+	{"|b1", NPY_B1, 1},
 };
 
 struct dense_ctx {
@@ -292,7 +298,8 @@ npy_open(dstream *s)
 	while (t < sizeof npy_types / sizeof npy_types[0] && strcmp(descr, npy_types[t].descr) != 0)
 		t++;
 	if (t == sizeof npy_types / sizeof npy_types[0])
-		die_off(name, pre_len, "unsupported NPY dtype '%s' (expected <f4 or <f8)", descr);
+		die_off(name, pre_len, "unsupported NPY dtype '%s' (expected <f4, <f8, a "
+		    "little-endian integer such as <i8, or |b1)", descr);
 	s->ftype = npy_types[t].type;
 	s->fsize = npy_types[t].size;
 
@@ -428,13 +435,13 @@ npy_bad(const void *raw, size_t i, int f8, int narrow)
 }
 
 /* Dies at the first element of raw[0..nelem) (elements first.. of the data) that may
- * not be read as dt, unless MAT_ALLOW_NONFINITE. */
+ * not be read as dt, unless MAT_ALLOW_NONFINITE. Integers and bools always may. */
 static void
 npy_check(const dstream *s, const void *raw, size_t nelem, uint64_t first, enum dtype dt)
 {
 	int f8 = s->ftype == NPY_F8, narrow = f8 && dt == DT_F32, any = 0;
 
-	if (s->flags & MAT_ALLOW_NONFINITE)
+	if ((s->flags & MAT_ALLOW_NONFINITE) || (s->ftype != NPY_F4 && !f8))
 		return;
 	/* A parallel scan finds whether anything is bad; the first bad element is
 	 * then located in order, so the message does not depend on thread timing. */
@@ -460,7 +467,8 @@ npy_check(const dstream *s, const void *raw, size_t nelem, uint64_t first, enum 
 	    isnan(v) ? "NaN" : "Inf", (unsigned long long)row, (unsigned long long)col);
 }
 
-/* n elements of NPY data of type t at raw into dst as dt. */
+/* n elements of NPY data of type t at raw into dst as dt. Integers round to the
+ * nearest float as C's conversions (and numpy's astype) do; a bool is 0 or 1. */
 static void
 npy_convert(const unsigned char *raw, enum npy_type t, size_t n, enum dtype dt, void *dst)
 {
@@ -481,6 +489,21 @@ npy_convert(const unsigned char *raw, enum npy_type t, size_t n, enum dtype dt, 
 	switch (t) {
 	case NPY_F4: CONVERT(float);
 	case NPY_F8: CONVERT(double);
+	case NPY_I1: CONVERT(int8_t);
+	case NPY_I2: CONVERT(int16_t);
+	case NPY_I4: CONVERT(int32_t);
+	case NPY_I8: CONVERT(int64_t);
+	case NPY_U1: CONVERT(uint8_t);
+	case NPY_U2: CONVERT(uint16_t);
+	case NPY_U4: CONVERT(uint32_t);
+	case NPY_U8: CONVERT(uint64_t);
+	case NPY_B1:	/* any byte but 0 is true, as numpy reads it */
+		for (size_t i = 0; i < n; i++)
+			if (dt == DT_F32)
+				f[i] = raw[i] != 0;
+			else
+				d[i] = raw[i] != 0;
+		break;
 	}
 #undef CONVERT
 }

@@ -214,9 +214,6 @@ open("h.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") 
 	npy f.npy '<f4' 2,3 fortran
 	run -1 --separate-stderr acctest read f.npy
 	assert_regex "$stderr" "Fortran-order NPY is not supported"
-	npy i.npy '<i4' 2,3
-	run -1 --separate-stderr acctest read i.npy
-	assert_regex "$stderr" "unsupported NPY dtype '<i4' \(expected <f4 or <f8\)"
 	npy c.npy '>f4' 2,3
 	run -1 --separate-stderr acctest read c.npy
 	assert_regex "$stderr" "unsupported NPY dtype '>f4'"
@@ -285,6 +282,62 @@ open("h.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") 
 	cat b.npy | acctest read -t f64 -O npy -o got.npy
 	run -0 py -c 'import numpy as np; a, b = np.load("b.npy"), np.load("got.npy"); print(a.shape == b.shape and (a == b).all())'
 	assert_output "True"
+}
+
+@test "NPY integer and bool arrays read as numpy's astype converts them, rounding to nearest" {
+	# every integer dtype at its extremes and around 2^24 and 2^53, where float32 and
+	# float64 must round; 1-D and 2-D; from a file and from a pipe; as float32 and float64
+	py -c '
+import numpy as np
+vals = {}
+for t in ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8"]:
+    info = np.iinfo(t)
+    v = [info.min, info.max, 0, 1, info.max - 1, info.min + 1, 7, 100]
+    for b in (24, 25, 53, 54, 62):
+        for d in (-3, -1, 1, 3):
+            x = 2**b + d
+            if info.min <= x <= info.max: v.append(x)
+            if info.min <= -x <= info.max: v.append(-x)
+    a = np.array(v + [0] * (-len(v) % 4), dtype=t)
+    np.save("%s.npy" % t, a.reshape(-1, 4))
+    np.save("%s.1d.npy" % t, a)
+np.save("b1.npy", np.array([[True, False, True], [False, False, True]]))
+# numpy writes int8 and uint8 as |i1 and |u1; <i1 and <u1 mean the same
+for t in ["i1", "u1"]:
+    d = open("%s.npy" % t, "rb").read()
+    open("%s.lt.npy" % t, "wb").write(d.replace(b"|%s" % t.encode(), b"<%s" % t.encode(), 1))'
+	for f in i1 i2 i4 i8 u1 u2 u4 u8 i1.lt u1.lt b1 i1.1d u8.1d i8.1d; do
+		for t in f32 f64; do
+			acctest read -t $t -O npy -o "$f.$t.npy" "$f.npy"
+			cat "$f.npy" | acctest read -t $t -O npy -o "$f.$t.pipe.npy"
+			run -0 py -c '
+import sys, numpy as np
+src, t = sys.argv[1], sys.argv[2]
+a = np.load(src + ".npy")
+want = a.astype(np.float32 if t == "f32" else np.float64).reshape(a.shape[0], -1)
+for got in (np.load(src + "." + t + ".npy"), np.load(src + "." + t + ".pipe.npy")):
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape)
+    assert (got.view(np.uint8) == want.view(np.uint8)).all(), (src, t, got, want)
+print("same")' "$f" $t
+			assert_output "same"
+		done
+	done
+	# a bool byte that is not 0 is true, as numpy reads it
+	py -c 'd = bytearray(open("b1.npy", "rb").read()); d[-1] = 7; open("b7.npy", "wb").write(d)'
+	run -0 acctest read b7.npy
+	assert_output "$(printf '1\t0\t1\n0\t0\t1')"
+}
+
+@test "NPY dtypes other than floats, integers and bools are clear errors" {
+	for t in '>i4' '<f2' '<c8' '>f8' '<i16' '|b2' '<U4'; do
+		py -c '
+import sys
+hdr = "{\"descr\": \"%s\", \"fortran_order\": False, \"shape\": (2,), }" % sys.argv[1]
+hdr += " " * (117 - len(hdr)) + "\n"
+open("x.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") + hdr.encode() + b"\0" * 64)' "$t"
+		run -1 --separate-stderr acctest read x.npy
+		assert_equal "$stderr" "acctest: x.npy: byte 10: unsupported NPY dtype '$t' (expected <f4, <f8, a little-endian integer such as <i8, or |b1)"
+	done
 }
 
 @test "empty input is an empty matrix, not an error" {
