@@ -208,11 +208,7 @@ $(FUZZ_DIR)/libcommon.a: $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(wildcard common/*.
 	$(AR) rcs $@ $^
 $(FUZZ_DIR)/obj/common/%.o: common/%.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CPP) $(FUZZ_CFLAGS) $(FUZZ_KNOWN) -fsanitize=fuzzer-no-link -c -o $@ $<
-# Bugs found, reported and waiting for their fix in common/ (each a skipped case in
-# tests/fuzz.bats): the fuzzers would stop on them at once, so their check is off in
-# that file until the fix lands. Remove a line with its fix.
-$(FUZZ_DIR)/obj/common/seq.o: FUZZ_KNOWN := -fno-sanitize=nonnull-attribute,pointer-overflow
+	$(FUZZ_CC) $(FUZZ_CPP) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 $(FUZZ_DIR)/obj/tests/fuzz/%.o: tests/fuzz/%.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CPP) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<

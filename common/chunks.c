@@ -2,6 +2,7 @@
  * an item reads a chunk (one thread at a time, in order), processing it parses it. */
 #include "chunks.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,11 @@ struct chunks {
 	int eof;
 	/* the caller's side */
 	uint64_t lines;		/* lines up to the end of the last chunk handed out */
+	chunks *prev, *next;	/* the engines open (chunks_close_all) */
 };
+
+static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER;
+static chunks *open_list;
 
 size_t
 chunk_cut_lines(const char *p, size_t len, int *hint)
@@ -191,6 +196,11 @@ chunks_open(input *in, const struct chunk_ops *ops, void *ctx)
 	for (int i = 0; i < e->nslots; i++)
 		e->slotp[i] = &e->slot[i];
 	e->o = ord_open(&chunk_ord, e, e->slotp, e->nslots, nthreads);
+	pthread_mutex_lock(&open_mu);
+	if ((e->next = open_list) != NULL)
+		open_list->prev = e;
+	open_list = e;
+	pthread_mutex_unlock(&open_mu);
 	return e;
 }
 
@@ -224,6 +234,14 @@ chunks_close(chunks *e)
 {
 	if (e == NULL)
 		return;
+	pthread_mutex_lock(&open_mu);
+	if (e->prev != NULL)
+		e->prev->next = e->next;
+	else
+		open_list = e->next;
+	if (e->next != NULL)
+		e->next->prev = e->prev;
+	pthread_mutex_unlock(&open_mu);
 	ord_close(e->o);
 	in_set_lineno(e->in, e->lines);
 	for (int i = 0; i < e->nslots; i++) {
@@ -235,6 +253,19 @@ chunks_close(chunks *e)
 	free(e->slotp);
 	free(e->tail);
 	free(e);
+}
+
+void
+chunks_close_all(void)
+{
+	for (;;) {
+		pthread_mutex_lock(&open_mu);
+		chunks *e = open_list;
+		pthread_mutex_unlock(&open_mu);
+		if (e == NULL)
+			return;
+		chunks_close(e);
+	}
 }
 
 uint64_t

@@ -99,6 +99,12 @@ struct chunk *chunks_next(chunks *e);
 /* Stops the threads and frees e; the input's line count (in_lineno) is then that of
  * the chunks handed out. Closing before the end leaves the input's position unknown. */
 void chunks_close(chunks *e);
+/* Closes every engine still open, as chunks_close does: their threads stopped and
+ * joined, their memory freed. For the fuzz harness (tests/fuzz/), which returns from
+ * an error exit (err_before_exit) instead of ending the process, and so must not leave
+ * the threads of the reader that died behind; a program's exit ends them itself. Call
+ * it from the thread that used the engines, not from one of theirs. */
+void chunks_close_all(void);
 /* Lines of the input up to the end of the last chunk handed out: after the last
  * chunk, the input's line count, as in_lineno gives it after reading every line. */
 uint64_t chunks_lines(const chunks *e);

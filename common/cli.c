@@ -1,6 +1,7 @@
 /* cli.c: shared option handling and checked number parsing (see cli.h). */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
@@ -42,11 +43,11 @@ cli_common(int c, const char *arg, struct common_opts *co, void (*usage)(FILE *)
 	case 'h':
 		usage(stdout);
 		stdout_finish();
-		exit(0);
+		err_exit(0);
 	case 'V':
 		print_version();
 		stdout_finish();
-		exit(0);
+		err_exit(0);
 	case 'v':
 		verbose = 1;
 		break;
@@ -77,7 +78,7 @@ cli_common(int c, const char *arg, struct common_opts *co, void (*usage)(FILE *)
 	default:
 		/* getopt already named the unknown option or the missing argument. */
 		fprintf(stderr, "Try '%s --help' for more information.\n", progname);
-		exit(2);
+		err_exit(2);
 	}
 }
 
@@ -125,7 +126,10 @@ cli_double(const char *opt, const char *s, double min, double max)
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || *end != '\0' || errno == ERANGE || isnan(v) || v < min || v > max)
+	/* ERANGE with a finite result is underflow: the nearest double (0 or subnormal) is
+	 * the value, like any rounded one; only overflow (HUGE_VAL) is out of range. */
+	if (end == s || *end != '\0' || (errno == ERANGE && isinf(v)) || isnan(v) || v < min ||
+	    v > max)
 		usage_error("invalid value for %s: '%s' (expected a number from %g to %g)",
 		    opt, s, min, max);
 	return v;
@@ -135,11 +139,17 @@ size_t
 cli_size(const char *opt, const char *s)
 {
 	char *end;
+	const char *p = s;
 	unsigned long long v, mult = 1;
 
+	/* strtoull skips blanks and takes a minus sign, negating: " -5" is 2^64 - 5 */
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p == '-')
+		goto bad;
 	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (end == s || errno == ERANGE || *s == '-')
+	v = strtoull(p, &end, 10);
+	if (end == p || errno == ERANGE)
 		goto bad;
 	switch (*end) {
 	case 'k': case 'K': mult = 1ULL << 10; end++; break;

@@ -184,10 +184,12 @@ start_main(void *arg)
 }
 
 /* err_before_exit's hook: an exit of another thread waits for the start-up; an
- * error inside the start-up thread itself just exits (the others are not in CUDA). */
+ * error inside the start-up thread itself just exits (the others are not in CUDA).
+ * Any exit status alike. */
 static void
-start_join_on_exit(void)
+start_join_on_exit(int status)
 {
+	(void)status;
 	if (start.running && !pthread_equal(pthread_self(), start.thread)) {
 		pthread_join(start.thread, NULL);
 		start.running = 0;

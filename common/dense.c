@@ -15,6 +15,22 @@
 static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 #define NPY_HEADER_TOTAL 128	/* what we write: magic, version, length, dict, padding */
 
+/* The element types of NPY data read: little-endian floats, integers and bools. */
+enum npy_type { NPY_F4, NPY_F8, NPY_I1, NPY_I2, NPY_I4, NPY_I8, NPY_U1, NPY_U2, NPY_U4,
+	NPY_U8, NPY_B1 };
+static const struct {
+	const char *descr;
+	enum npy_type type;
+	size_t size;
+} npy_types[] = {
+	{"<f4", NPY_F4, 4}, {"<f8", NPY_F8, 8},
+	{"<i1", NPY_I1, 1}, {"|i1", NPY_I1, 1}, {"<i2", NPY_I2, 2}, {"<i4", NPY_I4, 4},
+	{"<i8", NPY_I8, 8},
+	{"<u1", NPY_U1, 1}, {"|u1", NPY_U1, 1}, {"<u2", NPY_U2, 2}, {"<u4", NPY_U4, 4},
+	{"<u8", NPY_U8, 8},
+	{"|b1", NPY_B1, 1},
+};
+
 struct dense_ctx {
 	int flags;
 	enum dtype dt;		/* how the chunks keep their numbers */
@@ -26,8 +42,10 @@ struct dstream {
 	int npy;
 	size_t cols;
 	/* NPY */
-	enum dtype file_dt;
-	uint64_t rows_total, rows_done;
+	enum npy_type ftype;	/* the file's element type */
+	size_t fsize;		/* its size in bytes */
+	uint64_t rows_total;
+	uint64_t elems_done;	/* elements read */
 	uint64_t data_off;	/* input offset of the first element */
 	/* text */
 	chunks *chunks;
@@ -41,6 +59,16 @@ static int
 is_blank(int c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* A number that float32 cannot hold (it would round to Inf): Inf is an error unless
+ * the caller allows it, so this is one too. */
+static void
+f32_range_msg(char *err, size_t col, double v)
+{
+	char num[32];
+	fmt_f64(num, v);
+	snprintf(err, DENSE_ERR, "column %zu: %s is out of range for float32", col, num);
 }
 
 size_t
@@ -72,6 +100,10 @@ dense_parse_span(const char *p, const char *end, void *vals, enum dtype dt, size
 		if (!(flags & MAT_ALLOW_NONFINITE) && !isfinite(v)) {
 			snprintf(err, DENSE_ERR, "column %zu: %s is not allowed", n + 1,
 			    isnan(v) ? "NaN" : "Inf");
+			return SIZE_MAX;
+		}
+		if (dt == DT_F32 && !(flags & MAT_ALLOW_NONFINITE) && isinf((float)v)) {
+			f32_range_msg(err, n + 1, v);
 			return SIZE_MAX;
 		}
 		if (n < cap) {
@@ -261,14 +293,15 @@ npy_open(dstream *s)
 	if (d == NULL || (*d != '\'' && *d != '"'))
 		die_off(name, pre_len, "NPY header has no 'descr'");
 	char descr[16] = "";
-	size_t dl = strcspn(d + 1, "'\"");
+	size_t dl = strcspn(d + 1, "'\""), t = 0;
 	snprintf(descr, sizeof descr, "%.*s", (int)MIN(dl, 15), d + 1);
-	if (strcmp(descr, "<f4") == 0)
-		s->file_dt = DT_F32;
-	else if (strcmp(descr, "<f8") == 0)
-		s->file_dt = DT_F64;
-	else
-		die_off(name, pre_len, "unsupported NPY dtype '%s' (expected <f4 or <f8)", descr);
+	while (t < sizeof npy_types / sizeof npy_types[0] && strcmp(descr, npy_types[t].descr) != 0)
+		t++;
+	if (t == sizeof npy_types / sizeof npy_types[0])
+		die_off(name, pre_len, "unsupported NPY dtype '%s' (expected <f4, <f8, a "
+		    "little-endian integer such as <i8, or |b1)", descr);
+	s->ftype = npy_types[t].type;
+	s->fsize = npy_types[t].size;
 
 	const char *f = npy_key(hdr, "fortran_order");
 	if (f == NULL)
@@ -306,7 +339,7 @@ npy_open(dstream *s)
 
 	uint64_t elems, bytes;
 	if (__builtin_mul_overflow(rows, cols, &elems) ||
-	    __builtin_mul_overflow(elems, (uint64_t)dtype_size(s->file_dt), &bytes) ||
+	    __builtin_mul_overflow(elems, (uint64_t)s->fsize, &bytes) ||
 	    bytes > (uint64_t)SIZE_MAX / 2)
 		die_off(name, pre_len, "NPY shape (%llu, %llu) is too large",
 		    (unsigned long long)rows, (unsigned long long)cols);
@@ -390,67 +423,122 @@ dstream_lineno(const dstream *s)
 	return s->lineno;
 }
 
-static void
-check_finite_npy(const dstream *s, const void *data, enum dtype dt, size_t nelem,
-    uint64_t first_elem)
+/* Whether element i of NPY float data may not be read: NaN or Inf, or (narrow: read
+ * as float32) a float64 beyond float32's range, which would become Inf. */
+static inline int
+npy_bad(const void *raw, size_t i, int f8, int narrow)
 {
-	if (s->flags & MAT_ALLOW_NONFINITE)
+	if (!f8)
+		return !isfinite(((const float *)raw)[i]);
+	double v = ((const double *)raw)[i];
+	return !isfinite(v) || (narrow && isinf((float)v));
+}
+
+/* Dies at the first element of raw[0..nelem) (elements first.. of the data) that may
+ * not be read as dt, unless MAT_ALLOW_NONFINITE. Integers and bools always may. */
+static void
+npy_check(const dstream *s, const void *raw, size_t nelem, uint64_t first, enum dtype dt)
+{
+	int f8 = s->ftype == NPY_F8, narrow = f8 && dt == DT_F32, any = 0;
+
+	if ((s->flags & MAT_ALLOW_NONFINITE) || (s->ftype != NPY_F4 && !f8))
 		return;
-	size_t bad = SIZE_MAX;
 	/* A parallel scan finds whether anything is bad; the first bad element is
 	 * then located in order, so the message does not depend on thread timing. */
-	int any = 0;
 	#pragma omp parallel for reduction(|:any) if (nelem > (1 << 20))
 	for (size_t i = 0; i < nelem; i++)
-		any |= dt == DT_F32 ? !isfinite(((const float *)data)[i]) :
-		    !isfinite(((const double *)data)[i]);
+		any |= npy_bad(raw, i, f8, narrow);
 	if (!any)
 		return;
-	for (size_t i = 0; i < nelem && bad == SIZE_MAX; i++)
-		if (dt == DT_F32 ? !isfinite(((const float *)data)[i]) :
-		    !isfinite(((const double *)data)[i]))
-			bad = i;
-	uint64_t e = first_elem + bad;
-	double v = dt == DT_F32 ? ((const float *)data)[bad] : ((const double *)data)[bad];
-	die_off(in_name(s->in), s->data_off + e * dtype_size(s->file_dt),
-	    "%s in NPY data (row %llu, column %llu)", isnan(v) ? "NaN" : "Inf",
-	    (unsigned long long)(e / s->cols + 1), (unsigned long long)(e % s->cols + 1));
+	size_t bad = 0;
+	while (!npy_bad(raw, bad, f8, narrow))
+		bad++;
+	uint64_t e = first + bad, row = e / s->cols + 1, col = e % s->cols + 1;
+	uint64_t off = s->data_off + e * s->fsize;
+	double v = f8 ? ((const double *)raw)[bad] : ((const float *)raw)[bad];
+	if (isfinite(v)) {
+		char num[32];
+		fmt_f64(num, v);
+		die_off(in_name(s->in), off, "%s in NPY data is out of range for float32 "
+		    "(row %llu, column %llu)", num, (unsigned long long)row,
+		    (unsigned long long)col);
+	}
+	die_off(in_name(s->in), off, "%s in NPY data (row %llu, column %llu)",
+	    isnan(v) ? "NaN" : "Inf", (unsigned long long)row, (unsigned long long)col);
+}
+
+/* n elements of NPY data of type t at raw into dst as dt. Integers round to the
+ * nearest float as C's conversions (and numpy's astype) do; a bool is 0 or 1. */
+static void
+npy_convert(const unsigned char *raw, enum npy_type t, size_t n, enum dtype dt, void *dst)
+{
+	float *f = dst;
+	double *d = dst;
+
+#define CONVERT(T)							\
+	_Pragma("omp parallel for if (n > (1 << 20))")			\
+	for (size_t i = 0; i < n; i++) {				\
+		T x;							\
+		memcpy(&x, raw + i * sizeof x, sizeof x);		\
+		if (dt == DT_F32)					\
+			f[i] = (float)x;				\
+		else							\
+			d[i] = (double)x;				\
+	}								\
+	break
+	switch (t) {
+	case NPY_F4: CONVERT(float);
+	case NPY_F8: CONVERT(double);
+	case NPY_I1: CONVERT(int8_t);
+	case NPY_I2: CONVERT(int16_t);
+	case NPY_I4: CONVERT(int32_t);
+	case NPY_I8: CONVERT(int64_t);
+	case NPY_U1: CONVERT(uint8_t);
+	case NPY_U2: CONVERT(uint16_t);
+	case NPY_U4: CONVERT(uint32_t);
+	case NPY_U8: CONVERT(uint64_t);
+	case NPY_B1:	/* any byte but 0 is true, as numpy reads it */
+		for (size_t i = 0; i < n; i++)
+			if (dt == DT_F32)
+				f[i] = raw[i] != 0;
+			else
+				d[i] = raw[i] != 0;
+		break;
+	}
+#undef CONVERT
+}
+
+/* The next nelem elements of the data into dst as dt. */
+static void
+npy_read_elems(dstream *s, size_t nelem, enum dtype dt, void *dst)
+{
+	size_t bytes = nelem * s->fsize;	/* within the size npy_open checked */
+	uint64_t first = s->elems_done;
+	int same = (s->ftype == NPY_F4 && dt == DT_F32) || (s->ftype == NPY_F8 && dt == DT_F64);
+	void *raw = same ? dst : xmalloc(bytes);
+	size_t got = in_read(s->in, raw, bytes);
+
+	if (got < bytes)
+		die_off(in_name(s->in), s->data_off + first * s->fsize + got,
+		    "NPY data is truncated: the header promises %llu rows of %zu, the data ends in row %llu",
+		    (unsigned long long)s->rows_total, s->cols,
+		    (unsigned long long)((first + got / s->fsize) / s->cols + 1));
+	npy_check(s, raw, nelem, first, dt);
+	if (!same) {
+		npy_convert(raw, s->ftype, nelem, dt, dst);
+		free(raw);
+	}
+	s->elems_done += nelem;
 }
 
 static size_t
 npy_read_rows(dstream *s, size_t maxrows, enum dtype dt, void *dst)
 {
-	size_t rows = (size_t)MIN((uint64_t)maxrows, s->rows_total - s->rows_done);
-	if (rows == 0)
-		return 0;
-	size_t nelem = rows * s->cols, fsz = dtype_size(s->file_dt);
-	size_t bytes = nelem * fsz;
-	uint64_t first = s->rows_done * s->cols;
-	void *raw = dt == s->file_dt ? dst : xmalloc(bytes);
-	size_t got = in_read(s->in, raw, bytes);
-	if (got < bytes)
-		die_off(in_name(s->in), s->data_off + first * fsz + got,
-		    "NPY data is truncated: the header promises %llu rows of %zu, the data ends in row %llu",
-		    (unsigned long long)s->rows_total, s->cols,
-		    (unsigned long long)(s->rows_done + got / fsz / MAX(s->cols, 1) + 1));
-	check_finite_npy(s, raw, s->file_dt, nelem, first);
-	if (raw != dst) {
-		if (dt == DT_F32) {
-			const double *r = raw;
-			float *d = dst;
-			#pragma omp parallel for if (nelem > (1 << 20))
-			for (size_t i = 0; i < nelem; i++)
-				d[i] = (float)r[i];
-		} else {
-			const float *r = raw;
-			double *d = dst;
-			#pragma omp parallel for if (nelem > (1 << 20))
-			for (size_t i = 0; i < nelem; i++)
-				d[i] = r[i];
-		}
-		free(raw);
-	}
-	s->rows_done += rows;
+	uint64_t done = s->cols > 0 ? s->elems_done / s->cols : 0;
+	size_t rows = (size_t)MIN((uint64_t)maxrows, s->rows_total - done);
+
+	if (rows > 0)
+		npy_read_elems(s, rows * s->cols, dt, dst);
 	return rows;
 }
 
@@ -469,8 +557,15 @@ text_read_rows(dstream *s, size_t maxrows, enum dtype dt, void *dst)
 		memcpy(dst, r->val + s->vi * dtype_size(dt), n * dtype_size(dt));
 	} else if (dt == DT_F32) {
 		const double *v = (const double *)r->val + s->vi;
-		for (size_t i = 0; i < n; i++)
-			((float *)dst)[i] = (float)v[i];
+		for (size_t i = 0; i < n; i++) {
+			float f = (float)v[i];
+			if (isinf(f) && isfinite(v[i]) && !(s->flags & MAT_ALLOW_NONFINITE)) {
+				char err[DENSE_ERR];
+				f32_range_msg(err, i % cols + 1, v[i]);
+				die_at(in_name(s->in), s->cur->line0 + row[i / cols].line, "%s", err);
+			}
+			((float *)dst)[i] = f;
+		}
 	} else {
 		const float *v = (const float *)r->val + s->vi;
 		for (size_t i = 0; i < n; i++)
@@ -509,25 +604,24 @@ mat_read(input *in, enum dtype dt, int flags, struct matrix *m)
 	m->cols = cols;
 	if (s->npy) {
 		size_t rows = (size_t)s->rows_total;
-		int64_t rem = in_remaining(in);
-		if (rem >= 0 || rows * cols * esz <= ((size_t)1 << 28)) {
-			/* Size already checked against the file (or small): read at once. */
+		if (in_remaining(in) >= 0) {
+			/* Size already checked against the file: read at once. */
 			m->data = xmallocarray(mul_size(rows, cols, "matrix"), esz);
 			m->rows = npy_read_rows(s, rows, dt, m->data);
 		} else {
-			/* A pipe: the header is not trusted for one big allocation; grow as
-			 * the data arrives, so a lying header fails at its end, not in malloc. */
-			size_t cap = MAX((size_t)1, ((size_t)1 << 28) / (cols * esz));
-			m->data = xmallocarray(mul_size(cap, cols, "matrix"), esz);
-			size_t got;
-			while ((got = npy_read_rows(s, MIN(cap - m->rows, rows - m->rows), dt,
-			    (char *)m->data + m->rows * cols * esz)) > 0) {
-				m->rows += got;
-				if (m->rows == cap && m->rows < rows) {
-					cap = MIN(rows, cap * 2);
-					m->data = xreallocarray(m->data, mul_size(cap, cols, "matrix"), esz);
+			/* A pipe: the header is not trusted for any allocation; the matrix
+			 * grows as the data arrives, so a lying header fails at the data's
+			 * end ("truncated"), not in malloc, even for one huge row. */
+			size_t total = rows * cols, cap = MIN(total, ((size_t)1 << 20) / esz);
+			m->data = xmallocarray(cap, esz);
+			for (size_t done = 0; done < total; done = cap) {
+				if (done == cap) {
+					cap = MIN(total, mul_size(cap, 2, "matrix"));
+					m->data = xreallocarray(m->data, cap, esz);
 				}
+				npy_read_elems(s, cap - done, dt, (char *)m->data + done * esz);
 			}
+			m->rows = rows;
 		}
 	} else if (cols > 0) {
 		size_t cap = MAX((size_t)1024, ((size_t)1 << 16) / cols);

@@ -2,8 +2,13 @@
  *
  * Text: numbers separated by blanks, tabs or a comma; '#' starts a comment; blank
  * lines are skipped; CRLF is accepted; every row the same width; numbers as strtod
- * reads them in the C locale; NaN and Inf are errors unless MAT_ALLOW_NONFINITE.
- * NPY (versions 1-3): 2-D, or 1-D read as one column; <f4 or <f8; C order.
+ * reads them in the C locale; NaN and Inf are errors unless MAT_ALLOW_NONFINITE, and
+ * so is a number that would become Inf as the float type asked for (1e39 as float32).
+ * NPY (versions 1-3): 2-D, or 1-D read as one column; C order; <f4 or <f8, or the
+ * little-endian integers and bools (<i1 <i2 <i4 <i8 <u1 <u2 <u4 <u8 |i1 |u1 |b1),
+ * converted to the float type asked for by rounding to nearest, as C's conversions
+ * and numpy's astype do: every integer is in range, and one of more than 24 (float32)
+ * or 53 (float64) significant bits may round, as the same number written as text does.
  * The format is recognised by NPY's magic bytes, on any input, stdin included.
  * Errors name the file and line (text) or byte offset (NPY), and exit 1.
  * Text is parsed in chunks on the threads -j gives (chunks.h): the same numbers and

@@ -11,7 +11,7 @@
 
 const char *progname = "accelkit";
 int verbose;
-static void (*before_exit)(void);
+static void (*before_exit)(int);
 static pthread_t abandoned;
 static _Atomic int has_abandoned;
 
@@ -34,7 +34,7 @@ abandoned_self_stops(void)
 }
 
 void
-err_before_exit(void (*fn)(void))
+err_before_exit(void (*fn)(int status))
 {
 	before_exit = fn;
 }
@@ -42,13 +42,13 @@ err_before_exit(void (*fn)(void))
 /* Error exits skip the atexit handlers (quick_exit): another thread may be inside
  * CUDA or OpenCL, and their runtimes' teardown at exit can crash beneath it. What must
  * run (removing an unfinished -o file) is registered with at_quick_exit too. */
-static void NORETURN
-leave(int status)
+void
+err_exit(int status)
 {
-	void (*fn)(void) = before_exit;
+	void (*fn)(int) = before_exit;
 	before_exit = NULL;	/* once, even if the hook itself fails */
 	if (fn != NULL)
-		fn();
+		fn(status);
 	quick_exit(status);
 }
 
@@ -95,7 +95,7 @@ die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(NULL, fmt, ap);
 	va_end(ap);
-	leave(1);
+	err_exit(1);
 }
 
 void
@@ -116,7 +116,7 @@ die_at(const char *file, uint64_t line, const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(place, fmt, ap);
 	va_end(ap);
-	leave(1);
+	err_exit(1);
 }
 
 void
@@ -129,7 +129,7 @@ die_off(const char *file, uint64_t off, const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(place, fmt, ap);
 	va_end(ap);
-	leave(1);
+	err_exit(1);
 }
 
 void
@@ -141,7 +141,7 @@ usage_error(const char *fmt, ...)
 	vmsg(NULL, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "Try '%s --help' for more information.\n", progname);
-	leave(2);
+	err_exit(2);
 }
 
 size_t

@@ -31,10 +31,16 @@ void die_at(const char *file, uint64_t line, const char *fmt, ...) PRINTF_LIKE(3
 void die_off(const char *file, uint64_t off, const char *fmt, ...) PRINTF_LIKE(3, 4) NORETURN;
 void usage_error(const char *fmt, ...) PRINTF_LIKE(1, 2) NORETURN;
 
-/* A function that die* and usage_error call before exiting: cudadev.c uses it so that
- * an error exit waits for a device start-up still running in another thread, instead
- * of tearing CUDA down beneath it. One hook; NULL removes it. */
-void err_before_exit(void (*fn)(void));
+/* A function that die*, usage_error and err_exit call before exiting, with the exit
+ * status: cudadev.c uses it so that an error exit waits for a device start-up still
+ * running in another thread, instead of tearing CUDA down beneath it; the fuzz harness
+ * (tests/fuzz/) to return to itself instead. One hook; NULL removes it. */
+void err_before_exit(void (*fn)(int status));
+
+/* Ends the program as die* and usage_error do, after their messages: the hook above,
+ * then quick_exit(status) (no atexit handlers; see err.c). For every exit of the
+ * library, --help and --version included, so that all of them pass the hook. */
+void err_exit(int status) NORETURN;
 
 /* From now on, die* or usage_error called in thread t print nothing and stop that
  * thread alone (it sleeps until the process ends): for a device start-up that the program

@@ -11,7 +11,11 @@
 
 #include "err.h"
 
-#define IN_CHUNK ((size_t)1 << 20)	/* one read(2) asks for at least this much */
+/* One read(2) asks for at least this much. The fuzz build sets a small one (Makefile:
+ * FUZZ_CPP), so that small inputs cross the buffer's refills. */
+#ifndef IN_CHUNK
+#define IN_CHUNK ((size_t)1 << 20)
+#endif
 
 struct input {
 	const char *name;

@@ -1,7 +1,6 @@
 /* sparse.c: SVMlight/libsvm and MatrixMarket coordinate readers (see sparse.h). */
 #include "sparse.h"
 
-#include <float.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -57,7 +56,9 @@ parse_value(const char *s, const char *end, float *out, const char **next)
 		return "not a number";
 	if (!isfinite(v))
 		return "not a finite number";
-	if (fabs(v) > FLT_MAX)
+	/* beyond FLT_MAX only when it rounds to Inf: 3.4028235e38, FLT_MAX as the writers
+	 * print it, is a little more than FLT_MAX before rounding */
+	if (isinf((float)v))
 		return "out of range for a float";
 	*out = (float)v;
 	*next = e;

@@ -214,9 +214,6 @@ open("h.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") 
 	npy f.npy '<f4' 2,3 fortran
 	run -1 --separate-stderr acctest read f.npy
 	assert_regex "$stderr" "Fortran-order NPY is not supported"
-	npy i.npy '<i4' 2,3
-	run -1 --separate-stderr acctest read i.npy
-	assert_regex "$stderr" "unsupported NPY dtype '<i4' \(expected <f4 or <f8\)"
 	npy c.npy '>f4' 2,3
 	run -1 --separate-stderr acctest read c.npy
 	assert_regex "$stderr" "unsupported NPY dtype '>f4'"
@@ -226,6 +223,121 @@ open("h.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") 
 	py -c 'import numpy as np; a = np.ones((3, 4), np.float32); a[2, 1] = np.nan; np.save("n.npy", a)'
 	run -1 --separate-stderr acctest read n.npy
 	assert_equal "$stderr" "acctest: n.npy: byte 164: NaN in NPY data (row 3, column 2)"
+}
+
+@test "a number beyond float32's range is an error naming its line and column, unless read as float64" {
+	# FLT_MAX is 3.40282347e38; numbers below 3.40282357e38 round to it, larger ones
+	# to Inf (numpy: np.float32(3.4028236e38) is inf)
+	printf '1 3.4028235e38\n-3.40282356e38 2\n' > ok.txt
+	run -0 acctest read ok.txt
+	assert_output "$(printf '1\t3.4028235e+38\n-3.4028235e+38\t2')"
+	printf '1 2\n3 -3.4028236e38\n' > m.txt
+	run -1 --separate-stderr acctest read m.txt
+	assert_output ""
+	assert_equal "$stderr" "acctest: m.txt:2: column 2: -3.4028236e+38 is out of range for float32"
+	run -0 acctest read -t f64 m.txt
+	assert_line --index 1 "$(printf '3\t-3.4028236e+38')"
+	run -0 acctest read --nonfinite m.txt
+	assert_line --index 1 "$(printf '3\t-inf')"
+	# streaming reads keep float64 and narrow each row as it is read
+	printf '1 2\n3 4\n5 1e39\n' > s.txt
+	run -1 --separate-stderr acctest stream -n 2 s.txt
+	assert_output "$(printf '1\t2\n3\t4')"
+	assert_equal "$stderr" "acctest: s.txt:3: column 2: 1e+39 is out of range for float32"
+	run -1 --separate-stderr acctest speech s.txt
+	assert_equal "$stderr" "acctest: s.txt:3: column 2: 1e+39 is out of range for float32"
+	printf 'u1 [\n 1 2\n 1e39 0 ]\n' > a.ark
+	run -1 --separate-stderr acctest speech a.ark
+	assert_equal "$stderr" "acctest: a.ark:3: column 1: 1e+39 is out of range for float32"
+}
+
+@test "an NPY float64 beyond float32's range read as float32 is an error naming its byte, row and column" {
+	py -c 'import numpy as np; a = np.zeros((2, 3)); a[1, 2] = -1e300; np.save("d.npy", a)'
+	run -1 --separate-stderr acctest read d.npy
+	assert_output ""
+	assert_equal "$stderr" "acctest: d.npy: byte 168: -1e+300 in NPY data is out of range for float32 (row 2, column 3)"
+	run -1 --separate-stderr sh -c 'cat d.npy | acctest read'
+	assert_equal "$stderr" "acctest: (standard input): byte 168: -1e+300 in NPY data is out of range for float32 (row 2, column 3)"
+	run -0 acctest read -t f64 d.npy
+	assert_line --index 1 "$(printf '0\t0\t-1e+300')"
+	run -0 acctest read --nonfinite d.npy
+	assert_line --index 1 "$(printf '0\t0\t-inf')"
+}
+
+@test "an NPY pipe whose header promises a huge row fails at the data's end, allocating as data arrives" {
+	if [ "${SANITIZE:-0}" = 1 ]; then
+		skip "AddressSanitizer's shadow memory does not fit under ulimit -v"
+	fi
+	# one row of 2^40 float64 (8 TiB), 16 bytes of data; 300 MB of address space
+	py -c '
+hdr = "{\"descr\": \"<f8\", \"fortran_order\": False, \"shape\": (1, 1099511627776), }"
+hdr += " " * (117 - len(hdr)) + "\n"
+open("h.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") + hdr.encode() + b"\0" * 16)'
+	run -1 --separate-stderr sh -c 'ulimit -v 300000 && cat h.npy | acctest read -j 1'
+	assert_equal "$stderr" "acctest: (standard input): byte 144: NPY data is truncated: the header promises 1 rows of 1099511627776, the data ends in row 1"
+	run -1 --separate-stderr sh -c 'ulimit -v 300000 && acctest read -j 1 h.npy'
+	assert_equal "$stderr" "acctest: h.npy: byte 128: NPY data is truncated: shape (1, 1099511627776) needs 8796093022208 bytes, the file has 16"
+	# a pipe that holds what it promises is read whole, whatever its size
+	py -c 'import numpy as np; np.save("b.npy", np.arange(600000, dtype=np.float64).reshape(3, 200000) / 8)'
+	cat b.npy | acctest read -t f64 -O npy -o got.npy
+	run -0 py -c 'import numpy as np; a, b = np.load("b.npy"), np.load("got.npy"); print(a.shape == b.shape and (a == b).all())'
+	assert_output "True"
+}
+
+@test "NPY integer and bool arrays read as numpy's astype converts them, rounding to nearest" {
+	# every integer dtype at its extremes and around 2^24 and 2^53, where float32 and
+	# float64 must round; 1-D and 2-D; from a file and from a pipe; as float32 and float64
+	py -c '
+import numpy as np
+vals = {}
+for t in ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8"]:
+    info = np.iinfo(t)
+    v = [info.min, info.max, 0, 1, info.max - 1, info.min + 1, 7, 100]
+    for b in (24, 25, 53, 54, 62):
+        for d in (-3, -1, 1, 3):
+            x = 2**b + d
+            if info.min <= x <= info.max: v.append(x)
+            if info.min <= -x <= info.max: v.append(-x)
+    a = np.array(v + [0] * (-len(v) % 4), dtype=t)
+    np.save("%s.npy" % t, a.reshape(-1, 4))
+    np.save("%s.1d.npy" % t, a)
+np.save("b1.npy", np.array([[True, False, True], [False, False, True]]))
+# numpy writes int8 and uint8 as |i1 and |u1; <i1 and <u1 mean the same
+for t in ["i1", "u1"]:
+    d = open("%s.npy" % t, "rb").read()
+    open("%s.lt.npy" % t, "wb").write(d.replace(b"|%s" % t.encode(), b"<%s" % t.encode(), 1))'
+	for f in i1 i2 i4 i8 u1 u2 u4 u8 i1.lt u1.lt b1 i1.1d u8.1d i8.1d; do
+		for t in f32 f64; do
+			acctest read -t $t -O npy -o "$f.$t.npy" "$f.npy"
+			cat "$f.npy" | acctest read -t $t -O npy -o "$f.$t.pipe.npy"
+			run -0 py -c '
+import sys, numpy as np
+src, t = sys.argv[1], sys.argv[2]
+a = np.load(src + ".npy")
+want = a.astype(np.float32 if t == "f32" else np.float64).reshape(a.shape[0], -1)
+for got in (np.load(src + "." + t + ".npy"), np.load(src + "." + t + ".pipe.npy")):
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape)
+    assert (got.view(np.uint8) == want.view(np.uint8)).all(), (src, t, got, want)
+print("same")' "$f" $t
+			assert_output "same"
+		done
+	done
+	# a bool byte that is not 0 is true, as numpy reads it
+	py -c 'd = bytearray(open("b1.npy", "rb").read()); d[-1] = 7; open("b7.npy", "wb").write(d)'
+	run -0 acctest read b7.npy
+	assert_output "$(printf '1\t0\t1\n0\t0\t1')"
+}
+
+@test "NPY dtypes other than floats, integers and bools are clear errors" {
+	for t in '>i4' '<f2' '<c8' '>f8' '<i16' '|b2' '<U4'; do
+		py -c '
+import sys
+hdr = "{\"descr\": \"%s\", \"fortran_order\": False, \"shape\": (2,), }" % sys.argv[1]
+hdr += " " * (117 - len(hdr)) + "\n"
+open("x.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") + hdr.encode() + b"\0" * 64)' "$t"
+		run -1 --separate-stderr acctest read x.npy
+		assert_equal "$stderr" "acctest: x.npy: byte 10: unsupported NPY dtype '$t' (expected <f4, <f8, a little-endian integer such as <i8, or |b1)"
+	done
 }
 
 @test "empty input is an empty matrix, not an error" {
@@ -422,6 +534,19 @@ for line, g in zip(lines, got[1:]):
 assert nnz == n and cols == maxix + 1, (nnz, n, cols, maxix)
 print("ok")'
 	assert_output "ok"
+}
+
+@test "float32's largest value, as the writers print it, is read from libsvm and MatrixMarket" {
+	# 3.4028235e38 (fmt_f32 of FLT_MAX) is a little more than FLT_MAX, and rounds to it
+	printf '1 1:3.4028235e38 2:-3.4028235e38\n' > a.svm
+	run -0 acctest svm a.svm
+	assert_output "$(printf '1 3 2\n1\t1:3.4028235e+38 2:-3.4028235e+38')"
+	printf '%%%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 -3.4028235e38\n' > a.mtx
+	run -0 acctest mm a.mtx
+	assert_output "$(printf '1 1 1\n0:-3.4028235e+38')"
+	printf '1 1:3.4028236e38\n' > b.svm
+	run -1 --separate-stderr acctest svm b.svm
+	assert_equal "$stderr" "acctest: b.svm:1: index 1: value '3.4028236e38' is out of range for a float"
 }
 
 @test "a bad libsvm line is reported as with -j 1, near chunk boundaries" {
@@ -982,6 +1107,28 @@ ring_ok() {
 	run -2 --separate-stderr acctest size --max-device-mem 12Q
 	assert_regex "$stderr" "invalid value for --max-device-mem: '12Q'"
 	run -2 acctest size --max-device-mem -5
+}
+
+@test "a byte count with blanks before a minus sign is a usage error, not 2^64 - 5" {
+	run -0 acctest size --max-device-mem ' 5'
+	assert_output "5"
+	run -0 acctest size --max-device-mem ' +5K'
+	assert_output "5120"
+	for v in ' -5' "$(printf '\t\t-5')" "$(printf '\n -1K')" '-0'; do
+		run -2 --separate-stderr acctest size --max-device-mem "$v"
+		assert_equal "$stderr" "$(printf "acctest: invalid value for --max-device-mem: '%s' (expected a byte count such as 512M or 2G)\nTry 'acctest --help' for more information." "$v")"
+	done
+}
+
+@test "a number option too small for a double is its nearest double; one too large is refused" {
+	run -0 acctest double --tol 1e-400 0 1
+	assert_output "0"
+	run -0 acctest double --tol 5e-324 0 1
+	assert_output "4.9406564584124654e-324"
+	run -2 acctest double --tol 1e999
+	run -2 acctest double --tol -1e999
+	run -0 acctest int --band ' -5' -10 10
+	assert_output "-5"
 }
 
 @test "an unknown option and a missing argument are usage errors" {

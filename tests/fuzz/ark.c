@@ -10,5 +10,5 @@ read_ark(const char *path)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	return fuzz_input("ark", data, size, read_ark);
+	return fuzz_input("ark", data, size, read_ark, FUZZ_CHUNKS);
 }

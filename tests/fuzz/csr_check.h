@@ -16,4 +16,7 @@ csr_check(const char *target, const struct csr *m)
 			FUZZ_ASSERT(target, isfinite(m->val[k]));
 		}
 	}
+	fuzz_touch(m->ptr, (m->rows + 1) * sizeof *m->ptr);
+	fuzz_touch(m->idx, m->ptr[m->rows] * sizeof *m->idx);
+	fuzz_touch(m->val, m->ptr[m->rows] * sizeof *m->val);
 }

@@ -9,30 +9,50 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "chunks.h"
 #include "err.h"
 
 int fuzz_pipe;
 int fuzz_ended[2];
 
 /* ---- what one run allocates ----
- * The sanitizers call these hooks on every malloc and free of any thread; only the
- * allocations of the thread inside fuzz_call are kept, in an open-addressing set
- * (linear probing, deletion by backward shift, so it needs no malloc of its own).
- * Declared weak: without a sanitizer (the plain regression driver) there is no hook,
- * and what a failed run leaves is simply not freed. */
+ * The sanitizers call these hooks on every malloc and free of any thread. During a
+ * run, the allocations of the thread inside fuzz_call are kept, in an open-addressing
+ * set (linear probing, deletion by backward shift, so it needs no malloc of its own),
+ * and frees of any thread remove them (the engine's threads free and grow the chunks
+ * the caller's thread allocated). What the engine's threads allocate, the engine
+ * frees when it is closed (chunks_close_all). Declared weak: without a sanitizer (the
+ * plain regression driver) there is no hook, and what a failed run leaves is simply
+ * not freed. */
 int __sanitizer_install_malloc_and_free_hooks(void (*)(const volatile void *, size_t),
     void (*)(const volatile void *)) __attribute__((weak));
 
 #define SLOTS ((size_t)1 << 15)
 static uintptr_t slot[SLOTS];
 static size_t live;
-static _Thread_local int tracking;
+static atomic_flag slot_lock = ATOMIC_FLAG_INIT;
+static atomic_int tracking;		/* a run is on */
+static _Thread_local int run_thread;	/* this thread is the one inside fuzz_call */
+
+static void
+lock(void)
+{
+	while (atomic_flag_test_and_set_explicit(&slot_lock, memory_order_acquire))
+		;
+}
+
+static void
+unlock(void)
+{
+	atomic_flag_clear_explicit(&slot_lock, memory_order_release);
+}
 
 static size_t
 slot_of(uintptr_t p)
@@ -45,8 +65,9 @@ track(const volatile void *vp, size_t size)
 {
 	uintptr_t p = (uintptr_t)vp;
 	(void)size;
-	if (!tracking || p == 0)
+	if (!run_thread || !tracking || p == 0)
 		return;
+	lock();
 	if (live >= SLOTS / 4 * 3) {
 		static const char msg[] = "fuzz: more live allocations than the harness tracks\n";
 		write(2, msg, sizeof msg - 1);
@@ -57,19 +78,27 @@ track(const volatile void *vp, size_t size)
 		i = (i + 1) & (SLOTS - 1);
 	slot[i] = p;
 	live++;
+	unlock();
 }
 
 static void
 untrack(const volatile void *vp)
 {
 	uintptr_t p = (uintptr_t)vp;
-	if (!tracking || p == 0 || live == 0)
+	if (!tracking || p == 0)
 		return;
+	lock();
 	size_t i = slot_of(p);
-	while (slot[i] != p) {
-		if (slot[i] == 0)
-			return;		/* allocated before the run */
+	while (live > 0 && slot[i] != p) {
+		if (slot[i] == 0) {
+			unlock();
+			return;		/* allocated before the run, or by another thread */
+		}
 		i = (i + 1) & (SLOTS - 1);
+	}
+	if (live == 0) {
+		unlock();
+		return;
 	}
 	/* Entries after the hole move back unless their home lies cyclically in (i, j]. */
 	for (size_t j = i;;) {
@@ -84,10 +113,11 @@ untrack(const volatile void *vp)
 	}
 	slot[i] = 0;
 	live--;
+	unlock();
 }
 
 /* After a run that exited: free what it left. After one that returned: forget it (what
- * is still allocated is a leak, for LeakSanitizer to report). */
+ * is still allocated is a leak, for LeakSanitizer to report). No other thread runs. */
 static void
 release(int do_free)
 {
@@ -103,6 +133,15 @@ release(int do_free)
 /* ---- set-up, once ---- */
 
 static int memfd = -1;
+static FILE *real_stderr, *capture;	/* see capture_begin */
+static char capbuf[16384];
+
+static void *
+idle(void *arg)
+{
+	pause();	/* a cancellation point: the thread ends in it */
+	return arg;
+}
 
 static void
 setup(void)
@@ -119,8 +158,34 @@ setup(void)
 	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 	setlocale(LC_ALL, "C");
 	signal(SIGPIPE, SIG_IGN);	/* the pipe's writer sees EPIPE when the reader stops */
-	if ((memfd = memfd_create("fuzz-input", MFD_CLOEXEC)) < 0) {
-		perror("fuzz: memfd_create");
+	/* Threads: glibc gives a new thread's stack a TLS vector from malloc and keeps both
+	 * in a cache for the next thread, and loads libgcc_s at the first cancellation
+	 * (ord_close cancels a thread waiting for input). Threads started, cancelled and
+	 * joined now leave stacks in the cache for the engine's two and the pipe's writer. */
+	/* Their stacks small: ASan clears a thread's stack shadow when it starts and ends,
+	 * 1 MiB of it for glibc's default 8 MiB stack, the most of a run's time. */
+	pthread_attr_t attr;
+	if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, 1 << 19) != 0 ||
+	    pthread_setattr_default_np(&attr) != 0) {
+		perror("fuzz: thread attributes");
+		exit(1);
+	}
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, idle, NULL) != 0) {
+			perror("fuzz: pthread_create");
+			exit(1);
+		}
+	for (int i = 0; i < 4; i++)
+		pthread_cancel(t[i]);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	/* An unbuffered stream: stdio allocates no buffer for it in a run. */
+	real_stderr = stderr;
+	if ((memfd = memfd_create("fuzz-input", MFD_CLOEXEC)) < 0 ||
+	    (capture = fmemopen(capbuf, sizeof capbuf, "w")) == NULL ||
+	    setvbuf(capture, NULL, _IONBF, 0) != 0) {
+		perror("fuzz: set-up");
 		exit(1);
 	}
 	if (__sanitizer_install_malloc_and_free_hooks != NULL)
@@ -130,51 +195,64 @@ setup(void)
 /* ---- running a function that may exit ---- */
 
 static jmp_buf back;
-static volatile int in_call, how, exit_status, on_exit_armed;
+static volatile int exit_status;
 
 static void
-err_jump(void)
+err_jump(int status)
 {
-	how = FUZZ_ERROR_EXIT;
-	longjmp(back, 1);
-}
-
-/* glibc runs it inside exit(), before stdio is flushed; jumping out leaves exit()
- * undone, and the handler consumed: it is registered again before the next call. */
-static void
-exit_jump(int status, void *arg)
-{
-	(void)arg;
-	on_exit_armed = 0;
-	if (!in_call)
-		return;		/* the fuzzer or the driver ending */
-	how = FUZZ_EXIT;
+	if (!run_thread) {
+		/* An engine's thread: the readers promise errors come in the caller's. */
+		static const char msg[] = "fuzz: an error exit in a thread of the reader's\n";
+		write(2, msg, sizeof msg - 1);
+		abort();
+	}
+	chunks_close_all();	/* with tracking on: what it frees is forgotten */
 	exit_status = status;
 	longjmp(back, 1);
 }
 
-enum fuzz_end
-fuzz_call(void (*fn)(void *), void *arg, int *status)
+int
+fuzz_call(void (*fn)(void *), void *arg)
 {
 	setup();
-	if (!on_exit_armed) {
-		on_exit(exit_jump, NULL);
-		on_exit_armed = 1;
-	}
-	how = FUZZ_RETURNED;
+	exit_status = FUZZ_RETURNED;
 	if (setjmp(back) == 0) {
-		in_call = 1;
 		err_before_exit(err_jump);
+		run_thread = 1;
 		tracking = 1;
 		fn(arg);
 	}
 	tracking = 0;
-	in_call = 0;
+	run_thread = 0;
 	err_before_exit(NULL);
-	release(how != FUZZ_RETURNED);
-	if (status != NULL)
-		*status = how == FUZZ_EXIT ? exit_status : 0;
-	return (enum fuzz_end)how;
+	release(exit_status != FUZZ_RETURNED);
+	return exit_status;
+}
+
+/* ---- what a run says and hands out ----
+ * While a reader runs, stdio's stderr is a stream into capbuf, so that fuzz_input can
+ * compare what the runs with one and two threads say; the sanitizers write to file
+ * descriptor 2 themselves, so their reports are not caught. */
+
+static uint64_t digest;		/* fuzz_touch's, of this run */
+
+static void
+capture_begin(void)
+{
+	rewind(capture);
+	stderr = capture;
+}
+
+/* The run's messages: capbuf[0..return) */
+static size_t
+capture_end(void)
+{
+	if (stderr != capture)
+		return 0;
+	fflush(capture);
+	stderr = real_stderr;
+	long n = ftell(capture);
+	return n < 0 ? 0 : (size_t)n;
 }
 
 /* ---- standard input: a regular file, or a pipe ---- */
@@ -263,28 +341,83 @@ call_read(void *arg)
 	((struct read_call *)arg)->read("-");
 }
 
+/* What one run did. */
+struct run {
+	int ended;
+	uint64_t digest;
+	char *said;		/* its messages (malloc'd) */
+	size_t said_len;
+};
+
+/* With one thread, chunks of this size: an input of a size the fuzzers make is one
+ * chunk, as with the default 1 MiB, which would cost ASan an mmap(2) per chunk. */
+#define ONE_CHUNK (1 << 16)
+
+/* Runs read on data from standard input: a regular file or (fuzz_pipe) a pipe;
+ * with 1 thread, or with more and chunks of chunk_bytes bytes. */
+static void
+run_once(const uint8_t *data, size_t size, struct read_call *rc, int threads,
+    size_t chunk_bytes, struct run *r)
+{
+	struct writer w;
+	pthread_t thread;
+	int threaded = 0;
+
+	char v[32];
+	snprintf(v, sizeof v, "%zu", threads > 1 ? chunk_bytes : (size_t)ONE_CHUNK);
+	setenv("ACCELKIT_CHUNK_BYTES", v, 1);
+	omp_set_num_threads(threads);
+	if (fuzz_pipe)
+		threaded = stdin_pipe(data, size, &w, &thread);
+	else
+		stdin_file(data, size);
+	digest = 0;
+	capture_begin();
+	r->ended = fuzz_call(call_read, rc);
+	r->said_len = capture_end();
+	r->said = malloc(r->said_len + 1);
+	memcpy(r->said, capbuf, r->said_len);
+	r->said[r->said_len] = '\0';
+	r->digest = digest;
+	dup2(memfd, 0);		/* closes the pipe: a writer still going sees EPIPE */
+	if (threaded)
+		pthread_join(thread, NULL);
+	omp_set_num_threads(1);
+}
+
 int
 fuzz_input(const char *target, const uint8_t *data, size_t size,
-    void (*read)(const char *path))
+    void (*read)(const char *path), int flags)
 {
 	static char name[64];
 	struct read_call rc = {read};
 
 	setup();
 	for (fuzz_pipe = 0; fuzz_pipe < 2; fuzz_pipe++) {
-		struct writer w;
-		pthread_t thread;
-		int threaded = 0;
+		struct run one, two;
 		snprintf(name, sizeof name, "%s[%s]", target, fuzz_pipe ? "pipe" : "file");
 		progname = name;
-		if (fuzz_pipe)
-			threaded = stdin_pipe(data, size, &w, &thread);
-		else
-			stdin_file(data, size);
-		fuzz_ended[fuzz_pipe] = fuzz_call(call_read, &rc, NULL);
-		dup2(memfd, 0);		/* closes the pipe: a writer still going sees EPIPE */
-		if (threaded)
-			pthread_join(thread, NULL);
+		run_once(data, size, &rc, 1, 0, &one);
+		fputs(one.said, stderr);
+		fuzz_ended[fuzz_pipe] = one.ended;
+		if (flags & FUZZ_CHUNKS) {
+			/* The input in 2 to 16 chunks (records longer than a chunk make
+			 * fewer), as many for all inputs of one size: each chunk costs the
+			 * threads' hand-overs. */
+			size_t chunk = MAX(size / (2 + size % 15), 1);
+			run_once(data, size, &rc, 2, chunk, &two);
+			if (two.ended != one.ended || two.digest != one.digest ||
+			    strcmp(two.said, one.said) != 0) {
+				fprintf(stderr, "%s with 2 threads and chunks of %zu bytes:\n%s",
+				    name, chunk, two.said);
+				fuzz_fail(target, "with 2 threads the reader %s than with 1 "
+				    "(exit %d, not %d)", two.ended != one.ended ? "ended otherwise" :
+				    two.digest != one.digest ? "handed out other bytes" :
+				    "said otherwise", two.ended, one.ended);
+			}
+			free(two.said);
+		}
+		free(one.said);
 	}
 	fuzz_pipe = 0;
 	return 0;
@@ -294,6 +427,8 @@ void
 fuzz_fail(const char *target, const char *fmt, ...)
 {
 	va_list ap;
+	size_t n = capture_end();	/* in a run: what it said so far, then this */
+	fwrite(capbuf, 1, n, stderr);
 	fprintf(stderr, "%s: property violated: ", target);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -309,5 +444,6 @@ fuzz_touch(const void *p, size_t n)
 	unsigned h = 0;
 	for (size_t i = 0; i < n; i++)
 		h = h * 31 + b[i];
+	digest = digest * 0x100000001b3ull ^ h ^ n;
 	return h;
 }

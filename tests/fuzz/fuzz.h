@@ -3,20 +3,21 @@
  * A target is one file, tests/fuzz/NAME.c, defining LLVMFuzzerTestOneInput. A reader
  * target hands its bytes to fuzz_input with a function that reads a path the way a
  * program does; everything else (feeding standard input, catching the reader's error
- * exits, releasing what it left allocated) happens here:
+ * exits, releasing what it left allocated, running it again on threads) happens here:
  *
  *	static void
  *	read_npy(const char *path)
  *	{
  *		struct matrix m;
  *		mat_load(path, DT_F32, 0, &m);
+ *		fuzz_touch(m.data, m.rows * m.cols * sizeof(float));
  *		mat_free(&m);
  *	}
  *
  *	int
  *	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
  *	{
- *		return fuzz_input("npy", data, size, read_npy);
+ *		return fuzz_input("npy", data, size, read_npy, 0);
  *	}
  *
  * The same file links with libFuzzer (make fuzz) or with driver.c, a main() that feeds
@@ -30,36 +31,41 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Runs read("-") twice over data on standard input, as the programs meet their inputs:
+/* How a run ended: it returned, or the status it exited with through die*,
+ * usage_error or err_exit (common/err.h): 1 an error, 2 a usage error, 0 --help. */
+enum { FUZZ_RETURNED = -1 };
+
+/* fuzz_input's flags: the reader parses on the chunk engine (common/chunks.h). */
+enum { FUZZ_CHUNKS = 1 };
+
+/* Runs read("-") over data on standard input, as the programs meet their inputs:
  * first as a regular file (sizes known: in_remaining() >= 0), then as a pipe (sizes
  * unknown). Messages name the program "TARGET[file]" and "TARGET[pipe]" and the input
  * "(standard input)". An error exit of the reader comes back here (see fuzz_call).
- * Returns 0, for LLVMFuzzerTestOneInput to return. */
+ * With FUZZ_CHUNKS each of the two runs again with two threads (-j 2) and chunks of
+ * a few bytes (ACCELKIT_CHUNK_BYTES), so that records meet chunk boundaries; it must
+ * end the same way, say the same and hand out the same bytes (fuzz_touch) as with
+ * one thread. Returns 0, for LLVMFuzzerTestOneInput to return. */
 int fuzz_input(const char *target, const uint8_t *data, size_t size,
-    void (*read)(const char *path));
+    void (*read)(const char *path), int flags);
 
 /* Which of the two runs fuzz_input is in: 0 regular file, 1 pipe. A reader may vary
  * what it asks for with it (float32 from one, float64 from the other), so that one
  * input covers both. */
 extern int fuzz_pipe;
 
-/* How each run of the last fuzz_input ended (see fuzz_call): [0] the regular file,
- * [1] the pipe. For targets that know whether the input should be accepted. */
+/* How each run of the last fuzz_input ended (FUZZ_RETURNED or the exit status):
+ * [0] the regular file, [1] the pipe. For targets that know whether the input should
+ * be accepted. */
 extern int fuzz_ended[2];
 
-/* How fuzz_call's function ended. */
-enum fuzz_end {
-	FUZZ_RETURNED,		/* it returned */
-	FUZZ_ERROR_EXIT,	/* through die* or usage_error (common/err.h) */
-	FUZZ_EXIT,		/* it called exit() (cli_common's --help, --version) */
-};
-
-/* Calls fn(arg) so that an exit comes back here instead of ending the process: die*
- * and usage_error through err_before_exit, exit() through on_exit. After an exit,
- * every allocation fn made and did not free is freed (what a program leaves to the
- * system when it exits), so LeakSanitizer reports only what fn leaks when it returns.
- * *status, when not NULL, gets exit's status for FUZZ_EXIT. */
-enum fuzz_end fuzz_call(void (*fn)(void *), void *arg, int *status);
+/* Calls fn(arg) so that an exit (die*, usage_error, err_exit) comes back here instead
+ * of ending the process, through err_before_exit. After an exit, the chunk engines
+ * left open are closed (chunks_close_all) and every allocation of fn's thread that is
+ * still live is freed (what a program leaves to the system when it exits), so that
+ * LeakSanitizer reports only what fn leaks when it returns. Returns FUZZ_RETURNED or
+ * the exit status. */
+int fuzz_call(void (*fn)(void *), void *arg);
 
 /* A property of the reader's result that does not hold: prints what and aborts, so
  * the fuzzer keeps the input as a crash. */
@@ -68,21 +74,9 @@ void fuzz_fail(const char *target, const char *fmt, ...)
 #define FUZZ_ASSERT(target, cond) \
 	((cond) ? (void)0 : fuzz_fail(target, "%s:%d: %s", __FILE__, __LINE__, #cond))
 
-/* Known, reported and skipped in tests/fuzz.bats until dense.c and speech.c are fixed:
- * a number beyond float32's range comes out of the float32 readers as Inf instead of
- * an error. Set to 0 with the fix. */
-#define FUZZ_KNOWN_F32_OVERFLOW 1
-
-/* Whether a float32 value a reader handed out is one it may hand out: finite (only
- * not NaN while the overflow above is known). */
-static inline int
-fuzz_f32_ok(float v)
-{
-	return FUZZ_KNOWN_F32_OVERFLOW ? !isnan(v) : isfinite(v);
-}
-
 /* Reads every byte of p[0..n), so that AddressSanitizer checks a range a reader
- * hands out; returns a value that depends on all of them. */
+ * hands out, and adds them to the run's digest (what fuzz_input compares between
+ * thread counts); returns a value that depends on all of them. */
 unsigned fuzz_touch(const void *p, size_t n);
 
 #endif

@@ -10,5 +10,5 @@ read_htk(const char *path)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	return fuzz_input("htk", data, size, read_htk);
+	return fuzz_input("htk", data, size, read_htk, 0);
 }

@@ -49,5 +49,5 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	text = data;
 	text_len = size;
-	return fuzz_input("libsvm", data, size, read_libsvm);
+	return fuzz_input("libsvm", data, size, read_libsvm, FUZZ_CHUNKS);
 }

@@ -19,5 +19,5 @@ read_mm(const char *path)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	return fuzz_input("mm", data, size, read_mm);
+	return fuzz_input("mm", data, size, read_mm, FUZZ_CHUNKS);
 }

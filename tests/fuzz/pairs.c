@@ -23,5 +23,5 @@ read_pairs(const char *path)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	return fuzz_input("pairs", data, size, read_pairs);
+	return fuzz_input("pairs", data, size, read_pairs, FUZZ_CHUNKS);
 }

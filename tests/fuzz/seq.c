@@ -20,5 +20,5 @@ read_seq(const char *path)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	return fuzz_input("seq", data, size, read_seq);
+	return fuzz_input("seq", data, size, read_seq, FUZZ_CHUNKS);
 }

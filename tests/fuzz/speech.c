@@ -11,5 +11,5 @@ read_speech(const char *path)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	return fuzz_input("speech", data, size, read_speech);
+	return fuzz_input("speech", data, size, read_speech, FUZZ_CHUNKS);
 }
