@@ -22,7 +22,7 @@
 struct output {
 	const char *name;	/* for messages */
 	char *path;		/* final path of a file output, else NULL */
-	char *tmp;		/* its temporary name until out_close */
+	int slot;		/* with path: the pending slot of its temporary */
 	int fd;
 	int seekable;
 	char *buf;
@@ -30,14 +30,95 @@ struct output {
 	uint64_t written;	/* bytes handed to write(2) */
 };
 
-/* The temporary file of an output that is not finished: removed if we exit early. */
-static char *pending_tmp;
+/*
+ * Temporaries of -o outputs not yet renamed, removed by every way out but SIGKILL:
+ * an error exit (quick_exit), a normal exit, and the signals that end a process. A
+ * signal handler may only call async-signal-safe functions, and may run on any thread
+ * while the main thread opens or closes an output, so the paths live in fixed slots
+ * that are never freed, each published by an atomic flag set before the file exists
+ * and cleared after the rename (a handler that still sees it then unlinks a name that
+ * is gone: harmless). A program has one or two outputs; a few slots serve.
+ */
+#define PENDING_MAX 4
+#define TMP_SUFFIX ".tmp.XXXXXX"
+static char pending_path[PENDING_MAX][PATH_MAX];
+static _Atomic int pending_live[PENDING_MAX];
 
 static void
 remove_pending(void)
 {
-	if (pending_tmp != NULL)
-		unlink(pending_tmp);
+	for (int i = 0; i < PENDING_MAX; i++)
+		if (pending_live[i])
+			unlink(pending_path[i]);
+}
+
+/* The signals whose default action ends the process (SIGKILL cannot be caught). */
+static const int fatal_signals[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ,
+};
+#define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
+
+/* Removes the temporaries, then dies of the signal as it would have without us, so
+ * that the exit status still names the signal. */
+static void
+on_fatal_signal(int sig)
+{
+	int saved = errno;
+	remove_pending();
+	signal(sig, SIG_DFL);
+	raise(sig);	/* blocked until the handler returns, then the default action */
+	errno = saved;
+}
+
+/* Once, at the first -o file. A signal ignored when the program started (nohup, the
+ * SIGINT of a background job) stays ignored. */
+static void
+catch_fatal_signals(void)
+{
+	static int done;
+	struct sigaction sa, old;
+
+	if (done)
+		return;
+	done = 1;
+	atexit(remove_pending);
+	at_quick_exit(remove_pending);	/* error exits (err.c) */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_fatal_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < NFATAL; i++)
+		sigaddset(&sa.sa_mask, fatal_signals[i]);
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < NFATAL; i++)
+		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(fatal_signals[i], &sa, NULL);
+}
+
+/* Creates the temporary beside path (so that rename is atomic) in a free slot;
+ * returns its descriptor and the slot. */
+static int
+make_pending(const char *path, int *slot)
+{
+	int i, fd;
+
+	for (i = 0; i < PENDING_MAX && pending_live[i]; i++)
+		;
+	if (i == PENDING_MAX)
+		die("%s: more than %d output files at once", path, PENDING_MAX);
+	if (strlen(path) + sizeof TMP_SUFFIX > sizeof pending_path[i]) {
+		errno = ENAMETOOLONG;
+		die_errno(path);
+	}
+	catch_fatal_signals();
+	snprintf(pending_path[i], sizeof pending_path[i], "%s" TMP_SUFFIX, path);
+	if ((fd = mkstemp(pending_path[i])) < 0)
+		die_errno(path);
+	/* Live only once mkstemp has made the name ours: a signal in the instant
+	 * between leaves the file behind, where an earlier flag could remove
+	 * another file whose name mkstemp tried and found taken. */
+	pending_live[i] = 1;
+	*slot = i;
+	return fd;
 }
 
 static void
@@ -45,6 +126,7 @@ write_failed(output *o)
 {
 	if (errno == EPIPE) {
 		/* The reader went away: end quietly, as the default SIGPIPE would. */
+		remove_pending();
 		signal(SIGPIPE, SIG_DFL);
 		raise(SIGPIPE);
 		_exit(141);
@@ -97,22 +179,11 @@ out_open(const char *path)
 		o->name = path;
 		return o;
 	}
-	size_t n = strlen(path);
 	o->path = xstrdup(path);
-	o->tmp = xmalloc(n + 16);
-	snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", path);
-	if ((o->fd = mkstemp(o->tmp)) < 0)
-		die_errno(path);
+	o->fd = make_pending(path, &o->slot);
 	mode_t mask = umask(0);
 	umask(mask);
 	fchmod(o->fd, 0666 & ~mask);
-	static int registered;
-	if (!registered) {
-		atexit(remove_pending);
-		at_quick_exit(remove_pending);	/* error exits (err.c) */
-		registered = 1;
-	}
-	pending_tmp = o->tmp;
 	o->name = path;
 	o->seekable = 1;
 	return o;
@@ -122,13 +193,12 @@ void
 out_close(output *o)
 {
 	flush(o);
-	if (o->tmp != NULL) {
+	if (o->path != NULL) {
 		if (close(o->fd) != 0)
 			write_failed(o);
-		if (rename(o->tmp, o->path) != 0)
+		if (rename(pending_path[o->slot], o->path) != 0)
 			die_errno(o->path);
-		pending_tmp = NULL;
-		free(o->tmp);
+		pending_live[o->slot] = 0;
 		free(o->path);
 	} else if (o->fd != 1) {
 		if (close(o->fd) != 0)
