@@ -21,9 +21,10 @@
 
 struct output {
 	const char *name;	/* for messages */
-	char *path;		/* final path of a file output, else NULL */
+	char *path;		/* the file a temporary replaces at out_close, else NULL */
 	int slot;		/* with path: the pending slot of its temporary */
 	int fd;
+	int borrowed;		/* fd is the caller's (standard output): never closed */
 	int seekable;
 	char *buf;
 	size_t n;
@@ -157,34 +158,90 @@ out_flush(output *o)
 	flush(o);
 }
 
+/* The descriptor that a name such as /dev/stdout, /dev/fd/N or /proc/self/fd/N
+ * stands for, else -1. */
+static int
+fd_name(const char *path)
+{
+	static const char *const dirs[] = {"/dev/fd/", "/proc/self/fd/"};
+	char *end;
+
+	if (strcmp(path, "/dev/stdout") == 0)
+		return 1;
+	if (strcmp(path, "/dev/stderr") == 0)
+		return 2;
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		size_t n = strlen(dirs[i]);
+		if (strncmp(path, dirs[i], n) == 0 && path[n] >= '0' && path[n] <= '9') {
+			long fd = strtol(path + n, &end, 10);
+			if (*end == '\0' && fd <= INT_MAX)
+				return (int)fd;
+		}
+	}
+	return -1;
+}
+
+/* An output on a descriptor the program was given: written as it is, never closed. */
+static output *
+borrow(output *o, int fd, const char *name)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0)
+		die_errno(name);
+	o->fd = fd;
+	o->borrowed = 1;
+	o->name = name;
+	o->seekable = S_ISREG(st.st_mode) && lseek(fd, 0, SEEK_CUR) == 0;
+	return o;
+}
+
 output *
 out_open(const char *path)
 {
 	output *o = xcalloc(1, sizeof *o);
 	struct stat st;
+	int fd;
 
 	o->buf = xmalloc(OUT_BUF);
-	if (path == NULL || strcmp(path, "-") == 0) {
-		o->name = "standard output";
-		o->fd = 1;
-		o->seekable = fstat(1, &st) == 0 && S_ISREG(st.st_mode) &&
-		    lseek(1, 0, SEEK_CUR) == 0;
-		return o;
-	}
+	if (path == NULL || strcmp(path, "-") == 0)
+		return borrow(o, 1, "standard output");
+	/* The name of an open descriptor is that descriptor, as the shell's
+	 * redirection made it: renaming a file onto /dev/stdout would replace the
+	 * link (as root, the system's) and leave standard output empty. */
+	if ((fd = fd_name(path)) >= 0)
+		return borrow(o, fd, path);
+	o->name = path;
 	/* Regular files are written beside the target and renamed at the end; anything
-	 * else (/dev/null, a FIFO, /dev/stdout) is written directly. */
+	 * else (/dev/null, a FIFO, a terminal) is written directly. */
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if ((o->fd = open(path, O_WRONLY)) < 0)
 			die_errno(path);
-		o->name = path;
 		return o;
 	}
-	o->path = xstrdup(path);
-	o->fd = make_pending(path, &o->slot);
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(o->fd, 0666 & ~mask);
-	o->name = path;
+	/* Through a symbolic link the file it names is replaced, the link kept; a
+	 * link to nothing yet is followed by open(2), without a temporary. */
+	struct stat lst;
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+		if ((o->path = realpath(path, NULL)) == NULL) {
+			if ((o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0)
+				die_errno(path);
+			return o;
+		}
+	} else {
+		o->path = xstrdup(path);
+	}
+	o->fd = make_pending(o->path, &o->slot);
+	/* A file replaced keeps its permissions; a new one gets the umask's. */
+	mode_t mode;
+	if (stat(o->path, &st) == 0) {
+		mode = st.st_mode & 0777;
+	} else {
+		mode_t mask = umask(0);
+		umask(mask);
+		mode = 0666 & ~mask;
+	}
+	fchmod(o->fd, mode);
 	o->seekable = 1;
 	return o;
 }
@@ -197,10 +254,10 @@ out_close(output *o)
 		if (close(o->fd) != 0)
 			write_failed(o);
 		if (rename(pending_path[o->slot], o->path) != 0)
-			die_errno(o->path);
+			die_errno(o->name);
 		pending_live[o->slot] = 0;
 		free(o->path);
-	} else if (o->fd != 1) {
+	} else if (!o->borrowed) {
 		if (close(o->fd) != 0)
 			write_failed(o);
 	}
