@@ -111,3 +111,71 @@ sanitized_run() {
 	    "$ACCELKIT_ROOT/tests/run" --gpu "$ACCELKIT_BUILD" "$T/suite.bats"
 	assert_output "$(printf '%s\n' "check-gpu: compute-sanitizer not found (set COMPUTE_SANITIZER)" "0 passed, 1 failed")"
 }
+
+# Oclgrind (a simulator of an OpenCL device) checks what compute-sanitizer checks for
+# CUDA: every access of the OpenCL kernels, and races between work-items. NVIDIA's
+# OpenCL driver has no such mode; there make check-gpu's suites, with every OpenCL
+# call checked, are the driver's checks.
+
+# under_oclgrind LOG CMD...: CMD on Oclgrind's device, its reports in LOG.
+under_oclgrind() {
+	local log=$1
+	shift
+	oclgrind --check-api --data-races --max-errors 20 --log "$log" "$@"
+}
+
+@test "the OpenCL kernels under Oclgrind: no invalid access, no data race, and numpy's and scikit-learn's results" {
+	command -v oclgrind >/dev/null || skip "oclgrind is not installed (make deps)"
+	skip_if_asan "Oclgrind's runtime and AddressSanitizer's do not mix"
+	py - "$T" <<-'EOF'
+	import sys
+	import numpy as np
+	d, r = sys.argv[1], np.random.default_rng(21)
+	for name, shape in [("a", (37, 53)), ("b", (53, 29)), ("c", (37, 29)), ("at", (53, 37))]:
+	    np.savetxt("%s/%s.txt" % (d, name), r.standard_normal(shape).astype(np.float32), fmt="%.9g")
+	np.save(d + "/p.npy", np.r_[r.normal(0, 1, (150, 3)), r.normal(5, 1, (183, 3))].astype(np.float32))
+	np.savetxt(d + "/c0.txt", np.load(d + "/p.npy")[[0, 40, 200, 300]], fmt="%.9g")
+	EOF
+	local args i=0
+	while read -r args; do
+		i=$((i + 1))
+		echo "# clmatmul $args"
+		# shellcheck disable=SC2086
+		under_oclgrind "$T/m$i.log" clmatmul -d 0:0 $args -o "$T/m$i.out"
+		[ ! -s "$T/m$i.log" ] || { cat "$T/m$i.log"; return 1; }
+		# shellcheck disable=SC2086
+		run -0 py "$REF/clmatmul_ref.py" $(sed 's/--transpose-a/--ta/; s/-c /--c0 /; s/--max-device-mem [^ ]*//; s/--tile [^ ]*//; s/--item [^ ]*//; s/--transfers [^ ]*//' <<< "$args") "$T/m$i.out"
+		assert_output "ok"
+	done <<-EOF
+	$T/a.txt $T/b.txt
+	--transpose-a $T/at.txt $T/b.txt
+	--double $T/a.txt $T/b.txt
+	--beta 0.5 -c $T/c.txt $T/a.txt $T/b.txt
+	--max-device-mem 50K $T/a.txt $T/b.txt
+	--max-device-mem 50K --transfers packed $T/a.txt $T/b.txt
+	--tile 16 --item 2 $T/a.txt $T/b.txt
+	EOF
+	py "$REF/clkmeans_ref.py" sklearn "$T/p.npy" "$T/c0.txt" 300 1e-4 > "$T/ref.txt"
+	for args in "" "--max-device-mem 14K"; do
+		echo "# clkmeans $args"
+		# shellcheck disable=SC2086
+		under_oclgrind "$T/k.log" clkmeans -d 0:0 -k 4 --init "$T/c0.txt" $args -o "$T/k.out" "$T/p.npy"
+		[ ! -s "$T/k.log" ] || { cat "$T/k.log"; return 1; }
+		py "$REF/clkmeans_ref.py" check "$T/k.out" "$T/ref.txt"
+	done
+	under_oclgrind "$T/k.log" clkmeans -d 0:0 -k 4 --n-init 2 --distances -o "$T/k.out" "$T/p.npy"
+	[ ! -s "$T/k.log" ] || { cat "$T/k.log"; return 1; }
+}
+
+@test "Oclgrind reports a write past a buffer that is planted in a kernel" {
+	command -v oclgrind >/dev/null || skip "oclgrind is not installed (make deps)"
+	skip_if_asan "Oclgrind's runtime and AddressSanitizer's do not mix"
+	mkdir "$T/k"
+	sed 's/^\(\t*\)if (update)$/\1closest[row0 + nb + 4096] = m;\n&/' "$ACCELKIT_ROOT/kernels/clkmeans.cl" \
+	    > "$T/k/clkmeans.cl"
+	run -1 cmp -s "$ACCELKIT_ROOT/kernels/clkmeans.cl" "$T/k/clkmeans.cl"
+	printf '0 0\n1 1\n5 5\n6 6\n' > "$T/p.txt"
+	ACCELKIT_KERNEL_DIR=$T/k under_oclgrind "$T/k.log" clkmeans -d 0:0 -k 2 "$T/p.txt" || true
+	run -0 cat "$T/k.log"
+	assert_line --partial "Invalid write of size 4 at global memory address"
+}
