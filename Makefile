@@ -4,6 +4,9 @@
 #   make check           install missing packages, run every test suite on CPU and PoCL
 #   make check-gpu       the same suites on a GPU (fails without one)
 #   make check SANITIZE=1   the same under AddressSanitizer and UBSan (objects in build/san/)
+#   make check-gpu SANITIZE=cuda   the CUDA programs' suites under compute-sanitizer
+#                        (memcheck, racecheck, synccheck; CUSAN_TOOLS picks; build/cusan/)
+#   SUITES="tests/a.bats ..."   only those suites (check, check-gpu)
 #   make demo            run every program on the small data in testdata/
 #   make install         PREFIX, DESTDIR, MANPREFIX, COMPDIR honoured
 #   make deb             a Debian package, built portable in build/deb (packaging/mkdeb)
@@ -25,6 +28,11 @@ BUILD      ?= build/san
 # CUDA's runtime and ASan's shadow memory disagree; the GPU paths are proved by check-gpu.
 CUDA       ?= 0
 SANFLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g
+else ifeq ($(SANITIZE),cuda)
+# -lineinfo puts source lines in compute-sanitizer's reports; the code is the same.
+BUILD      ?= build/cusan
+SANFLAGS   :=
+CUSANFLAGS := -lineinfo
 else
 BUILD      ?= build
 SANFLAGS   :=
@@ -38,6 +46,9 @@ else
 CUDA       ?= 1
 endif
 CUDA_HOME  ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+ifeq ($(SANITIZE)$(CUDA),cuda0)
+$(error SANITIZE=cuda checks the CUDA code, and this build has none (no nvcc, or CUDA=0))
+endif
 # Real code for each architecture listed, plus PTX of the last for newer chips.
 CUDA_ARCHS ?= 90
 GENCODE    := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
@@ -53,7 +64,7 @@ LDFLAGS    += -fopenmp $(SANFLAGS)
 LDLIBS     += -lm
 NVCCFLAGS  ?= -O3
 NVCCFLAGS  += -std=c++17 $(GENCODE) -Icommon -Ikernels -DACCELKIT_CUDA=1 -MMD -MP \
-              -Xcompiler -Wall,-Wextra -Xptxas -warn-spills
+              -Xcompiler -Wall,-Wextra -Xptxas -warn-spills $(CUSANFLAGS)
 ifeq ($(CUDA),1)
 CPPFLAGS   += -DACCELKIT_CUDA=1 -I$(CUDA_HOME)/include
 # cuBLAS is not linked: docsim loads it when its GPU path starts, last from here.
@@ -122,10 +133,10 @@ deps:
 	@tools/deps
 
 check: deps all testbins
-	@SANITIZE=$(SANITIZE) tests/run $(BUILD)
+	@SANITIZE=$(SANITIZE) tests/run $(BUILD) $(SUITES)
 
 check-gpu: all testbins
-	@tests/run --gpu $(BUILD)
+	@SANITIZE=$(SANITIZE) tests/run --gpu $(BUILD) $(SUITES)
 
 demo: deps all
 	@tools/demo $(BUILD)/bin

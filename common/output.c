@@ -21,23 +21,105 @@
 
 struct output {
 	const char *name;	/* for messages */
-	char *path;		/* final path of a file output, else NULL */
-	char *tmp;		/* its temporary name until out_close */
+	char *path;		/* the file a temporary replaces at out_close, else NULL */
+	int slot;		/* with path: the pending slot of its temporary */
 	int fd;
+	int borrowed;		/* fd is the caller's (standard output): never closed */
 	int seekable;
 	char *buf;
 	size_t n;
 	uint64_t written;	/* bytes handed to write(2) */
 };
 
-/* The temporary file of an output that is not finished: removed if we exit early. */
-static char *pending_tmp;
+/*
+ * Temporaries of -o outputs not yet renamed, removed by every way out but SIGKILL:
+ * an error exit (quick_exit), a normal exit, and the signals that end a process. A
+ * signal handler may only call async-signal-safe functions, and may run on any thread
+ * while the main thread opens or closes an output, so the paths live in fixed slots
+ * that are never freed, each published by an atomic flag set before the file exists
+ * and cleared after the rename (a handler that still sees it then unlinks a name that
+ * is gone: harmless). A program has one or two outputs; a few slots serve.
+ */
+#define PENDING_MAX 4
+#define TMP_SUFFIX ".tmp.XXXXXX"
+static char pending_path[PENDING_MAX][PATH_MAX];
+static _Atomic int pending_live[PENDING_MAX];
 
 static void
 remove_pending(void)
 {
-	if (pending_tmp != NULL)
-		unlink(pending_tmp);
+	for (int i = 0; i < PENDING_MAX; i++)
+		if (pending_live[i])
+			unlink(pending_path[i]);
+}
+
+/* The signals whose default action ends the process (SIGKILL cannot be caught). */
+static const int fatal_signals[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ,
+};
+#define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
+
+/* Removes the temporaries, then dies of the signal as it would have without us, so
+ * that the exit status still names the signal. */
+static void
+on_fatal_signal(int sig)
+{
+	int saved = errno;
+	remove_pending();
+	signal(sig, SIG_DFL);
+	raise(sig);	/* blocked until the handler returns, then the default action */
+	errno = saved;
+}
+
+/* Once, at the first -o file. A signal ignored when the program started (nohup, the
+ * SIGINT of a background job) stays ignored. */
+static void
+catch_fatal_signals(void)
+{
+	static int done;
+	struct sigaction sa, old;
+
+	if (done)
+		return;
+	done = 1;
+	atexit(remove_pending);
+	at_quick_exit(remove_pending);	/* error exits (err.c) */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_fatal_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < NFATAL; i++)
+		sigaddset(&sa.sa_mask, fatal_signals[i]);
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < NFATAL; i++)
+		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(fatal_signals[i], &sa, NULL);
+}
+
+/* Creates the temporary beside path (so that rename is atomic) in a free slot;
+ * returns its descriptor and the slot. */
+static int
+make_pending(const char *path, int *slot)
+{
+	int i, fd;
+
+	for (i = 0; i < PENDING_MAX && pending_live[i]; i++)
+		;
+	if (i == PENDING_MAX)
+		die("%s: more than %d output files at once", path, PENDING_MAX);
+	if (strlen(path) + sizeof TMP_SUFFIX > sizeof pending_path[i]) {
+		errno = ENAMETOOLONG;
+		die_errno(path);
+	}
+	catch_fatal_signals();
+	snprintf(pending_path[i], sizeof pending_path[i], "%s" TMP_SUFFIX, path);
+	if ((fd = mkstemp(pending_path[i])) < 0)
+		die_errno(path);
+	/* Live only once mkstemp has made the name ours: a signal in the instant
+	 * between leaves the file behind, where an earlier flag could remove
+	 * another file whose name mkstemp tried and found taken. */
+	pending_live[i] = 1;
+	*slot = i;
+	return fd;
 }
 
 static void
@@ -45,6 +127,7 @@ write_failed(output *o)
 {
 	if (errno == EPIPE) {
 		/* The reader went away: end quietly, as the default SIGPIPE would. */
+		remove_pending();
 		signal(SIGPIPE, SIG_DFL);
 		raise(SIGPIPE);
 		_exit(141);
@@ -75,45 +158,90 @@ out_flush(output *o)
 	flush(o);
 }
 
+/* The descriptor that a name such as /dev/stdout, /dev/fd/N or /proc/self/fd/N
+ * stands for, else -1. */
+static int
+fd_name(const char *path)
+{
+	static const char *const dirs[] = {"/dev/fd/", "/proc/self/fd/"};
+	char *end;
+
+	if (strcmp(path, "/dev/stdout") == 0)
+		return 1;
+	if (strcmp(path, "/dev/stderr") == 0)
+		return 2;
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		size_t n = strlen(dirs[i]);
+		if (strncmp(path, dirs[i], n) == 0 && path[n] >= '0' && path[n] <= '9') {
+			long fd = strtol(path + n, &end, 10);
+			if (*end == '\0' && fd <= INT_MAX)
+				return (int)fd;
+		}
+	}
+	return -1;
+}
+
+/* An output on a descriptor the program was given: written as it is, never closed. */
+static output *
+borrow(output *o, int fd, const char *name)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0)
+		die_errno(name);
+	o->fd = fd;
+	o->borrowed = 1;
+	o->name = name;
+	o->seekable = S_ISREG(st.st_mode) && lseek(fd, 0, SEEK_CUR) == 0;
+	return o;
+}
+
 output *
 out_open(const char *path)
 {
 	output *o = xcalloc(1, sizeof *o);
 	struct stat st;
+	int fd;
 
 	o->buf = xmalloc(OUT_BUF);
-	if (path == NULL || strcmp(path, "-") == 0) {
-		o->name = "standard output";
-		o->fd = 1;
-		o->seekable = fstat(1, &st) == 0 && S_ISREG(st.st_mode) &&
-		    lseek(1, 0, SEEK_CUR) == 0;
-		return o;
-	}
+	if (path == NULL || strcmp(path, "-") == 0)
+		return borrow(o, 1, "standard output");
+	/* The name of an open descriptor is that descriptor, as the shell's
+	 * redirection made it: renaming a file onto /dev/stdout would replace the
+	 * link (as root, the system's) and leave standard output empty. */
+	if ((fd = fd_name(path)) >= 0)
+		return borrow(o, fd, path);
+	o->name = path;
 	/* Regular files are written beside the target and renamed at the end; anything
-	 * else (/dev/null, a FIFO, /dev/stdout) is written directly. */
+	 * else (/dev/null, a FIFO, a terminal) is written directly. */
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if ((o->fd = open(path, O_WRONLY)) < 0)
 			die_errno(path);
-		o->name = path;
 		return o;
 	}
-	size_t n = strlen(path);
-	o->path = xstrdup(path);
-	o->tmp = xmalloc(n + 16);
-	snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", path);
-	if ((o->fd = mkstemp(o->tmp)) < 0)
-		die_errno(path);
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(o->fd, 0666 & ~mask);
-	static int registered;
-	if (!registered) {
-		atexit(remove_pending);
-		at_quick_exit(remove_pending);	/* error exits (err.c) */
-		registered = 1;
+	/* Through a symbolic link the file it names is replaced, the link kept; a
+	 * link to nothing yet is followed by open(2), without a temporary. */
+	struct stat lst;
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+		if ((o->path = realpath(path, NULL)) == NULL) {
+			if ((o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0)
+				die_errno(path);
+			return o;
+		}
+	} else {
+		o->path = xstrdup(path);
 	}
-	pending_tmp = o->tmp;
-	o->name = path;
+	o->fd = make_pending(o->path, &o->slot);
+	/* A file replaced keeps its permissions; a new one gets the umask's. */
+	mode_t mode;
+	if (stat(o->path, &st) == 0) {
+		mode = st.st_mode & 0777;
+	} else {
+		mode_t mask = umask(0);
+		umask(mask);
+		mode = 0666 & ~mask;
+	}
+	fchmod(o->fd, mode);
 	o->seekable = 1;
 	return o;
 }
@@ -122,15 +250,14 @@ void
 out_close(output *o)
 {
 	flush(o);
-	if (o->tmp != NULL) {
+	if (o->path != NULL) {
 		if (close(o->fd) != 0)
 			write_failed(o);
-		if (rename(o->tmp, o->path) != 0)
-			die_errno(o->path);
-		pending_tmp = NULL;
-		free(o->tmp);
+		if (rename(pending_path[o->slot], o->path) != 0)
+			die_errno(o->name);
+		pending_live[o->slot] = 0;
 		free(o->path);
-	} else if (o->fd != 1) {
+	} else if (!o->borrowed) {
 		if (close(o->fd) != 0)
 			write_failed(o);
 	}

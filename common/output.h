@@ -1,9 +1,14 @@
 /* output.h: buffered result output to standard output or a file.
  *
- * A file named with -o is written under a temporary name beside it and renamed
- * only by out_close(), so a run that fails leaves no half-written result behind.
- * Standard output is flushed and checked at out_close(); a closed pipe ends the
- * program quietly (SIGPIPE), any other write error is reported and exits 1. */
+ * A file named with -o is written under a temporary name beside it, FILE.tmp.XXXXXX,
+ * and renamed only by out_close(), so a run that fails leaves no half-written result
+ * behind: an error exit or a signal that ends the program (SIGINT, SIGTERM, SIGHUP
+ * ...) removes the temporary first; only SIGKILL leaves it. A file replaced keeps its
+ * permissions; through a symbolic link, the file it names is replaced. Names of open
+ * descriptors (/dev/stdout, /dev/fd/N) and what is not a regular file (/dev/null, a
+ * FIFO) are written directly. Standard output is flushed and checked at out_close();
+ * a closed pipe ends the program quietly (SIGPIPE), any other write error is reported
+ * and exits 1. */
 #ifndef ACCELKIT_OUTPUT_H
 #define ACCELKIT_OUTPUT_H
 

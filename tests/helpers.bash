@@ -4,9 +4,14 @@
 
 bats_require_minimum_version 1.5.0
 
-ACCELKIT_ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+ACCELKIT_ROOT="${ACCELKIT_ROOT:-$(cd "$BATS_TEST_DIRNAME/.." && pwd)}"
 ACCELKIT_BUILD="${ACCELKIT_BUILD:-$ACCELKIT_ROOT/build}"
 PATH="$ACCELKIT_BUILD/bin:$ACCELKIT_BUILD/test:$PATH"
+# make check-gpu SANITIZE=cuda: tests/run's wrappers, which run the CUDA programs
+# under compute-sanitizer, come first.
+if [ -n "${ACCELKIT_WRAP:-}" ]; then
+	PATH="$ACCELKIT_WRAP:$PATH"
+fi
 TESTDATA="$ACCELKIT_ROOT/testdata"
 REF="$ACCELKIT_ROOT/tests/ref"
 export PATH
@@ -49,4 +54,21 @@ on_gpu() {
 # For tests whose point is comparing the GPU with the CPU: they run in check-gpu only.
 require_gpu() {
 	on_gpu || skip "GPU-only (make check-gpu)"
+}
+
+# The sanitizer tests/run applies: 0; 1, AddressSanitizer and UBSan (make check
+# SANITIZE=1); cuda, compute-sanitizer (make check-gpu SANITIZE=cuda).
+ACCELKIT_SANITIZE="${ACCELKIT_SANITIZE:-${SANITIZE:-0}}"
+
+# skip_if_sanitized_gpu WHY: for a test that cannot run under compute-sanitizer: an
+# input too big to finish in its time, or a signal that would reach the sanitizer
+# rather than the program. Only in that mode; everywhere else the test runs.
+skip_if_sanitized_gpu() {
+	[ "$ACCELKIT_SANITIZE" != cuda ] || skip "under compute-sanitizer: $1"
+}
+
+# skip_if_asan WHY: for a test that AddressSanitizer's runtime makes impossible
+# (it reserves terabytes of address space, so ulimit -v cannot apply).
+skip_if_asan() {
+	[ "$ACCELKIT_SANITIZE" != 1 ] || skip "under AddressSanitizer: $1"
 }
