@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "clmatmul_engine.h"
+#include "clstaging.h"
 #include "timer.h"
 
 /* A device buffer of the multiply's pipeline, with what it holds and the events that
@@ -14,7 +15,8 @@
 struct slot {
 	cl_mem buf;
 	cl_mem packed;		/* A and B for the direct kernel: buf packed */
-	void *stage;		/* host copy for packed transfers */
+	void *stage;		/* host copy for packed transfers (pinned: host) */
+	struct clhost host;
 	long key;		/* which panel it holds; -1: none */
 	int last;		/* the step that used it last */
 	cl_event ready;		/* its upload (for a C slot: its C0 upload) */
@@ -217,7 +219,8 @@ slot_alloc(struct cm_engine *e, struct slot *s, size_t elems, int packed)
 		s->packed = CL_CREATE(clCreateBuffer(e->x->ctx, CL_MEM_READ_WRITE,
 		    elems * e->esize, NULL, &cl_err_));
 	if (!e->rect)
-		s->stage = xmallocarray(elems, e->esize);
+		s->stage = clhost_alloc(e->x, mul_size(elems, e->esize, "a block"),
+		    "a packed block", &s->host);
 }
 
 static void
@@ -230,7 +233,7 @@ slot_free(struct slot *s)
 	ev_set(&s->ready, NULL);
 	ev_set(&s->used, NULL);
 	ev_set(&s->read, NULL);
-	free(s->stage);
+	clhost_free(&s->host);
 }
 
 /* The slot that holds panel key, else the one used least recently (whose kernel is
