@@ -1,6 +1,7 @@
 /* clstaging.c: see clstaging.h. */
 #include "clstaging.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -126,14 +127,17 @@ clhost_alloc(struct clx *x, size_t bytes, const char *what, struct clhost *h)
 {
 	const size_t n = MAX(bytes, (size_t)16), cap = pinned_cap();
 	const char *why = NULL;
+	char bound[64];
 	cl_int err = CL_SUCCESS;
 
 	memset(h, 0, sizeof *h);
 	h->bytes = bytes;
 	if (n > x->max_alloc)
 		why = "larger than the device's largest allocation";
-	else if (n > cap || pinned_total > cap - n)
-		why = "pinned memory would pass half of the machine's";
+	else if (n > cap || pinned_total > cap - n) {
+		snprintf(bound, sizeof bound, "pinned memory would pass %zu bytes", cap);
+		why = bound;
+	}
 	if (why == NULL)
 		h->mem = clCreateBuffer(x->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, n, NULL,
 		    &err);

@@ -666,3 +666,151 @@ EOF
 	run -0 --separate-stderr clmatmul --bench 4096 --precision tf32 --verify --repeat 3
 	assert_output --regexp '^m=4096 n=4096 k=4096 type=tf32 .* gflops=[0-9.]+ '
 }
+
+# ---- -d auto by the work, and pinned host buffers (issue 12) ----
+
+@test "auto on the tiny example runs on the CPU device and -v says why" {
+	run -0 --separate-stderr clmatmul -d auto -v "$D/a.txt" "$D/b.txt"
+	assert_output "$(printf '58\t64\n139\t154')"
+	# here: no GPU; on the GPU machine: both estimates
+	assert_regex "$stderr" $'(^|\n)clmatmul: auto: cpu( \\(no usable GPU\\)|, estimated [^\n]* against [^\n]* on the GPU )'
+	assert_regex "$stderr" $'(^|\n)clmatmul: device: [^\n]* \\(cpu, '
+}
+
+@test "a device given with -d is opened as given, without weighing the work" {
+	run -0 --separate-stderr clmatmul -d cpu -v "$D/a.txt" "$D/b.txt"
+	assert_output "$(printf '58\t64\n139\t154')"
+	[[ $stderr != *"auto:"* ]]
+	assert_regex "$stderr" $'(^|\n)clmatmul: device: [^\n]* \\(cpu, '
+}
+
+@test "auto runs testdata on the CPU device and an 8192^3 product on the GPU, with both estimates" {
+	require_gpu
+	run -0 --separate-stderr clmatmul -d auto -v "$D/a.txt" "$D/b.txt"
+	assert_output "$(printf '58\t64\n139\t154')"
+	# 2 x 2 x 3 multiply-adds
+	assert_regex "$stderr" $'(^|\n)clmatmul: auto: cpu, estimated [0-9.e+-]+ s on [0-9]+ threads? \\(12 multiply-adds\\) against [0-9.e+-]+ s on the GPU'
+	assert_regex "$stderr" $'(^|\n)clmatmul: device: [^\n]* \\(cpu, '
+	run -0 --separate-stderr clmatmul -d auto -v --bench 8192 --repeat 1 --verify
+	assert_regex "$stderr" $'(^|\n)clmatmul: auto: gpu, estimated [0-9.e+-]+ s \\([^)]*, 5.5e\\+11 multiply-adds\\) against [0-9.e+-]+ s on [0-9]+ CPU threads?'
+	assert_regex "$stderr" $'(^|\n)clmatmul: device: [^\n]* \\(gpu, '
+	assert_output --regexp '^m=8192 n=8192 k=8192 type=float32 .* source=device '
+}
+
+# pinned_runs OPTIONS...: $T/a.npy times $T/b.npy with OPTIONS, once with every host
+# buffer pinned ($T/pinned.npy), once with none (ACCELKIT_PINNED_BYTES=0:
+# $T/pageable.npy) and once with A pinned and the rest not ($T/mixed.npy); -v's lines
+# in $T/log.pinned, $T/log.pageable and $T/log.mixed.
+pinned_runs() {
+	local abytes
+	abytes=$(( $(stat -c %s "$T/a.npy") - 128 ))
+	clmatmul -v "$@" -O npy -o "$T/pinned.npy" "$T/a.npy" "$T/b.npy" 2> "$T/log.pinned" &&
+	ACCELKIT_PINNED_BYTES=0 clmatmul -v "$@" -O npy -o "$T/pageable.npy" "$T/a.npy" \
+	    "$T/b.npy" 2> "$T/log.pageable" &&
+	ACCELKIT_PINNED_BYTES=$abytes clmatmul -v "$@" -O npy -o "$T/mixed.npy" "$T/a.npy" \
+	    "$T/b.npy" 2> "$T/log.mixed"
+}
+
+@test "A, B and C in pinned, pageable or mixed host buffers give the same bytes, in core and in blocks, rect and packed" {
+	gen "$T/a.npy" 300 700 1
+	gen "$T/b.npy" 700 260 2
+	local k=(--tile 32 --item 4 --tile-k 16) t mem
+	clmatmul "${k[@]}" -O npy -o "$T/whole.npy" "$T/a.npy" "$T/b.npy"
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/whole.npy"
+	assert_output ok
+	for t in rect packed; do
+		for mem in 100G 150K; do
+			echo "--transfers $t --max-device-mem $mem"
+			pinned_runs "${k[@]}" --transfers $t --max-device-mem $mem
+			cmp "$T/whole.npy" "$T/pinned.npy"
+			cmp "$T/whole.npy" "$T/pageable.npy"
+			cmp "$T/whole.npy" "$T/mixed.npy"
+			run -0 cat "$T/log.pinned"
+			assert_line "clmatmul: A: 840000 bytes in a mapped host buffer (pinned where the driver pins them)"
+			assert_line "clmatmul: B: 728000 bytes in a mapped host buffer (pinned where the driver pins them)"
+			assert_line "clmatmul: C: 312000 bytes in a mapped host buffer (pinned where the driver pins them)"
+			run -0 cat "$T/log.pageable"
+			assert_line "clmatmul: A: 840000 bytes in pageable memory (pinned memory would pass 0 bytes): slower copies"
+			assert_line "clmatmul: C: 312000 bytes in pageable memory (pinned memory would pass 0 bytes): slower copies"
+			run -0 cat "$T/log.mixed"
+			assert_line "clmatmul: A: 840000 bytes in a mapped host buffer (pinned where the driver pins them)"
+			assert_line "clmatmul: B: 728000 bytes in pageable memory (pinned memory would pass 840000 bytes): slower copies"
+			if [ $t = packed ]; then
+				assert_line --regexp '^clmatmul: a packed block: [0-9]+ bytes in pageable memory'
+				run -0 cat "$T/log.pinned"
+				assert_line --regexp '^clmatmul: a packed block: [0-9]+ bytes in a mapped host buffer'
+			fi
+			if [ $mem = 150K ]; then
+				assert_line --regexp '^clmatmul: plan: ([2-9]|[1-9][0-9]+) x [0-9]+ blocks of C .* K in ([2-9]|[1-9][0-9]+) panels'
+			fi
+		done
+	done
+}
+
+@test "beta C0 and transposes from pinned and pageable buffers give the same bytes in blocks" {
+	gen "$T/a.npy" 700 300 1
+	gen "$T/b.npy" 260 700 2
+	gen "$T/c0.npy" 300 260 3
+	local o=(--tile 32 --item 4 --tile-k 16 --transpose-a --transpose-b --alpha 0.5 --beta 2
+	    -c "$T/c0.npy")
+	clmatmul "${o[@]}" -O npy -o "$T/whole.npy" "$T/a.npy" "$T/b.npy"
+	run -0 py "$REF/clmatmul_ref.py" --ta --tb --alpha 0.5 --beta 2 --c0 "$T/c0.npy" \
+	    "$T/a.npy" "$T/b.npy" "$T/whole.npy"
+	assert_output ok
+	pinned_runs "${o[@]}" --max-device-mem 150K
+	cmp "$T/whole.npy" "$T/pinned.npy"
+	cmp "$T/whole.npy" "$T/pageable.npy"
+	cmp "$T/whole.npy" "$T/mixed.npy"
+	run -0 cat "$T/log.pinned"
+	assert_line "clmatmul: C0: 312000 bytes in a mapped host buffer (pinned where the driver pins them)"
+	run -0 cat "$T/log.pageable"
+	assert_line "clmatmul: C0: 312000 bytes in pageable memory (pinned memory would pass 0 bytes): slower copies"
+}
+
+@test "NPY through a pipe is read whole, as a file's is into a pinned buffer, with the same bytes" {
+	gen "$T/a.npy" 90 70 1
+	gen "$T/b.npy" 70 50 2
+	clmatmul -O npy -o "$T/file.npy" "$T/a.npy" "$T/b.npy"
+	cat "$T/a.npy" | clmatmul -v -O npy -o "$T/pipe.npy" - "$T/b.npy" 2> "$T/log"
+	cmp "$T/file.npy" "$T/pipe.npy"
+	run -0 cat "$T/log"
+	refute_line --partial "clmatmul: A: "
+	assert_line "clmatmul: B: 14000 bytes in a mapped host buffer (pinned where the driver pins them)"
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/pipe.npy"
+	assert_output ok
+}
+
+@test "NaN in NPY data, read once the device is open, is an error naming its row, with no output" {
+	py -c "import numpy as np; a = np.ones((5, 3), np.float32); a[3, 1] = np.nan; np.save('$T/x.npy', a)"
+	gen "$T/b.npy" 3 4 2
+	run -1 --separate-stderr clmatmul -o "$T/c.npy" "$T/x.npy" "$T/b.npy"
+	assert_regex "$stderr" "^clmatmul: $T/x.npy: .*NaN in NPY data \(row 4, column 2\)"
+	[ ! -e "$T/c.npy" ]
+	run -1 --separate-stderr clmatmul -o "$T/c.npy" "$T/b.npy" "$T/x.npy" --transpose-a \
+	    --transpose-b
+	assert_regex "$stderr" "^clmatmul: $T/x.npy: .*NaN in NPY data \(row 4, column 2\)"
+}
+
+@test "a truncated NPY is an error before any device is opened" {
+	gen "$T/a.npy" 50 40 1
+	gen "$T/b.npy" 40 30 2
+	head -c 2000 "$T/a.npy" > "$T/short.npy"
+	run -1 --separate-stderr clmatmul -v "$T/short.npy" "$T/b.npy"
+	assert_regex "$stderr" "^clmatmul: $T/short.npy: .*NPY data is truncated"
+	[[ $stderr != *"device:"* ]]
+}
+
+@test "--bench from pinned and pageable host matrices, rect and packed, in blocks, verifies" {
+	local t
+	for t in rect packed; do
+		run -0 --separate-stderr clmatmul -v --bench 300x260x700 --tile 32 --item 4 \
+		    --tile-k 16 --max-device-mem 150K --transfers $t --verify --repeat 1
+		assert_output --regexp 'blocks=(2[0-9]|[3-9][0-9]) .* source=host'
+		[[ $stderr == *"clmatmul: A: 840000 bytes in a mapped host buffer"* ]]
+		ACCELKIT_PINNED_BYTES=0 run -0 --separate-stderr clmatmul -v --bench 300x260x700 \
+		    --tile 32 --item 4 --tile-k 16 --max-device-mem 150K --transfers $t --verify \
+		    --repeat 1
+		assert_output --regexp 'blocks=(2[0-9]|[3-9][0-9]) .* source=host'
+		[[ $stderr == *"clmatmul: A: 840000 bytes in pageable memory"* ]]
+	done
+}
