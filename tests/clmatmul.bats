@@ -814,3 +814,34 @@ pinned_runs() {
 		[[ $stderr == *"clmatmul: A: 840000 bytes in pageable memory"* ]]
 	done
 }
+
+@test "sides of whole tiles, copied as plain rows, give the in-core bytes in blocks, rect and packed" {
+	local k=(--tile 32 --item 4 --tile-k 16) t mem
+	# in core: every matrix one plain copy; in blocks of whole rows of C (16 x 1 and
+	# 4 x 1 blocks), K whole or in panels
+	gen "$T/a.npy" 1000 48 1
+	gen "$T/b.npy" 48 64 2
+	clmatmul "${k[@]}" -O npy -o "$T/whole.npy" "$T/a.npy" "$T/b.npy"
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/whole.npy"
+	assert_output ok
+	for t in rect packed; do
+		for mem in 100K 150K 400K; do
+			echo "--transfers $t --max-device-mem $mem"
+			clmatmul -v "${k[@]}" --transfers $t --max-device-mem $mem -O npy \
+			    -o "$T/c.npy" "$T/a.npy" "$T/b.npy" 2> "$T/log"
+			run -0 cat "$T/log"
+			assert_line --regexp '^clmatmul: plan: ([2-9]|[1-9][0-9]+) x 1 blocks of C '
+			cmp "$T/whole.npy" "$T/c.npy"
+		done
+	done
+	gen "$T/a.npy" 256 320 3
+	gen "$T/b.npy" 320 192 4
+	gen "$T/c0.npy" 256 192 5
+	for t in rect packed; do
+		clmatmul "${k[@]}" --transfers $t --beta 0.5 -c "$T/c0.npy" -O npy -o "$T/c.npy" \
+		    "$T/a.npy" "$T/b.npy"
+		run -0 py "$REF/clmatmul_ref.py" --beta 0.5 --c0 "$T/c0.npy" "$T/a.npy" "$T/b.npy" \
+		    "$T/c.npy"
+		assert_output ok
+	done
+}
