@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "err.h"
 #include "input.h"
+#include "timer.h"
 
 struct clstaging {
 	struct clstage *b;
@@ -130,6 +131,7 @@ clhost_alloc(struct clx *x, size_t bytes, const char *what, struct clhost *h)
 	char bound[64];
 	cl_int err = CL_SUCCESS;
 
+	double t0 = now_sec();
 	memset(h, 0, sizeof *h);
 	h->bytes = bytes;
 	if (n > x->max_alloc)
@@ -154,13 +156,16 @@ clhost_alloc(struct clx *x, size_t bytes, const char *what, struct clhost *h)
 	if (why != NULL) {
 		h->mem = NULL;
 		vlog("%s: %zu bytes in pageable memory (%s): slower copies", what, bytes, why);
-		return h->p = xmalloc(n);
+		h->p = xmalloc(n);
+		phase_add("host buffers", now_sec() - t0);
+		return h->p;
 	}
 	vlog("%s: %zu bytes in a mapped host buffer (pinned where the driver pins them)", what,
 	    bytes);
 	CL_CHECK(clRetainCommandQueue(x->queue));
 	h->queue = x->queue;
 	pinned_total += n;
+	phase_add("host buffers", now_sec() - t0);	/* pinning is not free: -v shows it */
 	return h->p;
 }
 
