@@ -628,3 +628,13 @@ print(a.shape, bool((a == b).all()), c.shape, bool((c == d).all()))"
 	run -0 cat "$T/log"
 	refute_line --partial "clkmeans: the rows: "
 }
+
+@test "rows through a pipe one byte at a time, NPY or text, give the file's labels" {
+	gen overlapping 400 5 4 26
+	clkmeans -k 4 --distances "$T/x.npy" > "$T/file.txt"
+	dd if="$T/x.npy" bs=1 status=none | clkmeans -k 4 --distances > "$T/npy.txt"
+	cmp "$T/file.txt" "$T/npy.txt"
+	py -c "import numpy as np; np.savetxt('$T/x.txt', np.load('$T/x.npy'), fmt='%.9g')"
+	dd if="$T/x.txt" bs=1 status=none | clkmeans -k 4 --distances > "$T/txt.txt"
+	cmp "$T/file.txt" "$T/txt.txt"
+}

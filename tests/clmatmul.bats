@@ -845,3 +845,97 @@ pinned_runs() {
 		assert_output ok
 	done
 }
+
+# Random shapes (1, primes, one below and above the forced tiles, whole tiles) and
+# transposes from a fixed seed, with beta now and then, under bounds from the least
+# that works up to the in-core footprint, rect or packed, with the host matrices all
+# pinned, none (ACCELKIT_PINNED_BYTES=0) or A only: every run gives the in-core
+# bytes, and the in-core products match numpy. Every run has a time limit.
+@test "random shapes, bounds, transfers and pinned or pageable host buffers give the in-core bytes" {
+	local k=(--tile 32 --item 4 --tile-k 16) c_lines c_line c_i c_u c_x c_p c_opts c_o
+	local c_need c_whole c_bound c_cap
+	py - "$T" <<'EOF2' > "$T/cases"
+import os
+import sys
+import numpy as np
+T = sys.argv[1]
+rng = np.random.default_rng(1412)
+primes = [p for p in range(2, 140) if all(p % q for q in range(2, p))]
+def side(t):
+    c = rng.random()
+    if c < 0.1:
+        return 1
+    if c < 0.35:
+        return int(rng.choice(primes))
+    return max(1, int(rng.choice([t - 1, t, t + 1, 2 * t, 3 * t - 1, 4 * t + 1])))
+for i in range(10):
+    m, n, k = side(32), side(32), side(16)
+    ta, tb, beta = rng.random() < 0.5, rng.random() < 0.5, i % 3 == 2
+    d = "%s/%d" % (T, i)
+    os.mkdir(d)
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+    np.save(d + "/a.npy", a)
+    np.save(d + "/b.npy", rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32))
+    opts, ref = [], []
+    if ta:
+        opts += ["--transpose-a"]; ref += ["--ta"]
+    if tb:
+        opts += ["--transpose-b"]; ref += ["--tb"]
+    if beta:
+        np.save(d + "/c0.npy", rng.standard_normal((m, n)).astype(np.float32))
+        opts += ["--beta", "1.5", "-c", d + "/c0.npy"]
+        ref += ["--beta", "1.5", "--c0", d + "/c0.npy"]
+    xfer = ["rect", "packed"][int(rng.integers(2))]
+    pinned = ["all", "none", str(a.nbytes)][int(rng.integers(3))]
+    print("%d %.6f %s %s %s|%s" % (i, rng.random(), xfer, pinned, " ".join(opts), " ".join(ref)))
+EOF2
+	mapfile -t c_lines < "$T/cases"
+	for c_line in "${c_lines[@]}"; do
+		read -r c_i c_u c_x c_p c_opts <<< "${c_line%|*}"
+		c_o=("${k[@]}" $c_opts)
+		echo "case $c_i: --transfers $c_x, pinned $c_p: $c_opts"	# shown when it fails
+		run -0 --separate-stderr timeout 30 clmatmul -v "${c_o[@]}" -O npy \
+		    -o "$T/$c_i/whole.npy" "$T/$c_i/a.npy" "$T/$c_i/b.npy"
+		c_whole=$(on_device <<< "$stderr")
+		run -1 --separate-stderr timeout 30 clmatmul "${c_o[@]}" --max-device-mem 1 -O npy \
+		    -o "$T/$c_i/c.npy" "$T/$c_i/a.npy" "$T/$c_i/b.npy"
+		c_need=$(least <<< "$stderr")
+		[ "$c_need" -le "$c_whole" ]
+		case $c_p in
+		all) c_cap= ;;
+		none) c_cap=0 ;;
+		*) c_cap=$c_p ;;
+		esac
+		for c_bound in "$c_need" "$(awk -v a="$c_need" -v b="$c_whole" -v u="$c_u" \
+		    'BEGIN { printf "%d", a + (b - a) * u }')" "$c_whole"; do
+			echo "case $c_i: --max-device-mem $c_bound"
+			rm -f "$T/$c_i/c.npy"
+			ACCELKIT_PINNED_BYTES=$c_cap run -0 --separate-stderr timeout 30 clmatmul -v \
+			    "${c_o[@]}" --transfers "$c_x" --max-device-mem "$c_bound" -O npy \
+			    -o "$T/$c_i/c.npy" "$T/$c_i/a.npy" "$T/$c_i/b.npy"
+			[ "$(on_device <<< "$stderr")" -le "$c_bound" ]
+			case $c_p in
+			all) [[ $stderr == *"clmatmul: B: "*" bytes in a mapped host buffer"* ]] ;;
+			*) [[ $stderr == *"clmatmul: B: "*" bytes in pageable memory"* ]] ;;
+			esac
+			cmp "$T/$c_i/whole.npy" "$T/$c_i/c.npy"
+		done
+	done
+	for c_line in "${c_lines[@]}"; do
+		c_i=${c_line%% *}
+		run -0 py "$REF/clmatmul_ref.py" ${c_line#*|} "$T/$c_i/a.npy" "$T/$c_i/b.npy" \
+		    "$T/$c_i/whole.npy"
+		assert_output ok
+	done
+}
+
+@test "NPY and text through a pipe one byte at a time give the file's bytes" {
+	gen "$T/a.npy" 37 29 1
+	gen "$T/a.txt" 37 29 1
+	gen "$T/b.npy" 29 41 2
+	clmatmul -O npy -o "$T/file.npy" "$T/a.npy" "$T/b.npy"
+	dd if="$T/a.npy" bs=1 status=none | clmatmul -O npy -o "$T/npy.npy" - "$T/b.npy"
+	cmp "$T/file.npy" "$T/npy.npy"
+	dd if="$T/a.txt" bs=1 status=none | clmatmul -O npy -o "$T/txt.npy" - "$T/b.npy"
+	cmp "$T/file.npy" "$T/txt.npy"
+}
