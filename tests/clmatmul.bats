@@ -846,86 +846,67 @@ pinned_runs() {
 	done
 }
 
-# Random shapes (1, primes, one below and above the forced tiles, whole tiles) and
-# transposes from a fixed seed, with beta now and then, under bounds from the least
-# that works up to the in-core footprint, rect or packed, with the host matrices all
-# pinned, none (ACCELKIT_PINNED_BYTES=0) or A only: every run gives the in-core
-# bytes, and the in-core products match numpy. Every run has a time limit.
-@test "random shapes, bounds, transfers and pinned or pageable host buffers give the in-core bytes" {
-	local k=(--tile 32 --item 4 --tile-k 16) c_lines c_line c_i c_u c_x c_p c_opts c_o
-	local c_need c_whole c_bound c_cap
-	py - "$T" <<'EOF2' > "$T/cases"
-import os
-import sys
-import numpy as np
-T = sys.argv[1]
-rng = np.random.default_rng(1412)
-primes = [p for p in range(2, 140) if all(p % q for q in range(2, p))]
-def side(t):
-    c = rng.random()
-    if c < 0.1:
-        return 1
-    if c < 0.35:
-        return int(rng.choice(primes))
-    return max(1, int(rng.choice([t - 1, t, t + 1, 2 * t, 3 * t - 1, 4 * t + 1])))
-for i in range(10):
-    m, n, k = side(32), side(32), side(16)
-    ta, tb, beta = rng.random() < 0.5, rng.random() < 0.5, i % 3 == 2
-    d = "%s/%d" % (T, i)
-    os.mkdir(d)
-    a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
-    np.save(d + "/a.npy", a)
-    np.save(d + "/b.npy", rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32))
-    opts, ref = [], []
-    if ta:
-        opts += ["--transpose-a"]; ref += ["--ta"]
-    if tb:
-        opts += ["--transpose-b"]; ref += ["--tb"]
-    if beta:
-        np.save(d + "/c0.npy", rng.standard_normal((m, n)).astype(np.float32))
-        opts += ["--beta", "1.5", "-c", d + "/c0.npy"]
-        ref += ["--beta", "1.5", "--c0", d + "/c0.npy"]
-    xfer = ["rect", "packed"][int(rng.integers(2))]
-    pinned = ["all", "none", str(a.nbytes)][int(rng.integers(3))]
-    print("%d %.6f %s %s %s|%s" % (i, rng.random(), xfer, pinned, " ".join(opts), " ".join(ref)))
-EOF2
-	mapfile -t c_lines < "$T/cases"
-	for c_line in "${c_lines[@]}"; do
-		read -r c_i c_u c_x c_p c_opts <<< "${c_line%|*}"
-		c_o=("${k[@]}" $c_opts)
-		echo "case $c_i: --transfers $c_x, pinned $c_p: $c_opts"	# shown when it fails
-		run -0 --separate-stderr timeout 30 clmatmul -v "${c_o[@]}" -O npy \
-		    -o "$T/$c_i/whole.npy" "$T/$c_i/a.npy" "$T/$c_i/b.npy"
-		c_whole=$(on_device <<< "$stderr")
-		run -1 --separate-stderr timeout 30 clmatmul "${c_o[@]}" --max-device-mem 1 -O npy \
-		    -o "$T/$c_i/c.npy" "$T/$c_i/a.npy" "$T/$c_i/b.npy"
-		c_need=$(least <<< "$stderr")
-		[ "$c_need" -le "$c_whole" ]
-		case $c_p in
-		all) c_cap= ;;
-		none) c_cap=0 ;;
-		*) c_cap=$c_p ;;
+# Shapes M x N x K against the forced 32 x 32 x 16 tiles (1, primes, one below and
+# above a tile, whole tiles), each with transposes, beta now and then, rect or packed
+# transfers and the host matrices all pinned, none (ACCELKIT_PINNED_BYTES=0) or A
+# only, under bounds from the least that works to the in-core footprint: every run
+# gives the in-core bytes, and the in-core products match numpy. Every run has a time
+# limit.
+@test "shapes around the tiles, bounds, transfers and pinned or pageable host buffers give the in-core bytes" {
+	local k=(--tile 32 --item 4 --tile-k 16) c=0 shape m n kk o ref x cap abytes need whole
+	local bound f
+	for shape in 1x1x1 23x1x32 33x31x17 2x32x47 32x59x16 64x95x83 113x1x65 1x73x65 \
+	    127x64x1 96x129x15; do
+		IFS=x read -r m n kk <<< "$shape"
+		f=$T/$c
+		mkdir "$f"
+		o=("${k[@]}") ref=()
+		if [ $((c % 2)) = 1 ]; then
+			gen "$f/a.npy" "$kk" "$m" $c; o+=(--transpose-a); ref+=(--ta)
+		else
+			gen "$f/a.npy" "$m" "$kk" $c
+		fi
+		if [ $((c % 4)) -ge 2 ]; then
+			gen "$f/b.npy" "$n" "$kk" $((c + 50)); o+=(--transpose-b); ref+=(--tb)
+		else
+			gen "$f/b.npy" "$kk" "$n" $((c + 50))
+		fi
+		if [ $((c % 3)) = 2 ]; then
+			gen "$f/c0.npy" "$m" "$n" $((c + 100))
+			o+=(--beta 1.5 -c "$f/c0.npy"); ref+=(--beta 1.5 --c0 "$f/c0.npy")
+		fi
+		x=$([ $((c % 2)) = 0 ] && echo packed || echo rect)
+		abytes=$((m * kk * 4))
+		case $((c % 3)) in
+		0) cap= ;;
+		1) cap=0 ;;
+		2) cap=$abytes ;;
 		esac
-		for c_bound in "$c_need" "$(awk -v a="$c_need" -v b="$c_whole" -v u="$c_u" \
-		    'BEGIN { printf "%d", a + (b - a) * u }')" "$c_whole"; do
-			echo "case $c_i: --max-device-mem $c_bound"
-			rm -f "$T/$c_i/c.npy"
-			ACCELKIT_PINNED_BYTES=$c_cap run -0 --separate-stderr timeout 30 clmatmul -v \
-			    "${c_o[@]}" --transfers "$c_x" --max-device-mem "$c_bound" -O npy \
-			    -o "$T/$c_i/c.npy" "$T/$c_i/a.npy" "$T/$c_i/b.npy"
-			[ "$(on_device <<< "$stderr")" -le "$c_bound" ]
-			case $c_p in
-			all) [[ $stderr == *"clmatmul: B: "*" bytes in a mapped host buffer"* ]] ;;
-			*) [[ $stderr == *"clmatmul: B: "*" bytes in pageable memory"* ]] ;;
-			esac
-			cmp "$T/$c_i/whole.npy" "$T/$c_i/c.npy"
-		done
-	done
-	for c_line in "${c_lines[@]}"; do
-		c_i=${c_line%% *}
-		run -0 py "$REF/clmatmul_ref.py" ${c_line#*|} "$T/$c_i/a.npy" "$T/$c_i/b.npy" \
-		    "$T/$c_i/whole.npy"
+		echo "case $c: $shape --transfers $x, pinned bound '$cap': ${o[*]}"
+		run -0 --separate-stderr timeout 30 clmatmul -v "${o[@]}" -O npy \
+		    -o "$f/whole.npy" "$f/a.npy" "$f/b.npy"
+		whole=$(on_device <<< "$stderr")
+		run -0 py "$REF/clmatmul_ref.py" "${ref[@]}" "$f/a.npy" "$f/b.npy" "$f/whole.npy"
 		assert_output ok
+		run -1 --separate-stderr timeout 30 clmatmul "${o[@]}" --max-device-mem 1 -O npy \
+		    -o "$f/c.npy" "$f/a.npy" "$f/b.npy"
+		need=$(least <<< "$stderr")
+		[ "$need" -le "$whole" ]
+		for bound in "$need" $(((need + whole) / 2)) "$whole"; do
+			echo "case $c: --max-device-mem $bound"
+			rm -f "$f/c.npy"
+			ACCELKIT_PINNED_BYTES=$cap run -0 --separate-stderr timeout 30 clmatmul -v \
+			    "${o[@]}" --transfers "$x" --max-device-mem "$bound" -O npy \
+			    -o "$f/c.npy" "$f/a.npy" "$f/b.npy"
+			[ "$(on_device <<< "$stderr")" -le "$bound" ]
+			if [ -z "$cap" ]; then
+				[[ $stderr == *"clmatmul: B: "*" bytes in a mapped host buffer"* ]]
+			else
+				[[ $stderr == *"clmatmul: B: "*" bytes in pageable memory"* ]]
+			fi
+			cmp "$f/whole.npy" "$f/c.npy"
+		done
+		c=$((c + 1))
 	done
 }
 
