@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "clkmeans.h"
+#include "clstaging.h"
 #include "dense.h"
 #include "opencl.h"
 #include "timer.h"
@@ -146,43 +147,44 @@ main(int argc, char **argv)
 	if (cpath != NULL && strcmp(cpath, "-") == 0 && data_stdin)
 		usage_error("the centroids and the data cannot both come from standard input");
 
-	struct matrix X, C = {0, 0, DT_F64, NULL};
+	struct clmat X;	/* an NPY file's data waits for the device: km_run reads it */
+	struct matrix C = {0, 0, DT_F64, NULL};
 	double t = now_sec();
-	mat_load(path, DT_F32, 0, &X);
+	clmat_open(path, DT_F32, &X);
 	const char *name = data_stdin ? "(standard input)" : path;
 	if (cpath != NULL) {
-		load_centroids(cpath, X.cols, &C);
+		load_centroids(cpath, X.m.cols, &C);
 		if (cfg.k != 0 && (size_t)cfg.k != C.rows)
 			die("%s: %zu centroids, but -k %d", cpath, C.rows, cfg.k);
 		cfg.k = (int)C.rows;
 		cfg.centroids = C.data;
 	}
 	phase_add(PH_READ, now_sec() - t);
-	if (assign == NULL && (size_t)cfg.k > X.rows)
-		die("%s: %zu row%s, fewer than the %d clusters asked for", name, X.rows,
-		    X.rows == 1 ? "" : "s", cfg.k);
+	if (assign == NULL && (size_t)cfg.k > X.m.rows)
+		die("%s: %zu row%s, fewer than the %d clusters asked for", name, X.m.rows,
+		    X.m.rows == 1 ? "" : "s", cfg.k);
 
 	struct km_result res = {0};
-	if (X.rows > 0) {
+	if (X.m.rows > 0) {
 		cfg.device = co.device;
 		cfg.platform = co.platform;
 		cfg.max_device_mem = co.max_device_mem;
 		cfg.assign_only = assign != NULL;
 		km_run(&X, &cfg, &res);
 	} else {
-		res.centroids = xmallocarray((size_t)cfg.k * X.cols, sizeof *res.centroids);
-		memcpy(res.centroids, C.data, (size_t)cfg.k * X.cols * sizeof *res.centroids);
+		res.centroids = xmallocarray((size_t)cfg.k * X.m.cols, sizeof *res.centroids);
+		memcpy(res.centroids, C.data, (size_t)cfg.k * X.m.cols * sizeof *res.centroids);
 	}
 
 	t = now_sec();
 	if (cent_out != NULL)
 		km_write_centroids(cent_out, cli_out_format(&co, cent_out), res.centroids,
-		    (size_t)cfg.k, X.cols);
-	km_write_labels(co.output, cli_out_format(&co, co.output), &res, X.rows, dist);
+		    (size_t)cfg.k, X.m.cols);
+	km_write_labels(co.output, cli_out_format(&co, co.output), &res, X.m.rows, dist);
 	phase_add(PH_WRITE, now_sec() - t);
 	phases_report();
 	km_result_free(&res);
-	mat_free(&X);
+	clmat_free(&X);
 	mat_free(&C);
 	return 0;
 }

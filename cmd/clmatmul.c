@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "clmatmul.h"
+#include "clstaging.h"
 #include "dense.h"
 #include "err.h"
 #include "opencl.h"
@@ -119,13 +120,15 @@ parse_shape(const char *s, size_t *m, size_t *n, size_t *k)
 	*k = (size_t)v[nv == 3 ? 2 : 0];
 }
 
+/* An NPY file's header (its data is read into pinned memory once the device is open),
+ * or a whole text matrix. */
 static void
-load(const char *path, enum dtype dt, struct matrix *m)
+load(const char *path, enum dtype dt, struct clmat *c)
 {
-	mat_load(path, dt, 0, m);
-	if (m->rows == 0 || m->cols == 0)
+	clmat_open(path, dt, c);
+	if (c->m.rows == 0 || c->m.cols == 0)
 		die("%s: empty matrix (%zu x %zu)", path && strcmp(path, "-") ? path :
-		    "(standard input)", m->rows, m->cols);
+		    "(standard input)", c->m.rows, c->m.cols);
 }
 
 int
@@ -204,7 +207,7 @@ main(int argc, char **argv)
 	const double eps_in = o.tf32 ? CM_TF32_EPS_IN : 0;
 	const size_t es = dtype_size(o.dt);
 	struct cm_problem p = {0};
-	struct matrix A = {0}, B = {0}, C0 = {0};
+	struct clmat A = {0}, B = {0}, C0 = {0};
 	p.alpha = alpha;
 	p.beta = beta;
 
@@ -213,24 +216,21 @@ main(int argc, char **argv)
 		double t0 = now_sec();
 		load(pa, o.dt, &A);
 		load(pb, o.dt, &B);
-		p.m = o.ta ? A.cols : A.rows;
-		p.k = o.ta ? A.rows : A.cols;
-		p.n = o.tb ? B.rows : B.cols;
-		size_t kb = o.tb ? B.cols : B.rows;
+		p.m = o.ta ? A.m.cols : A.m.rows;
+		p.k = o.ta ? A.m.rows : A.m.cols;
+		p.n = o.tb ? B.m.rows : B.m.cols;
+		size_t kb = o.tb ? B.m.cols : B.m.rows;
 		if (kb != p.k)
 			die("shapes do not match: op(A) is %zu x %zu (%s%s) but op(B) is %zu x %zu "
 			    "(%s%s)", p.m, p.k, pa, o.ta ? ", transposed" : "", kb, p.n, pb,
 			    o.tb ? ", transposed" : "");
 		if (beta != 0) {
 			load(c0path, o.dt, &C0);
-			if (C0.rows != p.m || C0.cols != p.n)
+			if (C0.m.rows != p.m || C0.m.cols != p.n)
 				die("%s: C0 is %zu x %zu but op(A) op(B) is %zu x %zu", c0path,
-				    C0.rows, C0.cols, p.m, p.n);
+				    C0.m.rows, C0.m.cols, p.m, p.n);
 		}
 		phase_add(PH_READ, now_sec() - t0);
-		p.a = A.data;
-		p.b = B.data;
-		p.c0 = C0.data;
 	} else {
 		parse_shape(bench, &p.m, &p.n, &p.k);
 	}
@@ -240,14 +240,28 @@ main(int argc, char **argv)
 
 	struct clx x;
 	double t0 = now_sec();
-	clx_open(co.device, co.platform, verbose || bench ? CLX_PROFILE : 0, &x);
+	clx_open(cm_device(co.device, co.platform, &o, p.m, p.n, p.k), co.platform,
+	    verbose || bench ? CLX_PROFILE : 0, &x);
 	phase_add("open device", now_sec() - t0);
+	if (bench == NULL) {
+		t0 = now_sec();
+		clmat_read(&A, &x, "A");
+		clmat_read(&B, &x, "B");
+		if (beta != 0)
+			clmat_read(&C0, &x, "C0");
+		phase_add(PH_READ, now_sec() - t0);
+		p.a = A.m.data;
+		p.b = B.m.data;
+		p.c0 = C0.m.data;
+	}
 	struct cm_engine *e = cm_open(&x, &o);
 
+	/* Host matrices in pinned memory (clstaging.h): copies at the bus's speed. */
 	struct matrix C = {p.m, p.n, o.dt, NULL};
+	struct clhost hc = {0}, ha = {0}, hb = {0}, hc0 = {0};
 	void *a_host = NULL, *b_host = NULL, *c0_host = NULL;
 	if (bench == NULL) {
-		C.data = xmallocarray(mul_size(p.m, p.n, "C"), es);
+		C.data = clhost_alloc(&x, mul_size(mul_size(p.m, p.n, "C"), es, "C"), "C", &hc);
 		p.c = C.data;
 		cm_multiply(e, &p);
 	} else {
@@ -255,15 +269,19 @@ main(int argc, char **argv)
 		 * host memory (--max-device-mem). */
 		if (verify || co.max_device_mem) {
 			double t0 = now_sec();
-			a_host = xmallocarray(mul_size(p.m, p.k, "A"), es);
-			b_host = xmallocarray(mul_size(p.k, p.n, "B"), es);
+			a_host = clhost_alloc(&x, mul_size(mul_size(p.m, p.k, "A"), es, "A"), "A",
+			    &ha);
+			b_host = clhost_alloc(&x, mul_size(mul_size(p.k, p.n, "B"), es, "B"), "B",
+			    &hb);
 			cm_fill_host(a_host, o.ta ? p.k : p.m, o.ta ? p.m : p.k, o.dt, seed, CM_SALT_A);
 			cm_fill_host(b_host, o.tb ? p.n : p.k, o.tb ? p.k : p.n, o.dt, seed, CM_SALT_B);
 			if (beta != 0) {
-				c0_host = xmallocarray(mul_size(p.m, p.n, "C0"), es);
+				c0_host = clhost_alloc(&x, mul_size(mul_size(p.m, p.n, "C0"), es,
+				    "C0"), "C0", &hc0);
 				cm_fill_host(c0_host, p.m, p.n, o.dt, seed, CM_SALT_C);
 			}
-			C.data = xmallocarray(mul_size(p.m, p.n, "C"), es);
+			C.data = clhost_alloc(&x, mul_size(mul_size(p.m, p.n, "C"), es, "C"), "C",
+			    &hc);
 			phase_add("generate (host)", now_sec() - t0);
 		}
 		p.a = co.max_device_mem ? a_host : NULL;
@@ -301,13 +319,13 @@ main(int argc, char **argv)
 	phases_report();
 
 	cm_close(e);
+	clmat_free(&A);
+	clmat_free(&B);
+	clmat_free(&C0);
+	clhost_free(&hc);
+	clhost_free(&ha);
+	clhost_free(&hb);
+	clhost_free(&hc0);
 	clx_close(&x);
-	mat_free(&A);
-	mat_free(&B);
-	mat_free(&C0);
-	free(C.data);
-	free(a_host);
-	free(b_host);
-	free(c0_host);
 	return 0;
 }

@@ -1,9 +1,15 @@
 /* clstaging.c: see clstaging.h. */
 #include "clstaging.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "cli.h"
 #include "err.h"
+#include "input.h"
+#include "timer.h"
 
 struct clstaging {
 	struct clstage *b;
@@ -98,4 +104,134 @@ void
 clstaging_release(struct clstage *b)
 {
 	b->held = 0;
+}
+
+/* ---- whole matrices ---- */
+
+/* Bytes of pinned host memory the process holds in clhost buffers. */
+static size_t pinned_total;
+
+/* How much it may hold: half of the machine's memory, or ACCELKIT_PINNED_BYTES (tests
+ * set it low to take the pageable way). */
+static size_t
+pinned_cap(void)
+{
+	const char *v = getenv("ACCELKIT_PINNED_BYTES");
+	if (v != NULL && *v != '\0')
+		return cli_size("ACCELKIT_PINNED_BYTES", v);
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	return pages > 0 && psize > 0 ? (size_t)pages / 2 * (size_t)psize : SIZE_MAX;
+}
+
+void *
+clhost_alloc(struct clx *x, size_t bytes, const char *what, struct clhost *h)
+{
+	const size_t n = MAX(bytes, (size_t)16), cap = pinned_cap();
+	const char *why = NULL;
+	char bound[64];
+	cl_int err = CL_SUCCESS;
+
+	double t0 = now_sec();
+	memset(h, 0, sizeof *h);
+	h->bytes = bytes;
+	if (n > x->max_alloc)
+		why = "larger than the device's largest allocation";
+	else if (n > cap || pinned_total > cap - n) {
+		snprintf(bound, sizeof bound, "pinned memory would pass %zu bytes", cap);
+		why = bound;
+	}
+	if (why == NULL)
+		h->mem = clCreateBuffer(x->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, n, NULL,
+		    &err);
+	if (why == NULL && err == CL_SUCCESS) {
+		h->p = clEnqueueMapBuffer(x->queue, h->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+		    n, 0, NULL, NULL, &err);
+		if (err != CL_SUCCESS) {
+			clReleaseMemObject(h->mem);
+			h->p = NULL;
+		}
+	}
+	if (why == NULL && err != CL_SUCCESS)
+		why = cl_errname(err);
+	if (why != NULL) {
+		h->mem = NULL;
+		vlog("%s: %zu bytes in pageable memory (%s): slower copies", what, bytes, why);
+		h->p = xmalloc(n);
+		phase_add("host buffers", now_sec() - t0);
+		return h->p;
+	}
+	vlog("%s: %zu bytes in a mapped host buffer (pinned where the driver pins them)", what,
+	    bytes);
+	CL_CHECK(clRetainCommandQueue(x->queue));
+	h->queue = x->queue;
+	pinned_total += n;
+	phase_add("host buffers", now_sec() - t0);	/* pinning is not free: -v shows it */
+	return h->p;
+}
+
+void
+clhost_free(struct clhost *h)
+{
+	if (h->mem != NULL) {
+		CL_CHECK(clEnqueueUnmapMemObject(h->queue, h->mem, h->p, 0, NULL, NULL));
+		CL_CHECK(clFinish(h->queue));
+		CL_CHECK(clReleaseMemObject(h->mem));
+		CL_CHECK(clReleaseCommandQueue(h->queue));
+		pinned_total -= MAX(h->bytes, (size_t)16);
+	} else {
+		free(h->p);
+	}
+	memset(h, 0, sizeof *h);
+}
+
+void
+clmat_open(const char *path, enum dtype dt, struct clmat *c)
+{
+	size_t avail;
+
+	memset(c, 0, sizeof *c);
+	c->m.dtype = dt;
+	input *in = in_open(path);
+	const unsigned char *p = in_peek(in, 6, &avail);
+	if (avail == 6 && memcmp(p, "\x93NUMPY", 6) == 0 && in_remaining(in) >= 0) {
+		/* its size is checked against the file's by dstream_open */
+		c->in = in;
+		c->s = dstream_open(in, 0);
+		c->m.rows = (size_t)dstream_rows_total(c->s);
+		c->m.cols = dstream_cols(c->s);
+		return;
+	}
+	mat_read(in, dt, 0, &c->m);
+	in_close(in);
+}
+
+void
+clmat_read(struct clmat *c, struct clx *x, const char *what)
+{
+	if (c->s == NULL)
+		return;
+	size_t rows = c->m.rows;
+	void *p = clhost_alloc(x, mul_size(mul_size(rows, c->m.cols, what),
+	    dtype_size(c->m.dtype), what), what, &c->host);
+	size_t got = rows > 0 ? dstream_read(c->s, rows, c->m.dtype, p) : 0;
+	if (got != rows)	/* dstream_read dies on short data: a programming error */
+		die("%s: %zu rows read of %zu", in_name(c->in), got, rows);
+	c->m.data = p;
+	dstream_close(c->s);
+	in_close(c->in);
+	c->s = NULL;
+	c->in = NULL;
+}
+
+void
+clmat_free(struct clmat *c)
+{
+	dstream_close(c->s);
+	if (c->in != NULL)
+		in_close(c->in);
+	if (c->host.p != NULL)
+		clhost_free(&c->host);
+	else
+		mat_free(&c->m);
+	memset(c, 0, sizeof *c);
 }

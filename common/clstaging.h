@@ -18,12 +18,18 @@
  *	clstaging_close(s);
  *
  * Results: clstaging_d2h into an acquired buffer, clstaging_wait before reading it,
- * clstaging_release once written out. */
+ * clstaging_release once written out.
+ *
+ * Whole matrices: clhost_alloc gives one such buffer of any size (a matrix the device
+ * reads or writes in place of malloc'd memory), and clmat reads a dense matrix
+ * (dense.h's formats) into one: an NPY file's data straight from the file, once its
+ * header has told the program the work and the device is open. */
 #ifndef ACCELKIT_CLSTAGING_H
 #define ACCELKIT_CLSTAGING_H
 
 #include <stddef.h>
 
+#include "dense.h"
 #include "opencl.h"
 
 #ifdef __cplusplus
@@ -57,6 +63,39 @@ void clstaging_h2d(clstaging *s, struct clstage *b, cl_mem dst, size_t off, size
 void clstaging_d2h(clstaging *s, struct clstage *b, cl_mem src, size_t off, size_t n);
 void clstaging_wait(struct clstage *b);
 void clstaging_release(struct clstage *b);
+
+/* Host memory for a whole matrix: a CL_MEM_ALLOC_HOST_PTR buffer of x's context kept
+ * mapped, as the ring's are; or, where that cannot be had (larger than the device's
+ * largest allocation, the process's pinned memory past half of the machine's, or the
+ * driver refuses), malloc'd memory, with a -v line naming `what' and why. Dies only
+ * when neither can be had. The buffer keeps x's queue: clhost_free works after
+ * clx_close. ACCELKIT_PINNED_BYTES replaces the half of the machine's memory (tests
+ * set it low to take the pageable way). */
+struct clhost {
+	void *p;
+	size_t bytes;
+	cl_mem mem;		/* NULL: p is malloc'd */
+	cl_command_queue queue;	/* retained, for the unmap */
+};
+void *clhost_alloc(struct clx *x, size_t bytes, const char *what, struct clhost *h);
+void clhost_free(struct clhost *h);
+
+/* A dense matrix for an OpenCL device. clmat_open reads an NPY file's header only (its
+ * data waits for clmat_read, which puts it in a clhost buffer); text, and NPY from a
+ * pipe (whose header is not trusted for one allocation: mat_read's growing buffer), are
+ * read whole at once into malloc'd memory, as mat_load does. */
+struct clmat {
+	struct matrix m;	/* rows, cols and dtype from the start; data once read */
+	struct clhost host;
+	input *in;		/* an NPY file whose data is still to read, or NULL */
+	dstream *s;
+};
+/* path NULL or "-": standard input. Dies on bad input as mat_load does. */
+void clmat_open(const char *path, enum dtype dt, struct clmat *c);
+/* Reads what clmat_open left (nothing for text) into pinned memory of x; -v names it
+ * `what' where it falls back to malloc'd memory. */
+void clmat_read(struct clmat *c, struct clx *x, const char *what);
+void clmat_free(struct clmat *c);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "input.h"
 #include "output.h"
+#include "tune.h"
 
 #define MAX_PLATFORMS 16
 #define MAX_DEVICES 64
@@ -123,6 +124,35 @@ dev_type(cl_device_id d)
 	return t;
 }
 
+static enum clx_vendor
+vendor_of(cl_platform_id p)
+{
+	char name[256], vendor[256];
+	platform_str(p, CL_PLATFORM_NAME, name, sizeof name);
+	platform_str(p, CL_PLATFORM_VENDOR, vendor, sizeof vendor);
+	if (contains_nocase(name, "NVIDIA") || contains_nocase(vendor, "NVIDIA"))
+		return CLX_NVIDIA;
+	if (contains_nocase(name, "Portable Computing Language") || contains_nocase(name, "pocl"))
+		return CLX_POCL;
+	if (contains_nocase(vendor, "Advanced Micro Devices") || contains_nocase(vendor, "AMD"))
+		return CLX_AMD;
+	if (contains_nocase(vendor, "Intel"))
+		return CLX_INTEL;
+	return CLX_OTHER;
+}
+
+/* The tuning tables' description (see clx_describe) of a device of type t. */
+static void
+describe(char *buf, size_t size, cl_device_type t, enum clx_vendor v, const char *name)
+{
+	static const char *const vendor[] = {
+		[CLX_OTHER] = "other", [CLX_NVIDIA] = "nvidia", [CLX_POCL] = "pocl",
+		[CLX_AMD] = "amd", [CLX_INTEL] = "intel",
+	};
+	snprintf(buf, size, "%s %s %s", (t & CL_DEVICE_TYPE_GPU) ? "gpu" :
+	    (t & CL_DEVICE_TYPE_CPU) ? "cpu" : "accelerator", vendor[v], name);
+}
+
 /* The n-th device (over kept platforms, in order) of the given type. */
 static int
 nth_of_type(const struct cl_all *a, cl_device_type type, int n, int *pi, int *di)
@@ -205,17 +235,7 @@ clx_open(const char *spec, const char *filter, int flags, struct clx *x)
 	platform_str(x->platform, CL_PLATFORM_NAME, x->platform_name, sizeof x->platform_name);
 	device_str(x->device, CL_DEVICE_NAME, x->name, sizeof x->name);
 	device_str(x->device, CL_DEVICE_VERSION, x->version, sizeof x->version);
-	char vendor[256];
-	platform_str(x->platform, CL_PLATFORM_VENDOR, vendor, sizeof vendor);
-	if (contains_nocase(x->platform_name, "NVIDIA") || contains_nocase(vendor, "NVIDIA"))
-		x->vendor = CLX_NVIDIA;
-	else if (contains_nocase(x->platform_name, "Portable Computing Language") ||
-	    contains_nocase(x->platform_name, "pocl"))
-		x->vendor = CLX_POCL;
-	else if (contains_nocase(vendor, "Advanced Micro Devices") || contains_nocase(vendor, "AMD"))
-		x->vendor = CLX_AMD;
-	else if (contains_nocase(vendor, "Intel"))
-		x->vendor = CLX_INTEL;
+	x->vendor = vendor_of(x->platform);
 	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof x->global_mem, &x->global_mem, NULL));
 	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof x->max_alloc, &x->max_alloc, NULL));
 	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof x->local_mem, &x->local_mem, NULL));
@@ -232,6 +252,35 @@ clx_open(const char *spec, const char *filter, int flags, struct clx *x)
 	vlog("device: %d:%d %s / %s (%s, %u compute units, %.1f GiB)", p, d, x->platform_name,
 	    x->name, x->is_gpu ? "gpu" : x->is_cpu ? "cpu" : "other", x->compute_units,
 	    (double)x->global_mem / (1 << 30));
+}
+
+const char *
+clx_decide(const char *spec, const char *filter, double work, clx_model_fn *model, void *ctx)
+{
+	struct cl_all a;
+	int gp, gd, cp, cd;
+
+	if (spec != NULL && strcmp(spec, "auto") != 0)
+		return spec;
+	enumerate(filter, &a);
+	int gpu = nth_of_type(&a, CL_DEVICE_TYPE_GPU, 0, &gp, &gd);
+	int cpu = nth_of_type(&a, CL_DEVICE_TYPE_CPU, 0, &cp, &cd);
+	if (gpu != cpu) {
+		vlog("auto: %s", gpu ? "gpu (no CPU device)" : "cpu (no usable GPU)");
+		return gpu ? "gpu" : "cpu";
+	}
+	if (!gpu)
+		return "auto";	/* clx_open says what is missing */
+	char gdesc[384], cdesc[384], name[256];
+	device_str(a.dev[gp][gd], CL_DEVICE_NAME, name, sizeof name);
+	describe(gdesc, sizeof gdesc, CL_DEVICE_TYPE_GPU, vendor_of(a.plat[gp]), name);
+	device_str(a.dev[cp][cd], CL_DEVICE_NAME, name, sizeof name);
+	describe(cdesc, sizeof cdesc, CL_DEVICE_TYPE_CPU, vendor_of(a.plat[cp]), name);
+	const struct cost_model *g = model(gdesc, ctx), *c = model(cdesc, ctx);
+	struct cost_model m = {g->unit, c->cpu_rate, c->cpu_fixed, g->gpu_rate, g->gpu_fixed};
+	cl_uint units = 1;
+	clGetDeviceInfo(a.dev[cp][cd], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+	return cost_pick_gpu(&m, work, (int)MAX(units, 1u), CLX_GPU_START_SEC) ? "gpu" : "cpu";
 }
 
 void
@@ -340,10 +389,6 @@ clx_event_ms(cl_event ev)
 void
 clx_describe(const struct clx *x, char *buf, size_t size)
 {
-	static const char *const vendor[] = {
-		[CLX_OTHER] = "other", [CLX_NVIDIA] = "nvidia", [CLX_POCL] = "pocl",
-		[CLX_AMD] = "amd", [CLX_INTEL] = "intel",
-	};
-	snprintf(buf, size, "%s %s %s", x->is_gpu ? "gpu" : x->is_cpu ? "cpu" : "accelerator",
-	    vendor[x->vendor], x->name);
+	describe(buf, size, x->is_gpu ? CL_DEVICE_TYPE_GPU : x->is_cpu ? CL_DEVICE_TYPE_CPU : 0,
+	    x->vendor, x->name);
 }

@@ -2,7 +2,8 @@
  * programs (clmatmul, clkmeans). Targets the OpenCL 1.2 API so PoCL and NVIDIA both work.
  *
  * Device specs (-d / $ACCELKIT_DEVICE), indexes as --list-devices shows them:
- *   auto    the first GPU of any platform, else the first CPU device
+ *   auto    by the work (clx_decide): the first GPU of any platform or the first CPU
+ *           device; clx_open alone takes the GPU, else the CPU device
  *   cpu, cpu:N, gpu, gpu:N   the first (or N-th) device of that type over all platforms
  *   P:D     device D of platform P
  * --platform TEXT keeps only platforms whose name or vendor contains TEXT (any case). */
@@ -15,6 +16,7 @@
 #include <CL/cl.h>
 
 #include "err.h"
+#include "tune.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,6 +45,24 @@ enum { CLX_PROFILE = 1 };	/* flags for clx_open: a profiling queue */
  * malformed spec. -v names the device. */
 void clx_open(const char *spec, const char *platform_filter, int flags, struct clx *x);
 void clx_close(struct clx *x);
+
+/* -d auto by the work (issue 12): the spec clx_open is to open, decided from the
+ * platform and device lists alone, before any context is made, so that a run that
+ * stays on the CPU never pays the GPU's start. Unless spec is auto (or NULL) it is
+ * returned as given. With a GPU and a CPU device both there (after --platform),
+ * model(desc, ctx) gives the cost model of the program's tuning row for each device's
+ * description (clx_describe's form): the CPU's row gives cpu_rate and cpu_fixed, the
+ * GPU's row gpu_rate and gpu_fixed; cost_pick_gpu (tune.h) weighs work on the CPU
+ * device's compute units against the GPU with CLX_GPU_START_SEC, its context, charged
+ * to it, and -v prints both estimates. "gpu" or "cpu" comes back. With one kind only,
+ * that one, and -v says why ("auto: cpu (no usable GPU)"). */
+typedef const struct cost_model *clx_model_fn(const char *desc, void *ctx);
+const char *clx_decide(const char *spec, const char *filter, double work,
+    clx_model_fn *model, void *ctx);
+/* An OpenCL GPU's start: NVIDIA's OpenCL makes a CUDA context beneath its own, and a
+ * bare CUDA process takes 300 ms on the lent H200 (issue 12); to be checked by
+ * bench/e2e against clmatmul -d gpu -v's "open device". */
+#define CLX_GPU_START_SEC 0.30
 /* --list-devices: one device a line on stdout. */
 void clx_list_devices(const char *platform_filter);
 /* The device's description for the tuning tables (tune.h): "gpu nvidia NAME",

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clstaging.h"
 #include "dense.h"
 
 enum km_init { KM_INIT_PLUSPLUS, KM_INIT_RANDOM, KM_INIT_GIVEN };
@@ -31,8 +32,10 @@ struct km_result {
 };
 
 /* Clusters the rows of X (float32, n x d, 1 <= k <= n) as cfg says, on the OpenCL device
- * it names; dies (exit 1) on device errors. */
-void km_run(const struct matrix *X, const struct km_config *cfg, struct km_result *res);
+ * it names (for auto, by the work: clx_decide with clkmeans_tune.h's cost column); dies
+ * (exit 1) on device errors. Data that clmat_open left unread is read here, into
+ * pinned memory, once the device is open. */
+void km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res);
 void km_result_free(struct km_result *res);
 
 /* The labels of n rows (with dist, each row's squared distance too) to path (NULL or

@@ -294,17 +294,48 @@ build(struct km *m)
 	m->kpp = clx_kernel(m->prog, "kpp");
 }
 
+/* Iterations auto expects of a run that stops at the tolerance: runs of Lloyd with the
+ * default tolerance on the suites' blobs end within 5 to 20; a guess, not a bound. */
+enum { KM_ITER_GUESS = 20 };
+
+/* The work auto weighs: rows x centroids x columns of each pass over the rows. A run
+ * makes one a Lloyd iteration, one for its final labels and distances, and with
+ * k-means++ about one more for the seeding (each of k picks measures every row). */
+static double
+km_work(size_t n, size_t d, const struct km_config *cfg)
+{
+	double passes = 1;
+	if (!cfg->assign_only) {
+		int iters = cfg->tol > 0 ? MIN(cfg->max_iter, (int)KM_ITER_GUESS) : cfg->max_iter;
+		int runs = cfg->init == KM_INIT_GIVEN ? 1 : cfg->n_init;
+		passes = (double)runs * (iters + 1 + (cfg->init == KM_INIT_PLUSPLUS));
+	}
+	return passes * (double)n * (double)cfg->k * (double)d;
+}
+
+/* clx_decide's model: the cost column of the tuning table's row for desc. */
+static const struct cost_model *
+row_cost(const char *desc, void *ctx)
+{
+	(void)ctx;
+	return &TUNE_PICK(clkmeans_tune_table, desc)->cost;
+}
+
 static void
-km_open(struct km *m, const struct matrix *X, const struct km_config *cfg)
+km_open(struct km *m, struct clmat *X, const struct km_config *cfg)
 {
 	memset(m, 0, sizeof *m);
 	const char *prof = getenv("CLKMEANS_PROFILE");
 	m->prof = prof != NULL && *prof != '\0' && strcmp(prof, "0") != 0;
-	clx_open(cfg->device, cfg->platform, m->prof ? CLX_PROFILE : 0, &m->x);
-	m->n = X->rows;
-	m->d = X->cols;
+	clx_open(clx_decide(cfg->device, cfg->platform, km_work(X->m.rows, X->m.cols, cfg),
+	    row_cost, NULL), cfg->platform, m->prof ? CLX_PROFILE : 0, &m->x);
+	double t0 = now_sec();
+	clmat_read(X, &m->x, "the rows");
+	phase_add(PH_READ, now_sec() - t0);
+	m->n = X->m.rows;
+	m->d = X->m.cols;
 	m->k = (size_t)cfg->k;
-	m->hx = X->data;
+	m->hx = X->m.data;
 	m->fp64 = m->x.has_fp64;
 	m->atom64 = has_extension(&m->x, "cl_khr_int64_base_atomics");
 	choose_tune(m);
@@ -314,7 +345,7 @@ km_open(struct km *m, const struct matrix *X, const struct km_config *cfg)
 	vlog("%zu rows x %zu columns, k = %zu; tiles of %zu rows x %d centroids x %d columns%s",
 	    m->n, m->d, m->k, m->tm, t->tnt * t->rnv * 4, t->tk,
 	    !t->local ? " (direct)" : t->a_res ? " (rows resident)" : "");
-	double t0 = now_sec();
+	t0 = now_sec();
 	build(m);
 	phase_add("build", now_sec() - t0);
 	m->exact_groups = (size_t)m->x.compute_units * t->exact_cu;
@@ -430,7 +461,7 @@ fetch(struct km *m, struct km_result *res)
 /* ---- the whole run ---- */
 
 void
-km_run(const struct matrix *X, const struct km_config *cfg, struct km_result *res)
+km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 {
 	struct km m;
 	km_open(&m, X, cfg);

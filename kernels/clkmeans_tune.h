@@ -11,6 +11,8 @@
 #ifndef CLKMEANS_TUNE_H
 #define CLKMEANS_TUNE_H
 
+#include "tune.h"
+
 struct clkmeans_tune {
 	const char *device;		/* tune_match's pattern */
 	int local;			/* assign's tiles through local memory, or direct */
@@ -23,7 +25,15 @@ struct clkmeans_tune {
 	int rg;				/* rows of a group of partial sums */
 	int exact_cu, update_cu;	/* exact's and update's work-groups a compute unit */
 	const char *measured;
+	/* What -d auto weighs (common/tune.h, opencl.h's clx_decide), in rows x
+	 * centroids x columns of every pass over the rows: a GPU row gives gpu_rate and
+	 * gpu_fixed (the build, the column statistics, the upload; the context is
+	 * CLX_GPU_START_SEC), a CPU row cpu_rate (one compute unit) and cpu_fixed (PoCL's
+	 * cached build and first launches). The fields of the other kind are not read. */
+	struct cost_model cost;
 };
+
+#define KM_UNIT "row-centroid-column products"
 
 static const struct clkmeans_tune clkmeans_tune_table[] = {
 	/* Groups of 128 work-items, 8 x 8 (k <= 32: 4 x 4) a work-item: 128 rows x 64
@@ -32,13 +42,20 @@ static const struct clkmeans_tune clkmeans_tune_table[] = {
 	{"gpu",     1,   16,  8,  32,    2,  2, 1, 1, 0, 256, 1024, 4,   16,
 	    "H200 2026-11-22, bench/clkmeans 1M x 64, k = 1024: 3.75 ms an iteration; "
 	    "256 work-items (128x128 tiles) 4.54, 64x128 tiles 3.94; db=1 slower (tk=8: "
-	    "5.24, without 4.72)"},
+	    "5.24, without 4.72)",
+	    /* 1M x 64 x 1024 in 3.78 ms an iteration: 1.7e13 a second; gpu_fixed
+	     * derived, to be checked by bench/e2e */
+	    {KM_UNIT, 0, 0, 1.7e13, 0.10}},
 	/* CPUs (PoCL), and any other device: a work-item takes 4 rows x 8 centroids at a
 	 * time in vector registers, through every centroid; no local memory, no
 	 * barriers. */
 	{"",        0,   16,  1,   4,    1,  2, 1, 1, 0,  64,  256, 1,    4,
 	    "reasoned, not swept; 16 Xeon cores (PoCL) 2026-11-22, bench/clkmeans 1M x 64, "
-	    "k = 1024: 627 ms an iteration"},
+	    "k = 1024: 627 ms an iteration",
+	    /* 1M x 64 x 1024 in 627 ms an iteration on 16 cores: 6.5e9 a second a core;
+	     * cpu_fixed: PoCL's cached build and first launches, 0.10 s with -v on the
+	     * 2-core development machine */
+	    {KM_UNIT, 6.5e9, 0.10, 0, 0}},
 };
 
 #endif

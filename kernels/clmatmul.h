@@ -47,6 +47,12 @@ struct cm_problem {
 
 struct cm_engine;
 
+/* The device spec to open for an m x n x k multiply: spec itself, or for -d auto the
+ * GPU or the CPU device by the work (clx_decide with the cost column of
+ * clmatmul_tune.h). With --precision tf32, auto keeps its plain meaning (the GPU). */
+const char *cm_device(const char *spec, const char *filter, const struct cm_options *o,
+    size_t m, size_t n, size_t k);
+
 /* Picks the kernel parameters for the device (or the forced ones), checks them and
  * builds the program. Dies with a usage error for forced parameters that cannot work. */
 struct cm_engine *cm_open(struct clx *x, const struct cm_options *o);

@@ -102,6 +102,12 @@ tune_row(const char *desc, enum cm_precision pr)
 	}
 }
 
+static enum cm_precision
+precision_of(const struct cm_options *o)
+{
+	return o->tf32 ? CM_TF32 : o->dt == DT_F64 ? CM_FP64 : CM_FP32;
+}
+
 static void
 choose_params(struct cm_engine *e)
 {
@@ -109,7 +115,7 @@ choose_params(struct cm_engine *e)
 	const struct clx *x = e->x;
 	char desc[384];
 	clx_describe(x, desc, sizeof desc);
-	const enum cm_precision pr = e->o.tf32 ? CM_TF32 : e->o.dt == DT_F64 ? CM_FP64 : CM_FP32;
+	const enum cm_precision pr = precision_of(&e->o);
 	const struct clmatmul_tune *row = tune_row(desc, pr);
 	vlog("tuning: %s, %s (%s)", *row->device ? row->device : "any device", prec_name[pr],
 	    row->measured);
@@ -154,6 +160,23 @@ choose_params(struct cm_engine *e)
 }
 
 /* ---- set-up ---- */
+
+/* clx_decide's model: the cost column of the table's row for desc and the precision. */
+static const struct cost_model *
+row_cost(const char *desc, void *ctx)
+{
+	return &tune_row(desc, *(const enum cm_precision *)ctx)->cost;
+}
+
+const char *
+cm_device(const char *spec, const char *filter, const struct cm_options *o, size_t m,
+    size_t n, size_t k)
+{
+	if (o->tf32)
+		return spec;	/* the tensor cores are asked for: auto keeps to the GPU */
+	enum cm_precision pr = precision_of(o);
+	return clx_decide(spec, filter, (double)m * (double)n * (double)k, row_cost, &pr);
+}
 
 #ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
 #define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000	/* cl_nv_device_attribute_query */

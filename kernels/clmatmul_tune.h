@@ -12,6 +12,7 @@
 #define CLMATMUL_TUNE_H
 
 #include "clmatmul.h"
+#include "tune.h"
 
 /* What a row is for: the float32 kernel (the default), float64 (--double), or
  * gemm_tf32 on NVIDIA's tensor cores (--precision tf32). */
@@ -22,7 +23,15 @@ struct clmatmul_tune {
 	enum cm_precision precision;
 	struct cm_params p;		/* see clmatmul.h and clmatmul.cl */
 	const char *measured;
+	/* What -d auto weighs (common/tune.h, opencl.h's clx_decide), in multiply-adds
+	 * (m n k): a GPU row gives gpu_rate (transfers from host memory included) and
+	 * gpu_fixed (the program's build, its checks and allocations; the context is
+	 * CLX_GPU_START_SEC), a CPU row cpu_rate (one compute unit) and cpu_fixed (PoCL's
+	 * context and its cached build). The fields of the other kind are not read. */
+	struct cost_model cost;
 };
+
+#define CM_UNIT "multiply-adds"
 
 /* gemm_tf32's work-item block is its share of a warp's MMA tiles (8 x 16: 256
  * work-items, eight warps, cover the 128 x 256 tile); slices of 8 keep both of its
@@ -32,22 +41,37 @@ static const struct clmatmul_tune clmatmul_tune_table[] = {
 	/* device    precision  bm   bn  bk  tm  tn  vm  vn  lw  pm  pn  gm  ku  staging  regs */
 	{"gpu nvidia", CM_TF32, {128, 256,  8,  8, 16,  4,  4,  4,  1, 16,  8, 16, CM_LOCAL,  0},
 	    "H200 2026-11-22, bench/clmatmul tf32 sweep at N = 8192: 93.8 TFLOP/s; 128x128 "
-	    "tiles, 8x8 items, slices of 16: 52.3"},
+	    "tiles, 8x8 items, slices of 16: 52.3",
+	    /* derived: the float32 row's transfers around a kernel twice as fast; to be
+	     * checked by bench/e2e */
+	    {CM_UNIT, 0, 0, 9.0e12, 0.10}},
 	{"gpu nvidia", CM_FP32, {128, 256, 16,  8, 16,  4,  4,  4,  1, 16,  8, 16, CM_LOCAL,  0},
 	    "H200 2026-11-22, bench/clmatmul sweep at N = 8192: 128x256 tiles 46.3 TFLOP/s; "
-	    "the 128x128 row before it 29.9"},
+	    "the 128x128 row before it 29.9",
+	    /* bench/README.md: N = 16384 in core from host, 565 ms with pageable copies,
+	     * 7.8e12 multiply-adds/s (pinned copies should bring it near 1.8e13);
+	     * gpu_fixed: the build and first launches, to be checked by bench/e2e */
+	    {CM_UNIT, 0, 0, 7.8e12, 0.10}},
 	{"gpu nvidia", CM_FP64, { 64,  64, 16,  4,  4,  2,  2,  2,  4,  8,  8, 16, CM_LOCAL,  0},
-	    "reasoned, not measured"},
+	    "reasoned, not measured",
+	    {CM_UNIT, 0, 0, 1.5e12, 0.10}},		/* reasoned */
 	{"gpu",        CM_FP32, { 64,  64, 16,  4,  4,  4,  4,  4,  4,  8,  8, 16, CM_LOCAL,  0},
-	    "reasoned, not measured"},
+	    "reasoned, not measured",
+	    {CM_UNIT, 0, 0, 2.0e12, 0.10}},		/* reasoned */
 	{"gpu",        CM_FP64, { 64,  64, 16,  4,  4,  2,  2,  2,  4,  8,  8, 16, CM_LOCAL,  0},
-	    "reasoned, not measured"},
+	    "reasoned, not measured",
+	    {CM_UNIT, 0, 0, 5.0e11, 0.10}},		/* reasoned */
 	/* CPUs (PoCL), and any other device: the direct kernel */
 	{"",           CM_FP32, { 48,  64, 128, 6, 16,  1,  0,  4,  1,  4,  4,  8, CM_DIRECT, 0},
 	    "16 Xeon cores (PoCL) 2026-11-22, bench/clmatmul sweep at N = 2048: depth 128 "
-	    "977 GFLOP/s, 64: 891, 32: 849"},
+	    "977 GFLOP/s, 64: 891, 32: 849",
+	    /* bench/README.md: 1135 GFLOP/s on 16 Xeon cores at N = 2048, 3.5e10
+	     * multiply-adds/s a core; cpu_fixed: PoCL's cached build and context, 0.15 s
+	     * with -v on the 2-core development machine */
+	    {CM_UNIT, 3.5e10, 0.15, 0, 0}},
 	{"",           CM_FP64, { 48,  32, 128, 6,  8,  1,  0,  4,  1,  4,  4,  8, CM_DIRECT, 0},
-	    "reasoned, not measured"},
+	    "reasoned, not measured",
+	    {CM_UNIT, 1.75e10, 0.15, 0, 0}},		/* reasoned: float32's half */
 };
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "clmatmul_engine.h"
+#include "clstaging.h"
 #include "timer.h"
 
 /* A device buffer of the multiply's pipeline, with what it holds and the events that
@@ -14,7 +15,8 @@
 struct slot {
 	cl_mem buf;
 	cl_mem packed;		/* A and B for the direct kernel: buf packed */
-	void *stage;		/* host copy for packed transfers */
+	void *stage;		/* host copy for packed transfers (pinned: host) */
+	struct clhost host;
 	long key;		/* which panel it holds; -1: none */
 	int last;		/* the step that used it last */
 	cl_event ready;		/* its upload (for a C slot: its C0 upload) */
@@ -120,6 +122,17 @@ cm_ev_report(struct cm_engine *e)
 	e->nev = 0;
 }
 
+/* Zeros bytes of buf from off on the upload queue, after the event wait (may be NULL). */
+static void
+zero(struct cm_engine *e, cl_mem buf, size_t off, size_t bytes, cl_event wait)
+{
+	static const cl_uint z = 0;
+	cl_event filled;
+	CL_CHECK(clEnqueueFillBuffer(e->qh, buf, &z, sizeof z, off, bytes, wait ? 1 : 0,
+	    wait ? &wait : NULL, &filled));
+	cm_ev_log(e, "fill", filled);
+}
+
 /* Host to device: rows [r0, r0+rows) x columns [c0, c0+cols) of a host matrix with
  * hcols columns into a buffer of prows x pitch elements, zeros around the data, after
  * the event wait (may be NULL). Returns the event of the upload. */
@@ -128,15 +141,27 @@ upload(struct cm_engine *e, struct slot *s, const void *host, size_t hcols, size
     size_t c0, size_t rows, size_t cols, size_t prows, size_t pitch, cl_event wait)
 {
 	const size_t es = e->esize;
+	const char *src = (const char *)host + (r0 * hcols + c0) * es;
 	cl_event ev = NULL;
 	cl_uint nw = wait ? 1 : 0;
 
+	if (c0 == 0 && cols == hcols && cols == pitch) {
+		/* Whole rows at the device's pitch (a matrix in core whose sides are whole
+		 * tiles): one plain copy in either mode, zeros below. */
+		if (rows < prows) {
+			zero(e, s->buf, rows * pitch * es, (prows - rows) * pitch * es, wait);
+			nw = 0;	/* the queue is in order */
+		}
+		CL_CHECK(clEnqueueWriteBuffer(e->qh, s->buf, CL_FALSE, 0, rows * cols * es, src,
+		    nw, nw ? &wait : NULL, &ev));
+		ev_set(&s->ready, ev);
+		return ev;
+	}
 	if (!e->rect) {
 		/* The staging copy may still be in flight from this slot's last upload. */
 		if (s->ready)
 			CL_CHECK(clWaitForEvents(1, &s->ready));
 		char *dst = s->stage;
-		const char *src = (const char *)host + (r0 * hcols + c0) * es;
 		double t0 = now_sec();
 		#pragma omp parallel for schedule(static) if (prows * pitch > (1 << 16))
 		for (size_t r = 0; r < prows; r++) {
@@ -152,11 +177,7 @@ upload(struct cm_engine *e, struct slot *s, const void *host, size_t hcols, size
 		return ev;
 	}
 	if (rows < prows || cols < pitch) {
-		static const cl_uint zero = 0;
-		cl_event filled;
-		CL_CHECK(clEnqueueFillBuffer(e->qh, s->buf, &zero, sizeof zero, 0,
-		    prows * pitch * es, nw, wait ? &wait : NULL, &filled));
-		cm_ev_log(e, "fill", filled);
+		zero(e, s->buf, 0, prows * pitch * es, wait);
 		nw = 0;	/* the queue is in order */
 	}
 	size_t bo[3] = {0, 0, 0}, ho[3] = {c0 * es, r0, 0}, region[3] = {cols * es, rows, 1};
@@ -217,7 +238,8 @@ slot_alloc(struct cm_engine *e, struct slot *s, size_t elems, int packed)
 		s->packed = CL_CREATE(clCreateBuffer(e->x->ctx, CL_MEM_READ_WRITE,
 		    elems * e->esize, NULL, &cl_err_));
 	if (!e->rect)
-		s->stage = xmallocarray(elems, e->esize);
+		s->stage = clhost_alloc(e->x, mul_size(elems, e->esize, "a block"),
+		    "a packed block", &s->host);
 }
 
 static void
@@ -230,7 +252,7 @@ slot_free(struct slot *s)
 	ev_set(&s->ready, NULL);
 	ev_set(&s->used, NULL);
 	ev_set(&s->read, NULL);
-	free(s->stage);
+	clhost_free(&s->host);
 }
 
 /* The slot that holds panel key, else the one used least recently (whose kernel is
@@ -336,7 +358,11 @@ cm_multiply(struct cm_engine *e, const struct cm_problem *pr)
 
 				if (bp + 1 == pl.nbk) {
 					cl_event rd;
-					if (e->rect) {
+					if (n0 == 0 && nr == N && np == N) {
+						/* whole rows at C's own pitch */
+						CL_CHECK(clEnqueueReadBuffer(e->qd, c->buf, CL_FALSE, 0,
+						    mr * N * es, (char *)pr->c + m0 * N * es, 1, &k, &rd));
+					} else if (e->rect) {
 						size_t bo[3] = {0, 0, 0}, ho[3] = {n0 * es, m0, 0};
 						size_t region[3] = {nr * es, mr, 1};
 						CL_CHECK(clEnqueueReadBufferRect(e->qd, c->buf, CL_FALSE, bo, ho,

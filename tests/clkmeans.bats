@@ -555,3 +555,86 @@ c, d = np.load('final.npy'), np.load('whole.npy')
 print(a.shape, bool((a == b).all()), c.shape, bool((c == d).all()))"
 	assert_output "(30000, 1) True (3, 16) True"
 }
+
+# ---- -d auto by the work, and the rows in a pinned host buffer (issue 12) ----
+
+@test "auto on the example's points runs on the CPU device and -v says why" {
+	clkmeans -d cpu -k 3 "$D/points.txt" > "$T/cpu.txt"
+	run -0 --separate-stderr clkmeans -d auto -v -k 3 "$D/points.txt"
+	assert_output "$(cat "$T/cpu.txt")"
+	# here: no GPU; on the GPU machine: both estimates
+	assert_regex "$stderr" $'(^|\n)clkmeans: auto: cpu( \\(no usable GPU\\)|, estimated [^\n]* against [^\n]* on the GPU )'
+	assert_regex "$stderr" $'(^|\n)clkmeans: device: [^\n]* \\(cpu, '
+}
+
+@test "a device given with -d is opened as given, without weighing the work" {
+	run -0 --separate-stderr clkmeans -d cpu -v -k 3 "$D/points.txt"
+	[[ $stderr != *"auto:"* ]]
+	assert_regex "$stderr" $'(^|\n)clkmeans: device: [^\n]* \\(cpu, '
+}
+
+@test "auto weighs rows x k x columns for each pass: the example on the CPU device, 200000 x 64 with k = 1024 on the GPU" {
+	require_gpu
+	# 60 rows x 3 x 2 columns, 22 passes: 20 iterations expected, the final labels,
+	# k-means++
+	run -0 --separate-stderr clkmeans -d auto -v -k 3 "$D/points.txt"
+	assert_regex "$stderr" $'(^|\n)clkmeans: auto: cpu, estimated [0-9.e+-]+ s on [0-9]+ threads? \\(7.92e\\+03 row-centroid-column products\\) against [0-9.e+-]+ s on the GPU'
+	assert_regex "$stderr" $'(^|\n)clkmeans: device: [^\n]* \\(cpu, '
+	# --assign: one pass
+	run -0 --separate-stderr clkmeans -d auto -v --assign "$D/centroids.txt" "$D/points.txt"
+	assert_regex "$stderr" $'(^|\n)clkmeans: auto: cpu, estimated [^\n]* \\(360 row-centroid-column products\\)'
+	py -c "import numpy as np; np.save('$T/x.npy', np.random.default_rng(5).standard_normal((200000, 64)).astype(np.float32))"
+	# 10 iterations and the final labels (random starts: no seeding pass): 11 passes
+	# of 200000 x 1024 x 64
+	run -0 --separate-stderr clkmeans -d auto -v -k 1024 --init random --max-iter 10 \
+	    --tol 0 "$T/x.npy"
+	assert_regex "$stderr" $'(^|\n)clkmeans: auto: gpu, estimated [0-9.e+-]+ s \\([^)]*, 1.44e\\+11 row-centroid-column products\\) against [0-9.e+-]+ s on [0-9]+ CPU threads?'
+	assert_regex "$stderr" $'(^|\n)clkmeans: device: [^\n]* \\(gpu, '
+	echo "$output" > "$T/gpu.txt"
+	# the labels are float64's on either device, from the same random rows
+	clkmeans -d cpu -k 1024 --init random --max-iter 10 --tol 0 "$T/x.npy" > "$T/cpu.txt"
+	cmp "$T/gpu.txt" "$T/cpu.txt"
+}
+
+@test "the rows in a pinned or a pageable host buffer give the same bytes, resident and streamed" {
+	gen overlapping 5000 17 8 24
+	local mem
+	for mem in 100G 200K; do
+		echo "--max-device-mem $mem"
+		clkmeans -v --max-device-mem $mem -k 8 -C "$T/c1.txt" --distances "$T/x.npy" \
+		    > "$T/pinned.txt" 2> "$T/log"
+		run -0 cat "$T/log"
+		assert_line "clkmeans: the rows: 340000 bytes in a mapped host buffer (pinned where the driver pins them)"
+		[ $mem = 100G ] || assert_line --regexp '^clkmeans: streaming the rows in [2-9] batches'
+		ACCELKIT_PINNED_BYTES=0 clkmeans -v --max-device-mem $mem -k 8 -C "$T/c2.txt" \
+		    --distances "$T/x.npy" > "$T/pageable.txt" 2> "$T/log"
+		run -0 cat "$T/log"
+		assert_line "clkmeans: the rows: 340000 bytes in pageable memory (pinned memory would pass 0 bytes): slower copies"
+		cmp "$T/pinned.txt" "$T/pageable.txt"
+		cmp "$T/c1.txt" "$T/c2.txt"
+		[ $mem = 100G ] && cp "$T/pinned.txt" "$T/resident.txt"
+		cmp "$T/resident.txt" "$T/pinned.txt"
+	done
+	# and they are k-means' labels: from the same start, as the float64 Lloyd's
+	run -0 vs lloyd --max-device-mem=200K
+	assert_output ok
+}
+
+@test "NPY rows through a pipe are read whole and give the file's labels" {
+	gen overlapping 3000 9 5 25
+	clkmeans -k 5 --distances "$T/x.npy" > "$T/file.txt"
+	cat "$T/x.npy" | clkmeans -v -k 5 --distances - > "$T/pipe.txt" 2> "$T/log"
+	cmp "$T/file.txt" "$T/pipe.txt"
+	run -0 cat "$T/log"
+	refute_line --partial "clkmeans: the rows: "
+}
+
+@test "rows through a pipe one byte at a time, NPY or text, give the file's labels" {
+	gen overlapping 400 5 4 26
+	clkmeans -k 4 --distances "$T/x.npy" > "$T/file.txt"
+	dd if="$T/x.npy" bs=1 status=none | clkmeans -k 4 --distances > "$T/npy.txt"
+	cmp "$T/file.txt" "$T/npy.txt"
+	py -c "import numpy as np; np.savetxt('$T/x.txt', np.load('$T/x.npy'), fmt='%.9g')"
+	dd if="$T/x.txt" bs=1 status=none | clkmeans -k 4 --distances > "$T/txt.txt"
+	cmp "$T/file.txt" "$T/txt.txt"
+}

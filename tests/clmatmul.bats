@@ -666,3 +666,257 @@ EOF
 	run -0 --separate-stderr clmatmul --bench 4096 --precision tf32 --verify --repeat 3
 	assert_output --regexp '^m=4096 n=4096 k=4096 type=tf32 .* gflops=[0-9.]+ '
 }
+
+# ---- -d auto by the work, and pinned host buffers (issue 12) ----
+
+@test "auto on the tiny example runs on the CPU device and -v says why" {
+	run -0 --separate-stderr clmatmul -d auto -v "$D/a.txt" "$D/b.txt"
+	assert_output "$(printf '58\t64\n139\t154')"
+	# here: no GPU; on the GPU machine: both estimates
+	assert_regex "$stderr" $'(^|\n)clmatmul: auto: cpu( \\(no usable GPU\\)|, estimated [^\n]* against [^\n]* on the GPU )'
+	assert_regex "$stderr" $'(^|\n)clmatmul: device: [^\n]* \\(cpu, '
+}
+
+@test "a device given with -d is opened as given, without weighing the work" {
+	run -0 --separate-stderr clmatmul -d cpu -v "$D/a.txt" "$D/b.txt"
+	assert_output "$(printf '58\t64\n139\t154')"
+	[[ $stderr != *"auto:"* ]]
+	assert_regex "$stderr" $'(^|\n)clmatmul: device: [^\n]* \\(cpu, '
+}
+
+@test "auto runs testdata on the CPU device and an 8192^3 product on the GPU, with both estimates" {
+	require_gpu
+	run -0 --separate-stderr clmatmul -d auto -v "$D/a.txt" "$D/b.txt"
+	assert_output "$(printf '58\t64\n139\t154')"
+	# 2 x 2 x 3 multiply-adds
+	assert_regex "$stderr" $'(^|\n)clmatmul: auto: cpu, estimated [0-9.e+-]+ s on [0-9]+ threads? \\(12 multiply-adds\\) against [0-9.e+-]+ s on the GPU'
+	assert_regex "$stderr" $'(^|\n)clmatmul: device: [^\n]* \\(cpu, '
+	run -0 --separate-stderr clmatmul -d auto -v --bench 8192 --repeat 1 --verify
+	assert_regex "$stderr" $'(^|\n)clmatmul: auto: gpu, estimated [0-9.e+-]+ s \\([^)]*, 5.5e\\+11 multiply-adds\\) against [0-9.e+-]+ s on [0-9]+ CPU threads?'
+	assert_regex "$stderr" $'(^|\n)clmatmul: device: [^\n]* \\(gpu, '
+	assert_output --regexp '^m=8192 n=8192 k=8192 type=float32 .* source=device '
+}
+
+# pinned_runs OPTIONS...: $T/a.npy times $T/b.npy with OPTIONS, once with every host
+# buffer pinned ($T/pinned.npy), once with none (ACCELKIT_PINNED_BYTES=0:
+# $T/pageable.npy) and once with A pinned and the rest not ($T/mixed.npy); -v's lines
+# in $T/log.pinned, $T/log.pageable and $T/log.mixed.
+pinned_runs() {
+	local abytes
+	abytes=$(( $(stat -c %s "$T/a.npy") - 128 ))
+	clmatmul -v "$@" -O npy -o "$T/pinned.npy" "$T/a.npy" "$T/b.npy" 2> "$T/log.pinned" &&
+	ACCELKIT_PINNED_BYTES=0 clmatmul -v "$@" -O npy -o "$T/pageable.npy" "$T/a.npy" \
+	    "$T/b.npy" 2> "$T/log.pageable" &&
+	ACCELKIT_PINNED_BYTES=$abytes clmatmul -v "$@" -O npy -o "$T/mixed.npy" "$T/a.npy" \
+	    "$T/b.npy" 2> "$T/log.mixed"
+}
+
+@test "A, B and C in pinned, pageable or mixed host buffers give the same bytes, in core and in blocks, rect and packed" {
+	gen "$T/a.npy" 300 700 1
+	gen "$T/b.npy" 700 260 2
+	local k=(--tile 32 --item 4 --tile-k 16) t mem
+	clmatmul "${k[@]}" -O npy -o "$T/whole.npy" "$T/a.npy" "$T/b.npy"
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/whole.npy"
+	assert_output ok
+	for t in rect packed; do
+		for mem in 100G 150K; do
+			echo "--transfers $t --max-device-mem $mem"
+			pinned_runs "${k[@]}" --transfers $t --max-device-mem $mem
+			cmp "$T/whole.npy" "$T/pinned.npy"
+			cmp "$T/whole.npy" "$T/pageable.npy"
+			cmp "$T/whole.npy" "$T/mixed.npy"
+			run -0 cat "$T/log.pinned"
+			assert_line "clmatmul: A: 840000 bytes in a mapped host buffer (pinned where the driver pins them)"
+			assert_line "clmatmul: B: 728000 bytes in a mapped host buffer (pinned where the driver pins them)"
+			assert_line "clmatmul: C: 312000 bytes in a mapped host buffer (pinned where the driver pins them)"
+			run -0 cat "$T/log.pageable"
+			assert_line "clmatmul: A: 840000 bytes in pageable memory (pinned memory would pass 0 bytes): slower copies"
+			assert_line "clmatmul: C: 312000 bytes in pageable memory (pinned memory would pass 0 bytes): slower copies"
+			run -0 cat "$T/log.mixed"
+			assert_line "clmatmul: A: 840000 bytes in a mapped host buffer (pinned where the driver pins them)"
+			assert_line "clmatmul: B: 728000 bytes in pageable memory (pinned memory would pass 840000 bytes): slower copies"
+			if [ $t = packed ]; then
+				assert_line --regexp '^clmatmul: a packed block: [0-9]+ bytes in pageable memory'
+				run -0 cat "$T/log.pinned"
+				assert_line --regexp '^clmatmul: a packed block: [0-9]+ bytes in a mapped host buffer'
+			fi
+			if [ $mem = 150K ]; then
+				assert_line --regexp '^clmatmul: plan: ([2-9]|[1-9][0-9]+) x [0-9]+ blocks of C .* K in ([2-9]|[1-9][0-9]+) panels'
+			fi
+		done
+	done
+}
+
+@test "beta C0 and transposes from pinned and pageable buffers give the same bytes in blocks" {
+	gen "$T/a.npy" 700 300 1
+	gen "$T/b.npy" 260 700 2
+	gen "$T/c0.npy" 300 260 3
+	local o=(--tile 32 --item 4 --tile-k 16 --transpose-a --transpose-b --alpha 0.5 --beta 2
+	    -c "$T/c0.npy")
+	clmatmul "${o[@]}" -O npy -o "$T/whole.npy" "$T/a.npy" "$T/b.npy"
+	run -0 py "$REF/clmatmul_ref.py" --ta --tb --alpha 0.5 --beta 2 --c0 "$T/c0.npy" \
+	    "$T/a.npy" "$T/b.npy" "$T/whole.npy"
+	assert_output ok
+	pinned_runs "${o[@]}" --max-device-mem 150K
+	cmp "$T/whole.npy" "$T/pinned.npy"
+	cmp "$T/whole.npy" "$T/pageable.npy"
+	cmp "$T/whole.npy" "$T/mixed.npy"
+	run -0 cat "$T/log.pinned"
+	assert_line "clmatmul: C0: 312000 bytes in a mapped host buffer (pinned where the driver pins them)"
+	run -0 cat "$T/log.pageable"
+	assert_line "clmatmul: C0: 312000 bytes in pageable memory (pinned memory would pass 0 bytes): slower copies"
+}
+
+@test "NPY through a pipe is read whole, as a file's is into a pinned buffer, with the same bytes" {
+	gen "$T/a.npy" 90 70 1
+	gen "$T/b.npy" 70 50 2
+	clmatmul -O npy -o "$T/file.npy" "$T/a.npy" "$T/b.npy"
+	cat "$T/a.npy" | clmatmul -v -O npy -o "$T/pipe.npy" - "$T/b.npy" 2> "$T/log"
+	cmp "$T/file.npy" "$T/pipe.npy"
+	run -0 cat "$T/log"
+	refute_line --partial "clmatmul: A: "
+	assert_line "clmatmul: B: 14000 bytes in a mapped host buffer (pinned where the driver pins them)"
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/pipe.npy"
+	assert_output ok
+}
+
+@test "NaN in NPY data, read once the device is open, is an error naming its row, with no output" {
+	py -c "import numpy as np; a = np.ones((5, 3), np.float32); a[3, 1] = np.nan; np.save('$T/x.npy', a)"
+	gen "$T/b.npy" 3 4 2
+	run -1 --separate-stderr clmatmul -o "$T/c.npy" "$T/x.npy" "$T/b.npy"
+	assert_regex "$stderr" "^clmatmul: $T/x.npy: .*NaN in NPY data \(row 4, column 2\)"
+	[ ! -e "$T/c.npy" ]
+	run -1 --separate-stderr clmatmul -o "$T/c.npy" "$T/b.npy" "$T/x.npy" --transpose-a \
+	    --transpose-b
+	assert_regex "$stderr" "^clmatmul: $T/x.npy: .*NaN in NPY data \(row 4, column 2\)"
+}
+
+@test "a truncated NPY is an error before any device is opened" {
+	gen "$T/a.npy" 50 40 1
+	gen "$T/b.npy" 40 30 2
+	head -c 2000 "$T/a.npy" > "$T/short.npy"
+	run -1 --separate-stderr clmatmul -v "$T/short.npy" "$T/b.npy"
+	assert_regex "$stderr" "^clmatmul: $T/short.npy: .*NPY data is truncated"
+	[[ $stderr != *"device:"* ]]
+}
+
+@test "--bench from pinned and pageable host matrices, rect and packed, in blocks, verifies" {
+	local t
+	for t in rect packed; do
+		run -0 --separate-stderr clmatmul -v --bench 300x260x700 --tile 32 --item 4 \
+		    --tile-k 16 --max-device-mem 150K --transfers $t --verify --repeat 1
+		assert_output --regexp 'blocks=(2[0-9]|[3-9][0-9]) .* source=host'
+		[[ $stderr == *"clmatmul: A: 840000 bytes in a mapped host buffer"* ]]
+		ACCELKIT_PINNED_BYTES=0 run -0 --separate-stderr clmatmul -v --bench 300x260x700 \
+		    --tile 32 --item 4 --tile-k 16 --max-device-mem 150K --transfers $t --verify \
+		    --repeat 1
+		assert_output --regexp 'blocks=(2[0-9]|[3-9][0-9]) .* source=host'
+		[[ $stderr == *"clmatmul: A: 840000 bytes in pageable memory"* ]]
+	done
+}
+
+@test "sides of whole tiles, copied as plain rows, give the in-core bytes in blocks, rect and packed" {
+	local k=(--tile 32 --item 4 --tile-k 16) t mem
+	# in core: every matrix one plain copy; in blocks of whole rows of C (16 x 1 and
+	# 4 x 1 blocks), K whole or in panels
+	gen "$T/a.npy" 1000 48 1
+	gen "$T/b.npy" 48 64 2
+	clmatmul "${k[@]}" -O npy -o "$T/whole.npy" "$T/a.npy" "$T/b.npy"
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/whole.npy"
+	assert_output ok
+	for t in rect packed; do
+		for mem in 100K 150K 400K; do
+			echo "--transfers $t --max-device-mem $mem"
+			clmatmul -v "${k[@]}" --transfers $t --max-device-mem $mem -O npy \
+			    -o "$T/c.npy" "$T/a.npy" "$T/b.npy" 2> "$T/log"
+			run -0 cat "$T/log"
+			assert_line --regexp '^clmatmul: plan: ([2-9]|[1-9][0-9]+) x 1 blocks of C '
+			cmp "$T/whole.npy" "$T/c.npy"
+		done
+	done
+	gen "$T/a.npy" 256 320 3
+	gen "$T/b.npy" 320 192 4
+	gen "$T/c0.npy" 256 192 5
+	for t in rect packed; do
+		clmatmul "${k[@]}" --transfers $t --beta 0.5 -c "$T/c0.npy" -O npy -o "$T/c.npy" \
+		    "$T/a.npy" "$T/b.npy"
+		run -0 py "$REF/clmatmul_ref.py" --beta 0.5 --c0 "$T/c0.npy" "$T/a.npy" "$T/b.npy" \
+		    "$T/c.npy"
+		assert_output ok
+	done
+}
+
+# Shapes M x N x K against the forced 32 x 32 x 16 tiles (1, primes, one below and
+# above a tile, whole tiles), each with transposes, beta now and then, rect or packed
+# transfers and the host matrices all pinned, none (ACCELKIT_PINNED_BYTES=0) or A
+# only, under bounds from the least that works to the in-core footprint: every run
+# gives the in-core bytes, and the in-core products match numpy. Every run has a time
+# limit.
+@test "shapes around the tiles, bounds, transfers and pinned or pageable host buffers give the in-core bytes" {
+	local k=(--tile 32 --item 4 --tile-k 16) c=0 shape m n kk o ref x cap abytes need whole
+	local bound f
+	for shape in 1x1x1 23x1x32 33x31x17 2x32x47 32x59x16 64x95x83 113x1x65 1x73x65 \
+	    127x64x1 96x129x15; do
+		IFS=x read -r m n kk <<< "$shape"
+		f=$T/$c
+		mkdir "$f"
+		o=("${k[@]}") ref=()
+		if [ $((c % 2)) = 1 ]; then
+			gen "$f/a.npy" "$kk" "$m" $c; o+=(--transpose-a); ref+=(--ta)
+		else
+			gen "$f/a.npy" "$m" "$kk" $c
+		fi
+		if [ $((c % 4)) -ge 2 ]; then
+			gen "$f/b.npy" "$n" "$kk" $((c + 50)); o+=(--transpose-b); ref+=(--tb)
+		else
+			gen "$f/b.npy" "$kk" "$n" $((c + 50))
+		fi
+		if [ $((c % 3)) = 2 ]; then
+			gen "$f/c0.npy" "$m" "$n" $((c + 100))
+			o+=(--beta 1.5 -c "$f/c0.npy"); ref+=(--beta 1.5 --c0 "$f/c0.npy")
+		fi
+		x=$([ $((c % 2)) = 0 ] && echo packed || echo rect)
+		abytes=$((m * kk * 4))
+		case $((c % 3)) in
+		0) cap= ;;
+		1) cap=0 ;;
+		2) cap=$abytes ;;
+		esac
+		echo "case $c: $shape --transfers $x, pinned bound '$cap': ${o[*]}"
+		run -0 --separate-stderr timeout 30 clmatmul -v "${o[@]}" -O npy \
+		    -o "$f/whole.npy" "$f/a.npy" "$f/b.npy"
+		whole=$(on_device <<< "$stderr")
+		run -0 py "$REF/clmatmul_ref.py" "${ref[@]}" "$f/a.npy" "$f/b.npy" "$f/whole.npy"
+		assert_output ok
+		run -1 --separate-stderr timeout 30 clmatmul "${o[@]}" --max-device-mem 1 -O npy \
+		    -o "$f/c.npy" "$f/a.npy" "$f/b.npy"
+		need=$(least <<< "$stderr")
+		[ "$need" -le "$whole" ]
+		for bound in "$need" $(((need + whole) / 2)) "$whole"; do
+			echo "case $c: --max-device-mem $bound"
+			rm -f "$f/c.npy"
+			ACCELKIT_PINNED_BYTES=$cap run -0 --separate-stderr timeout 30 clmatmul -v \
+			    "${o[@]}" --transfers "$x" --max-device-mem "$bound" -O npy \
+			    -o "$f/c.npy" "$f/a.npy" "$f/b.npy"
+			[ "$(on_device <<< "$stderr")" -le "$bound" ]
+			if [ -z "$cap" ]; then
+				[[ $stderr == *"clmatmul: B: "*" bytes in a mapped host buffer"* ]]
+			else
+				[[ $stderr == *"clmatmul: B: "*" bytes in pageable memory"* ]]
+			fi
+			cmp "$f/whole.npy" "$f/c.npy"
+		done
+		c=$((c + 1))
+	done
+}
+
+@test "NPY and text through a pipe one byte at a time give the file's bytes" {
+	gen "$T/a.npy" 37 29 1
+	gen "$T/a.txt" 37 29 1
+	gen "$T/b.npy" 29 41 2
+	clmatmul -O npy -o "$T/file.npy" "$T/a.npy" "$T/b.npy"
+	dd if="$T/a.npy" bs=1 status=none | clmatmul -O npy -o "$T/npy.npy" - "$T/b.npy"
+	cmp "$T/file.npy" "$T/npy.npy"
+	dd if="$T/a.txt" bs=1 status=none | clmatmul -O npy -o "$T/txt.npy" - "$T/b.npy"
+	cmp "$T/file.npy" "$T/txt.npy"
+}
