@@ -15,14 +15,27 @@
 #include "err.h"
 #include "timer.h"
 
-void
-ed_host_copy(void *dst, const void *src, size_t n)
+/* memcpy (src) or memset to 0 (src NULL) in pieces of 1 MiB on the OpenMP threads. */
+static void
+par_copy(void *dst, const void *src, size_t n)
 {
 	const size_t piece = (size_t)1 << 20;
 	const size_t k = CEIL_DIV(n, piece);
 	#pragma omp parallel for schedule(static) if (k > 1)
-	for (size_t i = 0; i < k; i++)
-		memcpy((char *)dst + i * piece, (const char *)src + i * piece, MIN(piece, n - i * piece));
+	for (size_t i = 0; i < k; i++) {
+		char *d = (char *)dst + i * piece;
+		size_t len = MIN(piece, n - i * piece);
+		if (src != NULL)
+			memcpy(d, (const char *)src + i * piece, len);
+		else
+			memset(d, 0, len);
+	}
+}
+
+void
+ed_host_copy(void *dst, const void *src, size_t n)
+{
+	par_copy(dst, src, n);
 }
 
 void
@@ -103,8 +116,13 @@ batch_room(struct ed_run *r, struct ed_batch *b, size_t n)
 	if (need > UINT32_MAX)
 		die("a pair of %zu bytes is too long (at most 4 GiB a pair)", n);
 	if (need > b->cap) {
-		b->cap = MAX(need, MIN(r->max_bytes, MAX(2 * b->cap, (size_t)1 << 16)));
-		b->pool = xrealloc(b->pool, b->cap);
+		size_t cap = MAX(need, MIN(r->max_bytes, MAX(2 * b->cap, (size_t)1 << 16)));
+		b->pool = xrealloc(b->pool, cap);
+		/* The new pages' first touch (a fault and zeroing each 4 KiB) on every core
+		 * now, rather than on the reading thread as it copies: it cost that thread
+		 * more than the copying. */
+		par_copy(b->pool + b->cap, NULL, cap - b->cap);
+		b->cap = cap;
 	}
 	grow_pairs(r, b, b->n + 1);
 	return 1;
