@@ -409,6 +409,9 @@ main(int argc, char **argv)
 #endif
 	phases_report();
 	vlog("%llu cells", (unsigned long long)r.cells);
+	if (r.utf8)
+		vlog("-u: %llu pairs needed more than 256 codes: plain DP by code point on the CPU",
+		    (unsigned long long)r.nwide);
 	cuda_finish(&sc.dev);
 	ed_run_free(&r);
 	return 0;

@@ -176,6 +176,7 @@ compute_start(struct ed_run *r, struct ed_batch *b)
 	double t0 = now_sec();
 	if (b->nutf8 > 0) {
 		ed_sym_batch(b);
+		r->nwide += b->nwide;
 		phase_add("characters", now_sec() - t0);
 		t0 = now_sec();
 	}
@@ -219,7 +220,7 @@ align_batch(struct ed_run *r, struct ed_batch *b)
 }
 
 static void
-compute_finish(struct ed_run *r, struct ed_batch *b)
+compute_finish(struct ed_run *r)
 {
 #ifdef ACCELKIT_CUDA
 	if (on_gpu(r)) {
@@ -227,14 +228,14 @@ compute_finish(struct ed_run *r, struct ed_batch *b)
 		ed_gpu_wait(r->g);
 		phase_add(PH_COMPUTE, now_sec() - t0);
 	}
+#else
+	(void)r;
 #endif
-	if (r->path)
-		align_batch(r, b);
 }
 
 /* Computes and writes the batches handed over, in order. keep: on a GPU, leave the last
- * one computing (the caller reads the next batch meanwhile). Writing a batch overlaps
- * the GPU's work on the next. */
+ * one computing (the caller reads the next batch meanwhile). Aligning (--path) and
+ * writing a batch overlap the GPU's work on the next. */
 static void
 drain(struct ed_run *r, int keep)
 {
@@ -247,7 +248,7 @@ drain(struct ed_run *r, int keep)
 		}
 		if (r->nfull == 1 && keep)
 			return;
-		compute_finish(r, b);
+		compute_finish(r);
 		r->inflight = 0;
 		r->head = (r->head + 1) % ED_BATCH_QUEUE;
 		r->nfull--;
@@ -255,6 +256,8 @@ drain(struct ed_run *r, int keep)
 			compute_start(r, &r->b[r->head]);
 			r->inflight = 1;
 		}
+		if (r->path)
+			align_batch(r, b);
 		ed_out_batch(r, b);
 		batch_reset(b);
 	}

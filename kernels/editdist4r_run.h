@@ -44,6 +44,7 @@ struct ed_run {
 	uint64_t written;	/* distances written (rows of an NPY list) */
 	uint64_t cols;		/* --all-vs-all: the matrix's width */
 	uint64_t cells;		/* |A| x |B| of the pairs computed, for -v */
+	uint64_t nwide;		/* -u: pairs computed by code point, for -v */
 	double work;		/* ed_pair_work of the pairs added, for auto */
 	uint64_t bytes;		/* the strings' bytes and 2 a pair, of the pairs added */
 	size_t max_bytes;	/* a batch's pool: ED_BATCH_BYTES, or less by --max-device-mem */
