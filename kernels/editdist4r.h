@@ -226,7 +226,8 @@ const uint16_t *ed_cpu_table(int t);
 struct ed_gpu;
 struct cuda_dev;
 struct editdist4r_tune;
-/* tune: the device's row of editdist4r_tune_table. */
+/* tune: the device's row of editdist4r_tune_table. Never closed: a run on a GPU ends
+ * in cuda_finish's _exit, which spares CUDA's teardown. */
 struct ed_gpu *ed_gpu_open(const struct cuda_dev *d, const struct ed_opts *o,
     const struct editdist4r_tune *tune, size_t max_device_mem);
 /* Starts the distances of a batch; the pool, pairs, kind and dist must stay untouched
