@@ -1,13 +1,16 @@
-/* editdist4r: edit (Levenshtein) distances of byte-string pairs by the Four-Russians
- * method, on a CUDA GPU or the CPU. Options and orchestration: the pairs are read here
- * (common/seq.h) and handed to the batches (kernels/editdist4r_batch.c), which compute
- * them and write them (kernels/editdist4r_out.c). */
+/* editdist4r: edit (Levenshtein) distances of string pairs by the Four-Russians method,
+ * on a CUDA GPU or the CPU. Options and orchestration: CUDA starts in a thread while the
+ * pairs are read here (common/seq.h) and handed to the batches
+ * (kernels/editdist4r_batch.c), the device is chosen once the first batches show the
+ * work, and the batches compute the pairs and write them (kernels/editdist4r_out.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "cudadev.h"
+#include "docs.h"
 #include "editdist4r.h"
 #include "editdist4r_run.h"
 #include "editdist4r_tune.h"
@@ -19,10 +22,12 @@
 
 #define MAX_LEN ((size_t)INT32_MAX)
 
-enum { OPT_ALL = CLI_OPT_PROG, OPT_ALGO };
+enum { OPT_ALL = CLI_OPT_PROG, OPT_ALGO, OPT_FORMAT };
+enum { F_AUTO, F_LINES, F_FASTA, F_FASTQ };
 
 static const char *const algos[] = {"auto", "4r", "bp", "dp", NULL};
 static const char *const engines[] = {"auto", "Four-Russians", "bit-parallel", "plain DP"};
+static const char *const formats[] = {"auto", "lines", "fasta", "fastq", NULL};
 
 /* The Four-Russians block size without -t on a device so described (tune.h). */
 static int
@@ -37,13 +42,16 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: %s [options] [FILE ...]\n"
 	    "       %s [options] -a FA -b FB\n"
-	    "Edit distances of byte-string pairs by the Four-Russians method.\n"
+	    "Edit distances of string pairs by the Four-Russians method.\n"
 	    "Each line of FILE is a pair \"A<TAB>B\"; with -a and -b the records of two FASTA,\n"
 	    "FASTQ or one-sequence-a-line files pair up by position. One line per pair.\n"
 	    "\n"
 	    "  -a, --seqs-a FA        first sequences (FASTA, FASTQ or one a line)\n"
 	    "  -b, --seqs-b FB        second sequences\n"
+	    "      --format F         what FA and FB hold: auto (default: by the first byte),\n"
+	    "                         lines, fasta or fastq\n"
 	    "      --all-vs-all       every record of FA against every record of FB (a matrix)\n"
+	    "  -u, --utf8             strings are UTF-8: count characters, not bytes\n"
 	    "  -k, --max-dist K       print -1 for distances above K (computes only the band)\n"
 	    "  -p, --path             add a CIGAR of =, X, I, D that turns A into B\n"
 	    "  -t, --block T          Four-Russians block size 1..%d (default %d on the CPU,\n"
@@ -69,6 +77,140 @@ check_len(const char *file, uint64_t line, size_t n)
 		die_at(file, line, "a sequence of %zu bytes is too long (at most %zu)", n, MAX_LEN);
 }
 
+/* -u: ED_UTF8 when s is UTF-8 beyond ASCII, ED_BYTES when ASCII; else an error. */
+static int
+utf8_kind(const char *file, uint64_t line, const char *what, const unsigned char *s, size_t n)
+{
+	size_t count, bad;
+	if (!ed_utf8_check(s, n, &count, &bad))
+		die_at(file, line, "%s is not UTF-8 (byte %zu is 0x%02x); without -u, strings are "
+		    "compared as bytes", what, bad + 1, s[bad]);
+	return count == n ? ED_BYTES : ED_UTF8;
+}
+
+/* ---- choosing the device ---- */
+
+struct settle_ctx {
+	struct cuda_dev dev;
+	int t;			/* -t, 0 when not given */
+	size_t max_device_mem;
+	int64_t total;		/* the inputs' bytes when every one is a regular file, else -1 */
+};
+
+/* The device is known: its tuning row, and the GPU's state. */
+static void
+use_device(struct ed_run *r, struct settle_ctx *s)
+{
+	const struct editdist4r_tune *tune = TUNE_PICK(editdist4r_tune_table, s->dev.desc);
+	r->gpu = s->dev.gpu;
+	r->eo.auto_algo = tune->auto_algo;
+	r->eo.t = s->t > 0 ? s->t : tune->t;
+#ifdef ACCELKIT_CUDA
+	if (r->gpu && r->eo.algo != ED_DP)
+		r->g = ed_gpu_open(&s->dev, &r->eo, tune, s->max_device_mem);
+#endif
+	vlog("tuning: %s (%s)", *tune->device != '\0' ? tune->device : "default", tune->measured);
+	if (r->gpu && r->eo.algo == ED_DP)
+		vlog("--algo dp runs on the CPU");
+	char what[32] = "";
+	if (r->eo.algo == ED_AUTO)
+		snprintf(what, sizeof what, " (%s)", engines[r->eo.auto_algo]);
+	vlog("engine: %s%s, block size %d%s", algos[r->eo.algo], what, r->eo.t,
+	    r->path ? "; alignments on the CPU" : "");
+	r->settled = 1;
+}
+
+/* ed_run's settle: auto weighs the work of the pairs read so far, scaled to the whole
+ * input when its size is known (see the man page's DEVICES). */
+static void
+settle(struct ed_run *r, int whole)
+{
+	struct settle_ctx *s = r->settle_ctx;
+	double work = r->work;
+	if (!whole && s->total > 0 && r->bytes > 0 && (double)s->total > (double)r->bytes)
+		work *= (double)s->total / (double)r->bytes;
+	cuda_decide(&TUNE_PICK(editdist4r_tune_table, "gpu nvidia")->cost, work, cli_threads(),
+	    &s->dev);
+	use_device(r, s);
+}
+
+/* The bytes of the inputs when every one is a regular file, else -1. paths NULL:
+ * standard input. */
+static int64_t
+input_bytes(char *const *paths, int n)
+{
+	int64_t total = 0;
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		const char *p = paths != NULL ? paths[i] : NULL;
+		int ok = p == NULL || strcmp(p, "-") == 0 ? fstat(0, &st) == 0 : stat(p, &st) == 0;
+		if (!ok || !S_ISREG(st.st_mode))
+			return -1;
+		total += st.st_size;
+	}
+	return total;
+}
+
+/* ---- records of -a and -b ---- */
+
+/* A file of records: a sequence file as seq.h reads it, or with --format lines every
+ * line a record (read whole, as docsim's text documents). */
+struct recs_in {
+	seqfile *sq;
+	struct docs lines;
+	int whole;		/* --format lines */
+	size_t next;
+	const char *name;
+	uint64_t lineno, count;
+};
+
+static void
+recs_open(struct recs_in *f, const char *path, int format)
+{
+	memset(f, 0, sizeof *f);
+	if (format == F_LINES) {
+		docs_read(path, DOC_TEXT, 0, &f->lines);
+		f->whole = 1;
+		f->name = f->lines.name;
+		return;
+	}
+	f->sq = seq_open(path);
+	f->name = seq_name(f->sq);
+	enum seq_format got = seq_format(f->sq);
+	int want = format == F_FASTA ? SEQ_FASTA : format == F_FASTQ ? SEQ_FASTQ : (int)got;
+	if ((int)got != want)
+		die("%s: not %s: the first line that is not blank does not start with '%c' "
+		    "(--format %s)", f->name, want == SEQ_FASTA ? "FASTA" : "FASTQ",
+		    want == SEQ_FASTA ? '>' : '@', formats[format]);
+}
+
+static int
+recs_next(struct recs_in *f, const unsigned char **s, size_t *len)
+{
+	if (!f->whole) {
+		if (!seq_next(f->sq, s, len))
+			return 0;
+		f->lineno = seq_lineno(f->sq);
+		f->count++;
+		return 1;
+	}
+	if (f->next == f->lines.n)
+		return 0;
+	*s = (const unsigned char *)f->lines.text[f->next];
+	*len = f->lines.len[f->next++];
+	f->lineno = f->count = f->next;
+	return 1;
+}
+
+static void
+recs_close(struct recs_in *f)
+{
+	if (f->whole)
+		docs_free(&f->lines);
+	else
+		seq_close(f->sq);
+}
+
 /* ---- the three input modes ---- */
 
 static void
@@ -77,70 +219,89 @@ run_lines(struct ed_run *r, const char *path)
 	input *in = in_open(path);
 	const unsigned char *a, *b;
 	size_t alen, blen;
-	double t0 = now_sec();
+	double t0 = now_sec(), h0 = r->handover;
 
 	while (seq_pair_next(in, &a, &alen, &b, &blen)) {
-		check_len(in_name(in), in_lineno(in), MAX(alen, blen));
-		ed_run_add(r, a, alen, b, blen);
+		const char *name = in_name(in);
+		uint64_t line = in_lineno(in);
+		int kind = ED_BYTES;
+		check_len(name, line, MAX(alen, blen));
+		if (r->utf8)
+			kind = utf8_kind(name, line, "A", a, alen) | utf8_kind(name, line, "B", b, blen);
+		ed_run_add(r, a, alen, b, blen, kind);
 	}
 	in_close(in);
-	phase_add(PH_READ, now_sec() - t0);
+	phase_add(PH_READ, now_sec() - t0 - (r->handover - h0));
 }
 
 static void
-run_records(struct ed_run *r, const char *fa, const char *fb)
+run_records(struct ed_run *r, const char *fa, const char *fb, int format)
 {
-	seqfile *A = seq_open(fa), *B = seq_open(fb);
+	struct recs_in A, B;
 	const unsigned char *a, *b;
 	size_t alen, blen;
-	double t0 = now_sec();
+	double t0 = now_sec(), h0 = r->handover;
 
+	recs_open(&A, fa, format);
+	recs_open(&B, fb, format);
 	for (;;) {
-		int ga = seq_next(A, &a, &alen), gb = seq_next(B, &b, &blen);
+		int ga = recs_next(&A, &a, &alen), gb = recs_next(&B, &b, &blen);
 		if (ga != gb) {
-			seqfile *more = ga ? A : B, *fewer = ga ? B : A;
-			die_at(seq_name(more), seq_lineno(more),
-			    "record %llu has no partner: %s has %llu records",
-			    (unsigned long long)seq_count(more), seq_name(fewer),
-			    (unsigned long long)seq_count(fewer));
+			struct recs_in *more = ga ? &A : &B, *fewer = ga ? &B : &A;
+			die_at(more->name, more->lineno, "record %llu has no partner: %s has %llu records",
+			    (unsigned long long)more->count, fewer->name,
+			    (unsigned long long)fewer->count);
 		}
 		if (!ga)
 			break;
-		check_len(seq_name(A), seq_lineno(A), alen);
-		check_len(seq_name(B), seq_lineno(B), blen);
-		ed_run_add(r, a, alen, b, blen);
+		int kind = ED_BYTES;
+		check_len(A.name, A.lineno, alen);
+		check_len(B.name, B.lineno, blen);
+		if (r->utf8)
+			kind = utf8_kind(A.name, A.lineno, "the sequence", a, alen) |
+			    utf8_kind(B.name, B.lineno, "the sequence", b, blen);
+		ed_run_add(r, a, alen, b, blen, kind);
 	}
-	seq_close(A);
-	seq_close(B);
-	phase_add(PH_READ, now_sec() - t0);
+	recs_close(&A);
+	recs_close(&B);
+	phase_add(PH_READ, now_sec() - t0 - (r->handover - h0));
 }
 
-/* Every record of a file into the run's record pool. */
+/* Every record of a file into the run's record pool; *bytes gets their total length. */
 static void
-read_all(struct ed_run *r, const char *path, struct ed_recs *rc)
+read_all(struct ed_run *r, const char *path, int format, struct ed_recs *rc, double *bytes)
 {
-	seqfile *f = seq_open(path);
+	struct recs_in f;
 	const unsigned char *s;
 	size_t n;
 
+	recs_open(&f, path, format);
 	memset(rc, 0, sizeof *rc);
-	while (seq_next(f, &s, &n)) {
-		check_len(seq_name(f), seq_lineno(f), n);
-		if (!ed_recs_put(r, rc, s, n))
-			die("%s: the sequences of --all-vs-all exceed 4 GiB", seq_name(f));
+	*bytes = 0;
+	while (recs_next(&f, &s, &n)) {
+		check_len(f.name, f.lineno, n);
+		int kind = r->utf8 ? utf8_kind(f.name, f.lineno, "the sequence", s, n) : ED_BYTES;
+		if (!ed_recs_put(r, rc, s, n, kind))
+			die("%s: the sequences of --all-vs-all exceed 4 GiB", f.name);
+		*bytes += (double)n;
 	}
-	seq_close(f);
+	recs_close(&f);
 }
 
 static void
-run_all(struct ed_run *r, const char *fa, const char *fb)
+run_all(struct ed_run *r, const char *fa, const char *fb, int format)
 {
 	struct ed_recs A, B;
-	double t0 = now_sec();
+	double t0 = now_sec(), sa, sb;
 
-	read_all(r, fa, &A);
-	read_all(r, fb, &B);
+	read_all(r, fa, format, &A, &sa);
+	read_all(r, fb, format, &B, &sb);
 	phase_add(PH_READ, now_sec() - t0);
+	/* the work: every pair's cells, or with -k at most a band of 2K+1 along the shorter */
+	r->work = sa * sb;
+	if (r->eo.maxdist >= 0)
+		r->work = MIN(r->work, (2.0 * (double)r->eo.maxdist + 1) *
+		    MIN((double)B.n * sa, (double)A.n * sb));
 	ed_out_matrix(r, A.n, B.n);
 	ed_run_matrix(r, &A, &B);
 }
@@ -153,7 +314,9 @@ main(int argc, char **argv)
 		CLI_MAXMEM_LONG,
 		{"seqs-a", required_argument, NULL, 'a'},
 		{"seqs-b", required_argument, NULL, 'b'},
+		{"format", required_argument, NULL, OPT_FORMAT},
 		{"all-vs-all", no_argument, NULL, OPT_ALL},
+		{"utf8", no_argument, NULL, 'u'},
 		{"max-dist", required_argument, NULL, 'k'},
 		{"path", no_argument, NULL, 'p'},
 		{"block", required_argument, NULL, 't'},
@@ -162,17 +325,21 @@ main(int argc, char **argv)
 	};
 	struct common_opts co;
 	struct ed_run r;
+	struct settle_ctx sc;
 	const char *fa = NULL, *fb = NULL;
-	int all = 0, t = 0, algo = -1, c;
+	int all = 0, t = 0, algo = -1, format = -1, c;
 
 	cli_init(argc, argv, &co);
 	memset(&r, 0, sizeof r);
+	memset(&sc, 0, sizeof sc);
 	r.eo.maxdist = -1;
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "a:b:k:pt:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "a:b:k:pt:u", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': fa = optarg; break;
 		case 'b': fb = optarg; break;
+		case OPT_FORMAT: format = cli_choice("--format", optarg, formats); break;
 		case OPT_ALL: all = 1; break;
+		case 'u': r.utf8 = 1; break;
 		case 'k': r.eo.maxdist = cli_int("--max-dist", optarg, 0, INT32_MAX); break;
 		case 'p': r.path = 1; break;
 		case 't': t = (int)cli_int("--block", optarg, 1, FR_TMAX); break;
@@ -189,6 +356,8 @@ main(int argc, char **argv)
 		usage_error("-a and -b go together");
 	if (fa != NULL && optind < argc)
 		usage_error("FILE arguments cannot be combined with -a and -b");
+	if (format >= 0 && fa == NULL)
+		usage_error("--format is for the records of -a FA and -b FB");
 	if (all && fa == NULL)
 		usage_error("--all-vs-all needs -a FA and -b FB");
 	if (all && r.path)
@@ -198,51 +367,52 @@ main(int argc, char **argv)
 		usage_error("--path writes text; it cannot be combined with -O npy");
 	r.all = all;
 	r.eo.algo = algo >= 0 ? algo : t > 0 ? ED_4R : ED_AUTO;
+	format = MAX(format, F_AUTO);
 
-	struct cuda_dev dev;
-	cuda_select(co.device, 0, &dev);
-	const struct editdist4r_tune *tune = TUNE_PICK(editdist4r_tune_table, dev.desc);
-	r.gpu = dev.gpu;
-	r.eo.auto_algo = tune->auto_algo;
-	r.eo.t = t > 0 ? t : tune->t;
-#ifdef ACCELKIT_CUDA
-	if (r.gpu && r.eo.algo != ED_DP)
-		r.g = ed_gpu_open(&dev, &r.eo, tune, co.max_device_mem);
-#endif
-	vlog("tuning: %s (%s)", *tune->device != '\0' ? tune->device : "default", tune->measured);
-	if (r.gpu && r.eo.algo == ED_DP)
-		vlog("--algo dp runs on the CPU");
-	char what[32] = "";
-	if (r.eo.algo == ED_AUTO)
-		snprintf(what, sizeof what, " (%s)", engines[r.eo.auto_algo]);
-	vlog("engine: %s%s, block size %d%s", algos[r.eo.algo], what, r.eo.t,
-	    r.path ? "; alignments on the CPU" : "");
-
-	ed_run_begin(&r, tune, co.max_device_mem);
+	/* CUDA starts while the input is read; --algo dp never uses it */
+	const char *spec = co.device;
+	if (r.eo.algo == ED_DP && strcmp(spec, "auto") == 0)
+		spec = "cpu";
+	sc.t = t;
+	sc.max_device_mem = co.max_device_mem;
+	if (fa != NULL) {
+		char *ab[2] = {(char *)fa, (char *)fb};
+		sc.total = input_bytes(ab, 2);
+	} else {
+		sc.total = optind == argc ? input_bytes(NULL, 1) : input_bytes(argv + optind,
+		    argc - optind);
+	}
+	cuda_start(spec, 0, NULL, &sc.dev);
+	ed_run_begin(&r, co.max_device_mem, settle, &sc);
+	if (strcmp(spec, "cpu") == 0 || !cuda_compiled())
+		settle(&r, 0);	/* nothing to weigh or to wait for */
 	ed_out_begin(&r, co.output);
 
 	if (all) {
-		run_all(&r, fa, fb);
+		run_all(&r, fa, fb, format);
 	} else if (fa != NULL) {
-		run_records(&r, fa, fb);
+		run_records(&r, fa, fb, format);
+		ed_run_end(&r);
 	} else if (optind == argc) {
 		run_lines(&r, NULL);
+		ed_run_end(&r);
 	} else {
 		for (int i = optind; i < argc; i++)
 			run_lines(&r, argv[i]);
+		ed_run_end(&r);
 	}
-	ed_run_flush(&r);
-	ed_run_flush(&r);
 	ed_out_end(&r);
-	ed_run_free(&r);
 #ifdef ACCELKIT_CUDA
-	if (r.g != NULL) {
+	if (r.g != NULL)
 		vlog("GPU engines: %s; kernel time %.3f ms", ed_gpu_engines(r.g),
 		    ed_gpu_kernel_ms(r.g));
-		ed_gpu_close(r.g);
-	}
 #endif
 	phases_report();
 	vlog("%llu cells", (unsigned long long)r.cells);
+	if (r.utf8)
+		vlog("-u: %llu pairs needed more than 256 codes: plain DP by code point on the CPU",
+		    (unsigned long long)r.nwide);
+	cuda_finish(&sc.dev);
+	ed_run_free(&r);
 	return 0;
 }

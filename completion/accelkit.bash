@@ -53,7 +53,9 @@ _accelkit_opts_gmmscore='
 _accelkit_opts_editdist4r='
 -a --seqs-a file
 -b --seqs-b file
+- --format auto|lines|fasta|fastq
 - --all-vs-all -
+-u --utf8 -
 -k --max-dist num
 -p --path -
 -t --block 1|2|3

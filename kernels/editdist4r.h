@@ -193,15 +193,30 @@ fr_cells(uint32_t h3, uint32_t v3, uint32_t match, int R, int X)
 ED_BP_DEFINE(ed_bp_step64, uint64_t)
 ED_BP_DEFINE(ed_bp_step32, uint32_t)
 
+/* ---- symbols ----
+ * The engines compare bytes. With -u the strings are UTF-8 and compared by code point:
+ * each pair is coded into bytes first (editdist4r_sym.c), since the distance and the
+ * alignment depend only on which symbols of A equal which of B. A pair that needs more
+ * than 256 codes keeps its code points (32 bits each) and is computed by the plain DP
+ * on the CPU. A batch says, pair by pair, which it holds. */
+enum ed_kind {
+	ED_BYTES = 0,		/* bytes (or codes) in the pool */
+	ED_UTF8,		/* -u: UTF-8 in the pool, not coded yet */
+	ED_WIDE,		/* -u: code points in the batch's wide buffer, at aoff and boff */
+};
+
 /* ---- the CPU path (editdist4r_cpu.c) ---- */
 
-/* Distances of pairs[0..n) into dist (-1 beyond maxdist), OpenMP over pairs. */
+/* Distances of pairs[0..n) into dist (-1 beyond maxdist), OpenMP over pairs. kind
+ * (NULL: every pair ED_BYTES) and wide: the pairs of kind ED_WIDE have their code
+ * points in wide. */
 void ed_cpu_batch(const uint8_t *pool, const struct ed_pair *pairs, size_t n,
-    const struct ed_opts *o, int32_t *dist);
+    const struct ed_opts *o, const uint8_t *kind, const uint32_t *wide, int32_t *dist);
 /* An optimal alignment of A to B in linear space (Hirschberg), the last rows by engine
  * algo (ED_4R, ED_BP or ED_DP: ed_engine's): a malloc'd CIGAR of =, X, I, D runs;
- * *cost gets its cost (the distance). */
-char *ed_cpu_align(const uint8_t *a, size_t m, const uint8_t *b, size_t n, int algo, int t,
+ * *cost gets its cost (the distance). size: the bytes of a symbol, 1 (bytes) or 4
+ * (code points, uint32_t, by the plain DP whatever algo says). */
+char *ed_cpu_align(const void *a, size_t m, const void *b, size_t n, int size, int algo, int t,
     int64_t *cost);
 /* The Four-Russians table for block size t, built once (CPU). */
 const uint16_t *ed_cpu_table(int t);
@@ -211,21 +226,23 @@ const uint16_t *ed_cpu_table(int t);
 struct ed_gpu;
 struct cuda_dev;
 struct editdist4r_tune;
-/* tune: the device's row of editdist4r_tune_table. */
+/* tune: the device's row of editdist4r_tune_table. Never closed: a run on a GPU ends
+ * in cuda_finish's _exit, which spares CUDA's teardown. */
 struct ed_gpu *ed_gpu_open(const struct cuda_dev *d, const struct ed_opts *o,
     const struct editdist4r_tune *tune, size_t max_device_mem);
-void ed_gpu_close(struct ed_gpu *g);
-/* Host memory the GPU copies from fast (pinned); free with ed_host_free. */
-void *ed_host_alloc(size_t n);
-void ed_host_free(void *p);
-/* Starts the distances of a batch; the pool, pairs and dist must stay untouched until
- * ed_gpu_wait returns. same_pool: the pool is the one of the last batch, unchanged. */
+/* Starts the distances of a batch; the pool, pairs, kind and dist must stay untouched
+ * until ed_gpu_wait returns. same_pool: the pool is the one of the last batch,
+ * unchanged. kind (NULL: all bytes): pairs of kind ED_WIDE are skipped, their
+ * distances already in dist. */
 void ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_pool,
-    const struct ed_pair *pairs, size_t n, int32_t *dist);
+    const struct ed_pair *pairs, const uint8_t *kind, size_t n, int32_t *dist);
 void ed_gpu_wait(struct ed_gpu *g);
 /* Kernel time of the batches so far (ms) and the engines used, for -v and benchmarks. */
 double ed_gpu_kernel_ms(const struct ed_gpu *g);
 const char *ed_gpu_engines(const struct ed_gpu *g);
+/* memcpy on the OpenMP threads (editdist4r_batch.c): filling pinned staging buffers
+ * from pageable memory at the memory's speed rather than one core's. */
+void ed_host_copy(void *dst, const void *src, size_t n);
 
 #ifdef __cplusplus
 }

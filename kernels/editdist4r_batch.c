@@ -1,104 +1,100 @@
-/* editdist4r_batch.c: editdist4r's pairs in batches and their computation. Two batches
- * in host memory (pinned when a GPU computes, so that copies run at full speed) take
- * turns: one is filled while the other is computed, then finished (with --path, the
- * alignments on the CPU) and written. The sizes come from the tuning row. Separate
- * from cmd/editdist4r.c, which reads the pairs, and from the engines, which compute. */
+/* editdist4r_batch.c: editdist4r's pairs in batches and their computation. A ring of
+ * ED_BATCH_QUEUE batches: until the device is chosen, full batches wait in it (auto
+ * decides on their work, and CUDA starts meanwhile); from then on a batch is computed as
+ * soon as it is full: on a GPU while the next one is read, and finished (with --path,
+ * the alignments on the CPU) and written while the GPU computes the one after. Batches
+ * live in ordinary memory, reused from batch to batch; the GPU path copies them through
+ * pinned staging buffers. Separate from cmd/editdist4r.c, which reads the pairs and
+ * chooses the device, and from the engines, which compute. */
 #include "editdist4r_run.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "editdist4r.h"
-#include "editdist4r_tune.h"
 #include "err.h"
 #include "timer.h"
 
-static void *
-hmem(const struct ed_run *r, size_t n)
-{
-#ifdef ACCELKIT_CUDA
-	if (r->gpu)
-		return ed_host_alloc(n);
-#endif
-	(void)r;
-	return xmalloc(n);
-}
-
+/* memcpy (src) or memset to 0 (src NULL) in pieces of 1 MiB on the OpenMP threads. */
 static void
-hfree(const struct ed_run *r, void *p)
+par_copy(void *dst, const void *src, size_t n)
 {
-#ifdef ACCELKIT_CUDA
-	if (r->gpu) {
-		ed_host_free(p);
-		return;
+	const size_t piece = (size_t)1 << 20;
+	const size_t k = CEIL_DIV(n, piece);
+	#pragma omp parallel for schedule(static) if (k > 1)
+	for (size_t i = 0; i < k; i++) {
+		char *d = (char *)dst + i * piece;
+		size_t len = MIN(piece, n - i * piece);
+		if (src != NULL)
+			memcpy(d, (const char *)src + i * piece, len);
+		else
+			memset(d, 0, len);
 	}
-#endif
-	(void)r;
-	free(p);
-}
-
-/* Buffers start small and grow to the batch limits (pinned memory is slow to get). */
-static void
-batch_init(struct ed_run *r, struct ed_batch *b, size_t max)
-{
-	memset(b, 0, sizeof *b);
-	b->max = max;
-	b->cap = MIN(max, (size_t)1 << 16);
-	b->pool = hmem(r, b->cap);
 }
 
 void
-ed_run_begin(struct ed_run *r, const struct editdist4r_tune *tune, size_t max_device_mem)
+ed_host_copy(void *dst, const void *src, size_t n)
 {
-	size_t cap = tune->batch_bytes;
+	par_copy(dst, src, n);
+}
+
+void
+ed_run_begin(struct ed_run *r, size_t max_device_mem, ed_settle_fn settle, void *ctx)
+{
+	r->max_bytes = ED_BATCH_BYTES;
 	if (max_device_mem > 0)
-		cap = MAX((size_t)1 << 20, MIN(cap, max_device_mem / 4));
-	r->max_pairs = tune->batch_pairs;
-	batch_init(r, &r->b[0], cap);
-	batch_init(r, &r->b[1], cap);
-	if (r->all) {
-		r->allpool.cap = 1 << 20;
-		r->allpool.pool = hmem(r, r->allpool.cap);
-	}
+		r->max_bytes = MAX((size_t)1 << 20, MIN(r->max_bytes, max_device_mem / 4));
+	r->settle = settle;
+	r->settle_ctx = ctx;
 }
 
 /* Room for want pairs. */
 static void
-batch_grow_pairs(struct ed_run *r, struct ed_batch *b, size_t want)
+grow_pairs(struct ed_run *r, struct ed_batch *b, size_t want)
 {
 	if (want <= b->ncap)
 		return;
-	size_t cap = MIN(r->max_pairs, MAX(want, MAX((size_t)1024, 2 * b->ncap)));
-	struct ed_pair *p = hmem(r, cap * sizeof *p);
-	int32_t *d = hmem(r, cap * sizeof *d);
-	if (b->n > 0)
-		memcpy(p, b->pairs, b->n * sizeof *p);
-	hfree(r, b->pairs);
-	hfree(r, b->dist);
-	b->pairs = p;
-	b->dist = d;
+	size_t cap = MIN(ED_BATCH_PAIRS, MAX(want, MAX((size_t)1024, 2 * b->ncap)));
+	b->pairs = xreallocarray(b->pairs, cap, sizeof *b->pairs);
+	b->dist = xreallocarray(b->dist, cap, sizeof *b->dist);
 	if (r->path) {
 		b->cigar = xreallocarray(b->cigar, cap, sizeof *b->cigar);
 		memset(b->cigar + b->ncap, 0, (cap - b->ncap) * sizeof *b->cigar);
 	}
+	if (r->utf8)
+		b->kind = xreallocarray(b->kind, cap, sizeof *b->kind);
 	b->ncap = cap;
 }
 
 static void
-batch_free(struct ed_run *r, struct ed_batch *b)
+batch_free(struct ed_batch *b)
 {
 	if (!b->shared_pool)
-		hfree(r, b->pool);
-	hfree(r, b->pairs);
-	hfree(r, b->dist);
+		free(b->pool);
+	free(b->pairs);
+	free(b->dist);
 	free(b->cigar);
+	free(b->kind);
+	free(b->wide);
 }
 
 void
 ed_run_free(struct ed_run *r)
 {
-	batch_free(r, &r->b[0]);
-	batch_free(r, &r->b[1]);
+	for (int k = 0; k < ED_BATCH_QUEUE; k++)
+		batch_free(&r->b[k]);
+}
+
+/* A written batch, ready to be filled again. */
+static void
+batch_reset(struct ed_batch *b)
+{
+	b->n = 0;
+	b->nutf8 = 0;
+	b->nwide = 0;
+	b->wused = 0;
+	if (!b->shared_pool)
+		b->used = 0;
 }
 
 static size_t
@@ -107,24 +103,28 @@ align16(size_t x)
 	return (x + 15) & ~(size_t)15;
 }
 
-/* Room for one more pair of strings of n bytes in all: 0 when the batch is full. */
+/* Room for one more pair of strings of n bytes in all: 0 when the batch is full. The
+ * pool grows as pairs come (a batch of a few pairs stays small), up to the bound, which
+ * one pair alone may pass. */
 static int
 batch_room(struct ed_run *r, struct ed_batch *b, size_t n)
 {
+	/* 32: room for the GPU's 16-byte loads past a string's end */
 	size_t need = align16(b->used) + n + 32;
-	if (b->n == r->max_pairs || (need > b->max && b->n > 0))
+	if (b->n == ED_BATCH_PAIRS || (need > r->max_bytes && b->n > 0))
 		return 0;
 	if (need > UINT32_MAX)
 		die("a pair of %zu bytes is too long (at most 4 GiB a pair)", n);
 	if (need > b->cap) {
-		size_t cap = MAX(need, MIN(b->max, 2 * b->cap));
-		uint8_t *p = hmem(r, cap);
-		memcpy(p, b->pool, b->used);
-		hfree(r, b->pool);
-		b->pool = p;
+		size_t cap = MAX(need, MIN(r->max_bytes, MAX(2 * b->cap, (size_t)1 << 16)));
+		b->pool = xrealloc(b->pool, cap);
+		/* The new pages' first touch (a fault and zeroing each 4 KiB) on every core
+		 * now, rather than on the reading thread as it copies: it cost that thread
+		 * more than the copying. */
+		par_copy(b->pool + b->cap, NULL, cap - b->cap);
 		b->cap = cap;
 	}
-	batch_grow_pairs(r, b, b->n + 1);
+	grow_pairs(r, b, b->n + 1);
 	return 1;
 }
 
@@ -139,44 +139,79 @@ pool_put(struct ed_batch *b, const unsigned char *s, size_t n)
 
 /* ---- computing ---- */
 
+/* Whether batches are computed asynchronously (on a GPU). */
+static int
+on_gpu(const struct ed_run *r)
+{
+	return r->gpu && r->g != NULL;
+}
+
+#ifdef ACCELKIT_CUDA
+/* The pairs of kind ED_WIDE, which only the CPU computes, before the GPU the rest. */
+static void
+wide_on_cpu(struct ed_run *r, struct ed_batch *b)
+{
+	struct ed_pair *p = xmallocarray(b->nwide, sizeof *p);
+	uint8_t *kind = xmalloc(b->nwide);
+	int32_t *d = xmallocarray(b->nwide, sizeof *d);
+	size_t k = 0;
+	for (size_t i = 0; i < b->n; i++)
+		if (b->kind[i] == ED_WIDE)
+			p[k++] = b->pairs[i];
+	memset(kind, ED_WIDE, b->nwide);
+	ed_cpu_batch(b->pool, p, b->nwide, &r->eo, kind, b->wide, d);
+	k = 0;
+	for (size_t i = 0; i < b->n; i++)
+		if (b->kind[i] == ED_WIDE)
+			b->dist[i] = d[k++];
+	free(p);
+	free(kind);
+	free(d);
+}
+#endif
+
 static void
 compute_start(struct ed_run *r, struct ed_batch *b)
 {
 	double t0 = now_sec();
+	if (b->nutf8 > 0) {
+		ed_sym_batch(b);
+		r->nwide += b->nwide;
+		phase_add("characters", now_sec() - t0);
+		t0 = now_sec();
+	}
 	for (size_t i = 0; i < b->n; i++)
 		r->cells += (uint64_t)b->pairs[i].alen * b->pairs[i].blen;
 #ifdef ACCELKIT_CUDA
-	if (r->gpu && r->eo.algo != ED_DP) {
-		ed_gpu_submit(r->g, b->pool, b->used, b->shared_pool, b->pairs, b->n, b->dist);
+	if (on_gpu(r)) {
+		if (b->nwide > 0)
+			wide_on_cpu(r, b);
+		ed_gpu_submit(r->g, b->pool, b->used, b->shared_pool, b->pairs, b->kind, b->n,
+		    b->dist);
 		phase_add(PH_COMPUTE, now_sec() - t0);
 		return;
 	}
 #endif
-	ed_cpu_batch(b->pool, b->pairs, b->n, &r->eo, b->dist);
+	ed_cpu_batch(b->pool, b->pairs, b->n, &r->eo, b->kind, b->wide, b->dist);
 	phase_add(PH_COMPUTE, now_sec() - t0);
 }
 
+/* --path: each pair's alignment, on the CPU whatever computed the distances. */
 static void
-compute_finish(struct ed_run *r, struct ed_batch *b)
+align_batch(struct ed_run *r, struct ed_batch *b)
 {
 	double t0 = now_sec();
-#ifdef ACCELKIT_CUDA
-	if (r->gpu && r->eo.algo != ED_DP)
-		ed_gpu_wait(r->g);
-#endif
-	phase_add(PH_COMPUTE, now_sec() - t0);
-	if (!r->path)
-		return;
-	t0 = now_sec();
 	int algo = ed_engine(&r->eo);
 	#pragma omp parallel for schedule(dynamic, 1)
 	for (size_t i = 0; i < b->n; i++) {
 		const struct ed_pair *p = &b->pairs[i];
+		int z = b->kind != NULL && b->kind[i] == ED_WIDE ? 4 : 1;
+		const uint8_t *base = z == 4 ? (const uint8_t *)b->wide : b->pool;
 		int64_t cost;
 		if (b->dist[i] < 0)
 			continue;
-		b->cigar[i] = ed_cpu_align(b->pool + p->aoff, p->alen, b->pool + p->boff, p->blen,
-		    algo, r->eo.t, &cost);
+		b->cigar[i] = ed_cpu_align(base + (size_t)p->aoff * z, p->alen,
+		    base + (size_t)p->boff * z, p->blen, z, algo, r->eo.t, &cost);
 		if (cost != b->dist[i])
 			die("internal error: pair %zu: alignment costs %lld, distance is %d", i,
 			    (long long)cost, b->dist[i]);
@@ -184,56 +219,117 @@ compute_finish(struct ed_run *r, struct ed_batch *b)
 	phase_add("path", now_sec() - t0);
 }
 
-void
-ed_run_flush(struct ed_run *r)
+static void
+compute_finish(struct ed_run *r)
 {
-	struct ed_batch *b = &r->b[r->cur];
-	if (r->pending != NULL) {
-		compute_finish(r, r->pending);
-		ed_out_batch(r, r->pending);
-		r->pending->n = 0;
-		if (!r->pending->shared_pool)
-			r->pending->used = 0;
-		r->pending = NULL;
+#ifdef ACCELKIT_CUDA
+	if (on_gpu(r)) {
+		double t0 = now_sec();
+		ed_gpu_wait(r->g);
+		phase_add(PH_COMPUTE, now_sec() - t0);
 	}
-	if (b->n == 0)
-		return;
-	compute_start(r, b);
-	r->pending = b;
-	r->cur ^= 1;
+#else
+	(void)r;
+#endif
+}
+
+/* Computes and writes the batches handed over, in order. keep: on a GPU, leave the last
+ * one computing (the caller reads the next batch meanwhile). Aligning (--path) and
+ * writing a batch overlap the GPU's work on the next. */
+static void
+drain(struct ed_run *r, int keep)
+{
+	keep = keep && on_gpu(r);
+	while (r->nfull > 0) {
+		struct ed_batch *b = &r->b[r->head];
+		if (!r->inflight) {
+			compute_start(r, b);
+			r->inflight = 1;
+		}
+		if (r->nfull == 1 && keep)
+			return;
+		compute_finish(r);
+		r->inflight = 0;
+		r->head = (r->head + 1) % ED_BATCH_QUEUE;
+		r->nfull--;
+		if (r->nfull > 0) {
+			compute_start(r, &r->b[r->head]);
+			r->inflight = 1;
+		}
+		if (r->path)
+			align_batch(r, b);
+		ed_out_batch(r, b);
+		batch_reset(b);
+	}
+}
+
+static struct ed_batch *
+filling(struct ed_run *r)
+{
+	return &r->b[(r->head + r->nfull) % ED_BATCH_QUEUE];
+}
+
+/* The batch being filled is full: it joins the queue; once the device is chosen (now,
+ * when the queue is full) the queue is computed, all but its last on a GPU. */
+static void
+handover(struct ed_run *r)
+{
+	r->nfull++;
+	if (!r->settled) {
+		if (r->nfull < ED_BATCH_QUEUE)
+			return;
+		r->settle(r, 0);
+	}
+	drain(r, 1);
 }
 
 void
 ed_run_add(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned char *b,
-    size_t blen)
+    size_t blen, int kind)
 {
-	struct ed_batch *bt = &r->b[r->cur];
+	struct ed_batch *bt = filling(r);
 	if (!batch_room(r, bt, alen + blen)) {
-		ed_run_flush(r);
-		bt = &r->b[r->cur];
+		double t0 = now_sec();
+		handover(r);
+		r->handover += now_sec() - t0;
+		bt = filling(r);
 		batch_room(r, bt, alen + blen);
 	}
-	struct ed_pair *p = &bt->pairs[bt->n++];
+	struct ed_pair *p = &bt->pairs[bt->n];
 	p->alen = (uint32_t)alen;
 	p->aoff = pool_put(bt, a, alen);
 	p->blen = (uint32_t)blen;
 	p->boff = pool_put(bt, b, blen);
+	if (r->utf8) {
+		bt->kind[bt->n] = (uint8_t)kind;
+		bt->nutf8 += kind == ED_UTF8;
+	}
+	bt->n++;
+	r->work += ed_pair_work(alen, blen, r->eo.maxdist);
+	r->bytes += alen + blen + 2;
+}
+
+void
+ed_run_end(struct ed_run *r)
+{
+	if (filling(r)->n > 0)
+		r->nfull++;
+	if (!r->settled)
+		r->settle(r, 1);
+	drain(r, 0);
 }
 
 /* ---- --all-vs-all ---- */
 
 int
-ed_recs_put(struct ed_run *r, struct ed_recs *rc, const unsigned char *s, size_t n)
+ed_recs_put(struct ed_run *r, struct ed_recs *rc, const unsigned char *s, size_t n, int kind)
 {
 	struct ed_batch *pool = &r->allpool;
 	if (align16(pool->used) + n + 32 > pool->cap) {
 		size_t cap = MAX(2 * pool->cap, align16(pool->used) + n + 32);
 		if (cap > UINT32_MAX)
 			return 0;
-		uint8_t *p = hmem(r, cap);
-		memcpy(p, pool->pool, pool->used);
-		hfree(r, pool->pool);
-		pool->pool = p;
+		pool->pool = xrealloc(pool->pool, cap);
 		pool->cap = cap;
 	}
 	if (rc->n == rc->cap) {
@@ -243,15 +339,17 @@ ed_recs_put(struct ed_run *r, struct ed_recs *rc, const unsigned char *s, size_t
 	}
 	rc->len[rc->n] = (uint32_t)n;
 	rc->off[rc->n++] = pool_put(pool, s, n);
+	rc->nutf8 += kind == ED_UTF8;
 	return 1;
 }
 
-void
-ed_run_matrix(struct ed_run *r, struct ed_recs *A, struct ed_recs *B)
+/* The matrix's pairs in batches of whole or partial rows, every batch's pool the
+ * allpool (sent to a GPU once). */
+static void
+matrix_shared(struct ed_run *r, const struct ed_recs *A, const struct ed_recs *B)
 {
-	/* The matrix in batches of whole or partial rows; both batches share the pool. */
-	for (int k = 0; k < 2; k++) {
-		hfree(r, r->b[k].pool);
+	for (int k = 0; k < ED_BATCH_QUEUE; k++) {
+		free(r->b[k].pool);
 		r->b[k].pool = r->allpool.pool;
 		r->b[k].used = r->allpool.used;
 		r->b[k].cap = r->allpool.cap;
@@ -259,9 +357,9 @@ ed_run_matrix(struct ed_run *r, struct ed_recs *A, struct ed_recs *B)
 	}
 	uint64_t total = (uint64_t)A->n * B->n, k = 0;
 	while (k < total) {
-		struct ed_batch *b = &r->b[r->cur];
-		size_t cnt = (size_t)MIN((uint64_t)r->max_pairs, total - k);
-		batch_grow_pairs(r, b, cnt);
+		struct ed_batch *b = filling(r);
+		size_t cnt = (size_t)MIN((uint64_t)ED_BATCH_PAIRS, total - k);
+		grow_pairs(r, b, cnt);
 		b->n = cnt;
 		for (size_t q = 0; q < b->n; q++, k++) {
 			struct ed_pair *p = &b->pairs[q];
@@ -271,16 +369,37 @@ ed_run_matrix(struct ed_run *r, struct ed_recs *A, struct ed_recs *B)
 			p->boff = B->off[j];
 			p->blen = B->len[j];
 		}
-		ed_run_flush(r);
+		if (r->utf8)
+			memset(b->kind, ED_BYTES, b->n);
+		r->nfull++;
+		drain(r, 1);
 	}
-	ed_run_flush(r);
-	ed_run_flush(r);
+	drain(r, 0);
+	for (int q = 0; q < ED_BATCH_QUEUE; q++) {
+		r->b[q].pool = NULL;
+		r->b[q].shared_pool = 0;
+	}
+}
+
+void
+ed_run_matrix(struct ed_run *r, struct ed_recs *A, struct ed_recs *B)
+{
+	if (!r->settled)
+		r->settle(r, 1);
+	if (A->nutf8 + B->nutf8 == 0 || ed_sym_records(r->allpool.pool, A, B)) {
+		matrix_shared(r, A, B);
+	} else {
+		/* -u, too many characters for one coding: each pair is coded on its own */
+		for (size_t i = 0; i < A->n; i++)
+			for (size_t j = 0; j < B->n; j++)
+				ed_run_add(r, r->allpool.pool + A->off[i], A->len[i],
+				    r->allpool.pool + B->off[j], B->len[j], ED_UTF8);
+		ed_run_end(r);
+	}
 	free(A->off);
 	free(A->len);
 	free(B->off);
 	free(B->len);
-	hfree(r, r->allpool.pool);
+	free(r->allpool.pool);
 	r->allpool.pool = NULL;
-	for (int k = 0; k < 2; k++)
-		r->b[k].pool = NULL;
 }

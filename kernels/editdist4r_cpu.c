@@ -1,8 +1,9 @@
 /* editdist4r_cpu.c: the CPU path of editdist4r. Four-Russians strips of t rows and
  * bit-parallel strips of 64 rows under one band driver (see editdist4r.h; --max-dist
  * limits every strip to the band), bit-parallel columns of up to four words for short
- * pairs, and a plain DP. OpenMP over pairs. Alignments (--path) by Hirschberg's
- * linear-space recursion on any engine's last row. */
+ * pairs, and a plain DP (also over code points: -u's pairs too wide to code as bytes).
+ * OpenMP over pairs. Alignments (--path) by Hirschberg's linear-space recursion on any
+ * engine's last row. */
 #include "editdist4r.h"
 
 #include <omp.h>
@@ -311,18 +312,27 @@ bp_short(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, const int NW,
 
 /* ---- plain DP ---- */
 
+/* Symbol i of a string of symbols of size bytes: 1, or 4 (code points). */
+static inline uint32_t
+sym(const void *s, int size, int64_t i)
+{
+	return size == 1 ? ((const uint8_t *)s)[i] : ((const uint32_t *)s)[i];
+}
+
+/* Leaves the last row in w->row. */
 static int64_t
-dp_pair(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, struct work *w)
+dp_pair(const void *a, int64_t m, const void *b, int64_t n, int size, struct work *w)
 {
 	grow((void **)&w->row, &w->rcap, (size_t)n + 1, sizeof(int32_t));
 	int32_t *row = w->row;
 	for (int64_t j = 0; j <= n; j++)
 		row[j] = (int32_t)j;
 	for (int64_t i = 1; i <= m; i++) {
-		int32_t diag = row[0], ai = a[i - 1];
+		int32_t diag = row[0];
+		uint32_t ai = sym(a, size, i - 1);
 		row[0] = (int32_t)i;
 		for (int64_t j = 1; j <= n; j++) {
-			int32_t up = row[j], d = diag + (ai != b[j - 1]);
+			int32_t up = row[j], d = diag + (ai != sym(b, size, j - 1));
 			if (up + 1 < d)
 				d = up + 1;
 			if (row[j - 1] + 1 < d)
@@ -348,7 +358,7 @@ pair_dist(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int algo, in
 	else if (algo == ED_4R)
 		d = fr_pair(a, m, b, n, t, &bd, w);
 	else if (algo == ED_DP)
-		d = dp_pair(a, m, b, n, w);
+		d = dp_pair(a, m, b, n, 1, w);
 	else if (MIN(m, n) <= 4 * BPW) {
 		/* rows: the shorter */
 		const uint8_t *r = m <= n ? a : b, *c = m <= n ? b : a;
@@ -366,7 +376,7 @@ pair_dist(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int algo, in
 
 void
 ed_cpu_batch(const uint8_t *pool, const struct ed_pair *pairs, size_t n,
-    const struct ed_opts *o, int32_t *dist)
+    const struct ed_opts *o, const uint8_t *kind, const uint32_t *wide, int32_t *dist)
 {
 	int algo = ed_engine(o);
 	if (algo == ED_4R)
@@ -378,8 +388,16 @@ ed_cpu_batch(const uint8_t *pool, const struct ed_pair *pairs, size_t n,
 		#pragma omp for schedule(dynamic, 16)
 		for (size_t i = 0; i < n; i++) {
 			const struct ed_pair *p = &pairs[i];
-			dist[i] = pair_dist(pool + p->aoff, p->alen, pool + p->boff, p->blen, algo,
-			    o->t, o->maxdist, &w);
+			if (kind == NULL || kind[i] != ED_WIDE) {
+				dist[i] = pair_dist(pool + p->aoff, p->alen, pool + p->boff, p->blen,
+				    algo, o->t, o->maxdist, &w);
+				continue;
+			}
+			struct ed_band bd;
+			int64_t d = -1;
+			if (ed_band_make(p->alen, p->blen, o->maxdist, &bd))
+				d = dp_pair(wide + p->aoff, p->alen, wide + p->boff, p->blen, 4, &w);
+			dist[i] = o->maxdist >= 0 && d > o->maxdist ? -1 : (int32_t)d;
 		}
 		work_free(&w);
 	}
@@ -388,7 +406,7 @@ ed_cpu_batch(const uint8_t *pool, const struct ed_pair *pairs, size_t n,
 /* ---- last rows and alignments ---- */
 
 static void
-lastrow(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int algo, int t,
+lastrow(const void *a, int64_t m, const void *b, int64_t n, int size, int algo, int t,
     struct work *w, int32_t *row)
 {
 	struct ed_band none = {0, 0, 0};
@@ -399,8 +417,8 @@ lastrow(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int algo, int 
 			row[j] = (int32_t)(m + j);
 		return;
 	}
-	if (algo == ED_DP) {
-		dp_pair(a, m, b, n, w);
+	if (algo == ED_DP || size != 1) {
+		dp_pair(a, m, b, n, size, w);
 		memcpy(row, w->row, ((size_t)n + 1) * sizeof *row);
 	} else if (algo == ED_4R) {
 		fr_pair(a, m, b, n, t, &none, w);
@@ -455,7 +473,8 @@ cg_push(struct cigar *cg, char op, uint64_t k)
 }
 
 struct hb {
-	const uint8_t *a, *b, *ra, *rb;	/* the strings and their reversals */
+	const char *a, *b, *ra, *rb;	/* the strings and their reversals */
+	int size;			/* bytes of a symbol */
 	int64_t M, N;
 	int algo, t;
 	int32_t *f, *r;
@@ -467,7 +486,8 @@ struct hb {
 static void
 hb_base(struct hb *h, int64_t ao, int64_t m, int64_t bo, int64_t n)
 {
-	const uint8_t *a = h->a + ao, *b = h->b + bo;
+	const int z = h->size;
+	const char *a = h->a + ao * z, *b = h->b + bo * z;
 	int64_t W = n + 1;
 	int32_t *D = xmallocarray((size_t)((m + 1) * W), sizeof *D);
 	char *ops = xmalloc((size_t)(m + n));
@@ -478,7 +498,7 @@ hb_base(struct hb *h, int64_t ao, int64_t m, int64_t bo, int64_t n)
 	for (int64_t i = 1; i <= m; i++) {
 		D[i * W] = (int32_t)i;
 		for (int64_t j = 1; j <= n; j++) {
-			int32_t d = D[(i - 1) * W + j - 1] + (a[i - 1] != b[j - 1]);
+			int32_t d = D[(i - 1) * W + j - 1] + (sym(a, z, i - 1) != sym(b, z, j - 1));
 			d = MIN(d, D[(i - 1) * W + j] + 1);
 			d = MIN(d, D[i * W + j - 1] + 1);
 			D[i * W + j] = d;
@@ -486,8 +506,9 @@ hb_base(struct hb *h, int64_t ao, int64_t m, int64_t bo, int64_t n)
 	}
 	for (int64_t i = m, j = n; i > 0 || j > 0;) {
 		int32_t d = D[i * W + j];
-		if (i > 0 && j > 0 && d == D[(i - 1) * W + j - 1] + (a[i - 1] != b[j - 1])) {
-			ops[k++] = a[i - 1] == b[j - 1] ? '=' : 'X';
+		int ne = i > 0 && j > 0 && sym(a, z, i - 1) != sym(b, z, j - 1);
+		if (i > 0 && j > 0 && d == D[(i - 1) * W + j - 1] + ne) {
+			ops[k++] = ne ? 'X' : '=';
 			i--, j--;
 		} else if (i > 0 && d == D[(i - 1) * W + j] + 1) {
 			ops[k++] = 'D';
@@ -506,6 +527,7 @@ hb_base(struct hb *h, int64_t ao, int64_t m, int64_t bo, int64_t n)
 static void
 hb_rec(struct hb *h, int64_t ao, int64_t m, int64_t bo, int64_t n)
 {
+	const int z = h->size;
 	if (m == 0 || n == 0) {
 		cg_push(&h->cg, 'I', (uint64_t)n);
 		cg_push(&h->cg, 'D', (uint64_t)m);
@@ -516,9 +538,9 @@ hb_rec(struct hb *h, int64_t ao, int64_t m, int64_t bo, int64_t n)
 		return;
 	}
 	int64_t mid = m / 2, best = 0;
-	lastrow(h->a + ao, mid, h->b + bo, n, h->algo, h->t, &h->w, h->f);
-	lastrow(h->ra + (h->M - ao - m), m - mid, h->rb + (h->N - bo - n), n, h->algo, h->t,
-	    &h->w, h->r);
+	lastrow(h->a + ao * z, mid, h->b + bo * z, n, z, h->algo, h->t, &h->w, h->f);
+	lastrow(h->ra + (h->M - ao - m) * z, m - mid, h->rb + (h->N - bo - n) * z, n, z, h->algo,
+	    h->t, &h->w, h->r);
 	for (int64_t j = 1; j <= n; j++)
 		if (h->f[j] + h->r[n - j] < h->f[best] + h->r[n - best])
 			best = j;
@@ -526,25 +548,34 @@ hb_rec(struct hb *h, int64_t ao, int64_t m, int64_t bo, int64_t n)
 	hb_rec(h, ao + mid, m - mid, bo + best, n - best);
 }
 
+/* The n symbols of size bytes at s, last first, in a malloc'd buffer. */
+static char *
+reversed(const void *s, size_t n, int size)
+{
+	char *r = xmallocarray(n + 1, (size_t)size);
+	for (size_t i = 0; i < n; i++)
+		memcpy(r + i * size, (const char *)s + (n - 1 - i) * size, (size_t)size);
+	return r;
+}
+
 char *
-ed_cpu_align(const uint8_t *a, size_t m, const uint8_t *b, size_t n, int algo, int t,
+ed_cpu_align(const void *a, size_t m, const void *b, size_t n, int size, int algo, int t,
     int64_t *cost)
 {
 	struct hb h;
 	memset(&h, 0, sizeof h);
+	if (size != 1)
+		algo = ED_DP;
 	if (algo == ED_4R)
 		ed_cpu_table(t);
 	h.a = a;
 	h.b = b;
+	h.size = size;
 	h.M = (int64_t)m;
 	h.N = (int64_t)n;
 	h.algo = algo;
 	h.t = t;
-	uint8_t *ra = xmalloc(m + 1), *rb = xmalloc(n + 1);
-	for (size_t i = 0; i < m; i++)
-		ra[i] = a[m - 1 - i];
-	for (size_t j = 0; j < n; j++)
-		rb[j] = b[n - 1 - j];
+	char *ra = reversed(a, m, size), *rb = reversed(b, n, size);
 	h.ra = ra;
 	h.rb = rb;
 	h.f = xmallocarray(n + 1, sizeof(int32_t));

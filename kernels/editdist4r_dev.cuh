@@ -21,6 +21,7 @@
 #include "cuda_check.h"
 #include "editdist4r.h"
 #include "editdist4r_tune.h"
+#include "staging.h"
 
 constexpr int TPT = ED_TP_THREADS;	/* threads of a thread-per-pair block */
 constexpr int WF_G = ED_WF_HANDOFF;	/* wavefront steps between handoffs */
@@ -73,8 +74,13 @@ struct ed_gpu {
 	size_t pairs_cap, hpairs_cap;
 	wjob *jobs, *hjobs;
 	size_t jobs_cap, hjobs_cap;
-	int32_t *dist, *hdist;
-	size_t dist_cap, npairs;
+	int32_t *dist, *hdist;		/* on the device; pinned, the way there and back */
+	size_t dist_cap, hdist_cap;
+	int32_t *out;			/* the caller's distances, filled at ed_gpu_wait */
+	size_t nout;
+	uint8_t *cls;			/* each pair's class, on the host */
+	size_t cls_cap;
+	staging *stg;			/* the pool's way to the device */
 	uint8_t *slots;
 	size_t slots_cap;
 	unsigned long long *flag;
@@ -93,7 +99,8 @@ struct ed_gpu {
 };
 
 /* Buffers (editdist4r_gpu.cu): device ones grow without keeping their contents
- * (returning whether they moved), pinned host ones keeping them. */
+ * (returning whether they moved), pinned host ones keeping them (they are few and
+ * small: the pairs as the kernels read them, the jobs, the distances). */
 int dgrow(void **p, size_t *cap, size_t n);
 void hgrow(void **p, size_t *cap, size_t n);
 

@@ -1,7 +1,8 @@
 /* editdist4r_gpu.cu: the host side of editdist4r's CUDA path: the device's buffers, a
  * batch's pairs sorted into classes (done on the host, a thread per pair, the
- * wavefront: see editdist4r_dev.cuh), their upload, the launches, the download, and
- * the kernels' times. */
+ * wavefront: see editdist4r_dev.cuh), their upload (the strings through a ring of
+ * pinned buffers, common/staging.h), the launches, the download, and the kernels'
+ * times. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,16 +17,16 @@
 #include "err.h"
 #include "timer.h"
 
-extern "C" void *
-ed_host_alloc(size_t n)
+static void *
+host_alloc(size_t n)
 {
 	void *p;
 	CUDA_CHECK(cudaMallocHost(&p, n ? n : 1));
 	return p;
 }
 
-extern "C" void
-ed_host_free(void *p)
+static void
+host_free(void *p)
 {
 	if (p != NULL)
 		CUDA_CHECK(cudaFreeHost(p));
@@ -53,10 +54,10 @@ hgrow(void **p, size_t *cap, size_t n)
 	if (n <= *cap)
 		return;
 	n = MAX(n, *cap + *cap / 2);
-	void *q = ed_host_alloc(n);
+	void *q = host_alloc(n);
 	if (*p != NULL)
 		memcpy(q, *p, *cap);
-	ed_host_free(*p);
+	host_free(*p);
 	*p = q;
 	*cap = n;
 }
@@ -66,6 +67,8 @@ ed_gpu_open(const struct cuda_dev *d, const struct ed_opts *o,
     const struct editdist4r_tune *tune, size_t max_device_mem)
 {
 	struct ed_gpu *g = (struct ed_gpu *)xcalloc(1, sizeof *g);
+	/* the device is current in the start-up thread that chose it, not yet in this one */
+	CUDA_CHECK(cudaSetDevice(d->ids[0]));
 	g->o = *o;
 	g->sms = d->sm_count;
 	g->max_mem = max_device_mem;
@@ -85,33 +88,8 @@ ed_gpu_open(const struct cuda_dev *d, const struct ed_opts *o,
 	for (int i = 0; i < 2 * (g->repeat - 1); i++)
 		CUDA_CHECK(cudaEventCreate(&g->e_rep[i]));
 	CUDA_CHECK(cudaMalloc(&g->clk, 4 * sizeof *g->clk));
+	g->stg = staging_open(2, ED_STAGE_BYTES, g->st);
 	return g;
-}
-
-extern "C" void
-ed_gpu_close(struct ed_gpu *g)
-{
-	if (g == NULL)
-		return;
-	for (int t = 0; t <= FR_TMAX; t++)
-		if (g->tab[t] != NULL)
-			CUDA_CHECK(cudaFree(g->tab[t]));
-	void *dev[] = {g->pool, g->pairs, g->jobs, g->dist, g->slots, g->flag, g->freed, g->cflag,
-	    g->corner, g->ticket};
-	for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
-		if (dev[i] != NULL)
-			CUDA_CHECK(cudaFree(dev[i]));
-	ed_host_free(g->hpairs);
-	ed_host_free(g->hjobs);
-	CUDA_CHECK(cudaEventDestroy(g->e_h2d));
-	CUDA_CHECK(cudaEventDestroy(g->e_k0));
-	CUDA_CHECK(cudaEventDestroy(g->e_k1));
-	CUDA_CHECK(cudaEventDestroy(g->e_d2h));
-	for (int i = 0; i < 2 * (g->repeat - 1); i++)
-		CUDA_CHECK(cudaEventDestroy(g->e_rep[i]));
-	CUDA_CHECK(cudaFree(g->clk));
-	CUDA_CHECK(cudaStreamDestroy(g->st));
-	free(g);
 }
 
 /* Every kernel of a batch, classes laid out in g->hpairs as cnt[] and start[] say. */
@@ -125,9 +103,23 @@ launch_all(struct ed_gpu *g, const size_t *cnt, const size_t *start, int nmax)
 	}
 }
 
+/* The pool's bytes to the device, a staging buffer at a time: filling one (on every
+ * core) overlaps the transfer of the last. */
+static void
+upload_pool(struct ed_gpu *g, const uint8_t *pool, size_t size)
+{
+	for (size_t off = 0; off < size;) {
+		struct stage *s = staging_acquire(g->stg);
+		size_t n = MIN(s->cap, size - off);
+		ed_host_copy(s->p, pool + off, n);
+		staging_h2d(g->stg, s, g->pool + off, n);
+		off += n;
+	}
+}
+
 extern "C" void
 ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_pool,
-    const struct ed_pair *pairs, size_t n, int32_t *dist)
+    const struct ed_pair *pairs, const uint8_t *kind, size_t n, int32_t *dist)
 {
 	const long long K = g->o.maxdist;
 	const int tp_algo = ed_engine(&g->o);
@@ -135,16 +127,25 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 	int nmax = 1;
 
 	hgrow((void **)&g->hpairs, &g->hpairs_cap, MAX(n, (size_t)1) * sizeof(gpair));
+	hgrow((void **)&g->hdist, &g->hdist_cap, MAX(n, (size_t)1) * sizeof(int32_t));
+	if (n > g->cls_cap) {
+		g->cls_cap = MAX(n, 2 * g->cls_cap);
+		free(g->cls);
+		g->cls = (uint8_t *)xmalloc(g->cls_cap);
+	}
 	/* Classify: trivial pairs here; count the rest per class. */
-	uint8_t *cls = (uint8_t *)xmalloc(MAX(n, (size_t)1));
+	uint8_t *cls = g->cls;
+	int32_t *hd = g->hdist;
 	for (size_t i = 0; i < n; i++) {
 		int64_t m = pairs[i].alen, nn = pairs[i].blen, lo = MIN(m, nn), hi = MAX(m, nn);
 		struct ed_band bd;
 		cls[i] = 0;
-		if (!ed_band_make(m, nn, K, &bd)) {
-			dist[i] = -1;
+		if (kind != NULL && kind[i] == ED_WIDE) {
+			hd[i] = dist[i];	/* computed on the CPU */
+		} else if (!ed_band_make(m, nn, K, &bd)) {
+			hd[i] = -1;
 		} else if (lo == 0) {
-			dist[i] = K >= 0 && hi > K ? -1 : (int32_t)hi;
+			hd[i] = K >= 0 && hi > K ? -1 : (int32_t)hi;
 		} else if (lo <= g->tp_short && hi <= g->tp_long) {
 			cls[i] = tp_algo == ED_BP ? (uint8_t)CEIL_DIV(lo, 32) : CLS_FR;
 			if (cls[i] == CLS_FR)
@@ -171,7 +172,6 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 			q = gpair{p->boff, p->blen, p->aoff, p->alen, (uint32_t)i};
 		g->hpairs[pos[c]++] = q;
 	}
-	free(cls);
 	size_t total = start[CLS_WF] + cnt[CLS_WF];
 
 	/* Upload. */
@@ -181,14 +181,14 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 	dgrow((void **)&g->dist, &g->dist_cap, MAX(n, (size_t)1) * sizeof(int32_t));
 	CUDA_CHECK(cudaEventRecord(g->e_h2d, g->st));
 	if (!(same_pool && pool == g->last_pool && poolsize == g->last_size) && poolsize > 0)
-		CUDA_CHECK(cudaMemcpyAsync(g->pool, pool, poolsize, cudaMemcpyHostToDevice, g->st));
+		upload_pool(g, pool, poolsize);
 	g->last_pool = pool;
 	g->last_size = poolsize;
 	if (total > 0)
 		CUDA_CHECK(cudaMemcpyAsync(g->pairs, g->hpairs, total * sizeof(gpair),
 		    cudaMemcpyHostToDevice, g->st));
 	if (n > 0)
-		CUDA_CHECK(cudaMemcpyAsync(g->dist, dist, n * sizeof(int32_t), cudaMemcpyHostToDevice,
+		CUDA_CHECK(cudaMemcpyAsync(g->dist, hd, n * sizeof(int32_t), cudaMemcpyHostToDevice,
 		    g->st));
 	CUDA_CHECK(cudaEventRecord(g->e_k0, g->st));
 
@@ -199,10 +199,14 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 		launch_all(g, cnt, start, nmax);
 		CUDA_CHECK(cudaEventRecord(g->e_rep[2 * k - 1], g->st));
 	}
+	/* into pinned memory: a copy to pageable memory would hold this thread until the
+	 * kernels are done, and the next batch is read meanwhile */
 	if (n > 0)
-		CUDA_CHECK(cudaMemcpyAsync(dist, g->dist, n * sizeof(int32_t), cudaMemcpyDeviceToHost,
+		CUDA_CHECK(cudaMemcpyAsync(hd, g->dist, n * sizeof(int32_t), cudaMemcpyDeviceToHost,
 		    g->st));
 	CUDA_CHECK(cudaEventRecord(g->e_d2h, g->st));
+	g->out = dist;
+	g->nout = n;
 	g->pending = 1;
 }
 
@@ -237,6 +241,7 @@ ed_gpu_wait(struct ed_gpu *g)
 	}
 	g->clk_pending = 0;
 	g->pending = 0;
+	memcpy(g->out, g->hdist, g->nout * sizeof *g->out);
 }
 
 extern "C" double

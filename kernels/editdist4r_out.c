@@ -5,6 +5,7 @@
 #include "editdist4r_run.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "dense.h"
@@ -34,37 +35,77 @@ ed_out_matrix(struct ed_run *r, uint64_t rows, uint64_t cols)
 			out_putc(r->out, '\n');
 }
 
-static void
-put_dist(struct ed_run *r, int32_t d)
+/* Decimal text of v at w; returns its length. */
+static int
+put_int(char *w, int32_t v)
 {
-	if (r->fmt == FMT_NPY) {
-		float f = (float)d;
-		out_write(r->out, &f, sizeof f);
-	} else {
-		out_i64(r->out, d);
-		/* --all-vs-all: a matrix row is r->cols distances */
-		out_putc(r->out, r->cols > 0 && (r->written + 1) % r->cols != 0 ? '\t' : '\n');
+	char tmp[12];
+	int n = 0, k = 0;
+	uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+	if (v < 0)
+		w[k++] = '-';
+	do
+		tmp[n++] = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	while (n > 0)
+		w[k++] = tmp[--n];
+	return k;
+}
+
+struct lines {
+	const struct ed_run *r;
+	const struct ed_batch *b;
+};
+
+/* out_par's formatter: a distance a line (with --path, a TAB and the CIGAR), or
+ * --all-vs-all's rows of r->cols distances. */
+static void
+format_lines(void *ctx, size_t first, size_t count, struct obuf *o)
+{
+	const struct lines *f = ctx;
+	const struct ed_run *r = f->r;
+	const struct ed_batch *b = f->b;
+
+	for (size_t i = first; i < first + count; i++) {
+		int32_t d = b->dist[i];
+		const char *cg = !r->path ? NULL : d < 0 ? "*" : b->cigar[i];
+		size_t cl = cg != NULL ? strlen(cg) : 0;
+		char *w = obuf_room(o, 16 + cl);
+		w += put_int(w, d);
+		if (cg != NULL) {
+			*w++ = '\t';
+			memcpy(w, cg, cl);
+			w += cl;
+			*w++ = '\n';
+		} else {
+			uint64_t k = r->written + i;
+			*w++ = r->cols > 0 && (k + 1) % r->cols != 0 ? '\t' : '\n';
+		}
+		o->len = (size_t)(w - o->p);
 	}
-	r->written++;
 }
 
 void
 ed_out_batch(struct ed_run *r, struct ed_batch *b)
 {
 	double t0 = now_sec();
-	for (size_t i = 0; i < b->n; i++) {
-		if (!r->path) {
-			put_dist(r, b->dist[i]);
-			continue;
-		}
-		out_i64(r->out, b->dist[i]);
-		out_putc(r->out, '\t');
-		out_puts(r->out, b->dist[i] < 0 ? "*" : b->cigar[i]);
-		out_putc(r->out, '\n');
-		free(b->cigar[i]);
-		b->cigar[i] = NULL;
-		r->written++;
+	if (r->fmt == FMT_NPY) {
+		float *f = xmallocarray(MAX(b->n, (size_t)1), sizeof *f);
+		for (size_t i = 0; i < b->n; i++)
+			f[i] = (float)b->dist[i];
+		out_write(r->out, f, b->n * sizeof *f);
+		free(f);
+	} else {
+		struct lines ctx = {r, b};
+		out_par(r->out, b->n, (size_t)1 << 16, format_lines, &ctx);
 	}
+	if (r->path) {
+		for (size_t i = 0; i < b->n; i++) {
+			free(b->cigar[i]);
+			b->cigar[i] = NULL;
+		}
+	}
+	r->written += b->n;
 	phase_add(PH_WRITE, now_sec() - t0);
 }
 

@@ -1,8 +1,10 @@
 /* editdist4r_run.h: one run of editdist4r between reading and writing. cmd/editdist4r.c
- * reads the pairs and hands each over; editdist4r_batch.c gathers them into batches in
- * host memory (pinned for a GPU), computes a batch on the device while the next one is
- * read, and editdist4r_out.c writes the distances (and --path's CIGARs) in input order.
- * Apart from the kernels' interface (editdist4r.h), since the C files alone use it. */
+ * reads the pairs and hands each over; editdist4r_batch.c gathers them into batches,
+ * queues the first ones while the device is chosen (auto weighs their work), then
+ * computes a batch on the device while the next one is read, and editdist4r_out.c
+ * writes the distances (and --path's CIGARs) in input order. editdist4r_sym.c codes
+ * -u's characters as bytes. Apart from the kernels' interface (editdist4r.h), since the
+ * C files alone use it. */
 #ifndef EDITDIST4R_RUN_H
 #define EDITDIST4R_RUN_H
 
@@ -10,59 +12,92 @@
 #include <stdint.h>
 
 #include "editdist4r.h"
+#include "editdist4r_tune.h"
 #include "output.h"
-
-struct editdist4r_tune;
 
 /* Pairs gathered for one computation: strings in a pool, 16-byte aligned. */
 struct ed_batch {
 	uint8_t *pool;
-	size_t used, cap, max;	/* pool bytes: used, allocated, the most a batch takes */
+	size_t used, cap;	/* pool bytes: used, allocated */
 	struct ed_pair *pairs;
 	int32_t *dist;
 	char **cigar;
+	uint8_t *kind;		/* -u: each pair's enum ed_kind (else NULL: all bytes) */
+	size_t nutf8;		/* -u: pairs of kind ED_UTF8, to be coded */
+	uint32_t *wide;		/* -u: code points of the pairs of kind ED_WIDE */
+	size_t wused, wcap, nwide;
 	size_t n, ncap;
 	int shared_pool;	/* --all-vs-all: the pool is the same every batch */
 };
 
+struct ed_run;
+/* Chooses the device once the work is known (cmd/editdist4r.c): sets r->gpu, r->eo's
+ * engine and block size, r->g, and r->settled. whole: every pair has been added. */
+typedef void (*ed_settle_fn)(struct ed_run *r, int whole);
+
 struct ed_run {
 	struct ed_opts eo;
-	int path, fmt, gpu;
+	int path, fmt, gpu, utf8;
 	int all;		/* --all-vs-all: a matrix */
 	struct ed_gpu *g;
 	output *out;
 	uint64_t written;	/* distances written (rows of an NPY list) */
 	uint64_t cols;		/* --all-vs-all: the matrix's width */
-	uint64_t cells;
-	size_t max_pairs;	/* the most pairs a batch takes */
-	struct ed_batch b[2], *pending;
-	int cur;
-	struct ed_batch allpool;	/* --all-vs-all: every record's string, both batches' pool */
+	uint64_t cells;		/* |A| x |B| of the pairs computed, for -v */
+	uint64_t nwide;		/* -u: pairs computed by code point, for -v */
+	double work;		/* ed_pair_work of the pairs added, for auto */
+	uint64_t bytes;		/* the strings' bytes and 2 a pair, of the pairs added */
+	size_t max_bytes;	/* a batch's pool: ED_BATCH_BYTES, or less by --max-device-mem */
+	/* ED_BATCH_QUEUE batches in a ring: nfull handed over from head on, in order, the
+	 * first of them on the device when inflight; the one after them is being filled */
+	struct ed_batch b[ED_BATCH_QUEUE];
+	int head, nfull, inflight;
+	int settled;		/* the device is chosen: batches are computed as they come */
+	ed_settle_fn settle;
+	void *settle_ctx;	/* the settle function's */
+	double handover;	/* seconds spent computing and writing inside ed_run_add */
+	struct ed_batch allpool;	/* --all-vs-all: every record's string, the batches' pool */
 };
 
 /* Every record of a file (--all-vs-all): offsets and lengths in the run's allpool. */
 struct ed_recs {
 	size_t n, cap;
 	uint32_t *off, *len;
+	size_t nutf8;		/* -u: records that are not ASCII */
 };
 
 /* ---- batches (editdist4r_batch.c) ---- */
 
-/* The two batches, sized by the tuning row (and --max-device-mem when not 0). */
-void ed_run_begin(struct ed_run *r, const struct editdist4r_tune *tune, size_t max_device_mem);
-/* One pair: into the batch being filled, handing that batch over first when full. */
+/* The batches' bounds (--max-device-mem when not 0); settle is called once the first
+ * ED_BATCH_QUEUE batches are full, or at the end, unless r->settled is set already. */
+void ed_run_begin(struct ed_run *r, size_t max_device_mem, ed_settle_fn settle, void *ctx);
+/* One pair, of kind ED_BYTES or (-u) ED_UTF8: into the batch being filled, handing that
+ * batch over first when full. */
 void ed_run_add(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned char *b,
-    size_t blen);
-/* Hands the batch being filled over and finishes and writes the one handed over
- * before, so that reading overlaps the GPU's work. Twice at the end writes all. */
-void ed_run_flush(struct ed_run *r);
+    size_t blen, int kind);
+/* Every pair added: settles the device if need be, computes and writes all. */
+void ed_run_end(struct ed_run *r);
 /* A record of n bytes into the run's allpool and rc. Returns 0, changing nothing, when
  * the pool would pass 4 GiB. */
-int ed_recs_put(struct ed_run *r, struct ed_recs *rc, const unsigned char *s, size_t n);
+int ed_recs_put(struct ed_run *r, struct ed_recs *rc, const unsigned char *s, size_t n,
+    int kind);
 /* --all-vs-all: every record of A against every record of B, row by row, all written
- * (ed_out_matrix first); frees A, B and the allpool. */
+ * (ed_out_matrix first, the device settled); frees A, B and the allpool. */
 void ed_run_matrix(struct ed_run *r, struct ed_recs *A, struct ed_recs *B);
 void ed_run_free(struct ed_run *r);
+
+/* ---- -u: characters (editdist4r_sym.c) ---- */
+
+/* Whether s[0..n) is UTF-8: 1 with *count its code points, else 0 with *bad the offset
+ * of the first byte that is not. */
+int ed_utf8_check(const uint8_t *s, size_t n, size_t *count, size_t *bad);
+/* Codes the batch's pairs of kind ED_UTF8 as bytes in place (ED_BYTES), or, those that
+ * need more than 256 codes, as code points in its wide buffer (ED_WIDE). */
+void ed_sym_batch(struct ed_batch *b);
+/* --all-vs-all: codes every record of A and B (UTF-8, in pool) as bytes in place with
+ * one coding for all, updating their lengths; 0, changing nothing, when they share too
+ * many characters for it. */
+int ed_sym_records(uint8_t *pool, struct ed_recs *A, struct ed_recs *B);
 
 /* ---- output (editdist4r_out.c) ---- */
 
@@ -71,7 +106,8 @@ void ed_run_free(struct ed_run *r);
 void ed_out_begin(struct ed_run *r, const char *path);
 /* --all-vs-all: the matrix's shape, before its rows. */
 void ed_out_matrix(struct ed_run *r, uint64_t rows, uint64_t cols);
-/* A computed batch's distances (and CIGARs, freed once written). */
+/* A computed batch's distances (and CIGARs, freed once written), formatted on the
+ * threads. */
 void ed_out_batch(struct ed_run *r, struct ed_batch *b);
 void ed_out_end(struct ed_run *r);
 

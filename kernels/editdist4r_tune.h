@@ -7,8 +7,10 @@
 #define EDITDIST4R_TUNE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "editdist4r.h"
+#include "tune.h"
 
 /* ---- the CUDA kernels' shapes: one value for every GPU of a build ----
  * Template and __launch_bounds__ parameters and shared-memory layouts of the kernels
@@ -29,6 +31,36 @@
 #define ED_WF_FR_THREADS 256
 #define ED_WF_BP_THREADS 64
 
+/* ---- batches: one value for every device ----
+ * Pairs are gathered into batches before the device is chosen (auto weighs the work of
+ * the first batches), so their bounds cannot come from a device's row. Reasoned, not
+ * measured: ED_BATCH_QUEUE batches of ED_BATCH_BYTES of strings (256 MiB) are read
+ * while CUDA starts (300 ms on the lent H200, longer than reading them on 16 cores),
+ * and stay well within a GPU's and the host's memory. --max-device-mem lowers
+ * ED_BATCH_BYTES to a quarter of its value (at least 1 MiB). */
+#define ED_BATCH_BYTES ((size_t)64 << 20)
+#define ED_BATCH_PAIRS ((size_t)1 << 20)
+#define ED_BATCH_QUEUE 4
+/* Pinned buffers that a batch's strings pass through on their way to the GPU: two, so
+ * that copying one piece into them overlaps the transfer of the last. Reasoned: 8 MiB
+ * pieces take ~0.2 ms at the H200's 50 GB/s, long beside a copy's start-up. */
+#define ED_STAGE_BYTES ((size_t)8 << 20)
+
+/* The work of a pair for auto's cost model, in cells: |A| x |B|, or with --max-dist K
+ * the cells of the band that is computed (none when the lengths differ by more than
+ * K). An estimate: the engines compute whole blocks, strips and words. */
+static inline double
+ed_pair_work(uint64_t m, uint64_t n, int64_t K)
+{
+	uint64_t lo = m < n ? m : n, hi = m < n ? n : m;
+	if (K < 0)
+		return (double)lo * (double)hi;
+	if (hi - lo > (uint64_t)K)
+		return 0;
+	double band = 2.0 * (double)K + 1;
+	return (double)lo * (band < (double)hi ? band : (double)hi);
+}
+
 /* ---- the choices per device ---- */
 
 struct editdist4r_tune {
@@ -39,12 +71,22 @@ struct editdist4r_tune {
 	 * 256, the 8 words of bp_tp) and the longer at most tp_long; the others go to the
 	 * wavefront. Reasoned, not measured. */
 	int tp_short, tp_long;
-	/* A batch: the most string bytes (a quarter of --max-device-mem when that is
-	 * less) and pairs. Reasoned, not measured: two batches in flight, and the
-	 * GPU's buffers for them, stay well within a GPU's and the host's memory. */
-	size_t batch_bytes, batch_pairs;
+	/* -d auto: the CPU path against the GPU, in cells (ed_pair_work). auto reads the
+	 * row that a CUDA GPU picks, since it decides before the start-up has said which
+	 * GPU there is. */
+	struct cost_model cost;
 	const char *measured;	/* what chose auto_algo and t; -v prints it */
 };
+
+/* The cost model, from bench/README.md (editdist4r, H200 machine, 1M x 150 bp = 22.5 G
+ * cells). CPU: the CPU path's whole run, 561 ms on 16 threads (issue 12): 2.5 G cells a
+ * second a thread, reading included; 2 ms of its own (threads, tables). GPU: the
+ * bit-parallel kernels' 14.5 TCUPS (1.5 ms) plus moving 301 MB of strings (~8 ms through
+ * pinned buffers at ~40 GB/s) and sorting the pairs on the host (~10 ms): 22.5 G cells
+ * in ~20 ms, 1.1e12 cells a second; 20 ms of set-up (stream, buffers, pinned staging,
+ * loading the kernels at their first launch) beyond CUDA's start. The GPU figures are
+ * derived, to be checked by bench/e2e. */
+#define ED_COST {"cells", 2.5e9, 0.002, 1.1e12, 0.020}
 
 static const struct editdist4r_tune editdist4r_tune_table[] = {
 	/* Every NVIDIA GPU: measured on an H200 (bench/README.md, section editdist4r).
@@ -54,13 +96,13 @@ static const struct editdist4r_tune editdist4r_tune_table[] = {
 	 * fastest Four-Russians wavefront on the random pair and at every L of the
 	 * paper's experiment (t = 3 was 10% faster on the lambda pair and 15% on the
 	 * batch of short pairs). */
-	{"gpu nvidia", ED_BP, 2, 256, 1 << 16, (size_t)64 << 20, (size_t)1 << 20,
+	{"gpu nvidia", ED_BP, 2, 256, 1 << 16, ED_COST,
 	    "H200 2026-11-22, bench/editdist4r: 1M x 150 bp bit-parallel 1.7 ms, 4R t=3 9.8; "
 	    "48.5 kb pairs bit-parallel 6.6 and 7.2 ms, 4R t=2 33.6 and 25.0, t=3 30.4 and 31.8"},
 	/* The CPU path ("cpu"), and any device no row above names. t = 3: 0.86 against
 	 * 0.57 GCUPS for t = 2 on 300-base pairs, on the 2-core development machine.
 	 * auto: bit-parallel, "fastest everywhere measured" (bench/README.md). */
-	{"", ED_BP, 3, 256, 1 << 16, (size_t)64 << 20, (size_t)1 << 20,
+	{"", ED_BP, 3, 256, 1 << 16, ED_COST,
 	    "development machine 2026-11-22, 300-base pairs: 4R t=3 0.86 GCUPS, t=2 0.57"},
 };
 

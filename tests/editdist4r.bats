@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # editdist4r: edit distances against an independent plain DP (tests/ref/editdist4r_ref.c,
-# built here), python3-levenshtein and python3-edlib where they are installed.
+# built here), python3-levenshtein (also by code point: tests/ref/editdist4r_unicode.py)
+# and python3-edlib where they are installed.
 
 setup_file() {
 	export EDREF="$BATS_FILE_TMPDIR/ref"
@@ -23,6 +24,15 @@ setup_file() {
 setup() {
 	load helpers
 	D=$BATS_FILE_TMPDIR
+	UNI=$REF/editdist4r_unicode.py
+}
+
+# uni_data: random Unicode pairs and their distances by code point, made once.
+uni_data() {
+	pyhas Levenshtein || skip "python3-levenshtein is not installed"
+	[ -s "$D/uni.ref" ] && return
+	py "$UNI" gen 7 1500 300 >"$D/uni.txt"
+	py "$UNI" dist <"$D/uni.txt" >"$D/uni.ref"
 }
 
 # same FILE REF ARGS...: editdist4r ARGS... FILE prints exactly REF
@@ -277,7 +287,7 @@ print("ok")' "$D/c.npy" "$D/small.ref"
 }
 
 @test "bad options are usage errors (exit 2)" {
-	for args in "-t 0" "-t 4" "--algo nw" "-k -1" "-a x" "--all-vs-all" "--path --all-vs-all -a x -b y" "--path -O npy" "--bogus"; do
+	for args in "-t 0" "-t 4" "--algo nw" "-k -1" "-a x" "--all-vs-all" "--path --all-vs-all -a x -b y" "--path -O npy" "--format lines" "--format fa -a x -b y" "--bogus"; do
 		run --separate-stderr -2 editdist4r $args /dev/null
 		[[ "$stderr" == *"Try 'editdist4r --help'"* ]]
 	done
@@ -349,5 +359,257 @@ print("ok")' "$D/c.npy" "$D/small.ref"
 		editdist4r -d cpu $a "$D/mix.txt" >"$D/cpu.out"
 		editdist4r -d gpu $a "$D/mix.txt" >"$D/gpu.out"
 		cmp "$D/cpu.out" "$D/gpu.out"
+	done
+}
+
+# ---- characters (-u) ----
+
+@test "man page example: characters rather than bytes" {
+	run -0 sh -c "printf 'café\tcafe\n' | editdist4r"
+	assert_output 2
+	run -0 sh -c "printf 'café\tcafe\n' | editdist4r -u"
+	assert_output 1
+}
+
+@test "-u matches python-Levenshtein on random Unicode pairs with every engine" {
+	uni_data
+	for a in "" "--algo bp" "--algo dp" "-t 1" "-t 2" "-t 3"; do
+		same "$D/uni.txt" "$D/uni.ref" -u $a
+	done
+}
+
+@test "-u: pairs that share more than 254 characters are computed by code point, and agree" {
+	uni_data
+	run --separate-stderr -0 editdist4r -u -v "$D/uni.txt"
+	[[ "$stderr" =~ -u:\ ([0-9]+)\ pairs\ needed\ more ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	diff <(printf '%s\n' "$output") "$D/uni.ref"
+}
+
+@test "-u --max-dist matches python-Levenshtein" {
+	uni_data
+	for k in 0 5 40; do
+		py "$UNI" dist "$k" <"$D/uni.txt" >"$D/uk.ref"
+		for a in "" "--algo bp" "-t 2"; do
+			same "$D/uni.txt" "$D/uk.ref" -u -k "$k" $a
+		done
+	done
+}
+
+@test "-u --path CIGARs count characters and turn A into B at the distance's cost" {
+	uni_data
+	for a in "" "-t 3" "--algo dp"; do
+		editdist4r -u --path $a "$D/uni.txt" >"$D/upath.out"
+		run -0 py "$UNI" check "$D/uni.txt" "$D/upath.out"
+		assert_output "ok 1500"
+	done
+}
+
+@test "-u in small batches (--max-device-mem) gives the same distances" {
+	uni_data
+	same "$D/uni.txt" "$D/uni.ref" -u --max-device-mem 4M
+}
+
+@test "-u: a string that is not UTF-8 is an error naming its line, and without -u it is bytes" {
+	printf 'abc\tabd\nab\377c\tabc\n' >"$D/bad8.txt"
+	run --separate-stderr -1 editdist4r -u "$D/bad8.txt"
+	[[ "$stderr" == *"bad8.txt:2: A is not UTF-8 (byte 3 is 0xff)"* ]]
+	run -0 editdist4r "$D/bad8.txt"
+	assert_output "$(printf '1\n1')"
+	# overlong, a surrogate, above U+10FFFF, cut short, a lone continuation byte
+	for s in '\300\257' '\355\240\200' '\364\220\200\200' '\342\202' '\200'; do
+		printf "xy\tx$s\n" >"$D/bad9.txt"
+		run --separate-stderr -1 editdist4r -u "$D/bad9.txt"
+		[[ "$stderr" == *"bad9.txt:1: B is not UTF-8 (byte 2 is 0x"* ]]
+	done
+}
+
+@test "-u pairs the records of -a and -b, and --all-vs-all codes them once or pair by pair" {
+	pyhas Levenshtein || skip "python3-levenshtein is not installed"
+	py "$UNI" records 3 30 0 >"$D/ra.txt"
+	py "$UNI" records 4 30 0 >"$D/rb.txt"
+	paste "$D/ra.txt" "$D/rb.txt" | py "$UNI" dist >"$D/rab.ref"
+	run -0 editdist4r -u -a "$D/ra.txt" -b "$D/rb.txt"
+	diff <(printf '%s\n' "$output") "$D/rab.ref"
+	# Latin and Greek: one coding for every record
+	py "$UNI" matrix "$D/ra.txt" "$D/rb.txt" >"$D/rm.ref"
+	run -0 editdist4r -u --all-vs-all -a "$D/ra.txt" -b "$D/rb.txt"
+	diff <(printf '%s\n' "$output") "$D/rm.ref"
+	# 100 of 400 CJK characters each: together more than a byte codes, so pair by pair
+	py "$UNI" records 5 12 1 >"$D/wa.txt"
+	py "$UNI" records 6 9 1 >"$D/wb.txt"
+	py "$UNI" matrix "$D/wa.txt" "$D/wb.txt" >"$D/wm.ref"
+	for a in "" "-t 2"; do
+		run -0 editdist4r -u --all-vs-all $a -a "$D/wa.txt" -b "$D/wb.txt"
+		diff <(printf '%s\n' "$output") "$D/wm.ref"
+	done
+}
+
+@test "GPU and CPU print the same with -u" {
+	require_gpu
+	uni_data
+	for a in "" "-t 2" "-k 20" "--path" "--algo bp -k 5"; do
+		editdist4r -d cpu -u $a "$D/uni.txt" >"$D/cpu.out"
+		editdist4r -d gpu -u $a "$D/uni.txt" >"$D/gpu.out"
+		cmp "$D/cpu.out" "$D/gpu.out"
+	done
+	cmp "$D/gpu.out" <(editdist4r -d cpu -u --algo dp -k 5 "$D/uni.txt")
+}
+
+# ---- the record format (--format) ----
+
+@test "man page example: a word list whose words start with @" {
+	cd "$BATS_TEST_TMPDIR"
+	printf '@alice\n@bob\n' >a
+	printf 'alice\nbobby\n' >b
+	run -0 editdist4r --format lines -a a -b b
+	assert_output "$(printf '1\n3')"
+	# without --format, the first '@' makes it FASTQ
+	run --separate-stderr -1 editdist4r -a a -b b
+	[[ "$stderr" == *"a:1: FASTQ record ends before its '+' line"* ]]
+}
+
+@test "--format lines takes every line as it is: '>' and '@' lines, blank lines as empty strings" {
+	printf '>x\n\n@y\r\n' >"$D/w1.txt"
+	printf '>\nz\n@yy\n' >"$D/w2.txt"
+	run -0 editdist4r --format lines -a "$D/w1.txt" -b "$D/w2.txt"
+	assert_output "$(printf '1\n1\n1')"
+	run -0 editdist4r --format lines --all-vs-all -a "$D/w1.txt" -b "$D/w2.txt"
+	assert_output "$(printf '1\t2\t3\n1\t1\t3\n2\t2\t1')"
+	printf '>x\n' >"$D/w3.txt"
+	run --separate-stderr -1 editdist4r --format lines -a "$D/w1.txt" -b "$D/w3.txt"
+	[[ "$stderr" == *"w1.txt:2: record 2 has no partner"* ]]
+}
+
+@test "--format fasta and fastq read those formats, and a file of another is an error naming it" {
+	run -0 editdist4r --format fasta -a "$TESTDATA/editdist4r/reads.fa" -b "$TESTDATA/editdist4r/reads.fa"
+	assert_output "$(printf '0\n0\n0')"
+	run -0 editdist4r --format fastq -a "$TESTDATA/editdist4r/reads.fq" -b "$TESTDATA/editdist4r/reads.fq"
+	assert_output "$(printf '0\n0\n0')"
+	run --separate-stderr -1 editdist4r --format fasta -a "$TESTDATA/editdist4r/reads.fq" -b "$TESTDATA/editdist4r/reads.fa"
+	[[ "$stderr" == *"reads.fq: not FASTA: the first line that is not blank does not start with '>' (--format fasta)"* ]]
+	run --separate-stderr -1 editdist4r --format fastq -a "$TESTDATA/editdist4r/reads.fq" -b "$TESTDATA/editdist4r/reads.fa"
+	[[ "$stderr" == *"reads.fa: not FASTQ"* ]]
+	printf 'ACGT\n' >"$D/plain.txt"
+	run --separate-stderr -1 editdist4r --format fastq -a "$D/plain.txt" -b "$D/plain.txt"
+	[[ "$stderr" == *"plain.txt: not FASTQ"* ]]
+}
+
+# ---- choosing the device (auto) ----
+
+@test "-d auto without a GPU says so and runs on the CPU" {
+	editdist4r --list-devices | grep -q '^gpu:' && skip "a GPU is here (the require_gpu tests cover auto)"
+	run --separate-stderr -0 editdist4r -d auto -v "$TESTDATA/editdist4r/pairs.txt"
+	# "no usable GPU" once CUDA's start has found none; before that, auto weighs the work
+	[[ "$stderr" == *"device: cpu"* ]]
+	[[ "$stderr" == *"(no usable GPU"* || "$stderr" == *"auto: cpu, estimated"* ]]
+	assert_output "$(printf '4\n3\n3\n7\n0')"
+	# the first batches wait for the choice: many batches (--max-device-mem) under auto
+	same "$D/dna.txt" "$D/dna.ref" -d auto --max-device-mem 4M
+}
+
+@test "auto on the GPU machine computes testdata on the CPU without waiting for CUDA" {
+	require_gpu
+	for f in pairs.txt; do
+		run --separate-stderr -0 env ACCELKIT_DEVICE=auto editdist4r -v "$TESTDATA/editdist4r/$f"
+		[[ "$stderr" == *"auto: cpu, estimated"* ]]
+		[[ "$stderr" == *"device: cpu"* ]]
+		[[ "$stderr" != *"device start"* ]]
+		assert_output "$(printf '4\n3\n3\n7\n0')"
+	done
+	run --separate-stderr -0 env ACCELKIT_DEVICE=auto editdist4r -v --all-vs-all \
+	    -a "$TESTDATA/editdist4r/reads.fa" -b "$TESTDATA/editdist4r/refs.fa"
+	[[ "$stderr" == *"auto: cpu, estimated"* && "$stderr" != *"device start"* ]]
+	assert_output "$(printf '0\t8\n9\t1\n11\t11')"
+}
+
+@test "auto chooses the GPU when the work pays for CUDA's start" {
+	require_gpu
+	# 80,000 pairs of about 150 bases: 1.8 G cells, 0.7 s estimated on one CPU thread
+	"$EDREF" sizes 41 80000 dna 150 >"$D/big.txt"
+	run --separate-stderr -0 editdist4r -d auto -j 1 -v "$D/big.txt"
+	[[ "$stderr" == *"auto: gpu, estimated"* ]]
+	[[ "$stderr" == *"device: gpu:"* ]]
+	printf '%s\n' "$output" >"$D/big.gpu"
+	editdist4r -d cpu "$D/big.txt" | cmp - "$D/big.gpu"
+}
+
+# ---- properties (issue 14): sizes at every edge, random bounds, a trickling pipe ----
+
+# Lengths at the edges of the machine word (64 on the CPU, 32 on the GPU), the t-blocks
+# (1..3), the strips and wavefront jobs (t x 256 and 32 x 64 rows) and the thread-per-pair
+# limit (a shorter side of 256).
+EDGES="0 1 2 3 4 5 6 7 8 9 10 31 32 33 63 64 65 95 96 97 127 128 129 255 256 257 511 512 513 767 768 769 2047 2048 2049"
+
+@test "property: every engine matches the reference at lengths on every edge, bytes of all kinds" {
+	for kind in dna bytes; do
+		"$EDREF" sizes 51 240 "$kind" $EDGES >"$D/edge.txt"
+		"$EDREF" dist <"$D/edge.txt" >"$D/edge.ref"
+		for a in "" "--algo bp" "--algo dp" "-t 1" "-t 2" "-t 3"; do
+			run -0 timeout 60 editdist4r $a "$D/edge.txt"
+			diff <(printf '%s\n' "$output") "$D/edge.ref"
+		done
+	done
+}
+
+@test "property: random --max-dist, batch bounds and engines give the reference's distances" {
+	RANDOM=14
+	"$EDREF" sizes 52 20000 dna 0 1 63 64 65 127 128 129 150 255 256 257 >"$D/pb.txt"
+	"$EDREF" sizes 53 60 dna 1000 2048 3001 >>"$D/pb.txt"
+	"$EDREF" dist <"$D/pb.txt" >"$D/pb.ref"
+	local ks=(-1 0 1 2 3 31 32 33 63 64 65 100 257 1000) mems=(0 4M 5M 7M 13M 64M)
+	local algos=("" "--algo bp" "--algo dp" "-t 1" "-t 2" "-t 3") devs=(cpu auto)
+	for i in $(seq 1 10); do
+		local k=${ks[RANDOM % ${#ks[@]}]} m=${mems[RANDOM % ${#mems[@]}]}
+		local a=${algos[RANDOM % ${#algos[@]}]} d=${devs[RANDOM % ${#devs[@]}]}
+		local args="-d $d $a"
+		[ "$k" -ge 0 ] && args="$args -k $k"
+		[ "$m" != 0 ] && args="$args --max-device-mem $m"
+		awk -v k="$k" '{ print ((k >= 0 && $1 > k) ? -1 : $1) }' "$D/pb.ref" >"$D/pbk.ref"
+		run --separate-stderr timeout 60 editdist4r $args "$D/pb.txt"
+		[ "$status" -eq 0 ] || fail "editdist4r $args: exit $status: $stderr"
+		diff <(printf '%s\n' "$output") "$D/pbk.ref" >/dev/null || fail "editdist4r $args differs"
+	done
+}
+
+@test "property: input through a pipe a byte at a time, and in tiny chunks, gives the same output" {
+	"$EDREF" gen 54 150 200 dna >"$D/tr.txt"
+	"$EDREF" dist <"$D/tr.txt" >"$D/tr.ref"
+	run -0 timeout 60 sh -c '"$1" trickle "$2" | editdist4r' sh "$EDREF" "$D/tr.txt"
+	diff <(printf '%s\n' "$output") "$D/tr.ref"
+	run -0 timeout 60 env ACCELKIT_CHUNK_BYTES=64 editdist4r -j 2 "$D/tr.txt"
+	diff <(printf '%s\n' "$output") "$D/tr.ref"
+	# records: FASTA from a trickling pipe against one-a-line
+	awk -F'\t' '{ print ">r" NR; print $1 }' "$D/tr.txt" >"$D/tr.fa"
+	cut -f2 "$D/tr.txt" >"$D/tr.b"
+	run -0 timeout 60 bash -c 'editdist4r -a <("$1" trickle "$2") -b "$3"' sh "$EDREF" "$D/tr.fa" "$D/tr.b"
+	diff <(printf '%s\n' "$output") "$D/tr.ref"
+}
+
+@test "property: -u through a pipe a byte at a time gives the same output" {
+	pyhas Levenshtein || skip "python3-levenshtein is not installed"
+	py "$UNI" gen 8 120 80 >"$D/ut.txt"
+	py "$UNI" dist <"$D/ut.txt" >"$D/ut.ref"
+	run -0 timeout 60 sh -c '"$1" trickle "$2" | editdist4r -u' sh "$EDREF" "$D/ut.txt"
+	diff <(printf '%s\n' "$output") "$D/ut.ref"
+}
+
+@test "property: GPU equals CPU for every engine, bound and size, long pairs included" {
+	require_gpu
+	RANDOM=15
+	"$EDREF" sizes 55 3000 dna $EDGES >"$D/pg.txt"
+	# the thread-per-pair limit of the longer side (65,536) and the wavefront past it
+	"$EDREF" sizes 56 12 dna 65535 65536 65537 / 1 100 256 257 >>"$D/pg.txt"
+	"$EDREF" sizes 57 4 bytes 9000 20000 >>"$D/pg.txt"
+	local ks=(-1 0 1 31 32 33 64 257 5000) mems=(0 4M 9M 64M)
+	local algos=("" "--algo bp" "-t 1" "-t 2" "-t 3")
+	for i in $(seq 1 12); do
+		local k=${ks[RANDOM % ${#ks[@]}]} m=${mems[RANDOM % ${#mems[@]}]}
+		local args=${algos[RANDOM % ${#algos[@]}]}
+		[ "$k" -ge 0 ] && args="$args -k $k"
+		[ "$m" != 0 ] && args="$args --max-device-mem $m"
+		timeout 60 editdist4r -d cpu $args "$D/pg.txt" >"$D/pg.cpu"
+		timeout 60 editdist4r -d gpu $args "$D/pg.txt" >"$D/pg.gpu" || fail "gpu $args: exit $?"
+		cmp "$D/pg.cpu" "$D/pg.gpu" || fail "editdist4r $args: GPU differs from CPU"
 	done
 }

@@ -8,11 +8,20 @@
  *   ref gen SEED N MAXLEN KIND  N random pairs, lengths 0..MAXLEN; KIND dna, ascii,
  *                               high (bytes >= 0x80) or bytes (any but TAB, CR, LF);
  *                               B is a mutated copy of A or an unrelated string
- *   ref matrix FA FB            the distance matrix of two one-sequence-a-line files */
+ *   ref sizes SEED N KIND L... [/ LB...]
+ *                               N random pairs whose A has a length drawn from L...;
+ *                               B a mutated copy of A or a string of a length drawn
+ *                               from L... (lengths at the edges of words and blocks);
+ *                               with / LB..., B unrelated, of a length drawn from LB
+ *   ref matrix FA FB            the distance matrix of two one-sequence-a-line files
+ *   ref trickle FILE            FILE to standard output one byte a write(2), so that a
+ *                               reader of the pipe gets it a few bytes at a time */
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *
 readline(FILE *f, size_t *n)
@@ -179,18 +188,23 @@ rbyte(const char *kind)
 	}
 }
 
+/* N pairs: A's length from lens (nlens of them) when given, else 0..maxlen; B's from
+ * blens when given (B unrelated), else like A's. */
 static int
-cmd_gen(uint64_t seed, long npairs, long maxlen, const char *kind)
+gen_pairs(long npairs, long maxlen, const char *kind, const long *lens, int nlens,
+    const long *blens, int nblens)
 {
 	unsigned char *a = malloc((size_t)maxlen + 1), *b = malloc(2 * (size_t)maxlen + 2);
-	state = seed;
 	for (long p = 0; p < npairs; p++) {
-		size_t m = (size_t)(rnd() % (uint64_t)(maxlen + 1)), n = 0;
+		size_t m = nlens ? (size_t)lens[rnd() % (uint64_t)nlens] :
+		    (size_t)(rnd() % (uint64_t)(maxlen + 1)), n = 0;
 		for (size_t i = 0; i < m; i++)
 			a[i] = (unsigned char)rbyte(kind);
-		unsigned mode = (unsigned)(rnd() % 8);
+		unsigned mode = nblens ? 0 : (unsigned)(rnd() % 8);
 		if (mode == 0) {			/* unrelated */
-			n = (size_t)(rnd() % (uint64_t)(maxlen + 1));
+			n = nblens ? (size_t)blens[rnd() % (uint64_t)nblens] :
+			    nlens ? (size_t)lens[rnd() % (uint64_t)nlens] :
+			    (size_t)(rnd() % (uint64_t)(maxlen + 1));
 			for (size_t j = 0; j < n; j++)
 				b[j] = (unsigned char)rbyte(kind);
 		} else {				/* edits at a rate of 1/2^mode */
@@ -215,6 +229,52 @@ cmd_gen(uint64_t seed, long npairs, long maxlen, const char *kind)
 	}
 	free(a);
 	free(b);
+	return 0;
+}
+
+static int
+cmd_gen(uint64_t seed, long npairs, long maxlen, const char *kind)
+{
+	state = seed;
+	return gen_pairs(npairs, maxlen, kind, NULL, 0, NULL, 0);
+}
+
+static int
+cmd_sizes(uint64_t seed, long npairs, const char *kind, char **lv, int nv)
+{
+	long *lens = malloc((size_t)nv * sizeof *lens), maxlen = 0;
+	int nlens = nv, nb = 0;
+	for (int i = 0; i < nv; i++) {
+		if (strcmp(lv[i], "/") == 0) {
+			nlens = i;
+			continue;
+		}
+		lens[i > nlens ? i - 1 : i] = atol(lv[i]);
+		if (atol(lv[i]) > maxlen)
+			maxlen = atol(lv[i]);
+	}
+	if (nlens < nv)
+		nb = nv - nlens - 1;
+	state = seed;
+	int rc = gen_pairs(npairs, maxlen, kind, lens, nlens, lens + nlens, nb);
+	free(lens);
+	return rc;
+}
+
+static int
+cmd_trickle(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	int c;
+	if (f == NULL)
+		return perror(path), 1;
+	while ((c = getc(f)) != EOF) {
+		unsigned char byte = (unsigned char)c;
+		if (write(1, &byte, 1) != 1)
+			return perror("ref trickle"), 1;
+		sched_yield();
+	}
+	fclose(f);
 	return 0;
 }
 
@@ -260,8 +320,13 @@ main(int argc, char **argv)
 		return cmd_check(argv[2], argv[3]);
 	if (argc == 6 && strcmp(argv[1], "gen") == 0)
 		return cmd_gen(strtoull(argv[2], NULL, 10), atol(argv[3]), atol(argv[4]), argv[5]);
+	if (argc >= 6 && strcmp(argv[1], "sizes") == 0)
+		return cmd_sizes(strtoull(argv[2], NULL, 10), atol(argv[3]), argv[4], argv + 5,
+		    argc - 5);
 	if (argc == 4 && strcmp(argv[1], "matrix") == 0)
 		return cmd_matrix(argv[2], argv[3]);
+	if (argc == 3 && strcmp(argv[1], "trickle") == 0)
+		return cmd_trickle(argv[2]);
 	fprintf(stderr, "usage: see the comment at the top of editdist4r_ref.c\n");
 	return 2;
 }
