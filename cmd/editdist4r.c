@@ -383,7 +383,7 @@ main(int argc, char **argv)
 		    argc - optind);
 	}
 	cuda_start(spec, 0, NULL, &sc.dev);
-	ed_run_begin(&r, co.max_device_mem, settle, &sc);
+	ed_run_begin(&r, co.max_device_mem, sc.total >= 0, settle, &sc);
 	if (strcmp(spec, "cpu") == 0 || !cuda_compiled())
 		settle(&r, 0);	/* nothing to weigh or to wait for */
 	ed_out_begin(&r, co.output);

@@ -39,8 +39,10 @@ ed_host_copy(void *dst, const void *src, size_t n)
 }
 
 void
-ed_run_begin(struct ed_run *r, size_t max_device_mem, ed_settle_fn settle, void *ctx)
+ed_run_begin(struct ed_run *r, size_t max_device_mem, int sized, ed_settle_fn settle,
+    void *ctx)
 {
+	r->settle_after = sized ? ED_BATCH_QUEUE : 1;
 	r->max_bytes = ED_BATCH_BYTES;
 	if (max_device_mem > 0)
 		r->max_bytes = MAX((size_t)1 << 20, MIN(r->max_bytes, max_device_mem / 4));
@@ -270,13 +272,13 @@ filling(struct ed_run *r)
 }
 
 /* The batch being filled is full: it joins the queue; once the device is chosen (now,
- * when the queue is full) the queue is computed, all but its last on a GPU. */
+ * when settle_after batches wait) the queue is computed, all but its last on a GPU. */
 static void
 handover(struct ed_run *r)
 {
 	r->nfull++;
 	if (!r->settled) {
-		if (r->nfull < ED_BATCH_QUEUE)
+		if (r->nfull < r->settle_after)
 			return;
 		r->settle(r, 0);
 	}

@@ -575,12 +575,15 @@ for i, j in ents:
     out.append("%d %d %s" % (i, j, r.choice(["%.7g" % r.gauss(0, 1), repr(r.gauss(0, 1)), "%d" % r.randint(-9, 9)])))
     if r.random() < 0.02: out.append(r.choice(["% comment", "", "  "]))
 open("a.mtx", "w").write("\r\n".join(out) + "\r\n")
+# scipy reads the same entries without comments, blank lines and CRLF (the newer
+# scipy of the GPU machine refuses them, the reader skips them)
+open("ref.mtx", "w").write("\n".join([out[0], out[3]] + [l for l in out[4:] if l.strip() and l[0] != "%"]) + "\n")
 s = ["%%MatrixMarket matrix coordinate pattern symmetric", "5 5 4", "1 1", "3 1", "5 2", "4 4"]
 open("s.mtx", "w").write("\n".join(s))'
 	same_at_any_j got.txt acctest mm a.mtx
 	run -0 py -c '
 import numpy as np, scipy.io
-ref = scipy.io.mmread("a.mtx").tocsr()
+ref = scipy.io.mmread("ref.mtx").tocsr()
 ref.sort_indices()
 got = open("got.txt").read().split("\n")
 assert got[0] == "%d %d %d" % (ref.shape[0], ref.shape[1], ref.nnz), got[0]

@@ -66,7 +66,8 @@ setup() {
 outside() {
 	local v unset=()
 	for v in $(compgen -e) $(env | sed -n 's/^\(BASH_FUNC_[^=]*\)=.*/\1/p'); do
-		[[ $v == BATS_* || $v == BASH_FUNC_* ]] && unset+=(-u "$v")
+		# (BATS_LIB_PATH stays: it says where bats-support is, as on the GPU machine)
+		[[ ($v == BATS_* && $v != BATS_LIB_PATH) || $v == BASH_FUNC_* ]] && unset+=(-u "$v")
 	done
 	PATH=$OUTPATH env "${unset[@]}" "$@"
 }
