@@ -276,13 +276,14 @@ EOF
 	[[ $stderr == *"nan.htk: byte 40: NaN in HTK data (frame 2, column 2)"* ]]
 }
 
-@test "a bad variance or weight is an error naming the model" {
+@test "a bad variance or weight is an error naming the model and the value's line" {
 	awk 'NR == 3 { $9 = 0 } { print }' "$D/native.txt" > "$T/v0.txt"
 	run -1 --separate-stderr gmmscore -m "$T/v0.txt" "$D/feats.npy"
-	[[ $stderr == *"v0.txt:2: model 's0', component 1, dimension 2: variance 0 is not positive"* ]]
+	[[ $stderr == *"v0.txt:3: model 's0', component 1, dimension 2: variance 0 is not positive"* ]]
 	awk 'NR == 5 { $1 = -$1 } { print }' "$D/native.txt" > "$T/w.txt"
 	run -1 --separate-stderr gmmscore -m "$T/w.txt" "$D/feats.npy"
-	[[ $stderr == *"w.txt:4: model 'h1.2', component 1: weight -"*" is negative"* ]]
+	[[ $stderr == *"w.txt:5: model 'h1.2', component 1: weight -"*" is negative"* ]]
+	# the weights' sum is the model's: its header line
 	awk 'NR == 5 { $1 = $1 / 2 } { print }' "$D/native.txt" > "$T/w.txt"
 	run -1 --separate-stderr gmmscore -m "$T/w.txt" "$D/feats.npy"
 	[[ $stderr == *"w.txt:4: model 'h1.2': weights sum to"*"not 1"* ]]
@@ -290,10 +291,43 @@ EOF
 	awk '/^<VARIANCE> 6$/ { v++ } { if (fix) { $1 = -1; fix = 0 } } v == 2 && !done { fix = 1; done = 1 } { print }' \
 	    "$D/hmm.mmf" > "$T/v.mmf"
 	run -1 --separate-stderr gmmscore -m "$T/v.mmf" "$D/feats.npy"
-	[[ $stderr == *"v.mmf:7: model 's0', component 1, dimension 1: variance -1 is not positive"* ]]
+	[[ $stderr == *"v.mmf:13: model 's0', component 1, dimension 1: variance -1 is not positive"* ]]
 	printf '<DIMENSION> 2 <NUMPDFS> 1 <DiagGMM>\n<WEIGHTS> [ 0.5 0.5 ]\n<MEANS_INVVARS> [\n 0 0\n 1 1 ]\n<INV_VARS> [\n 1 1\n 1 0 ]\n</DiagGMM>\n' > "$T/z.mdl"
 	run -1 --separate-stderr gmmscore -m "$T/z.mdl" "$D/feats.npy"
-	[[ $stderr == *"z.mdl:1: model '0', component 2, dimension 2: variance inf is not positive"* ]]
+	[[ $stderr == *"z.mdl:8: model '0', component 2, dimension 2: variance inf is not positive"* ]]
+}
+
+@test "a bad value on a later line of its model is named by that line (the colleague's case)" {
+	# bad3.gmm: the variance on line 7 belongs to the model whose header is line 5
+	printf '# two models\ngmm a 1 2\n1 0 0 1 1\n\ngmm b 2 2\n0.5 0 0 1 1\n0.5 0 0 1 -2\n' > "$T/bad3.gmm"
+	run -1 --separate-stderr gmmscore -m "$T/bad3.gmm" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/bad3.gmm:7: model 'b', component 2, dimension 2: variance -2 is not positive and finite"
+	# the same in an HTK MMF: the weight on its <MIXTURE> line, the variance on its own
+	printf '~o <VECSIZE> 2\n~s "a"\n<NUMMIXES> 2\n<MIXTURE> 1 0.5\n<MEAN> 2 0 0\n<VARIANCE> 2 1 1\n<MIXTURE> 2 -0.5\n<MEAN> 2 0 0\n<VARIANCE> 2\n1\n1\n' > "$T/w.mmf"
+	run -1 --separate-stderr gmmscore -m "$T/w.mmf" "$D/feats.npy"
+	[[ $stderr == *"w.mmf:7: model 'a', component 2: weight -0.5 is negative"* ]]
+	sed -e '7s/-0.5/0.5/' -e '11s/1/0/' "$T/w.mmf" > "$T/v.mmf"
+	run -1 --separate-stderr gmmscore -m "$T/v.mmf" "$D/feats.npy"
+	[[ $stderr == *"v.mmf:11: model 'a', component 2, dimension 2: variance 0 is not positive"* ]]
+	# a variance from a ~v macro: the macro's line
+	printf '~o <VECSIZE> 2\n~v "f"\n<VARIANCE> 2\n1 -1\n~s "a"\n<MEAN> 2 0 0\n~v "f"\n' > "$T/m.mmf"
+	run -1 --separate-stderr gmmscore -m "$T/m.mmf" "$D/feats.npy"
+	[[ $stderr == *"m.mmf:4: model 'a', component 1, dimension 2: variance -1 is not positive"* ]]
+}
+
+@test "a bad number is quoted alone, not with the rest of its line" {
+	printf 'gmm a 1 2\nx 1 1 1 1\n' > "$T/bad.gmm"
+	run -1 --separate-stderr gmmscore -m "$T/bad.gmm" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/bad.gmm:2: model 'a', component 1: not a number: 'x'"
+	printf 'gmm a 1 2\n1 0 0 1 1e\n' > "$T/bad.gmm"
+	run -1 --separate-stderr gmmscore -m "$T/bad.gmm" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/bad.gmm:2: model 'a', component 1: not a number: '1e'"
+	printf '<DIMENSION> 2 <NUMPDFS> 1 <DiagGMM>\n<WEIGHTS> [ 1 ]\n<MEANS_INVVARS> [\n 0 zero ]\n<INV_VARS> [\n 1 1 ]\n</DiagGMM>\n' > "$T/bad.mdl"
+	run -1 --separate-stderr gmmscore -m "$T/bad.mdl" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/bad.mdl:4: not a number: 'zero'"
+	printf '~o <VECSIZE> 2\n~s "a"\n<MEAN> 2 0 nought 1\n<VARIANCE> 2 1 1\n' > "$T/bad.mmf"
+	run -1 --separate-stderr gmmscore -m "$T/bad.mmf" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/bad.mmf:3: expected a number, found 'nought'"
 }
 
 @test "a dimension mismatch inside a model file is an error naming the model" {
