@@ -202,7 +202,7 @@ reserve(struct mmf *f)
 	struct gmm_models *m = f->b.m;
 	gmm_build_reserve(&f->b, 0, f->nmean);
 	const size_t n = f->nmean, d = (size_t)f->dim, step = 4096;
-	#pragma omp parallel for schedule(static)
+	#pragma omp parallel for schedule(static) if (n * d > ((size_t)1 << 18))
 	for (size_t i = 0; i < n; i += step) {
 		size_t k = MIN(step, n - i);
 		memset(m->weight + i, 0, k * sizeof *m->weight);
@@ -257,7 +257,7 @@ scan_vectors(struct mmf *f)
 {
 	const char *buf = f->c.buf;
 	const size_t len = f->c.end;
-	const int nt = len > ((size_t)1 << 20) ? omp_get_max_threads() : 1;
+	const int nt = len > GMM_PAR_BYTES ? omp_get_max_threads() : 1;
 	if (nt == 1)
 		return;		/* the reader alone is faster: nothing to overlap */
 	struct vec **part = xcalloc((size_t)nt, sizeof *part);

@@ -415,7 +415,7 @@ gmm_read_kaldi(const char *path, const char *buf, size_t len, struct gmm_models 
 			g[i].ivar = m->ivar + o * (size_t)dim;
 		}
 	}
-	#pragma omp parallel for schedule(dynamic, 16)
+	#pragma omp parallel for schedule(dynamic, 16) if (len > GMM_PAR_BYTES)
 	for (long i = 0; i < npdf; i++) {
 		char name[32], msg[700];
 		struct gmm_bad bad;
@@ -451,7 +451,7 @@ gmm_read_kaldi(const char *path, const char *buf, size_t len, struct gmm_models 
 		dim = g[0].dim;
 	if (!c.binary) {
 		model_arrays(m, g, npdf, dim);
-		#pragma omp parallel for schedule(dynamic, 64)
+		#pragma omp parallel for schedule(dynamic, 64) if (len > GMM_PAR_BYTES)
 		for (long i = 0; i < npdf; i++) {
 			size_t o = m->off[i], n = (size_t)g[i].k * (size_t)dim;
 			memcpy(m->weight + o, g[i].w, (size_t)g[i].k * sizeof(double));

@@ -79,7 +79,7 @@ header_at(const char *p, const char *end)
 static size_t *
 find_headers(const char *buf, size_t len, size_t *nhead)
 {
-	int nt = len > ((size_t)1 << 20) ? omp_get_max_threads() : 1;
+	int nt = len > GMM_PAR_BYTES ? omp_get_max_threads() : 1;
 	size_t **part = xcalloc((size_t)nt, sizeof *part);
 	size_t *npart = xcalloc((size_t)nt, sizeof *npart);
 
@@ -243,7 +243,7 @@ gmm_read_native(const char *path, const char *buf, size_t len, struct gmm_models
 	}
 	free(head);
 
-	#pragma omp parallel for schedule(dynamic, 64)
+	#pragma omp parallel for schedule(dynamic, 64) if (len > GMM_PAR_BYTES)
 	for (size_t i = 0; i < nseg; i++)
 		parse_header(buf, &sg[i]);
 	/* The set is allocated for the models up to the first bad header; past it
@@ -272,7 +272,7 @@ gmm_read_native(const char *path, const char *buf, size_t len, struct gmm_models
 	for (size_t i = 0; i < upto; i++)
 		if (sg[i].store)
 			sg[i].first = gmm_build_add(&b, sg[i].name, (size_t)sg[i].k);
-	#pragma omp parallel
+	#pragma omp parallel if (len > GMM_PAR_BYTES)
 	{
 		double *row = xmallocarray(2 * (size_t)m->dim + 2, sizeof *row);
 		size_t *lpos = NULL, cap = 0;

@@ -72,6 +72,11 @@ int gmm_toklen(const char *p, const char *end);
 
 /* ---- the readers of the whole file at buf[0..len) ---- */
 
+/* Files smaller than this are parsed on one thread: waking the others would cost more
+ * than it saves (and a small model on auto must not wait for them). */
+#define GMM_PAR_BYTES ((size_t)1 << 20)
+
+
 void gmm_read_kaldi(const char *path, const char *buf, size_t len, struct gmm_models *m);
 void gmm_read_htk(const char *path, const char *buf, size_t len, struct gmm_models *m);
 void gmm_read_native(const char *path, const char *buf, size_t len, struct gmm_models *m);
