@@ -19,25 +19,14 @@
 #define NBUF 3				/* chunks in flight: reading, scoring, writing */
 #define HOST_RESULT_MAX ((size_t)128 << 20)	/* bytes of scores a chunk, --all */
 
-/* Utterance keys live until the end, in blocks that never move. */
-struct arena {
-	char *block;
-	size_t used, cap;
-	char **old;
-	size_t nold;
-};
-
 struct gmm_stream {
 	struct gmm_stream_cfg cfg;
 	int dp;
 	size_t cap;			/* frames a chunk */
 	/* the reader's side */
-	char **files;
-	int nfiles;
 	struct gmm_chunk buf[NBUF];
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct arena keys;
 	double t_read;
 	/* the scorer's side */
 	struct gmm_writer *w;
@@ -51,34 +40,6 @@ struct gmm_stream {
 };
 
 /* ---- the chunk ring ---- */
-
-static char *
-arena_dup(struct arena *a, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	if (a->used + n > a->cap) {
-		if (a->block != NULL) {
-			a->old = xreallocarray(a->old, a->nold + 1, sizeof *a->old);
-			a->old[a->nold++] = a->block;
-		}
-		a->cap = MAX(n, (size_t)1 << 16);
-		a->block = xmalloc(a->cap);
-		a->used = 0;
-	}
-	char *d = a->block + a->used;
-	memcpy(d, s, n);
-	a->used += n;
-	return d;
-}
-
-static void
-arena_free(struct arena *a)
-{
-	for (size_t i = 0; i < a->nold; i++)
-		free(a->old[i]);
-	free(a->old);
-	free(a->block);
-}
 
 static struct gmm_chunk *
 wait_chunk(struct gmm_stream *st, int i, int full)
@@ -132,49 +93,23 @@ reader_main(void *arg)
 {
 	struct gmm_stream *st = arg;
 	const size_t dp = (size_t)st->dp;
-	const int model_dim = st->cfg.model_dim, dims = st->cfg.prm->dims;
 	int bi = 0;
 	struct gmm_chunk *c = wait_chunk(st, bi, 0);
 	double t0 = now_sec(), waited = 0;
+	struct gmm_seg sg;
 
-	for (int fi = 0; fi < st->nfiles; fi++) {
-		speech *s = speech_open(st->files[fi], st->cfg.format);
-		const char *key;
-		size_t ncols;
-		int64_t rows;
-		vlog("features: %s (%s)", speech_name(s), speech_format_name(speech_format(s)));
-		while (speech_next(s, &key, &ncols, &rows)) {
-			if (rows != 0 && ncols != 0) {
-				if (st->cfg.dims == 0 && ncols != (size_t)model_dim)
-					die("%s: utterance '%s' has %zu dimensions, the models %d (--dims N "
-					    "scores the first N)", speech_name(s), key, ncols, model_dim);
-				if (ncols < (size_t)dims)
-					die("%s: utterance '%s' has %zu dimensions, fewer than --dims %d",
-					    speech_name(s), key, ncols, dims);
-			}
-			const char *k = arena_dup(&st->keys, key);
-			uint64_t first = 0;
-			for (;;) {
-				if (c->n == st->cap) {
-					set_chunk(st, c, 1);
-					bi = (bi + 1) % NBUF;
-					double tw = now_sec();
-					c = wait_chunk(st, bi, 0);
-					waited += now_sec() - tw;
-				}
-				size_t got = ncols == 0 ? 0 : speech_read(s, c->x + c->n * dp,
-				    st->cap - c->n, (size_t)dims, dp);
-				if (got == 0) {
-					if (first == 0)
-						add_seg(c, k, 0, 0);	/* an empty utterance */
-					break;
-				}
-				add_seg(c, k, first, got);
-				c->n += got;
-				first += got;
-			}
+	for (;;) {
+		if (c->n == st->cap) {
+			set_chunk(st, c, 1);
+			bi = (bi + 1) % NBUF;
+			double tw = now_sec();
+			c = wait_chunk(st, bi, 0);
+			waited += now_sec() - tw;
 		}
-		speech_close(s);
+		if (!gmm_feats_next(st->cfg.feats, c->x + c->n * dp, st->cap - c->n, &sg))
+			break;
+		add_seg(c, sg.key, sg.first, sg.n);
+		c->n += sg.n;
 	}
 	c->last = 1;
 	st->t_read = now_sec() - t0 - waited;
@@ -255,7 +190,7 @@ gmm_stream_open(const struct gmm_stream_cfg *cfg)
 	struct gmm_gpu *gpu = NULL;
 	if (dev->gpu) {
 		gpu = gmm_gpu_init(prm, cfg->mode, host_top ? 0 : top, cap, cfg->max_mem,
-		    dev->ids[0], cfg->tune);
+		    dev->ids[0], cfg->tune, cfg->layout);
 		cap = gmm_gpu_chunk(gpu);
 	}
 	st->gpu = gpu;
@@ -295,12 +230,10 @@ gmm_stream_open(const struct gmm_stream_cfg *cfg)
 }
 
 uint64_t
-gmm_stream_run(struct gmm_stream *st, char **files, int nfiles, struct gmm_writer *w)
+gmm_stream_run(struct gmm_stream *st, struct gmm_writer *w)
 {
 	pthread_t rd_thread;
 
-	st->files = files;
-	st->nfiles = nfiles;
 	st->w = w;
 	if (pthread_create(&rd_thread, NULL, reader_main, st) != 0)
 		die("cannot start a thread");
@@ -354,7 +287,6 @@ gmm_stream_free(struct gmm_stream *st)
 		free(st->buf[i].seg);
 	}
 	free(st->scores);
-	arena_free(&st->keys);
 	pthread_mutex_destroy(&st->mu);
 	pthread_cond_destroy(&st->cv);
 	free(st);

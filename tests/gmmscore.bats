@@ -207,6 +207,99 @@ EOF
 	    --keys utt0:60,utt1:1,utt2:239
 }
 
+@test "auto: a tiny input runs on the CPU, as -d cpu does, and -v says why" {
+	run -0 --separate-stderr env ACCELKIT_DEVICE=auto gmmscore -v -m "$G/final.mdl.txt" \
+	    -o "$T/auto.txt" "$G/feats.ark"
+	[[ $stderr == *"gmmscore: auto: 10 frames"* ]]
+	# the start-up may have found no GPU before auto weighed the work
+	[[ $stderr == *"gmmscore: auto: cpu, estimated "* || $stderr == *"(no usable GPU)"* ]]
+	[[ $stderr == *"gmmscore: device: cpu ("* ]]
+	run -0 gmmscore -d cpu -m "$G/final.mdl.txt" -o "$T/cpu.txt" "$G/feats.ark"
+	run -0 cmp "$T/auto.txt" "$T/cpu.txt"
+}
+
+@test "auto counts an NPY file's frames from its header and reads text ahead" {
+	run -0 --separate-stderr gmmscore -v -d auto -m "$D/native.txt" -o "$T/a.txt" "$D/feats.npy"
+	[[ $stderr == *"gmmscore: auto: 300 frames"* ]]
+	run -0 --separate-stderr gmmscore -v -d auto -m "$D/native.txt" --chunk 40 -o "$T/a.txt" \
+	    "$D/feats.npy"
+	[[ $stderr == *"gmmscore: auto: 300 frames"* ]]
+	# text from a pipe: the first 50 frames (--chunk) are read, kept and scored once
+	run -0 --separate-stderr bash -c "gmmscore -v -d auto -m '$D/native.txt' --chunk 50 \
+	    < '$D/feats.txt' > '$T/p.txt'"
+	[[ $stderr == *"gmmscore: auto: at least 50 frames"* ]]
+	run -0 refcheck top "$T/p.txt" "$D/sum.npy" --names "$D/names.txt" --keys=-:300
+	# ahead across files, and an archive's utterances (an empty one too) across chunks
+	head -n 100 "$D/feats.txt" > "$T/a.txt"
+	tail -n 200 "$D/feats.txt" > "$T/b.txt"
+	run -0 --separate-stderr gmmscore -v -d auto --chunk 150 -m "$D/native.txt" \
+	    -o "$T/ab.txt" "$T/a.txt" - < "$T/b.txt"
+	[[ $stderr == *"gmmscore: auto: at least 150 frames"* ]]
+	run -0 refcheck top "$T/ab.txt" "$D/sum.npy" --names "$D/names.txt" \
+	    --keys "$T/a.txt:100,-:200"
+	printf 'a  [\n  1 2 3 4 5 6\n  2 2 2 2 2 2 ]\nempty  [ ]\nb  [ 6 5 4 3 2 1 ]\n' > "$T/e.ark"
+	for chunk in 1 2 3 4; do
+		run -0 gmmscore -d auto --chunk $chunk -m "$D/native.txt" --all -o "$T/e$chunk.ark" "$T/e.ark"
+		run -0 gmmscore -d cpu -m "$D/native.txt" --all -o "$T/c.ark" "$T/e.ark"
+		run -0 cmp "$T/e$chunk.ark" "$T/c.ark"
+	done
+}
+
+@test "auto on the GPU machine: the CPU for testdata without waiting for CUDA, the GPU for large work" {
+	require_gpu
+	run -0 --separate-stderr gmmscore -v -d auto -m "$G/final.mdl.txt" -o "$T/a.txt" "$G/feats.ark"
+	[[ $stderr == *"gmmscore: auto: cpu, estimated "* ]]
+	[[ $stderr == *"gmmscore: device: cpu ("* ]]
+	# the start-up thread was left to itself: no phase waited for it
+	[[ $stderr != *"time device start"* ]]
+	# 40,000 frames x ~7,500 Gaussians x 39 dimensions on one CPU thread: about a second
+	py -c "import numpy as n; n.save('$T/big.npy', n.random.default_rng(3).normal(0, 2, (40000, 39)).astype('f4'))"
+	run -0 --separate-stderr gmmscore -v -d auto -j 1 -m "$R/native.txt" -o /dev/null "$T/big.npy"
+	[[ $stderr == *"gmmscore: auto: 40000 frames"* ]]
+	[[ $stderr == *"gmmscore: auto: gpu, estimated "* ]]
+	[[ $stderr == *"gmmscore: device: gpu:0 "* ]]
+}
+
+@test "features from a pipe that delivers one byte at a time score as from the file" {
+	# slow FILE: FILE on stdout, one byte a write, a pause after each
+	cat > "$T/slow.py" <<'EOF'
+import os, sys, time
+b = open(sys.argv[1], "rb").read()
+for i in range(len(b)):
+    os.write(1, b[i:i + 1])
+    time.sleep(0.0003)
+EOF
+	slow="$ACCELKIT_PYTHON $T/slow.py"
+	py -c "import numpy as n; n.save('$T/f.npy', n.load('$D/feats.npy')[:20])"
+	head -n 20 "$D/feats.txt" > "$T/f.txt"
+	for dev in "${ACCELKIT_DEVICE:-cpu}" auto; do
+		for f in "$G/feats.ark" "$G/feats.htk" "$T/f.npy" "$T/f.txt"; do
+			case $f in
+			*.ark) m=$G/final.mdl.txt ;;
+			*.htk) m=$G/hmms.mmf ;;
+			*) m=$D/native.txt ;;
+			esac
+			run -0 gmmscore -d $dev -m "$m" --all -O npy -o "$T/file.npy" "$f"
+			run -0 bash -c "$slow '$f' | gmmscore -d $dev -m '$m' --all -O npy -o '$T/pipe.npy'"
+			run -0 cmp "$T/file.npy" "$T/pipe.npy"
+		done
+		run -0 gmmscore -d $dev -m "$G/final.mdl.txt" -t 2 -o "$T/file.txt" "$G/feats.ark"
+		run -0 bash -c "$slow '$G/feats.ark' | gmmscore -d $dev -m '$G/final.mdl.txt' -t 2 > '$T/pipe.txt'"
+		run -0 cmp "$T/file.txt" "$T/pipe.txt"
+	done
+}
+
+@test "random shapes, chunks and memory bounds give the unbounded run's bytes and numpy's scores" {
+	run -0 py "$REF/gmmscore_props.py" "$T/props" --device cpu
+	assert_output --regexp '^20 cases, [0-9]+ runs agree'
+}
+
+@test "random --max-device-mem bounds on the GPU: the same bytes, a chunk that fits, a clear refusal" {
+	require_gpu
+	run -0 py "$REF/gmmscore_props.py" "$T/props" --device gpu --cases 30 --seed 15
+	assert_output --regexp '^30 cases, [0-9]+ runs agree \([1-9][0-9]* under a memory bound, [1-9][0-9]* bounds refused\)'
+}
+
 # early_output ARGS...: runs gmmscore ARGS on a FIFO fed the first 600 frames, waits
 # (up to 20 s) for output while the input is still open, then feeds the rest.
 # Leaves the bytes seen early in $early and the whole output in $T/out.
@@ -407,6 +500,13 @@ EOF
 	py "$REF/gmmscore_ref.py" scores "$T" "$G/feats.ark" "$T/s.npy" --native "$G/models.txt" \
 	    --ark
 	run -0 refcheck npy "$T/likes.npy" "$T/s.npy"
+}
+
+@test "example: what auto counted and chose" {
+	run -0 --separate-stderr gmmscore -v -d auto -m "$G/final.mdl.txt" "$G/feats.ark" -o /dev/null
+	assert_equal "$(grep -c '^gmmscore: auto: 10 frames$' <<< "$stderr")" 1
+	[[ $stderr == *"gmmscore: auto: cpu, estimated "*"(450 frames x Gaussians x dims)"* ||
+	    $stderr == *"(no usable GPU)"* ]]
 }
 
 @test "example: the first two dimensions only" {
