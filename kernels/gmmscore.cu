@@ -414,21 +414,6 @@ gmm_gpu_chunk(const struct gmm_gpu *g)
 	return g->chunk;
 }
 
-extern "C" void *
-gmm_gpu_host_alloc(size_t bytes)
-{
-	void *p = NULL;
-	CUDA_CHECK(cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocDefault));
-	return p;
-}
-
-extern "C" void
-gmm_gpu_host_free(void *p)
-{
-	if (p != NULL)
-		CUDA_CHECK(cudaFreeHost(p));
-}
-
 extern "C" void
 gmm_gpu_submit(struct gmm_gpu *g, int slot, const float *x, size_t n, uint32_t *idx,
     float *val)

@@ -150,12 +150,11 @@ struct gmm_gpu *gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, siz
     size_t chunk, size_t max_mem, int dev, const struct gmmscore_tune *tune,
     const struct gmm_layout *pre);
 size_t gmm_gpu_chunk(const struct gmm_gpu *g);
-/* Page-locked host memory for the buffers passed to gmm_gpu_submit. */
-void *gmm_gpu_host_alloc(size_t bytes);
-void gmm_gpu_host_free(void *p);
 /* Queues the scoring of n frames (rows of dp floats) from x; the results land in idx
  * and val (n x top) or in val (n x nmodels, top = 0). slot (0..GMM_GPU_SLOTS-1) names
- * the buffers until gmm_gpu_wait(slot) returns. Calls are ordered on one stream. */
+ * the buffers until gmm_gpu_wait(slot) returns. Calls are ordered on one stream. The
+ * copies overlap the work, at the bus's speed, only where x, idx and val are pinned
+ * (cuda_pin). */
 #define GMM_GPU_SLOTS 4
 void gmm_gpu_submit(struct gmm_gpu *g, int slot, const float *x, size_t n, uint32_t *idx,
     float *val);
