@@ -423,6 +423,47 @@ EOF
 	assert_equal "$stderr" "gmmscore: $T/bad.mmf:3: expected a number, found 'nought'"
 }
 
+@test "models over a megabyte parse on the threads as on one: numpy's scores, the first bad token" {
+	# 450 models x 8 Gaussians x 39 dimensions: over a megabyte in every format, so -j 2
+	# parses on two threads (gmm_read.h's GMM_PAR_BYTES) and -j 1 on one
+	py "$ACCELKIT_ROOT/bench/gmmscore_gen.py" "$T/b" --models 450 --comps 8 --frames 40 --text
+	py - "$T/b" <<'EOF'
+import sys
+import numpy as np
+d = sys.argv[1]
+p = np.load(d + "/model.npz")
+w, iv = p["w"].astype(np.float64), p["inv_vars"].astype(np.float64)
+mu = p["means_invvars"] / iv
+x = np.load(d + "/feats.npy").astype(np.float64)
+g = np.log(w) - 0.5 * (mu.shape[2] * np.log(2 * np.pi) - np.log(iv).sum(2))
+c = g[None] - 0.5 * (((x[:, None, None, :] - mu[None]) ** 2) * iv[None]).sum(3)
+top = c.max(2)
+np.save(d + "/want.npy", top + np.log(np.exp(c - top[..., None]).sum(2)))
+EOF
+	for m in model.txt model.mdl.txt model.mmf model.mdl; do
+		[ "$(stat -c %s "$T/b/$m")" -gt $((1 << 20)) ]
+		run -0 gmmscore -d cpu -j 1 -m "$T/b/$m" --all -O npy -o "$T/j1.npy" "$T/b/feats.npy"
+		run -0 gmmscore -d cpu -j 2 -m "$T/b/$m" --all -O npy -o "$T/j2.npy" "$T/b/feats.npy"
+		run -0 cmp "$T/j1.npy" "$T/j2.npy"
+		run -0 refcheck npy "$T/j2.npy" "$T/b/want.npy"
+	done
+	# A bad token on the last number line before the middle and another on the first
+	# after it, one on each side of where two threads split the file: the first is named.
+	for m in model.txt model.mdl.txt model.mmf; do
+		f=$T/b/$m
+		nums=$(grep -b -n '^ *-\?[0-9]' "$f")
+		half=$(($(stat -c %s "$f") / 2))
+		l0=$(awk -F: -v h=$half '$2 > h { print prev; exit } { prev = $1 }' <<< "$nums")
+		l1=$(awk -F: -v h=$half '$2 > h { print $1; exit }' <<< "$nums")
+		sed -e "${l0}s/-\?[0-9][^ ]*/x/" -e "${l1}s/-\?[0-9][^ ]*/y/" "$f" > "$T/bad.$m"
+		run -1 --separate-stderr gmmscore -d cpu -j 1 -m "$T/bad.$m" "$T/b/feats.npy"
+		[[ $stderr == "gmmscore: $T/bad.$m:$l0: "*"'x'" ]]
+		one=$stderr
+		run -1 --separate-stderr gmmscore -d cpu -j 2 -m "$T/bad.$m" "$T/b/feats.npy"
+		assert_equal "$stderr" "$one"
+	done
+}
+
 @test "a dimension mismatch inside a model file is an error naming the model" {
 	printf '<DIMENSION> 2 <NUMPDFS> 2\n<DiagGMM>\n<WEIGHTS> [ 1 ]\n<MEANS_INVVARS> [\n 0 0 ]\n<INV_VARS> [\n 1 1 ]\n</DiagGMM>\n<DiagGMM>\n<WEIGHTS> [ 1 ]\n<MEANS_INVVARS> [\n 0 0 0 ]\n<INV_VARS> [\n 1 1 1 ]\n</DiagGMM>\n' > "$T/k.mdl"
 	run -1 --separate-stderr gmmscore -m "$T/k.mdl" "$D/feats.npy"
