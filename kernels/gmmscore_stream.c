@@ -220,8 +220,11 @@ gmm_stream_open(const struct gmm_stream_cfg *cfg)
 	const size_t each = xb + vb + 2 * tb, total = mul_size(each, NBUF, "chunk");
 	char *block = xmalloc(total);
 #ifdef ACCELKIT_CUDA
-	if (gpu != NULL)
+	if (gpu != NULL) {
+		double t0 = now_sec();
 		st->pinned = cuda_pin(block, total, "chunk buffers");
+		phase_add("pin buffers", now_sec() - t0);
+	}
 #endif
 	st->block = block;
 	for (int i = 0; i < NBUF; i++) {
