@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/gmmscore_gen.py DIR [--models M] [--comps K] [--dim D] [--frames N] [--seed S]
+"""bench/gmmscore_gen.py DIR [--models M] [--comps K] [--dim D] [--frames N] [--seed S] [--text]
 
 The benchmark's data, in the paper's shape by default (6647 models x 32 diagonal
 Gaussians x 39 dimensions, 100,000 frames), MFCC-like in scale (static, delta and
@@ -9,6 +9,11 @@ acceleration thirds of decreasing spread, c0 offset), fixed seed:
   DIR/model.npz   the same float32 parameters (w, means_invvars, inv_vars) for peers
   DIR/feats.npy   the frames, float32, each drawn from a random model's component
   DIR/feats.htk   the same frames as an HTK USER file (big-endian)
+With --text also the same models in the text formats, for timing the text readers:
+  DIR/model.txt   gmmscore's text format ("gmm NAME K D", then K lines)
+  DIR/model.mdl.txt  Kaldi text (<DIMENSION> <NUMPDFS>, P <DiagGMM>s)
+  DIR/model.mmf   HTK MMF, one ~s state a model
+and DIR/feats.txt, the frames as text.
 Nothing is rewritten when DIR/done matches the arguments.
 """
 import argparse
@@ -30,8 +35,9 @@ def main():
     ap.add_argument("--dim", type=int, default=39)
     ap.add_argument("--frames", type=int, default=100000)
     ap.add_argument("--seed", type=int, default=2013)
+    ap.add_argument("--text", action="store_true")
     a = ap.parse_args()
-    stamp = "%d %d %d %d %d\n" % (a.models, a.comps, a.dim, a.frames, a.seed)
+    stamp = "%d %d %d %d %d %d\n" % (a.models, a.comps, a.dim, a.frames, a.seed, a.text)
     os.makedirs(a.dir, exist_ok=True)
     done = os.path.join(a.dir, "done")
     if os.path.exists(done) and open(done).read() == stamp:
@@ -71,8 +77,41 @@ def main():
     np.save(os.path.join(a.dir, "feats.npy"), x)
     with open(os.path.join(a.dir, "feats.htk"), "wb") as f:
         f.write(struct.pack(">iihh", N, 100000, 4 * D, 9) + x.astype(">f4").tobytes())
+    if a.text:
+        write_text(a.dir, w32, mi32 / iv32, 1 / iv32, mi32, iv32, x)
     with open(done, "w") as f:
         f.write(stamp)
+
+
+def rows(a):
+    """Each row of a 2-D array as one line of %.9g numbers."""
+    fmt = " ".join(["%.9g"] * a.shape[1])
+    return [fmt % tuple(r) for r in a.tolist()]
+
+
+def write_text(d, w, mean, var, mi, iv, x):
+    M, K = w.shape
+    D = mean.shape[2]
+    with open(os.path.join(d, "model.txt"), "w") as f:
+        for m in range(M):
+            f.write("gmm pdf%d %d %d\n" % (m, K, D))
+            f.write("\n".join(rows(np.c_[w[m], mean[m], var[m]])) + "\n")
+    with open(os.path.join(d, "model.mdl.txt"), "w") as f:
+        f.write("<DIMENSION> %d <NUMPDFS> %d " % (D, M))
+        for m in range(M):
+            f.write("<DiagGMM> \n<WEIGHTS>  [ %s ]\n<MEANS_INVVARS>  [\n  " % rows(w[m:m + 1])[0])
+            f.write(" \n  ".join(rows(mi[m])) + " ]\n<INV_VARS>  [\n  ")
+            f.write(" \n  ".join(rows(iv[m])) + " ]\n</DiagGMM> \n")
+    with open(os.path.join(d, "model.mmf"), "w") as f:
+        f.write("~o\n<STREAMINFO> 1 %d\n<VECSIZE> %d<NULLD><USER><DIAGC>\n" % (D, D))
+        for m in range(M):
+            f.write('~s "pdf%d"\n<NUMMIXES> %d\n' % (m, K))
+            mr, vr = rows(mean[m]), rows(var[m])
+            for c in range(K):
+                f.write("<MIXTURE> %d %.9g\n<MEAN> %d\n %s\n<VARIANCE> %d\n %s\n"
+                        % (c + 1, w[m, c], D, mr[c], D, vr[c]))
+    with open(os.path.join(d, "feats.txt"), "w") as f:
+        f.write("\n".join(rows(x)) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 /* gmmscore: GMM observation scores of speech feature frames against many models.
  *
- * main() reads the options, the models (common/gmm.h) while the device starts, picks
- * the tuning row (kernels/gmmscore_tune.h), then streams the features through the
- * device (kernels/gmmscore_stream.c) into the writer (kernels/gmmscore_out.c). */
+ * main() reads the options; while CUDA starts it reads the models (common/gmm.h), makes
+ * the scoring parameters and the GPU's layout of them, and looks at how many frames
+ * there are (kernels/gmmscore_feats.c); then it settles the device (auto weighs the
+ * cost model of kernels/gmmscore_tune.h), picks the tuning row, and streams the
+ * features through the device (kernels/gmmscore_stream.c) into the writer
+ * (kernels/gmmscore_out.c). */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -142,8 +145,8 @@ main(int argc, char **argv)
 	char **files = optind < argc ? argv + optind : stdin_only;
 	int nfiles = optind < argc ? argc - optind : 1;
 
-	/* CUDA's start-up (a context takes about 200 ms) runs in a thread while the
-	 * models are read; cudadev.h makes error exits meanwhile safe. */
+	/* CUDA's start-up (about 300 ms) runs in a thread while the models are read and
+	 * the features looked at; cudadev.h makes error exits meanwhile safe. */
 	cuda_start(co.device, 0, NULL, &dev);
 	gmm_models_load(o.models, &models);
 	if (o.dims > models.dim)
@@ -151,32 +154,52 @@ main(int argc, char **argv)
 	double t0 = now_sec();
 	gmm_params_make(&models, o.dims ? o.dims : models.dim, &prm);
 	phase_add("model params", now_sec() - t0);
-	cuda_start_wait();
+	struct gmm_feats *feats = gmm_feats_open(files, nfiles, o.format, models.dim, o.dims,
+	    prm.dims, prm.dp);
+
+	/* auto: the work, from the frames there are (man/gmmscore.1, DEVICES, says how
+	 * they are counted), weighed by the cost model; where the GPU may run, its layout
+	 * of the parameters is made now, while CUDA starts. */
+	const struct gmmscore_tune *arow = TUNE_PICK(gmmscore_tune_table, GMMSCORE_AUTO_ROW);
+	double work = 0;
+	if (strcmp(co.device, "auto") == 0) {
+		int exact;
+		uint64_t n = gmm_feats_ahead(feats, o.chunk ? o.chunk : GMMSCORE_AUTO_FRAMES, &exact);
+		work = (double)n * (double)prm.ncomp * prm.dims;
+		vlog("auto: %s%llu frames", exact ? "" : "at least ", (unsigned long long)n);
+	}
+	struct gmm_layout layout = {0};
+	if (cuda_compiled() && strcmp(co.device, "cpu") != 0) {
+		int cpl, nsub;
+		t0 = now_sec();
+		gmm_tile_pick(arow, &cpl, &nsub);
+		gmm_layout_make(&prm, (size_t)GMM_GPU_THREADS * (size_t)cpl, &layout);
+		phase_add("gpu layout", now_sec() - t0);
+	}
+	cuda_decide(&arow->cost, work, cli_threads(), &dev);
 	const struct gmmscore_tune *tune = TUNE_PICK(gmmscore_tune_table, dev.desc);
 	vlog("tuning: %s (%s)", tune->device[0] != '\0' ? tune->device : "any device",
 	    tune->measured);
 
 	const size_t top = MIN(o.top, models.nmodels);
 	struct gmm_stream_cfg cfg = {.prm = &prm, .mode = o.mode, .top = top,
-	    .format = o.format, .model_dim = models.dim, .dims = o.dims, .chunk = o.chunk,
-	    .max_mem = co.max_device_mem, .dev = &dev, .tune = tune};
+	    .model_dim = models.dim, .chunk = o.chunk,
+	    .max_mem = co.max_device_mem, .dev = &dev, .tune = tune, .layout = &layout,
+	    .feats = feats};
 	struct gmm_stream *st = gmm_stream_open(&cfg);
-	struct gmm_writer *w = gmm_writer_open(out, fmt, &models, top, cli_threads());
-	uint64_t frames = gmm_stream_run(st, files, nfiles, w);
+	gmm_layout_free(&layout);
+	struct gmm_writer *w = gmm_writer_open(out, fmt, &models, top);
+	uint64_t frames = gmm_stream_run(st, w);
 	gmm_writer_end(w);
 	out_close(out);
 	vlog("scored %llu frames against %zu models (%zu Gaussians)", (unsigned long long)frames,
 	    models.nmodels, models.ncomp);
 	phases_report();
-	if (dev.gpu) {
-		/* Done: the output is closed and checked. Tearing the CUDA context down
-		 * would only add time; the driver reclaims everything at exit. */
-		fflush(NULL);
-		_exit(0);
-	}
+	cuda_finish(&dev);
 
 	/* Cleanup, so that leak checkers see only what is theirs. */
 	gmm_stream_free(st);
+	gmm_feats_close(feats);
 	gmm_params_free(&prm);
 	gmm_models_free(&models);
 	return 0;

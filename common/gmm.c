@@ -60,6 +60,23 @@ gmm_build_add(struct gmm_build *b, char *name, size_t k)
 	return first;
 }
 
+void
+gmm_build_reserve(struct gmm_build *b, size_t nmodels, size_t ncomp)
+{
+	struct gmm_models *m = b->m;
+	size_t d = (size_t)m->dim;
+
+	b->capm = MAX(b->capm, nmodels);
+	b->capc = MAX(b->capc, ncomp);
+	m->names = xreallocarray(m->names, MAX(b->capm, (size_t)1), sizeof *m->names);
+	m->off = xreallocarray(m->off, b->capm + 1, sizeof *m->off);
+	m->weight = xreallocarray(m->weight, MAX(b->capc, (size_t)1), sizeof *m->weight);
+	m->mean = xreallocarray(m->mean, MAX(mul_size(b->capc, d, "model"), (size_t)1),
+	    sizeof *m->mean);
+	m->ivar = xreallocarray(m->ivar, MAX(mul_size(b->capc, d, "model"), (size_t)1),
+	    sizeof *m->ivar);
+}
+
 char *
 gmm_build_name(const char *fmt, ...)
 {
@@ -73,40 +90,60 @@ gmm_build_name(const char *fmt, ...)
 
 const char *
 gmm_check_model(char *msg, size_t cap, const char *name, size_t k, int dim, const double *w,
-    const double *mean, const double *ivar)
+    const double *mean, const double *ivar, struct gmm_bad *bad)
 {
 	double sum = 0;
+	struct gmm_bad b = {GMM_BAD_MODEL, 0, 0};
 	if (k == 0) {
 		snprintf(msg, cap, "model '%s' has no components", name);
-		return msg;
+		goto fail;
 	}
 	for (size_t c = 0; c < k; c++) {
+		b.comp = c;
 		if (!(w[c] >= 0) || !isfinite(w[c])) {
 			snprintf(msg, cap, "model '%s', component %zu: weight %g is negative", name,
 			    c + 1, w[c]);
-			return msg;
+			b.what = GMM_BAD_WEIGHT;
+			goto fail;
 		}
 		sum += w[c];
 		for (int d = 0; d < dim; d++) {
 			double iv = ivar[c * (size_t)dim + d];
+			b.dim = d;
 			if (!(iv > 0) || !isfinite(iv) || !isfinite(1 / iv)) {
 				snprintf(msg, cap, "model '%s', component %zu, dimension %d: variance "
 				    "%g is not positive and finite", name, c + 1, d + 1, 1 / iv);
-				return msg;
+				b.what = GMM_BAD_VAR;
+				goto fail;
 			}
 			if (!isfinite(mean[c * (size_t)dim + d])) {
 				snprintf(msg, cap, "model '%s', component %zu, dimension %d: the mean "
 				    "is not finite", name, c + 1, d + 1);
-				return msg;
+				b.what = GMM_BAD_MEAN;
+				goto fail;
 			}
 		}
 	}
 	if (fabs(sum - 1) > WEIGHT_TOL) {
 		snprintf(msg, cap, "model '%s': weights sum to %.9g, not 1 (within %g)", name,
 		    sum, WEIGHT_TOL);
-		return msg;
+		b = (struct gmm_bad){GMM_BAD_MODEL, 0, 0};
+		goto fail;
 	}
 	return NULL;
+fail:
+	if (bad != NULL)
+		*bad = b;
+	return msg;
+}
+
+int
+gmm_toklen(const char *p, const char *end)
+{
+	int n = 0;
+	while (p + n < end && n < 40 && p[n] != '\0' && !isspace((unsigned char)p[n]))
+		n++;
+	return n;
 }
 
 /* ---- a cursor over the whole file, with errors carried rather than raised, so that
@@ -227,30 +264,34 @@ models_parse(const char *name, const char *buf, size_t len, struct gmm_models *m
 		    "or 'gmm NAME COMPONENTS DIMS'");
 }
 
-/* A Kaldi binary model in a regular file is mapped rather than copied: it is the
- * large, fast case. Returns whether it was one. */
+/* A regular file is mapped rather than copied: Kaldi binary models are the large, fast
+ * case, and text models are parsed in place by the -j threads. The mapping ends in at
+ * least one zero byte (the rest of the file's last page is zero, and a file that fills
+ * its last page is followed by a page of zeros), so that text is NUL-terminated as the
+ * parsers need. Returns whether the file was mapped (and read). */
 static int
 load_mapped(const char *path, struct gmm_models *m)
 {
 	struct stat st;
-	char magic[2];
 	int fd, done = 0;
 
 	if (path == NULL || strcmp(path, "-") == 0 || (fd = open(path, O_RDONLY)) < 0)
 		return 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 2 &&
-	    pread(fd, magic, 2, 0) == 2 && magic[0] == '\0' && magic[1] == 'B') {
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
 		double t0 = now_sec();
-		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd,
-		    0);
-		if (p != MAP_FAILED) {
+		const size_t len = (size_t)st.st_size, page = (size_t)sysconf(_SC_PAGESIZE);
+		const size_t total = (len / page + 1) * page;
+		char *p = mmap(NULL, total, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED && mmap(p, len, PROT_READ, MAP_PRIVATE | MAP_FIXED |
+		    MAP_POPULATE, fd, 0) != MAP_FAILED) {
 			phase_add("model read", now_sec() - t0);
 			t0 = now_sec();
-			gmm_read_kaldi(path, p, (size_t)st.st_size, m);
-			munmap(p, (size_t)st.st_size);
+			models_parse(path, p, len, m);
 			phase_add("model parse", now_sec() - t0);
 			done = 1;
 		}
+		if (p != MAP_FAILED)
+			munmap(p, total);
 	}
 	close(fd);
 	return done;

@@ -113,7 +113,8 @@ kaldi_array_into(struct gmm_cur *c, long *rows, long *cols, double **out, double
 		const char *e = parse_double(c->buf + c->pos, &v);
 		if (e == c->buf + c->pos || (*e && !isspace((unsigned char)*e) && *e != ']')) {
 			free(a);
-			return gmm_cur_fail(c, "not a number: '%.20s'", c->buf + c->pos);
+			return gmm_cur_fail(c, "not a number: '%.*s'",
+			    gmm_toklen(c->buf + c->pos, c->buf + c->end), c->buf + c->pos);
 		}
 		if (n == cap) {
 			cap *= 2;
@@ -228,15 +229,57 @@ model_arrays(struct gmm_models *m, const struct kgmm *g, long npdf, long dim)
 	for (long i = 0; i < npdf; i++)
 		ncomp += (size_t)g[i].k;
 	gmm_build_init(&b, m, (int)dim);
-	b.capm = (size_t)npdf;
-	b.capc = ncomp;
-	m->names = xmallocarray((size_t)npdf, sizeof *m->names);
-	m->off = xreallocarray(m->off, (size_t)npdf + 1, sizeof *m->off);
-	m->weight = xmallocarray(ncomp, sizeof *m->weight);
-	m->mean = xmallocarray(mul_size(ncomp, (size_t)dim, "model"), sizeof *m->mean);
-	m->ivar = xmallocarray(mul_size(ncomp, (size_t)dim, "model"), sizeof *m->ivar);
+	gmm_build_reserve(&b, (size_t)npdf, ncomp);
 	for (long i = 0; i < npdf; i++)
 		gmm_build_add(&b, gmm_build_name("%ld", i), (size_t)g[i].k);
+}
+
+/* The place of the value that gmm_check_model found bad in the <DiagGMM> at start (in
+ * c's file, up to c->end), for its message: the number in <WEIGHTS>, <MEANS_INVVARS> or
+ * <INV_VARS>; the <DiagGMM> itself for the model as a whole. */
+static size_t
+value_place(const struct gmm_cur *c0, size_t start, const struct gmm_bad *bad, long dim)
+{
+	static const char *const key[] = {
+		[GMM_BAD_WEIGHT] = "<WEIGHTS>", [GMM_BAD_MEAN] = "<MEANS_INVVARS>",
+		[GMM_BAD_VAR] = "<INV_VARS>",
+	};
+	struct gmm_cur c = *c0;
+	char tok[64];
+	long r, k;
+
+	if (bad->what == GMM_BAD_MODEL)
+		return start;
+	size_t index = bad->what == GMM_BAD_WEIGHT ? bad->comp :
+	    bad->comp * (size_t)dim + (size_t)bad->dim;
+	c.pos = start;
+	gmm_cur_token(&c, tok, sizeof tok);	/* <DiagGMM> */
+	for (;;) {
+		gmm_cur_token(&c, tok, sizeof tok);
+		if (strcmp(tok, key[bad->what]) == 0)
+			break;
+		int mat = strcmp(tok, "<MEANS_INVVARS>") == 0 || strcmp(tok, "<INV_VARS>") == 0;
+		double *skip = NULL;
+		if (tok[0] == '\0' || kaldi_array(&c, mat ? &r : NULL, &k, c.binary ? NULL : &skip) < 0)
+			return start;
+		free(skip);
+	}
+	if (c.binary) {
+		char kind[8];
+		gmm_cur_token(&c, kind, sizeof kind);
+		if ((bad->what != GMM_BAD_WEIGHT && gmm_cur_int(&c, &r) < 0) || gmm_cur_int(&c, &k) < 0)
+			return start;
+		return c.pos + index * (kind[0] == 'D' ? 8 : 4);
+	}
+	gmm_cur_space(&c);
+	c.pos++;	/* '[' */
+	for (size_t i = 0; i < index; i++) {
+		gmm_cur_space(&c);
+		while (c.pos < c.end && !isspace((unsigned char)c.buf[c.pos]))
+			c.pos++;
+	}
+	gmm_cur_space(&c);
+	return c.pos;
 }
 
 /* Steps over one binary <DiagGMM>, to find where the next begins and its size. */
@@ -372,9 +415,10 @@ gmm_read_kaldi(const char *path, const char *buf, size_t len, struct gmm_models 
 			g[i].ivar = m->ivar + o * (size_t)dim;
 		}
 	}
-	#pragma omp parallel for schedule(dynamic, 16)
+	#pragma omp parallel for schedule(dynamic, 16) if (len > GMM_PAR_BYTES)
 	for (long i = 0; i < npdf; i++) {
 		char name[32], msg[700];
+		struct gmm_bad bad;
 		cs[i] = c;
 		cs[i].failed = 0;
 		cs[i].pos = start[i];
@@ -383,7 +427,8 @@ gmm_read_kaldi(const char *path, const char *buf, size_t len, struct gmm_models 
 			continue;
 		gmm_cur_space(&cs[i]);
 		if (cs[i].pos != cs[i].end) {
-			gmm_cur_fail(&cs[i], "unexpected '%.20s' after </DiagGMM>", buf + cs[i].pos);
+			gmm_cur_fail(&cs[i], "unexpected '%.*s' after </DiagGMM>",
+			    gmm_toklen(buf + cs[i].pos, buf + cs[i].end), buf + cs[i].pos);
 			continue;
 		}
 		cs[i].pos = start[i];
@@ -394,8 +439,10 @@ gmm_read_kaldi(const char *path, const char *buf, size_t len, struct gmm_models 
 			gmm_cur_fail(&cs[i], "model '%s' has dimension %ld, the models' is %ld", name, g[i].dim,
 			    dim);
 		else if (gmm_check_model(msg, sizeof msg, name, (size_t)g[i].k, (int)dim, g[i].w,
-		    g[i].mean, g[i].ivar) != NULL)
+		    g[i].mean, g[i].ivar, &bad) != NULL) {
+			cs[i].pos = value_place(&cs[i], start[i], &bad, dim);
 			gmm_cur_fail(&cs[i], "%s", msg);
+		}
 	}
 	for (long i = 0; i < npdf; i++)
 		if (cs[i].failed)
@@ -404,7 +451,7 @@ gmm_read_kaldi(const char *path, const char *buf, size_t len, struct gmm_models 
 		dim = g[0].dim;
 	if (!c.binary) {
 		model_arrays(m, g, npdf, dim);
-		#pragma omp parallel for schedule(dynamic, 64)
+		#pragma omp parallel for schedule(dynamic, 64) if (len > GMM_PAR_BYTES)
 		for (long i = 0; i < npdf; i++) {
 			size_t o = m->off[i], n = (size_t)g[i].k * (size_t)dim;
 			memcpy(m->weight + o, g[i].w, (size_t)g[i].k * sizeof(double));

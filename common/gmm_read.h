@@ -46,15 +46,36 @@ void gmm_build_init(struct gmm_build *b, struct gmm_models *m, int dim);
 /* Room for one more model of k components, named name (taken over); returns the index
  * of its first component. */
 size_t gmm_build_add(struct gmm_build *b, char *name, size_t k);
+/* Room for nmodels models of ncomp components in all (of the set's dimension), so
+ * that adding them moves nothing. */
+void gmm_build_reserve(struct gmm_build *b, size_t nmodels, size_t ncomp);
 /* A model name from a format, in new memory. */
 char *gmm_build_name(const char *fmt, ...) PRINTF_LIKE(1, 2);
 
+/* What gmm_check_model found wrong, so that a reader can name the place of the value:
+ * a component's weight, or dimension `dim` of its variance or mean; GMM_BAD_MODEL is
+ * the model as a whole (no components, or weights that do not sum to 1). */
+struct gmm_bad {
+	enum { GMM_BAD_MODEL, GMM_BAD_WEIGHT, GMM_BAD_VAR, GMM_BAD_MEAN } what;
+	size_t comp;		/* 0-based */
+	int dim;		/* 0-based */
+};
+
 /* Checks one model's weights, means and inverse variances; returns an error message
- * (in msg, of cap bytes) or NULL. */
+ * (in msg, of cap bytes) and what it is about (in *bad, when not NULL), or NULL. */
 const char *gmm_check_model(char *msg, size_t cap, const char *name, size_t k, int dim,
-    const double *w, const double *mean, const double *ivar);
+    const double *w, const double *mean, const double *ivar, struct gmm_bad *bad);
+
+/* The length of the word at p (up to white space, end or 40 bytes): messages quote a
+ * bad token alone, "not a number: '%.*s'", not the rest of its line. */
+int gmm_toklen(const char *p, const char *end);
 
 /* ---- the readers of the whole file at buf[0..len) ---- */
+
+/* Files smaller than this are parsed on one thread: waking the others would cost more
+ * than it saves (and a small model on auto must not wait for them). */
+#define GMM_PAR_BYTES ((size_t)1 << 20)
+
 
 void gmm_read_kaldi(const char *path, const char *buf, size_t len, struct gmm_models *m);
 void gmm_read_htk(const char *path, const char *buf, size_t len, struct gmm_models *m);

@@ -31,7 +31,7 @@
 
 namespace {
 
-constexpr int NT = 128;			// threads a block
+constexpr int NT = GMM_GPU_THREADS;	// threads a block
 constexpr int FH = 32;			// frames a reduction pass
 // Tile shapes compiled: slots a thread (CPL) x frames a thread (FR), 2 x 64 or 4 x 32;
 // which one runs, and how many tiles a block (1 to 16), is the tuning table's choice
@@ -314,7 +314,7 @@ dev_alloc(size_t n)
 
 extern "C" struct gmm_gpu *
 gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t chunk,
-    size_t max_mem, int dev, const struct gmmscore_tune *tune)
+    size_t max_mem, int dev, const struct gmmscore_tune *tune, const struct gmm_layout *pre)
 {
 	struct gmm_gpu *g = static_cast<struct gmm_gpu *>(xcalloc(1, sizeof *g));
 	const size_t nm = p->nmodels;
@@ -327,18 +327,8 @@ gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t 
 	g->top = top;
 	g->nmodels = nm;
 	// Tile shape: CPL slots x FR frames a thread, NSUB tiles a block, from the tuning
-	// table; GMMSCORE_TILE=CPL,NSUB overrides (for tuning).
-	g->cpl = tune->cpl;
-	g->nsub = tune->nsub;
-	if ((g->cpl != 2 && g->cpl != 4) || g->nsub < 1 || g->nsub > 16)
-		die("tuning table, row \"%s\": %d Gaussians a thread (2 or 4), %d tiles a block "
-		    "(1 to 16)", tune->device, g->cpl, g->nsub);
-	const char *tile = getenv("GMMSCORE_TILE");
-	if (tile != NULL && *tile != '\0') {
-		if (sscanf(tile, "%d,%d", &g->cpl, &g->nsub) != 2 || (g->cpl != 2 && g->cpl != 4) ||
-		    g->nsub < 1 || g->nsub > 16)
-			die("GMMSCORE_TILE='%s': expected CPL,NSUB with CPL 2 or 4, NSUB 1 to 16", tile);
-	}
+	// table or GMMSCORE_TILE.
+	gmm_tile_pick(tune, &g->cpl, &g->nsub);
 	g->fr = g->cpl == 4 ? 32 : 64;
 	g->kernel = score_kernel_for(mode, g->cpl);
 	const size_t slots = (size_t)NT * (size_t)g->cpl;
@@ -347,8 +337,11 @@ gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t 
 		die("the GPU path takes at most %d dimensions (these models use %d); use -d cpu",
 		    MAX_DC * GMM_DVEC, p->dims);
 
-	struct gmm_layout l;
-	gmm_layout_make(p, slots, &l);
+	// The layout made while CUDA started, when it was made for this tile shape.
+	struct gmm_layout own = {};
+	if (pre == NULL || pre->slots != slots)
+		gmm_layout_make(p, slots, &own);
+	const struct gmm_layout &l = own.slots != 0 ? own : *pre;
 	const size_t npart = l.npart, dc = (size_t)g->dc, nslots = l.nslots;
 	g->npart = npart;
 	g->nblocks = l.nblocks;
@@ -402,15 +395,16 @@ gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t 
 	CUDA_CHECK(cudaMemcpy(g->part_k, l.part_k, npart * sizeof(int), cudaMemcpyHostToDevice));
 	CUDA_CHECK(cudaMemcpy(g->model_part0, l.model_part0, (nm + 1) * sizeof(int),
 	    cudaMemcpyHostToDevice));
-	gmm_layout_free(&l);
+	gmm_layout_free(&own);
 
 	g->smem = (size_t)g->fr * dc * sizeof(float4) + slots * FH * sizeof(float);
 	CUDA_CHECK(cudaFuncSetAttribute(g->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
 	    (int)g->smem));
 	phase_add("model upload", now_sec() - t0);
 	vlog("gpu: %zu blocks of %zu Gaussian slots (%zu parts), %d slots x %d frames a thread, "
-	    "%d tiles a block, %zu frames a call, parameters %.1f MB", g->nblocks, slots, npart,
-	    g->cpl, g->fr, g->nsub, g->chunk, pbytes / 1e6);
+	    "%d tiles a block, %zu frames a call, parameters %.1f MB (%zu bytes, %zu bytes a "
+	    "frame)", g->nblocks, slots, npart, g->cpl, g->fr, g->nsub, g->chunk, pbytes / 1e6,
+	    pbytes, per_frame);
 	return g;
 }
 
@@ -418,21 +412,6 @@ extern "C" size_t
 gmm_gpu_chunk(const struct gmm_gpu *g)
 {
 	return g->chunk;
-}
-
-extern "C" void *
-gmm_gpu_host_alloc(size_t bytes)
-{
-	void *p = NULL;
-	CUDA_CHECK(cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocDefault));
-	return p;
-}
-
-extern "C" void
-gmm_gpu_host_free(void *p)
-{
-	if (p != NULL)
-		CUDA_CHECK(cudaFreeHost(p));
 }
 
 extern "C" void

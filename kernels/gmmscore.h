@@ -19,6 +19,7 @@
 
 #include "gmm.h"
 #include "hostdev.h"
+#include "tune.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,6 +85,7 @@ void gmm_params_free(struct gmm_params *p);
  * for group k and slot q, P[((k * nslots + q) * 2 + 0) * 4 ..] holds s, then 4 of
  * -mu s; unused slots are 0. */
 struct gmm_layout {
+	size_t slots;		/* a block's */
 	size_t npart, nblocks, nslots;
 	int *part_slot;		/* npart: first slot */
 	int *part_k;		/* npart: components */
@@ -93,6 +95,7 @@ struct gmm_layout {
 };
 void gmm_layout_make(const struct gmm_params *p, size_t slots, struct gmm_layout *l);
 void gmm_layout_free(struct gmm_layout *l);
+
 
 /* ---- tuning (the table: kernels/gmmscore_tune.h) ---- */
 
@@ -107,7 +110,18 @@ struct gmmscore_tune {
 				 * scores would take over 64 MB of host memory) */
 	int cpu_fblk;		/* CPU: frames a task, a multiple of 16 */
 	const char *measured;	/* where, when and what measurement chose the row */
+	struct cost_model cost;	/* GPU rows: what auto weighs (tune.h), in frames x
+				 * Gaussians x dimensions scored */
 };
+
+/* The score kernel's threads a block (gmmscore.cu's launch bounds): a block holds that
+ * many times cpl Gaussian slots. */
+#define GMM_GPU_THREADS 128
+
+/* The GPU tile shape, cpl Gaussians a thread and nsub tiles a block: the tuning row's,
+ * unless $GMMSCORE_TILE=CPL,NSUB says (for tuning); exit 1 on values the kernel was not
+ * compiled for. */
+void gmm_tile_pick(const struct gmmscore_tune *t, int *cpl, int *nsub);
 
 /* ---- CPU path (kernels/gmmscore_cpu.c) ---- */
 
@@ -130,16 +144,17 @@ struct gmm_gpu;
 /* Uploads the parameters to device dev and sizes the work: at most `chunk` frames a
  * call, less where device memory (max_mem bytes, 0 = most of what is free) needs it.
  * top = k > 0: submit returns the top k models a frame; top = 0: every score. The
- * kernel's tile shape is the tuning row's (cpl, nsub), unless $GMMSCORE_TILE says. */
+ * kernel's tile shape is gmm_tile_pick's. The parameters' layout is `pre` when it was
+ * made for that shape (made while CUDA started), else made here. */
 struct gmm_gpu *gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top,
-    size_t chunk, size_t max_mem, int dev, const struct gmmscore_tune *tune);
+    size_t chunk, size_t max_mem, int dev, const struct gmmscore_tune *tune,
+    const struct gmm_layout *pre);
 size_t gmm_gpu_chunk(const struct gmm_gpu *g);
-/* Page-locked host memory for the buffers passed to gmm_gpu_submit. */
-void *gmm_gpu_host_alloc(size_t bytes);
-void gmm_gpu_host_free(void *p);
 /* Queues the scoring of n frames (rows of dp floats) from x; the results land in idx
  * and val (n x top) or in val (n x nmodels, top = 0). slot (0..GMM_GPU_SLOTS-1) names
- * the buffers until gmm_gpu_wait(slot) returns. Calls are ordered on one stream. */
+ * the buffers until gmm_gpu_wait(slot) returns. Calls are ordered on one stream. The
+ * copies overlap the work, at the bus's speed, only where x, idx and val are pinned
+ * (cuda_pin). */
 #define GMM_GPU_SLOTS 4
 void gmm_gpu_submit(struct gmm_gpu *g, int slot, const float *x, size_t n, uint32_t *idx,
     float *val);

@@ -1,6 +1,9 @@
 /* gmmscore_out.c: gmmscore's results as text lines, a Kaldi text archive or NPY (see
- * gmmscore_stream.h), apart from the pipeline that produces them. Text is formatted in
- * parallel, each thread a run of a chunk's rows, and written in order. */
+ * gmmscore_stream.h), apart from the pipeline that produces them. Text is formatted on
+ * the -j threads and written in order by out_par (common/output.h): a chunk's items
+ * are its rows (and, in an archive, its empty utterances), each formatted with what
+ * goes before it (the bracket that closes the utterance before, the key that opens its
+ * own), so that the bytes are those of writing them one after another. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,111 +16,140 @@
 #include "speech.h"
 #include "timer.h"
 
+/* Text a formatting task aims at: large enough to pay for handing it to a thread. */
+#define TASK_BYTES ((size_t)1 << 18)
+
 struct gmm_writer {
 	output *o;
 	int fmt;
 	const struct gmm_models *m;
 	size_t top;			/* 0: every score */
-	const char *open_key;		/* --all text: the utterance whose matrix is open */
-	size_t open_rows;
+	int open;			/* --all text: an utterance with rows is open */
 	uint64_t npy_off, npy_rows;
-	char **buf;			/* per-thread text buffers */
-	size_t *len, *cap;
-	int nbuf;
+	/* a chunk's items: segment, row and frame; an empty utterance's row is NO_ROW */
+	uint32_t *iseg, *irow;
+	uint64_t *iframe;
+	size_t icap;
 };
 
+#define NO_ROW UINT32_MAX
+
+/* What out_par's formatters read. */
+struct text_job {
+	const struct gmm_writer *w;
+	const struct gmm_chunk *c;
+	int open;			/* an utterance with rows is open before the first item */
+};
+
+/* "KEY\tFRAME\tMODEL\tSCORE" lines, `top` of them a row, best first. */
 static void
-buf_need(struct gmm_writer *w, int t, size_t more)
+format_top(void *ctx, size_t first, size_t count, struct obuf *b)
 {
-	if (w->len[t] + more > w->cap[t]) {
-		w->cap[t] = MAX(w->len[t] + more, 2 * w->cap[t]);
-		w->buf[t] = xrealloc(w->buf[t], w->cap[t]);
+	const struct text_job *j = ctx;
+	const struct gmm_writer *w = j->w;
+	const struct gmm_chunk *c = j->c;
+	const size_t k = w->top;
+
+	for (size_t i = first; i < first + count; i++) {
+		const char *key = c->seg[w->iseg[i]].key;
+		const size_t r = w->irow[i], klen = strlen(key);
+		for (size_t t = 0; t < k; t++) {
+			const char *name = w->m->names[c->idx[r * k + t]];
+			size_t nlen = strlen(name);
+			char *p = obuf_room(b, klen + nlen + 80);
+			memcpy(p, key, klen);
+			p += klen;
+			p += sprintf(p, "\t%llu\t", (unsigned long long)w->iframe[i]);
+			memcpy(p, name, nlen);
+			p += nlen;
+			*p++ = '\t';
+			p += fmt_f32(p, c->tv[r * k + t]);
+			*p++ = '\n';
+			b->len = (size_t)(p - b->p);
+		}
 	}
 }
 
-/* Formats the chunk's rows in parallel, each thread a run of them, then writes the
- * runs in order (with the archive's keys and brackets between utterances). */
+/* A Kaldi text archive, as ark_begin, ark_row and ark_end write it: "KEY  [" opens an
+ * utterance, each row is "\n  v v v ", "]\n" closes it (" ]\n" when it has no rows). */
+static void
+format_ark(void *ctx, size_t first, size_t count, struct obuf *b)
+{
+	const struct text_job *j = ctx;
+	const struct gmm_writer *w = j->w;
+	const struct gmm_chunk *c = j->c;
+	const size_t nm = w->m->nmodels;
+
+	for (size_t i = first; i < first + count; i++) {
+		const struct gmm_seg *sg = &c->seg[w->iseg[i]];
+		const uint32_t r = w->irow[i];
+		if (w->iframe[i] == 0) {
+			/* a new utterance: the one before, if it has rows, ends here */
+			int open = i == 0 ? j->open : w->irow[i - 1] != NO_ROW;
+			size_t klen = strlen(sg->key);
+			char *p = obuf_room(b, klen + 8);
+			if (open) {
+				memcpy(p, "]\n", 2);
+				p += 2;
+			}
+			memcpy(p, sg->key, klen);
+			p += klen;
+			memcpy(p, "  [", 3);
+			p += 3;
+			if (r == NO_ROW) {
+				memcpy(p, " ]\n", 3);
+				p += 3;
+			}
+			b->len = (size_t)(p - b->p);
+		}
+		if (r != NO_ROW) {
+			char *p = obuf_room(b, nm * 16 + 4);
+			b->len += ark_format_row(p, c->val + (size_t)r * nm, nm);
+		}
+	}
+}
+
+/* The chunk's items (rows; in an archive, empty utterances too), in order. */
+static size_t
+list_items(struct gmm_writer *w, const struct gmm_chunk *c)
+{
+	size_t n = 0;
+	if (c->n + c->nseg > w->icap) {
+		w->icap = MAX(c->n + c->nseg, 2 * w->icap);
+		w->iseg = xreallocarray(w->iseg, w->icap, sizeof *w->iseg);
+		w->irow = xreallocarray(w->irow, w->icap, sizeof *w->irow);
+		w->iframe = xreallocarray(w->iframe, w->icap, sizeof *w->iframe);
+	}
+	for (size_t s = 0, r = 0; s < c->nseg; s++) {
+		const struct gmm_seg *sg = &c->seg[s];
+		if (sg->n == 0 && w->top == 0) {
+			w->iseg[n] = (uint32_t)s;
+			w->irow[n] = NO_ROW;
+			w->iframe[n++] = 0;
+		}
+		for (size_t i = 0; i < sg->n; i++, r++) {
+			w->iseg[n] = (uint32_t)s;
+			w->irow[n] = (uint32_t)r;
+			w->iframe[n++] = sg->first + i;
+		}
+	}
+	return n;
+}
+
 static void
 write_text(struct gmm_writer *w, const struct gmm_chunk *c)
 {
-	const size_t nm = w->m->nmodels, k = w->top;
-	/* The segment and the frame number of every row. */
-	uint32_t *rseg = xmallocarray(c->n + 1, sizeof *rseg);
-	uint64_t *rframe = xmallocarray(c->n + 1, sizeof *rframe);
-	for (size_t s = 0, r = 0; s < c->nseg; s++)
-		for (size_t i = 0; i < c->seg[s].n; i++, r++) {
-			rseg[r] = (uint32_t)s;
-			rframe[r] = c->seg[s].first + i;
-		}
-
-	#pragma omp parallel for schedule(static, 1) num_threads(w->nbuf)
-	for (int t = 0; t < w->nbuf; t++) {
-		size_t a = c->n * (size_t)t / (size_t)w->nbuf;
-		size_t b = c->n * (size_t)(t + 1) / (size_t)w->nbuf;
-		w->len[t] = 0;
-		for (size_t r = a; r < b; r++) {
-			if (k == 0) {
-				buf_need(w, t, nm * 16 + 4);
-				w->len[t] += ark_format_row(w->buf[t] + w->len[t], c->val + r * nm, nm);
-				continue;
-			}
-			const char *key = c->seg[rseg[r]].key;
-			size_t klen = strlen(key);
-			for (size_t j = 0; j < k; j++) {
-				const char *name = w->m->names[c->idx[r * k + j]];
-				size_t nlen = strlen(name);
-				buf_need(w, t, klen + nlen + 80);
-				char *p = w->buf[t] + w->len[t];
-				memcpy(p, key, klen);
-				p += klen;
-				p += sprintf(p, "\t%llu\t", (unsigned long long)rframe[r]);
-				memcpy(p, name, nlen);
-				p += nlen;
-				*p++ = '\t';
-				p += fmt_f32(p, c->tv[r * k + j]);
-				*p++ = '\n';
-				w->len[t] = (size_t)(p - w->buf[t]);
-			}
-		}
-	}
-	free(rseg);
-	free(rframe);
-	if (k > 0) {
-		for (int t = 0; t < w->nbuf; t++)
-			if (w->len[t] > 0)
-				out_write(w->o, w->buf[t], w->len[t]);
+	struct text_job j = {w, c, w->open};
+	size_t n = list_items(w, c);
+	if (n == 0)
 		return;
-	}
-	/* --all: each row is "\n  v v v "; the runs are cut at row starts. */
-	int t = 0;
-	const char *p = w->buf[0], *end = w->buf[0] + w->len[0];
-	for (size_t s = 0; s < c->nseg; s++) {
-		const struct gmm_seg *sg = &c->seg[s];
-		if (sg->first == 0) {
-			if (w->open_key != NULL)
-				ark_end(w->o, w->open_rows);
-			ark_begin(w->o, sg->key);
-			w->open_key = sg->key;
-			w->open_rows = 0;
-		}
-		const char *from = NULL;
-		for (size_t i = 0; i < sg->n; i++) {
-			while (p == end) {
-				if (from != NULL)
-					out_write(w->o, from, (size_t)(p - from));
-				from = NULL;
-				t++;
-				p = w->buf[t];
-				end = w->buf[t] + w->len[t];
-			}
-			if (from == NULL)
-				from = p;
-			const char *q = memchr(p + 1, '\n', (size_t)(end - p - 1));
-			p = q != NULL ? q : end;
-		}
-		if (from != NULL)
-			out_write(w->o, from, (size_t)(p - from));
-		w->open_rows += sg->n;
+	if (w->top > 0) {
+		size_t line = 40 + w->top * 40;
+		out_par(w->o, n, MAX(TASK_BYTES / line, (size_t)1), format_top, &j);
+	} else {
+		size_t row = 4 + w->m->nmodels * 12;
+		out_par(w->o, n, MAX(TASK_BYTES / row, (size_t)1), format_ark, &j);
+		w->open = w->irow[n - 1] != NO_ROW;
 	}
 }
 
@@ -135,17 +167,13 @@ gmm_writer_chunk(struct gmm_writer *w, const struct gmm_chunk *c)
 }
 
 struct gmm_writer *
-gmm_writer_open(output *o, int fmt, const struct gmm_models *m, size_t top, int nthreads)
+gmm_writer_open(output *o, int fmt, const struct gmm_models *m, size_t top)
 {
 	struct gmm_writer *w = xcalloc(1, sizeof *w);
 	w->o = o;
 	w->fmt = fmt;
 	w->m = m;
 	w->top = top;
-	w->nbuf = nthreads;
-	w->buf = xcalloc((size_t)w->nbuf, sizeof *w->buf);
-	w->len = xcalloc((size_t)w->nbuf, sizeof *w->len);
-	w->cap = xcalloc((size_t)w->nbuf, sizeof *w->cap);
 	if (fmt == FMT_NPY) {
 		w->npy_off = out_tell(o);
 		npy_write_header(o, DT_F32, 0, m->nmodels);
@@ -164,12 +192,10 @@ gmm_writer_end(struct gmm_writer *w)
 {
 	if (w->fmt == FMT_NPY)
 		npy_patch_header(w->o, w->npy_off, DT_F32, (size_t)w->npy_rows, w->m->nmodels);
-	else if (w->open_key != NULL)
-		ark_end(w->o, w->open_rows);
-	for (int t = 0; t < w->nbuf; t++)
-		free(w->buf[t]);
-	free(w->buf);
-	free(w->len);
-	free(w->cap);
+	else if (w->open)
+		ark_end(w->o, 1);
+	free(w->iseg);
+	free(w->irow);
+	free(w->iframe);
 	free(w);
 }

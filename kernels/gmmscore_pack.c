@@ -1,8 +1,10 @@
 /* gmmscore_pack.c: the read models (common/gmm.h) turned into what the scorers use:
  * the scoring parameters of gmmscore.h's formula (s, -mu s and the gconsts, recomputed
  * over the dimensions scored) for both paths, and the GPU's slot layout. Separate from
- * the model readers, which know nothing of either. */
+ * the model readers, which know nothing of either; and the GPU's tile shape, which the
+ * layout depends on. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +58,7 @@ gmm_layout_make(const struct gmm_params *p, size_t slots, struct gmm_layout *l)
 	const size_t nm = p->nmodels, dp = (size_t)p->dp, ng = dp / GMM_DVEC;
 
 	memset(l, 0, sizeof *l);
+	l->slots = slots;
 	for (size_t m = 0; m < nm; m++)
 		l->npart += CEIL_DIV(p->off[m + 1] - p->off[m], slots);
 	l->part_slot = xmallocarray(l->npart, sizeof *l->part_slot);
@@ -90,7 +93,7 @@ gmm_layout_make(const struct gmm_params *p, size_t slots, struct gmm_layout *l)
 	l->P = xcalloc(mul_size(mul_size(nslots, dp, "parameters"), 2, "parameters"),
 	    sizeof *l->P);
 	l->G = xcalloc(nslots, sizeof *l->G);
-	#pragma omp parallel for schedule(dynamic, 64)
+	#pragma omp parallel for schedule(dynamic, 64) if (nslots * dp > ((size_t)1 << 18))
 	for (size_t i = 0; i < l->npart; i++) {
 		for (int j = 0; j < l->part_k[i]; j++) {
 			const size_t c = part_c0[i] + (size_t)j, s = (size_t)l->part_slot[i] + (size_t)j;
@@ -104,6 +107,22 @@ gmm_layout_make(const struct gmm_params *p, size_t slots, struct gmm_layout *l)
 		}
 	}
 	free(part_c0);
+}
+
+void
+gmm_tile_pick(const struct gmmscore_tune *t, int *cpl, int *nsub)
+{
+	*cpl = t->cpl;
+	*nsub = t->nsub;
+	if ((*cpl != 2 && *cpl != 4) || *nsub < 1 || *nsub > 16)
+		die("tuning table, row \"%s\": %d Gaussians a thread (2 or 4), %d tiles a block "
+		    "(1 to 16)", t->device, *cpl, *nsub);
+	const char *tile = getenv("GMMSCORE_TILE");
+	if (tile != NULL && *tile != '\0') {
+		if (sscanf(tile, "%d,%d", cpl, nsub) != 2 || (*cpl != 2 && *cpl != 4) || *nsub < 1 ||
+		    *nsub > 16)
+			die("GMMSCORE_TILE='%s': expected CPL,NSUB with CPL 2 or 4, NSUB 1 to 16", tile);
+	}
 }
 
 void

@@ -15,30 +15,25 @@
 #include "gmmscore_stream.h"
 #include "speech.h"
 #include "timer.h"
+#ifdef ACCELKIT_CUDA
+#include "staging.h"
+#endif
 
 #define NBUF 3				/* chunks in flight: reading, scoring, writing */
 #define HOST_RESULT_MAX ((size_t)128 << 20)	/* bytes of scores a chunk, --all */
-
-/* Utterance keys live until the end, in blocks that never move. */
-struct arena {
-	char *block;
-	size_t used, cap;
-	char **old;
-	size_t nold;
-};
+#define ALIGN64(n) (((n) + 63) & ~(size_t)63)
 
 struct gmm_stream {
 	struct gmm_stream_cfg cfg;
 	int dp;
 	size_t cap;			/* frames a chunk */
 	/* the reader's side */
-	char **files;
-	int nfiles;
 	struct gmm_chunk buf[NBUF];
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct arena keys;
 	double t_read;
+	char *block;			/* every chunk's buffers */
+	int pinned;			/* block is pinned (cuda_pin) */
 	/* the scorer's side */
 	struct gmm_writer *w;
 	float *scores;			/* CPU with --top: every score of a chunk */
@@ -51,34 +46,6 @@ struct gmm_stream {
 };
 
 /* ---- the chunk ring ---- */
-
-static char *
-arena_dup(struct arena *a, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	if (a->used + n > a->cap) {
-		if (a->block != NULL) {
-			a->old = xreallocarray(a->old, a->nold + 1, sizeof *a->old);
-			a->old[a->nold++] = a->block;
-		}
-		a->cap = MAX(n, (size_t)1 << 16);
-		a->block = xmalloc(a->cap);
-		a->used = 0;
-	}
-	char *d = a->block + a->used;
-	memcpy(d, s, n);
-	a->used += n;
-	return d;
-}
-
-static void
-arena_free(struct arena *a)
-{
-	for (size_t i = 0; i < a->nold; i++)
-		free(a->old[i]);
-	free(a->old);
-	free(a->block);
-}
 
 static struct gmm_chunk *
 wait_chunk(struct gmm_stream *st, int i, int full)
@@ -132,49 +99,23 @@ reader_main(void *arg)
 {
 	struct gmm_stream *st = arg;
 	const size_t dp = (size_t)st->dp;
-	const int model_dim = st->cfg.model_dim, dims = st->cfg.prm->dims;
 	int bi = 0;
 	struct gmm_chunk *c = wait_chunk(st, bi, 0);
 	double t0 = now_sec(), waited = 0;
+	struct gmm_seg sg;
 
-	for (int fi = 0; fi < st->nfiles; fi++) {
-		speech *s = speech_open(st->files[fi], st->cfg.format);
-		const char *key;
-		size_t ncols;
-		int64_t rows;
-		vlog("features: %s (%s)", speech_name(s), speech_format_name(speech_format(s)));
-		while (speech_next(s, &key, &ncols, &rows)) {
-			if (rows != 0 && ncols != 0) {
-				if (st->cfg.dims == 0 && ncols != (size_t)model_dim)
-					die("%s: utterance '%s' has %zu dimensions, the models %d (--dims N "
-					    "scores the first N)", speech_name(s), key, ncols, model_dim);
-				if (ncols < (size_t)dims)
-					die("%s: utterance '%s' has %zu dimensions, fewer than --dims %d",
-					    speech_name(s), key, ncols, dims);
-			}
-			const char *k = arena_dup(&st->keys, key);
-			uint64_t first = 0;
-			for (;;) {
-				if (c->n == st->cap) {
-					set_chunk(st, c, 1);
-					bi = (bi + 1) % NBUF;
-					double tw = now_sec();
-					c = wait_chunk(st, bi, 0);
-					waited += now_sec() - tw;
-				}
-				size_t got = ncols == 0 ? 0 : speech_read(s, c->x + c->n * dp,
-				    st->cap - c->n, (size_t)dims, dp);
-				if (got == 0) {
-					if (first == 0)
-						add_seg(c, k, 0, 0);	/* an empty utterance */
-					break;
-				}
-				add_seg(c, k, first, got);
-				c->n += got;
-				first += got;
-			}
+	for (;;) {
+		if (c->n == st->cap) {
+			set_chunk(st, c, 1);
+			bi = (bi + 1) % NBUF;
+			double tw = now_sec();
+			c = wait_chunk(st, bi, 0);
+			waited += now_sec() - tw;
 		}
-		speech_close(s);
+		if (!gmm_feats_next(st->cfg.feats, c->x + c->n * dp, st->cap - c->n, &sg))
+			break;
+		add_seg(c, sg.key, sg.first, sg.n);
+		c->n += sg.n;
 	}
 	c->last = 1;
 	st->t_read = now_sec() - t0 - waited;
@@ -255,7 +196,7 @@ gmm_stream_open(const struct gmm_stream_cfg *cfg)
 	struct gmm_gpu *gpu = NULL;
 	if (dev->gpu) {
 		gpu = gmm_gpu_init(prm, cfg->mode, host_top ? 0 : top, cap, cfg->max_mem,
-		    dev->ids[0], cfg->tune);
+		    dev->ids[0], cfg->tune, cfg->layout);
 		cap = gmm_gpu_chunk(gpu);
 	}
 	st->gpu = gpu;
@@ -267,26 +208,32 @@ gmm_stream_open(const struct gmm_stream_cfg *cfg)
 	st->cap = cap;
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_cond_init(&st->cv, NULL);
+	/* One allocation holds every chunk's buffers, pinned on a GPU in one call rather
+	 * than one a buffer (each call maps memory for the device): the copies then run at
+	 * the bus's speed and overlap the scoring. */
 	const size_t dp = (size_t)prm->dp;
+	const size_t xb = ALIGN64(mul_size(mul_size(cap, dp, "chunk"), sizeof(float), "chunk"));
+	const size_t vb = need_val ?
+	    ALIGN64(mul_size(mul_size(cap, nm, "chunk"), sizeof(float), "chunk")) : 0;
+	const size_t tb = top ?
+	    ALIGN64(mul_size(mul_size(cap, top, "chunk"), sizeof(float), "chunk")) : 0;
+	const size_t each = xb + vb + 2 * tb, total = mul_size(each, NBUF, "chunk");
+	char *block = xmalloc(total);
+#ifdef ACCELKIT_CUDA
+	if (gpu != NULL) {
+		double t0 = now_sec();
+		st->pinned = cuda_pin(block, total, "chunk buffers");
+		phase_add("pin buffers", now_sec() - t0);
+	}
+#endif
+	st->block = block;
 	for (int i = 0; i < NBUF; i++) {
 		struct gmm_chunk *c = &st->buf[i];
-		size_t xb = mul_size(mul_size(cap, dp, "chunk"), sizeof(float), "chunk");
-		size_t vb = need_val ? mul_size(mul_size(cap, nm, "chunk"), sizeof(float), "chunk") : 0;
-		size_t tb = cap * top * sizeof(float);
-#ifdef ACCELKIT_CUDA
-		if (gpu != NULL) {
-			c->x = gmm_gpu_host_alloc(xb);
-			c->val = vb ? gmm_gpu_host_alloc(vb) : NULL;
-			c->idx = tb ? gmm_gpu_host_alloc(tb) : NULL;
-			c->tv = tb ? gmm_gpu_host_alloc(tb) : NULL;
-		} else
-#endif
-		{
-			c->x = xmalloc(xb);
-			c->val = vb ? xmalloc(vb) : NULL;
-			c->idx = tb ? xmalloc(tb) : NULL;
-			c->tv = tb ? xmalloc(tb) : NULL;
-		}
+		char *p = block + (size_t)i * each;
+		c->x = (float *)p;
+		c->val = vb ? (float *)(p + xb) : NULL;
+		c->idx = tb ? (uint32_t *)(p + xb + vb) : NULL;
+		c->tv = tb ? (float *)(p + xb + vb + tb) : NULL;
 		memset(c->x, 0, xb);	/* the padding columns stay 0 */
 	}
 	if (!dev->gpu && top)
@@ -295,12 +242,10 @@ gmm_stream_open(const struct gmm_stream_cfg *cfg)
 }
 
 uint64_t
-gmm_stream_run(struct gmm_stream *st, char **files, int nfiles, struct gmm_writer *w)
+gmm_stream_run(struct gmm_stream *st, struct gmm_writer *w)
 {
 	pthread_t rd_thread;
 
-	st->files = files;
-	st->nfiles = nfiles;
 	st->w = w;
 	if (pthread_create(&rd_thread, NULL, reader_main, st) != 0)
 		die("cannot start a thread");
@@ -334,27 +279,14 @@ void
 gmm_stream_free(struct gmm_stream *st)
 {
 #ifdef ACCELKIT_CUDA
-	for (int i = 0; st->gpu != NULL && i < NBUF; i++) {
-		gmm_gpu_host_free(st->buf[i].x);
-		gmm_gpu_host_free(st->buf[i].val);
-		gmm_gpu_host_free(st->buf[i].idx);
-		gmm_gpu_host_free(st->buf[i].tv);
-		st->buf[i].x = NULL;
-		st->buf[i].val = NULL;
-		st->buf[i].idx = NULL;
-		st->buf[i].tv = NULL;
-	}
+	if (st->pinned)
+		cuda_unpin(st->block);
 	gmm_gpu_free(st->gpu);
 #endif
-	for (int i = 0; i < NBUF; i++) {
-		free(st->buf[i].x);
-		free(st->buf[i].val);
-		free(st->buf[i].idx);
-		free(st->buf[i].tv);
+	free(st->block);
+	for (int i = 0; i < NBUF; i++)
 		free(st->buf[i].seg);
-	}
 	free(st->scores);
-	arena_free(&st->keys);
 	pthread_mutex_destroy(&st->mu);
 	pthread_cond_destroy(&st->cv);
 	free(st);

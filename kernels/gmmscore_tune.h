@@ -9,6 +9,11 @@
  * (GMMSCORE_TILE=cpl,nsub overrides the row for one run); bench/README.md has the
  * results.
  * CPU: the frames a task of the OpenMP loop, and the frames a chunk.
+ * auto: the cost model (struct cost_model, common/tune.h) of a GPU row, in frames x
+ * Gaussians x dimensions scored. auto weighs before the device's name is known (CUDA is
+ * still starting), so it takes the row GMMSCORE_AUTO_ROW matches: any NVIDIA GPU. It
+ * decides once it knows the frames, or GMMSCORE_AUTO_FRAMES of them (man/gmmscore.1,
+ * DEVICES, says the rule).
  *
  * Fixed in the code, not tuned here: gmmscore.cu's 128 threads a block, 32 frames a
  * reduction pass and 4 warps a top-N block (launch bounds and shared-memory shapes);
@@ -20,6 +25,12 @@
 
 #include "gmmscore.h"
 
+/* The description auto picks its row by, before the device is known. */
+#define GMMSCORE_AUTO_ROW "gpu nvidia"
+/* The frames auto waits for, from a pipe or a text file, when --chunk does not say: a
+ * GPU chunk (the row below). The frames of an NPY or HTK file come from its header. */
+#define GMMSCORE_AUTO_FRAMES 16384
+
 static const struct gmmscore_tune gmmscore_tune_table[] = {
 	/* From an H200's sweep, 2026-11-22 (bench/gmmscore: 6647 models x 32 Gaussians x
 	 * 39 dimensions, 100,000 frames, --mode sum, device time): 2 x 64 with 4 tiles a
@@ -27,9 +38,18 @@ static const struct gmmscore_tune gmmscore_tune_table[] = {
 	 * and 137.8 ms. Halving the feature reads from shared memory (4 x 32) did not pay
 	 * for halving the reuse of each parameter read. Not measured on other NVIDIA GPUs;
 	 * the chunk of 16384 frames was not swept. */
+	/* The cost model, from bench/README.md's final run (H200 and a 16-core Xeon,
+	 * 100,000 frames x 212,704 Gaussians x 39 dimensions = 8.30e11): the GPU 115.1 ms
+	 * device time for --mode sum, 7.2e12 a second (the features' copies overlap the
+	 * kernels); the CPU path 5,176 ms whole on 16 threads, 1.0e10 a second a thread.
+	 * The GPU's fixed cost, 30 ms, is derived, not measured: the parameters' upload
+	 * (bench/README.md's 18 ms "model upload" less the layout, now made while CUDA
+	 * starts), the allocations and the first launch. To be checked by bench/e2e. */
 	{"gpu nvidia", .cpl = 2, .nsub = 4, .chunk = 16384,
 	    .measured = "H200 2026-11-22, bench/gmmscore --mode sum: 2x64 tiles 115 ms, "
-	    "4x32 138 ms"},
+	    "4x32 138 ms",
+	    .cost = {"frames x Gaussians x dims", .cpu_rate = 1.0e10, .cpu_fixed = 0.001,
+	    .gpu_rate = 7.2e12, .gpu_fixed = 0.030}},
 	/* 128 frames a task keep a model's parameters in L1 (32 Gaussians of 39 dimensions:
 	 * 10 KB) while the frames stream from L2; 4096 frames a chunk, the first version's
 	 * choice. Neither was swept. */

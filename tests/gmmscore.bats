@@ -207,6 +207,99 @@ EOF
 	    --keys utt0:60,utt1:1,utt2:239
 }
 
+@test "auto: a tiny input runs on the CPU, as -d cpu does, and -v says why" {
+	run -0 --separate-stderr env ACCELKIT_DEVICE=auto gmmscore -v -m "$G/final.mdl.txt" \
+	    -o "$T/auto.txt" "$G/feats.ark"
+	[[ $stderr == *"gmmscore: auto: 10 frames"* ]]
+	# the start-up may have found no GPU before auto weighed the work
+	[[ $stderr == *"gmmscore: auto: cpu, estimated "* || $stderr == *"(no usable GPU)"* ]]
+	[[ $stderr == *"gmmscore: device: cpu ("* ]]
+	run -0 gmmscore -d cpu -m "$G/final.mdl.txt" -o "$T/cpu.txt" "$G/feats.ark"
+	run -0 cmp "$T/auto.txt" "$T/cpu.txt"
+}
+
+@test "auto counts an NPY file's frames from its header and reads text ahead" {
+	run -0 --separate-stderr gmmscore -v -d auto -m "$D/native.txt" -o "$T/a.txt" "$D/feats.npy"
+	[[ $stderr == *"gmmscore: auto: 300 frames"* ]]
+	run -0 --separate-stderr gmmscore -v -d auto -m "$D/native.txt" --chunk 40 -o "$T/a.txt" \
+	    "$D/feats.npy"
+	[[ $stderr == *"gmmscore: auto: 300 frames"* ]]
+	# text from a pipe: the first 50 frames (--chunk) are read, kept and scored once
+	run -0 --separate-stderr bash -c "gmmscore -v -d auto -m '$D/native.txt' --chunk 50 \
+	    < '$D/feats.txt' > '$T/p.txt'"
+	[[ $stderr == *"gmmscore: auto: at least 50 frames"* ]]
+	run -0 refcheck top "$T/p.txt" "$D/sum.npy" --names "$D/names.txt" --keys=-:300
+	# ahead across files, and an archive's utterances (an empty one too) across chunks
+	head -n 100 "$D/feats.txt" > "$T/a.txt"
+	tail -n 200 "$D/feats.txt" > "$T/b.txt"
+	run -0 --separate-stderr gmmscore -v -d auto --chunk 150 -m "$D/native.txt" \
+	    -o "$T/ab.txt" "$T/a.txt" - < "$T/b.txt"
+	[[ $stderr == *"gmmscore: auto: at least 150 frames"* ]]
+	run -0 refcheck top "$T/ab.txt" "$D/sum.npy" --names "$D/names.txt" \
+	    --keys "$T/a.txt:100,-:200"
+	printf 'a  [\n  1 2 3 4 5 6\n  2 2 2 2 2 2 ]\nempty  [ ]\nb  [ 6 5 4 3 2 1 ]\n' > "$T/e.ark"
+	for chunk in 1 2 3 4; do
+		run -0 gmmscore -d auto --chunk $chunk -m "$D/native.txt" --all -o "$T/e$chunk.ark" "$T/e.ark"
+		run -0 gmmscore -d cpu -m "$D/native.txt" --all -o "$T/c.ark" "$T/e.ark"
+		run -0 cmp "$T/e$chunk.ark" "$T/c.ark"
+	done
+}
+
+@test "auto on the GPU machine: the CPU for testdata without waiting for CUDA, the GPU for large work" {
+	require_gpu
+	run -0 --separate-stderr gmmscore -v -d auto -m "$G/final.mdl.txt" -o "$T/a.txt" "$G/feats.ark"
+	[[ $stderr == *"gmmscore: auto: cpu, estimated "* ]]
+	[[ $stderr == *"gmmscore: device: cpu ("* ]]
+	# the start-up thread was left to itself: no phase waited for it
+	[[ $stderr != *"time device start"* ]]
+	# 40,000 frames x ~7,500 Gaussians x 39 dimensions on one CPU thread: about a second
+	py -c "import numpy as n; n.save('$T/big.npy', n.random.default_rng(3).normal(0, 2, (40000, 39)).astype('f4'))"
+	run -0 --separate-stderr gmmscore -v -d auto -j 1 -m "$R/native.txt" -o /dev/null "$T/big.npy"
+	[[ $stderr == *"gmmscore: auto: 40000 frames"* ]]
+	[[ $stderr == *"gmmscore: auto: gpu, estimated "* ]]
+	[[ $stderr == *"gmmscore: device: gpu:0 "* ]]
+}
+
+@test "features from a pipe that delivers one byte at a time score as from the file" {
+	# slow FILE: FILE on stdout, one byte a write, a pause after each
+	cat > "$T/slow.py" <<'EOF'
+import os, sys, time
+b = open(sys.argv[1], "rb").read()
+for i in range(len(b)):
+    os.write(1, b[i:i + 1])
+    time.sleep(0.0003)
+EOF
+	slow="$ACCELKIT_PYTHON $T/slow.py"
+	py -c "import numpy as n; n.save('$T/f.npy', n.load('$D/feats.npy')[:20])"
+	head -n 20 "$D/feats.txt" > "$T/f.txt"
+	for dev in "${ACCELKIT_DEVICE:-cpu}" auto; do
+		for f in "$G/feats.ark" "$G/feats.htk" "$T/f.npy" "$T/f.txt"; do
+			case $f in
+			*.ark) m=$G/final.mdl.txt ;;
+			*.htk) m=$G/hmms.mmf ;;
+			*) m=$D/native.txt ;;
+			esac
+			run -0 gmmscore -d $dev -m "$m" --all -O npy -o "$T/file.npy" "$f"
+			run -0 bash -c "$slow '$f' | gmmscore -d $dev -m '$m' --all -O npy -o '$T/pipe.npy'"
+			run -0 cmp "$T/file.npy" "$T/pipe.npy"
+		done
+		run -0 gmmscore -d $dev -m "$G/final.mdl.txt" -t 2 -o "$T/file.txt" "$G/feats.ark"
+		run -0 bash -c "$slow '$G/feats.ark' | gmmscore -d $dev -m '$G/final.mdl.txt' -t 2 > '$T/pipe.txt'"
+		run -0 cmp "$T/file.txt" "$T/pipe.txt"
+	done
+}
+
+@test "random shapes, chunks and memory bounds give the unbounded run's bytes and numpy's scores" {
+	run -0 py "$REF/gmmscore_props.py" "$T/props" --device cpu
+	assert_output --regexp '^20 cases, [0-9]+ runs agree'
+}
+
+@test "random --max-device-mem bounds on the GPU: the same bytes, a chunk that fits, a clear refusal" {
+	require_gpu
+	run -0 py "$REF/gmmscore_props.py" "$T/props" --device gpu --cases 30 --seed 15
+	assert_output --regexp '^30 cases, [0-9]+ runs agree \([1-9][0-9]* under a memory bound, [1-9][0-9]* bounds refused\)'
+}
+
 # early_output ARGS...: runs gmmscore ARGS on a FIFO fed the first 600 frames, waits
 # (up to 20 s) for output while the input is still open, then feeds the rest.
 # Leaves the bytes seen early in $early and the whole output in $T/out.
@@ -276,13 +369,14 @@ EOF
 	[[ $stderr == *"nan.htk: byte 40: NaN in HTK data (frame 2, column 2)"* ]]
 }
 
-@test "a bad variance or weight is an error naming the model" {
+@test "a bad variance or weight is an error naming the model and the value's line" {
 	awk 'NR == 3 { $9 = 0 } { print }' "$D/native.txt" > "$T/v0.txt"
 	run -1 --separate-stderr gmmscore -m "$T/v0.txt" "$D/feats.npy"
-	[[ $stderr == *"v0.txt:2: model 's0', component 1, dimension 2: variance 0 is not positive"* ]]
+	[[ $stderr == *"v0.txt:3: model 's0', component 1, dimension 2: variance 0 is not positive"* ]]
 	awk 'NR == 5 { $1 = -$1 } { print }' "$D/native.txt" > "$T/w.txt"
 	run -1 --separate-stderr gmmscore -m "$T/w.txt" "$D/feats.npy"
-	[[ $stderr == *"w.txt:4: model 'h1.2', component 1: weight -"*" is negative"* ]]
+	[[ $stderr == *"w.txt:5: model 'h1.2', component 1: weight -"*" is negative"* ]]
+	# the weights' sum is the model's: its header line
 	awk 'NR == 5 { $1 = $1 / 2 } { print }' "$D/native.txt" > "$T/w.txt"
 	run -1 --separate-stderr gmmscore -m "$T/w.txt" "$D/feats.npy"
 	[[ $stderr == *"w.txt:4: model 'h1.2': weights sum to"*"not 1"* ]]
@@ -290,10 +384,84 @@ EOF
 	awk '/^<VARIANCE> 6$/ { v++ } { if (fix) { $1 = -1; fix = 0 } } v == 2 && !done { fix = 1; done = 1 } { print }' \
 	    "$D/hmm.mmf" > "$T/v.mmf"
 	run -1 --separate-stderr gmmscore -m "$T/v.mmf" "$D/feats.npy"
-	[[ $stderr == *"v.mmf:7: model 's0', component 1, dimension 1: variance -1 is not positive"* ]]
+	[[ $stderr == *"v.mmf:13: model 's0', component 1, dimension 1: variance -1 is not positive"* ]]
 	printf '<DIMENSION> 2 <NUMPDFS> 1 <DiagGMM>\n<WEIGHTS> [ 0.5 0.5 ]\n<MEANS_INVVARS> [\n 0 0\n 1 1 ]\n<INV_VARS> [\n 1 1\n 1 0 ]\n</DiagGMM>\n' > "$T/z.mdl"
 	run -1 --separate-stderr gmmscore -m "$T/z.mdl" "$D/feats.npy"
-	[[ $stderr == *"z.mdl:1: model '0', component 2, dimension 2: variance inf is not positive"* ]]
+	[[ $stderr == *"z.mdl:8: model '0', component 2, dimension 2: variance inf is not positive"* ]]
+}
+
+@test "a bad value on a later line of its model is named by that line (the colleague's case)" {
+	# bad3.gmm: the variance on line 7 belongs to the model whose header is line 5
+	printf '# two models\ngmm a 1 2\n1 0 0 1 1\n\ngmm b 2 2\n0.5 0 0 1 1\n0.5 0 0 1 -2\n' > "$T/bad3.gmm"
+	run -1 --separate-stderr gmmscore -m "$T/bad3.gmm" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/bad3.gmm:7: model 'b', component 2, dimension 2: variance -2 is not positive and finite"
+	# the same in an HTK MMF: the weight on its <MIXTURE> line, the variance on its own
+	printf '~o <VECSIZE> 2\n~s "a"\n<NUMMIXES> 2\n<MIXTURE> 1 0.5\n<MEAN> 2 0 0\n<VARIANCE> 2 1 1\n<MIXTURE> 2 -0.5\n<MEAN> 2 0 0\n<VARIANCE> 2\n1\n1\n' > "$T/w.mmf"
+	run -1 --separate-stderr gmmscore -m "$T/w.mmf" "$D/feats.npy"
+	[[ $stderr == *"w.mmf:7: model 'a', component 2: weight -0.5 is negative"* ]]
+	sed -e '7s/-0.5/0.5/' -e '11s/1/0/' "$T/w.mmf" > "$T/v.mmf"
+	run -1 --separate-stderr gmmscore -m "$T/v.mmf" "$D/feats.npy"
+	[[ $stderr == *"v.mmf:11: model 'a', component 2, dimension 2: variance 0 is not positive"* ]]
+	# a variance from a ~v macro: the macro's line
+	printf '~o <VECSIZE> 2\n~v "f"\n<VARIANCE> 2\n1 -1\n~s "a"\n<MEAN> 2 0 0\n~v "f"\n' > "$T/m.mmf"
+	run -1 --separate-stderr gmmscore -m "$T/m.mmf" "$D/feats.npy"
+	[[ $stderr == *"m.mmf:4: model 'a', component 1, dimension 2: variance -1 is not positive"* ]]
+}
+
+@test "a bad number is quoted alone, not with the rest of its line" {
+	printf 'gmm a 1 2\nx 1 1 1 1\n' > "$T/bad.gmm"
+	run -1 --separate-stderr gmmscore -m "$T/bad.gmm" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/bad.gmm:2: model 'a', component 1: not a number: 'x'"
+	printf 'gmm a 1 2\n1 0 0 1 1e\n' > "$T/bad.gmm"
+	run -1 --separate-stderr gmmscore -m "$T/bad.gmm" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/bad.gmm:2: model 'a', component 1: not a number: '1e'"
+	printf '<DIMENSION> 2 <NUMPDFS> 1 <DiagGMM>\n<WEIGHTS> [ 1 ]\n<MEANS_INVVARS> [\n 0 zero ]\n<INV_VARS> [\n 1 1 ]\n</DiagGMM>\n' > "$T/bad.mdl"
+	run -1 --separate-stderr gmmscore -m "$T/bad.mdl" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/bad.mdl:4: not a number: 'zero'"
+	printf '~o <VECSIZE> 2\n~s "a"\n<MEAN> 2 0 nought 1\n<VARIANCE> 2 1 1\n' > "$T/bad.mmf"
+	run -1 --separate-stderr gmmscore -m "$T/bad.mmf" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/bad.mmf:3: expected a number, found 'nought'"
+}
+
+@test "models over a megabyte parse on the threads as on one: numpy's scores, the first bad token" {
+	# 450 models x 8 Gaussians x 39 dimensions: over a megabyte in every format, so -j 2
+	# parses on two threads (gmm_read.h's GMM_PAR_BYTES) and -j 1 on one
+	py "$ACCELKIT_ROOT/bench/gmmscore_gen.py" "$T/b" --models 450 --comps 8 --frames 40 --text
+	py - "$T/b" <<'EOF'
+import sys
+import numpy as np
+d = sys.argv[1]
+p = np.load(d + "/model.npz")
+w, iv = p["w"].astype(np.float64), p["inv_vars"].astype(np.float64)
+mu = p["means_invvars"] / iv
+x = np.load(d + "/feats.npy").astype(np.float64)
+g = np.log(w) - 0.5 * (mu.shape[2] * np.log(2 * np.pi) - np.log(iv).sum(2))
+c = g[None] - 0.5 * (((x[:, None, None, :] - mu[None]) ** 2) * iv[None]).sum(3)
+top = c.max(2)
+np.save(d + "/want.npy", top + np.log(np.exp(c - top[..., None]).sum(2)))
+EOF
+	for m in model.txt model.mdl.txt model.mmf model.mdl; do
+		[ "$(stat -c %s "$T/b/$m")" -gt $((1 << 20)) ]
+		run -0 gmmscore -d cpu -j 1 -m "$T/b/$m" --all -O npy -o "$T/j1.npy" "$T/b/feats.npy"
+		run -0 gmmscore -d cpu -j 2 -m "$T/b/$m" --all -O npy -o "$T/j2.npy" "$T/b/feats.npy"
+		run -0 cmp "$T/j1.npy" "$T/j2.npy"
+		run -0 refcheck npy "$T/j2.npy" "$T/b/want.npy"
+	done
+	# A bad token on the last number line before the middle and another on the first
+	# after it, one on each side of where two threads split the file: the first is named.
+	for m in model.txt model.mdl.txt model.mmf; do
+		f=$T/b/$m
+		nums=$(grep -b -n '^ *-\?[0-9]' "$f")
+		half=$(($(stat -c %s "$f") / 2))
+		l0=$(awk -F: -v h=$half '$2 > h { print prev; exit } { prev = $1 }' <<< "$nums")
+		l1=$(awk -F: -v h=$half '$2 > h { print $1; exit }' <<< "$nums")
+		sed -e "${l0}s/-\?[0-9][^ ]*/x/" -e "${l1}s/-\?[0-9][^ ]*/y/" "$f" > "$T/bad.$m"
+		run -1 --separate-stderr gmmscore -d cpu -j 1 -m "$T/bad.$m" "$T/b/feats.npy"
+		[[ $stderr == "gmmscore: $T/bad.$m:$l0: "*"'x'" ]]
+		one=$stderr
+		run -1 --separate-stderr gmmscore -d cpu -j 2 -m "$T/bad.$m" "$T/b/feats.npy"
+		assert_equal "$stderr" "$one"
+	done
 }
 
 @test "a dimension mismatch inside a model file is an error naming the model" {
@@ -373,6 +541,13 @@ EOF
 	py "$REF/gmmscore_ref.py" scores "$T" "$G/feats.ark" "$T/s.npy" --native "$G/models.txt" \
 	    --ark
 	run -0 refcheck npy "$T/likes.npy" "$T/s.npy"
+}
+
+@test "example: what auto counted and chose" {
+	run -0 --separate-stderr gmmscore -v -d auto -m "$G/final.mdl.txt" "$G/feats.ark" -o /dev/null
+	assert_equal "$(grep -c '^gmmscore: auto: 10 frames$' <<< "$stderr")" 1
+	[[ $stderr == *"gmmscore: auto: cpu, estimated "*"(450 frames x Gaussians x dims)"* ||
+	    $stderr == *"(no usable GPU)"* ]]
 }
 
 @test "example: the first two dimensions only" {
