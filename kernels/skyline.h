@@ -72,6 +72,19 @@ struct sky_spatial {
 	const struct sky_tune *tune;
 };
 
+/* Row i's value in chosen column j. */
+static inline double
+sky_value(const struct sky_classic *job, size_t i, size_t j)
+{
+	size_t o = i * job->stride + job->col[j];
+	return job->f64 ? ((const double *)job->data)[o] : ((const float *)job->data)[o];
+}
+
+/* skyline_work.c: the work of a classic skyline in the unit of its cost model
+ * (skyline_tune.h), for -d auto: n times the skyline's size, estimated from the
+ * skylines of two samples, plus the ranking. */
+double sky_classic_work(const struct sky_classic *job);
+
 /* Both paths return the kept rows as 0-based indexes in ascending order (keep has
  * room for n) and their count. */
 size_t sky_classic_cpu(const struct sky_classic *job, uint32_t *keep);
