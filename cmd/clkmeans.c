@@ -11,12 +11,14 @@
 #include "cli.h"
 #include "clkmeans.h"
 #include "dense.h"
+#include "fields.h"
 #include "opencl.h"
+#include "table.h"
 #include "timer.h"
 
 enum {
 	OPT_ASSIGN = CLI_OPT_PROG, OPT_DISTANCES, OPT_INIT, OPT_SEED, OPT_N_INIT, OPT_MAX_ITER,
-	OPT_TOL,
+	OPT_TOL, OPT_HEADER, OPT_WITH_ROWS,
 };
 
 static void
@@ -29,6 +31,11 @@ usage(FILE *f)
 	    "k-means on an OpenCL device and prints each row's cluster (0-based).\n"
 	    "\n"
 	    "  -k, --clusters K        number of clusters\n"
+	    "  -f, --fields LIST       the feature columns, as cut(1) numbers them (1,3-5,7-);\n"
+	    "                          default: every column\n"
+	    "  -t, --delimiter C       fields are separated by C (a tab: -t '\\t'), not blanks\n"
+	    "      --header[=N]        the first N lines (1) are a header, not rows\n"
+	    "      --with-rows         print each row as it came, then its cluster\n"
 	    "      --assign CENTROIDS  only label each row with its nearest centroid\n"
 	    "  -C, --centroids FILE    write the final centroids to FILE (text, or NPY for *.npy)\n"
 	    "      --distances         add each row's squared distance to its centroid\n"
@@ -51,16 +58,17 @@ usage(FILE *f)
 	    progname, progname);
 }
 
-/* Reads a centroid file as float64 and checks its width against the data's. */
+/* Reads a centroid file as float64 and checks its width against the data's (the
+ * columns -f chooses, when given). */
 static void
-load_centroids(const char *path, size_t cols, struct matrix *C)
+load_centroids(const char *path, size_t cols, const struct fields *f, struct matrix *C)
 {
 	mat_load(path, DT_F64, 0, C);
 	if (C->rows == 0)
 		die("%s: no centroids", path);
 	if (C->cols != cols)
-		die("%s: centroids have %zu column%s, the data has %zu", path, C->cols,
-		    C->cols == 1 ? "" : "s", cols);
+		die("%s: centroids have %zu column%s, %s %zu", path, C->cols,
+		    C->cols == 1 ? "" : "s", f->text != NULL ? "-f chooses" : "the data has", cols);
 }
 
 int
@@ -79,6 +87,10 @@ main(int argc, char **argv)
 		{"n-init", required_argument, NULL, OPT_N_INIT},
 		{"max-iter", required_argument, NULL, OPT_MAX_ITER},
 		{"tol", required_argument, NULL, OPT_TOL},
+		{"fields", required_argument, NULL, 'f'},
+		{"delimiter", required_argument, NULL, 't'},
+		{"header", optional_argument, NULL, OPT_HEADER},
+		{"with-rows", no_argument, NULL, OPT_WITH_ROWS},
 		{NULL, 0, NULL, 0},
 	};
 	struct common_opts co;
@@ -86,10 +98,12 @@ main(int argc, char **argv)
 		.init = KM_INIT_PLUSPLUS, .n_init = 1, .max_iter = 300, .tol = 1e-4,
 	};
 	const char *assign = NULL, *cent_out = NULL, *init_file = NULL;
-	int dist = 0, c;
+	struct fields fields = {NULL, 0, NULL};
+	struct table_opts to = {TABLE_BLANKS, 0, 0, DT_F32, NULL};
+	int dist = 0, with_rows = 0, c;
 
 	cli_init(argc, argv, &co);
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "k:C:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "k:C:f:t:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
 			cfg.k = (int)cli_int("--clusters", optarg, 1, 1 << 30);
@@ -125,6 +139,18 @@ main(int argc, char **argv)
 		case OPT_TOL:
 			cfg.tol = cli_double("--tol", optarg, 0, HUGE_VAL);
 			break;
+		case 'f':
+			fields_parse("--fields", optarg, &fields);
+			break;
+		case 't':
+			to.delim = table_delim_arg("--delimiter", optarg);
+			break;
+		case OPT_HEADER:
+			to.header = table_header_arg("--header", optarg);
+			break;
+		case OPT_WITH_ROWS:
+			with_rows = 1;
+			break;
 		default:
 			cli_common(c, optarg, &co, usage);
 		}
@@ -145,13 +171,23 @@ main(int argc, char **argv)
 	int data_stdin = path == NULL || strcmp(path, "-") == 0;
 	if (cpath != NULL && strcmp(cpath, "-") == 0 && data_stdin)
 		usage_error("the centroids and the data cannot both come from standard input");
+	int fmt = cli_out_format(&co, co.output);
+	if (with_rows && fmt == FMT_NPY)
+		usage_error("--with-rows prints text rows; it does not go with -O npy");
+	if (fields.text == NULL)
+		to.hint = " (choose the feature columns with -f)";
+	to.keep_text = with_rows;
 
 	struct matrix X, C = {0, 0, DT_F64, NULL};
+	struct table tab;
+	int owned;
 	double t = now_sec();
-	mat_load(path, DT_F32, 0, &X);
-	const char *name = data_stdin ? "(standard input)" : path;
+	table_read(path, &to, &fields, &tab);
+	X = (struct matrix){tab.m.rows, tab.k, DT_F32,
+	    table_columns(&tab, NULL, tab.k, DT_F32, "a value", &owned)};
+	const char *name = tab.name;
 	if (cpath != NULL) {
-		load_centroids(cpath, X.cols, &C);
+		load_centroids(cpath, X.cols, &fields, &C);
 		if (cfg.k != 0 && (size_t)cfg.k != C.rows)
 			die("%s: %zu centroids, but -k %d", cpath, C.rows, cfg.k);
 		cfg.k = (int)C.rows;
@@ -178,11 +214,18 @@ main(int argc, char **argv)
 	if (cent_out != NULL)
 		km_write_centroids(cent_out, cli_out_format(&co, cent_out), res.centroids,
 		    (size_t)cfg.k, X.cols);
-	km_write_labels(co.output, cli_out_format(&co, co.output), &res, X.rows, dist);
+	if (with_rows)
+		km_write_rows(co.output, &res, &tab, to.delim == TABLE_BLANKS ? '\t' : to.delim,
+		    dist);
+	else
+		km_write_labels(co.output, fmt, &res, X.rows, dist);
 	phase_add(PH_WRITE, now_sec() - t);
 	phases_report();
 	km_result_free(&res);
-	mat_free(&X);
+	if (owned)
+		free(X.data);
+	table_free(&tab);
+	fields_free(&fields);
 	mat_free(&C);
 	return 0;
 }

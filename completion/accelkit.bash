@@ -37,6 +37,8 @@ _accelkit_opts_skyline='
 -f --fields num
 -p --prefer list:min|max
 -Q --query file
+-t --delimiter text
+- --header -
 - --distinct -
 - --index -
 - --count -'
@@ -82,6 +84,7 @@ _accelkit_opts_clmatmul='
 - --unroll num
 - --staging local|direct
 - --max-regs num
+- --header -
 - --platform text'
 
 _accelkit_opts_clkmeans='
@@ -94,6 +97,10 @@ _accelkit_opts_clkmeans='
 - --n-init num
 - --max-iter num
 - --tol num
+-f --fields num
+-t --delimiter text
+- --header -
+- --with-rows -
 - --platform text'
 
 # _accelkit_table PROG: PROG's option table, the common options included.
