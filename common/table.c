@@ -288,8 +288,13 @@ parse_chunk(void *ctx, struct chunk *c)
 			r->line = xreallocarray(r->line, r->cap, sizeof *r->line);
 			r->toff = xreallocarray(r->toff, r->cap, sizeof *r->toff);
 		}
+		/* the width first: in a row of another width the columns are not those
+		 * chosen (a name with a blank, say) */
+		if (n != x->cols)
+			return chunk_fail(c, it.n, "row has %zu columns, expected %zu as on line %llu",
+			    n, x->cols, (unsigned long long)x->first_line);
 		char *row = r->val + r->nrows * x->k * esz;
-		for (size_t j = 0; j < MIN(n, x->cols); j++) {
+		for (size_t j = 0; j < n; j++) {
 			double v;
 			if (x->pos[j] == SIZE_MAX)
 				continue;
@@ -300,9 +305,6 @@ parse_chunk(void *ctx, struct chunk *c)
 			else
 				((double *)(void *)row)[x->pos[j]] = v;
 		}
-		if (n != x->cols)
-			return chunk_fail(c, it.n, "row has %zu columns, expected %zu as on line %llu",
-			    n, x->cols, (unsigned long long)x->first_line);
 		if (x->o.keep_text) {
 			if (r->tlen + len + 1 > r->tcap) {
 				r->tcap = MAX(2 * r->tcap, r->tlen + len + 1 + 4096);
