@@ -22,6 +22,10 @@
 
 #include "hostdev.h"
 
+#ifdef ACCELKIT_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #ifdef __CUDACC__
 #define SKY_NOINLINE __noinline__
 #else
@@ -97,6 +101,12 @@ void sky_pack_points(const struct sky_spatial *job, const uint32_t *rows, size_t
 #ifdef ACCELKIT_CUDA
 struct cuda_dev;
 void sky_gpu_init(const struct cuda_dev *dev);
+/* skyline_upload.c: sky_upload_open makes the pinned ring for copies on stream (once;
+ * sky_gpu_init calls it). sky_upload queues the copy of bytes at host to dev on that
+ * stream, through the ring when large; host may be reused once sky_upload returns, dev
+ * read once the stream has passed the copy. */
+void sky_upload_open(cudaStream_t stream);
+void sky_upload(void *dev, const void *host, size_t bytes);
 size_t sky_classic_gpu(const struct sky_classic *job, const struct cuda_dev *dev,
     size_t max_mem, uint32_t *keep);
 size_t sky_spatial_gpu(const struct sky_spatial *job, const struct cuda_dev *dev,

@@ -138,6 +138,24 @@ print(a.dtype, np.array_equal(a, x[i]), np.array_equal(t.astype(np.float32), x[i
 	assert_success
 }
 
+@test "uploads through the pinned ring, whole buffers and a ragged tail, give the CPU's skyline" {
+	require_gpu
+	# kernels/skyline_upload.c copies in 8 MB buffers of 256 KB pieces: 1,234,567 points
+	# (9,876,536 bytes) and 600,001 rows x 5 (12,000,020 bytes) end mid-buffer, mid-piece
+	py "$R" gen indep 1234567 2 21 --npy > "$T/p.npy"
+	printf '0.4 0.4\n0.6 0.45\n0.5 0.6\n' > "$T/q.txt"
+	skyline -d cpu --index -Q "$T/q.txt" "$T/p.npy" > "$T/cpu"
+	run --separate-stderr skyline -v -d gpu --index -Q "$T/q.txt" "$T/p.npy"
+	assert_success
+	[[ "$stderr" != *"pageable"* ]]
+	assert_output "$(cat "$T/cpu")"
+	py "$R" gen indep 600001 5 23 --npy > "$T/a.npy"
+	skyline -d cpu --index "$T/a.npy" > "$T/cpu"
+	skyline -d gpu --index "$T/a.npy" > "$T/gpu"
+	run cmp "$T/cpu" "$T/gpu"
+	assert_success
+}
+
 @test "a small --max-device-mem splits the work and gives the same skyline" {
 	require_gpu
 	py "$R" gen anti 200000 4 12 --npy > "$T/a.npy"
