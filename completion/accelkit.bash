@@ -134,7 +134,13 @@ _accelkit_arg() {
 _accelkit_prev_arg() {
 	local a i
 	case $2 in
-	--?*) _accelkit_arg "$1" "$2" ;;
+	--?*)
+		# An option without an argument (--distinct) leaves the next word an operand.
+		a=$(_accelkit_arg "$1" "$2")
+		if [[ $a != - ]]; then
+			printf '%s\n' "$a"
+		fi
+		;;
 	-?*)
 		for ((i = 1; i < ${#2}; i++)); do
 			a=$(_accelkit_arg "$1" "-${2:i:1}")
