@@ -606,6 +606,10 @@ print(a.dtype, a.shape, bool((a == b).all()))"
 	run -0 --separate-stderr clkmeans -k 3 -t , --header -f 2,3 --with-rows testdata/clkmeans/cities.csv
 	assert_line --index 0 'city,latitude,longitude,cluster'
 	printf '%s\n' "$output" > "$T/out.csv"
+	# the long forms read the file the same way
+	run -0 --separate-stderr clkmeans -k 3 --delimiter=, --header=1 --fields=2,3 --with-rows \
+	    testdata/clkmeans/cities.csv
+	assert_output "$(cat "$T/out.csv")"
 	# the same partition as scikit-learn's KMeans (its clusters may be numbered otherwise)
 	run -0 py - testdata/clkmeans/cities.csv "$T/out.csv" <<'EOF'
 import csv, sys

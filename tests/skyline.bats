@@ -574,6 +574,16 @@ np.save(sys.argv[2], (0.45 + 0.1 * r.random((16, 2))).astype(np.float32))' "$T/p
 	assert_line 'Grand Hotel Central,120,4.5,0.8'
 }
 
+@test "the long forms --delimiter, --fields and --header=1 read the CSV as -t, -f and --header do" {
+	want=$(py "$R" -t , --header 1 --rows -f 2,3 -p min,max "$D/hotels.csv")
+	run skyline --delimiter=, --header=1 --fields=2,3 --prefer=min,max "$D/hotels.csv"
+	assert_success
+	assert_output "$want"
+	run skyline --delimiter , --fields 2,3 --prefer min,max --header "$D/hotels.csv"
+	assert_success
+	assert_output "$want"
+}
+
 @test "man page example: scikit-learn's Boston houses, best in rooms and price, two header lines" {
 	f=$(py -c 'import os, sklearn.datasets as d; print(os.path.join(os.path.dirname(d.__file__), "data", "boston_house_prices.csv"))')
 	[ -f "$f" ] || skip "this scikit-learn has no boston_house_prices.csv"
