@@ -12,12 +12,14 @@
 #include "clkmeans.h"
 #include "clstaging.h"
 #include "dense.h"
+#include "fields.h"
 #include "opencl.h"
+#include "table.h"
 #include "timer.h"
 
 enum {
 	OPT_ASSIGN = CLI_OPT_PROG, OPT_DISTANCES, OPT_INIT, OPT_SEED, OPT_N_INIT, OPT_MAX_ITER,
-	OPT_TOL,
+	OPT_TOL, OPT_HEADER, OPT_WITH_ROWS,
 };
 
 static void
@@ -30,6 +32,11 @@ usage(FILE *f)
 	    "k-means on an OpenCL device and prints each row's cluster (0-based).\n"
 	    "\n"
 	    "  -k, --clusters K        number of clusters\n"
+	    "  -f, --fields LIST       the feature columns, as cut(1) numbers them (1,3-5,7-);\n"
+	    "                          default: every column\n"
+	    "  -t, --delimiter C       fields are separated by C (a tab: -t '\\t'), not blanks\n"
+	    "      --header[=N]        the first N lines (1) are a header, not rows\n"
+	    "      --with-rows         print each row as it came, then its cluster\n"
 	    "      --assign CENTROIDS  only label each row with its nearest centroid\n"
 	    "  -C, --centroids FILE    write the final centroids to FILE (text, or NPY for *.npy)\n"
 	    "      --distances         add each row's squared distance to its centroid\n"
@@ -52,16 +59,17 @@ usage(FILE *f)
 	    progname, progname);
 }
 
-/* Reads a centroid file as float64 and checks its width against the data's. */
+/* Reads a centroid file as float64 and checks its width against the data's (the
+ * columns -f chooses, when given). */
 static void
-load_centroids(const char *path, size_t cols, struct matrix *C)
+load_centroids(const char *path, size_t cols, const struct fields *f, struct matrix *C)
 {
 	mat_load(path, DT_F64, 0, C);
 	if (C->rows == 0)
 		die("%s: no centroids", path);
 	if (C->cols != cols)
-		die("%s: centroids have %zu column%s, the data has %zu", path, C->cols,
-		    C->cols == 1 ? "" : "s", cols);
+		die("%s: centroids have %zu column%s, %s %zu", path, C->cols,
+		    C->cols == 1 ? "" : "s", f->text != NULL ? "-f chooses" : "the data has", cols);
 }
 
 int
@@ -80,6 +88,10 @@ main(int argc, char **argv)
 		{"n-init", required_argument, NULL, OPT_N_INIT},
 		{"max-iter", required_argument, NULL, OPT_MAX_ITER},
 		{"tol", required_argument, NULL, OPT_TOL},
+		{"fields", required_argument, NULL, 'f'},
+		{"delimiter", required_argument, NULL, 't'},
+		{"header", optional_argument, NULL, OPT_HEADER},
+		{"with-rows", no_argument, NULL, OPT_WITH_ROWS},
 		{NULL, 0, NULL, 0},
 	};
 	struct common_opts co;
@@ -87,10 +99,12 @@ main(int argc, char **argv)
 		.init = KM_INIT_PLUSPLUS, .n_init = 1, .max_iter = 300, .tol = 1e-4,
 	};
 	const char *assign = NULL, *cent_out = NULL, *init_file = NULL;
-	int dist = 0, c;
+	struct fields fields = {NULL, 0, NULL};
+	struct table_opts to = {TABLE_BLANKS, 0, 0, DT_F32, NULL};
+	int dist = 0, with_rows = 0, c;
 
 	cli_init(argc, argv, &co);
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "k:C:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "k:C:f:t:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
 			cfg.k = (int)cli_int("--clusters", optarg, 1, 1 << 30);
@@ -126,6 +140,18 @@ main(int argc, char **argv)
 		case OPT_TOL:
 			cfg.tol = cli_double("--tol", optarg, 0, HUGE_VAL);
 			break;
+		case 'f':
+			fields_parse("--fields", optarg, &fields);
+			break;
+		case 't':
+			to.delim = table_delim_arg("--delimiter", optarg);
+			break;
+		case OPT_HEADER:
+			to.header = table_header_arg("--header", optarg);
+			break;
+		case OPT_WITH_ROWS:
+			with_rows = 1;
+			break;
 		default:
 			cli_common(c, optarg, &co, usage);
 		}
@@ -146,14 +172,31 @@ main(int argc, char **argv)
 	int data_stdin = path == NULL || strcmp(path, "-") == 0;
 	if (cpath != NULL && strcmp(cpath, "-") == 0 && data_stdin)
 		usage_error("the centroids and the data cannot both come from standard input");
+	int fmt = cli_out_format(&co, co.output);
+	if (with_rows && fmt == FMT_NPY)
+		usage_error("--with-rows prints text rows; it does not go with -O npy");
+	if (fields.text == NULL)
+		to.hint = " (choose the feature columns with -f)";
+	to.keep_text = with_rows;
 
-	struct clmat X;	/* an NPY file's data waits for the device: km_run reads it */
+	/* An NPY file of features alone waits for the device, which reads it into pinned
+	 * memory (km_run); anything else is a table of rows. */
+	struct clmat X;
 	struct matrix C = {0, 0, DT_F64, NULL};
+	struct table tab = {0};
+	int owned = 1;		/* X's data is not the table's */
 	double t = now_sec();
-	clmat_open(path, DT_F32, &X);
+	input *in = in_open(path);
 	const char *name = data_stdin ? "(standard input)" : path;
+	if (table_is_npy(in) && fields.text == NULL && !with_rows) {
+		clmat_open_in(in, DT_F32, &X);
+	} else {
+		table_read_in(in, &to, &fields, &tab);
+		void *cols = table_columns(&tab, NULL, tab.k, DT_F32, "a value", &owned);
+		clmat_wrap((struct matrix){tab.m.rows, tab.k, DT_F32, cols}, &X);
+	}
 	if (cpath != NULL) {
-		load_centroids(cpath, X.m.cols, &C);
+		load_centroids(cpath, X.m.cols, &fields, &C);
 		if (cfg.k != 0 && (size_t)cfg.k != C.rows)
 			die("%s: %zu centroids, but -k %d", cpath, C.rows, cfg.k);
 		cfg.k = (int)C.rows;
@@ -180,11 +223,19 @@ main(int argc, char **argv)
 	if (cent_out != NULL)
 		km_write_centroids(cent_out, cli_out_format(&co, cent_out), res.centroids,
 		    (size_t)cfg.k, X.m.cols);
-	km_write_labels(co.output, cli_out_format(&co, co.output), &res, X.m.rows, dist);
+	if (with_rows)
+		km_write_rows(co.output, &res, &tab, to.delim == TABLE_BLANKS ? '\t' : to.delim,
+		    dist);
+	else
+		km_write_labels(co.output, fmt, &res, X.m.rows, dist);
 	phase_add(PH_WRITE, now_sec() - t);
 	phases_report();
 	km_result_free(&res);
+	if (!owned)
+		X.m.data = NULL;	/* the table frees it */
 	clmat_free(&X);
+	table_free(&tab);
+	fields_free(&fields);
 	mat_free(&C);
 	return 0;
 }

@@ -12,12 +12,14 @@
 #include "err.h"
 #include "opencl.h"
 #include "output.h"
+#include "table.h"
 #include "timer.h"
 
 enum {
 	OPT_TA = CLI_OPT_PROG, OPT_TB, OPT_ALPHA, OPT_BETA, OPT_DOUBLE, OPT_VERIFY, OPT_BENCH,
 	OPT_REPEAT, OPT_SEED, OPT_TILE, OPT_TILE_K, OPT_ITEM, OPT_VECTOR, OPT_LOAD_VECTOR,
-	OPT_PATCH, OPT_BAND, OPT_UNROLL, OPT_STAGING, OPT_MAX_REGS, OPT_TRANSFERS, OPT_PRECISION
+	OPT_PATCH, OPT_BAND, OPT_UNROLL, OPT_STAGING, OPT_MAX_REGS, OPT_TRANSFERS, OPT_PRECISION,
+	OPT_HEADER
 };
 
 static const struct option longopts[] = {
@@ -46,6 +48,7 @@ static const struct option longopts[] = {
 	{"staging", required_argument, NULL, OPT_STAGING},
 	{"max-regs", required_argument, NULL, OPT_MAX_REGS},
 	{"transfers", required_argument, NULL, OPT_TRANSFERS},
+	{"header", optional_argument, NULL, OPT_HEADER},
 	{NULL, 0, NULL, 0},
 };
 
@@ -60,6 +63,7 @@ usage(FILE *f)
 	    "  --alpha X                    scale of the product (1)\n"
 	    "  -c, --c0 FILE                add beta C0 (C0 read like A)\n"
 	    "  --beta X                     scale of C0 (1 with -c, else 0)\n"
+	    "  --header[=N]                 text matrices begin with N header lines (1)\n"
 	    "  --double                     compute in float64 (needs cl_khr_fp64)\n"
 	    "  --precision fp32|tf32        tf32: NVIDIA's tensor cores, inputs rounded to\n"
 	    "                               10-bit mantissas (fp32, the default: float32)\n"
@@ -121,11 +125,11 @@ parse_shape(const char *s, size_t *m, size_t *n, size_t *k)
 }
 
 /* An NPY file's header (its data is read into pinned memory once the device is open),
- * or a whole text matrix. */
+ * or a whole text matrix, its header lines (--header) set aside. */
 static void
-load(const char *path, enum dtype dt, struct clmat *c)
+load(const char *path, size_t header, enum dtype dt, struct clmat *c)
 {
-	clmat_open(path, dt, c);
+	clmat_open(path, header, dt, c);
 	if (c->m.rows == 0 || c->m.cols == 0)
 		die("%s: empty matrix (%zu x %zu)", path && strcmp(path, "-") ? path :
 		    "(standard input)", c->m.rows, c->m.cols);
@@ -139,6 +143,7 @@ main(int argc, char **argv)
 	const char *c0path = NULL, *bench = NULL;
 	double alpha = 1, beta = NAN;
 	int verify = 0, reps = 10, c;
+	size_t header = 0;
 	uint64_t seed = 1;
 	static const char *const transfers[] = {"auto", "rect", "packed", NULL};
 	static const char *const stagings[] = {"local", "direct", NULL};
@@ -172,6 +177,7 @@ main(int argc, char **argv)
 			o.force.staging = 1 + cli_choice("--staging", optarg, stagings);
 			break;
 		case OPT_MAX_REGS: o.force.regs = (int)cli_int("--max-regs", optarg, 16, 255); break;
+		case OPT_HEADER: header = table_header_arg("--header", optarg); break;
 		case OPT_TRANSFERS:
 			o.transfers = (enum cm_transfers)cli_choice("--transfers", optarg, transfers);
 			break;
@@ -214,8 +220,8 @@ main(int argc, char **argv)
 	if (bench == NULL) {
 		const char *pa = argv[optind], *pb = argv[optind + 1];
 		double t0 = now_sec();
-		load(pa, o.dt, &A);
-		load(pb, o.dt, &B);
+		load(pa, header, o.dt, &A);
+		load(pb, header, o.dt, &B);
 		p.m = o.ta ? A.m.cols : A.m.rows;
 		p.k = o.ta ? A.m.rows : A.m.cols;
 		p.n = o.tb ? B.m.rows : B.m.cols;
@@ -225,7 +231,7 @@ main(int argc, char **argv)
 			    "(%s%s)", p.m, p.k, pa, o.ta ? ", transposed" : "", kb, p.n, pb,
 			    o.tb ? ", transposed" : "");
 		if (beta != 0) {
-			load(c0path, o.dt, &C0);
+			load(c0path, header, o.dt, &C0);
 			if (C0.m.rows != p.m || C0.m.cols != p.n)
 				die("%s: C0 is %zu x %zu but op(A) op(B) is %zu x %zu", c0path,
 				    C0.m.rows, C0.m.cols, p.m, p.n);

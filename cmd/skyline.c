@@ -17,7 +17,7 @@
 #include "timer.h"
 #include "tune.h"
 
-enum { OPT_DISTINCT = CLI_OPT_PROG, OPT_INDEX, OPT_COUNT };
+enum { OPT_DISTINCT = CLI_OPT_PROG, OPT_INDEX, OPT_COUNT, OPT_HEADER };
 
 static void
 usage(FILE *f)
@@ -28,10 +28,12 @@ usage(FILE *f)
 	    "Prints the rows of FILE (text or NPY) that no other row dominates.\n"
 	    "\n"
 	    "  -f, --fields LIST     columns to compare, as cut(1) numbers them (1,3-5,7-);\n"
-	    "                        default: every column\n"
+	    "                        default: every column; the others are carried along\n"
 	    "  -p, --prefer LIST     min or max for each chosen column, or one for all\n"
 	    "                        (default min)\n"
 	    "  -Q, --query FILE      spatial skyline: 2-D points nearer to the points of FILE\n"
+	    "  -t, --delimiter C     fields are separated by C (a tab: -t '\\t'), not blanks\n"
+	    "      --header[=N]      the first N lines (1) are a header: printed first\n"
 	    "      --distinct        print one of equal rows (the first)\n"
 	    "      --index           print 1-based row numbers instead of rows\n"
 	    "      --count           print the number of skyline rows only\n"
@@ -84,11 +86,11 @@ parse_prefs(const char *list, struct prefs *p)
 
 /* ---- input and the run ---- */
 
-/* table_read, with skyline's bound on rows (its row indexes are 32-bit). */
+/* table_read's steps, with skyline's bound on rows (its row indexes are 32-bit). */
 static void
-read_input(const char *path, int flags, struct table *t)
+load_input(struct table *t, const size_t *col, size_t k)
 {
-	table_read(path, flags, t);
+	table_load(t, col, k);
 	if (t->m.rows >= UINT32_MAX)
 		die("%s: %zu rows is more than skyline handles (%u)", t->name, t->m.rows,
 		    UINT32_MAX - 1);
@@ -96,31 +98,36 @@ read_input(const char *path, int flags, struct table *t)
 
 /* The points of -Q QUERIES as float pairs: its two columns, else those -f chooses. */
 static float *
-read_queries(const char *qpath, const struct fields *fields, size_t *qn)
+read_queries(const char *qpath, const struct table_opts *to, const struct fields *fields,
+    size_t *qn)
 {
 	struct table q;
-	size_t qcol[2];
+	size_t qcol[2] = {0, 1};
+	int owned;
 
-	read_input(qpath, 0, &q);
+	table_open(qpath, to, &q);
+	if (q.cols == 0)
+		die("%s: no query points", q.name);
+	if (q.cols != 2 || fields->text != NULL) {
+		if (fields->text == NULL)
+			die("%s: query points have %zu columns, expected 2 (x y)", q.name, q.cols);
+		if (q.cols != 2) {
+			size_t *col = xmallocarray(q.cols, sizeof *col);
+			size_t k = fields_resolve(fields, q.cols, q.name, col);
+			if (k != 2)
+				die("%s: the field list '%s' chooses %zu columns, a query point has 2",
+				    q.name, fields->text, k);
+			qcol[0] = col[0];
+			qcol[1] = col[1];
+			free(col);
+		}
+	}
+	load_input(&q, qcol, 2);
 	if (q.m.rows == 0)
 		die("%s: no query points", q.name);
-	if (q.m.cols == 2 || fields->text == NULL) {
-		if (q.m.cols != 2)
-			die("%s: query points have %zu columns, expected 2 (x y)", q.name,
-			    q.m.cols);
-		qcol[0] = 0;
-		qcol[1] = 1;
-	} else {
-		size_t *col = xmallocarray(q.m.cols, sizeof *col);
-		size_t k = fields_resolve(fields, q.m.cols, q.name, col);
-		if (k != 2)
-			die("%s: the field list '%s' chooses %zu columns, a query point has 2",
-			    q.name, fields->text, k);
-		qcol[0] = col[0];
-		qcol[1] = col[1];
-		free(col);
-	}
-	float *qxy = table_columns(&q, qcol, 2, DT_F32, "a coordinate");
+	float *qxy = table_columns(&q, NULL, 2, DT_F32, "a coordinate", &owned);
+	if (!owned)
+		q.m.data = NULL;	/* now the caller's */
 	*qn = q.m.rows;
 	table_free(&q);
 	return qxy;
@@ -135,24 +142,29 @@ tuning(const char *desc)
 	return tu;
 }
 
-/* The spatial skyline of t's columns col[0..2) for the query points qxy[0..qn). The
+/* What -d auto weighs: the row that a GPU of any name gets. */
+static const struct sky_tune *
+cost_row(void)
+{
+	return TUNE_PICK(sky_tune_table, "gpu");
+}
+
+/* The spatial skyline of the points xy[0..n) for the query points qxy[0..qn). The
  * hull is found while the device starts; the GPU paths time their own phases. */
 static size_t
-spatial(const struct table *t, const size_t *col, const float *qxy, size_t qn, int distinct,
-    const struct cuda_dev *dev, size_t max_mem, uint32_t *keep)
+spatial(size_t n, const float *xy, const float *qxy, size_t qn, int distinct,
+    struct cuda_dev *dev, size_t max_mem, uint32_t *keep)
 {
-	size_t n = t->m.rows, m;
+	size_t m;
 	float *hull = xmallocarray(mul_size(qn, 2, "hull"), sizeof *hull);
 	size_t h = sky_hull(qxy, qn, hull);
-	/* float pairs already: used in place */
-	int inplace = n && t->m.dtype == DT_F32 && t->m.cols == 2 && col[0] == 0 && col[1] == 1;
-	float *xy = inplace ? t->m.data : n ? table_columns(t, col, 2, DT_F32, "a coordinate") :
-	    NULL;
 	struct sky_spatial job = {n, xy, hull, h, sky_tolerance(xy, n, hull, h), distinct, NULL};
 	vlog("%zu query points, %zu on the hull; %s arithmetic", qn, h,
 	    job.tol == 0 ? "exact double" : "double with exact fallback");
 
-	cuda_start_wait();
+	/* a hull the GPU cannot hold is no work for it */
+	cuda_decide(&cost_row()->cost_spatial, h > SKY_GPU_MAXH ? 0 : (double)n * (double)h,
+	    cli_threads(), dev);
 	int gpu = dev->gpu && n > 0;
 	if (gpu && h > SKY_GPU_MAXH) {
 		vlog("the hull has %zu vertices, more than the GPU path holds (%d): using the CPU",
@@ -170,16 +182,14 @@ spatial(const struct table *t, const size_t *col, const float *qxy, size_t qn, i
 	if (!gpu)
 		phase_add(PH_COMPUTE, now_sec() - tc);
 	(void)max_mem;		/* without CUDA */
-	if (!inplace)
-		free(xy);
 	free(hull);
 	return m;
 }
 
-/* The classic skyline of t's columns col[0..d) (n > 0). */
+/* The classic skyline of t's columns col[0..d) of m (n > 0). */
 static size_t
 classic(const struct table *t, const size_t *col, size_t d, const struct prefs *prefs,
-    int distinct, const struct cuda_dev *dev, size_t max_mem, uint32_t *keep)
+    int distinct, int is_auto, struct cuda_dev *dev, size_t max_mem, uint32_t *keep)
 {
 	size_t m;
 	unsigned char *maxp = xcalloc(d, 1);
@@ -188,7 +198,8 @@ classic(const struct table *t, const size_t *col, size_t d, const struct prefs *
 	struct sky_classic job = {t->m.rows, d, t->m.data, t->m.dtype == DT_F64, t->m.cols, col,
 	    maxp, distinct, NULL};
 
-	cuda_start_wait();
+	cuda_decide(&cost_row()->cost_classic, is_auto ? sky_classic_work(&job) : 0,
+	    cli_threads(), dev);
 	job.tune = tuning(dev->desc);
 	double tc = now_sec();
 #ifdef ACCELKIT_CUDA
@@ -213,6 +224,8 @@ main(int argc, char **argv)
 		{"fields", required_argument, NULL, 'f'},
 		{"prefer", required_argument, NULL, 'p'},
 		{"query", required_argument, NULL, 'Q'},
+		{"delimiter", required_argument, NULL, 't'},
+		{"header", optional_argument, NULL, OPT_HEADER},
 		{"distinct", no_argument, NULL, OPT_DISTINCT},
 		{"index", no_argument, NULL, OPT_INDEX},
 		{"count", no_argument, NULL, OPT_COUNT},
@@ -221,12 +234,13 @@ main(int argc, char **argv)
 	struct common_opts co;
 	struct fields fields = {NULL, 0, NULL};
 	struct prefs prefs = {NULL, 0, NULL};
+	struct table_opts to = {TABLE_BLANKS, 0, 0, DT_F64, NULL};
 	const char *qpath = NULL;
 	enum sky_print what = SKY_ROWS, w;
 	int distinct = 0, c;
 
 	cli_init(argc, argv, &co);
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "f:p:Q:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "f:p:Q:t:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			fields_parse("--fields", optarg, &fields);
@@ -236,6 +250,12 @@ main(int argc, char **argv)
 			break;
 		case 'Q':
 			qpath = optarg;
+			break;
+		case 't':
+			to.delim = table_delim_arg("--delimiter", optarg);
+			break;
+		case OPT_HEADER:
+			to.header = table_header_arg("--header", optarg);
 			break;
 		case OPT_DISTINCT:
 			distinct = 1;
@@ -267,6 +287,11 @@ main(int argc, char **argv)
 		usage_error("--prefer is for the classic skyline; a spatial one prefers nearness");
 	if (qpath != NULL && strcmp(qpath, "-") == 0 && (path == NULL || strcmp(path, "-") == 0))
 		usage_error("QUERIES and FILE cannot both be standard input");
+	int is_auto = strcmp(co.device, "auto") == 0;
+	if (fmt == FMT_NPY)
+		to.hint = " (-O npy writes every column as a number)";
+	else if (fields.text == NULL)
+		to.hint = " (choose the numeric columns with -f)";
 
 	/* CUDA's start-up runs (in a thread) while the input is read. */
 	setenv("CUDA_MODULE_LOADING", "EAGER", 0);
@@ -282,14 +307,33 @@ main(int argc, char **argv)
 	float *qxy = NULL;
 	size_t qn = 0;
 	if (qpath != NULL)
-		qxy = read_queries(qpath, &fields, &qn);
-	read_input(path, fmt == FMT_TEXT && what == SKY_ROWS ? TABLE_KEEP_TEXT : 0, &t);
+		qxy = read_queries(qpath, &to, &fields, &qn);
+	to.keep_text = fmt == FMT_TEXT && what == SKY_ROWS;
+	table_open(path, &to, &t);
+	/* the compared columns; -O npy writes every column, so every one is a number */
+	size_t *cmp = xmallocarray(MAX(t.cols, 1), sizeof *cmp), *pos = NULL;
+	size_t d = t.cols > 0 ? fields_resolve(&fields, t.cols, t.name, cmp) : 0;
+	if (fmt == FMT_NPY) {
+		size_t *all = xmallocarray(MAX(t.cols, 1), sizeof *all);
+		for (size_t j = 0; j < t.cols; j++)
+			all[j] = j;
+		load_input(&t, all, t.cols);
+		free(all);
+	} else {
+		load_input(&t, cmp, d);
+	}
 	phase_add(PH_READ, now_sec() - t0);
 
-	size_t n = t.m.rows, cols = t.m.cols, m = 0;
-	size_t *col = xmallocarray(MAX(cols, 1), sizeof *col);
-	size_t d = n ? fields_resolve(&fields, cols, t.name, col) : 0;
-	vlog("%zu rows of %zu columns, %zu chosen", n, cols, d);
+	/* where each compared column is among the parsed ones, and in t.m */
+	size_t n = t.m.rows, m = 0, *mcol = xmallocarray(MAX(d, 1), sizeof *mcol);
+	pos = xmallocarray(MAX(d, 1), sizeof *pos);
+	for (size_t j = 0, p = 0; j < d; j++) {
+		while (t.col[p] != cmp[j])
+			p++;
+		pos[j] = p;
+		mcol[j] = t.mcol[p];
+	}
+	vlog("%zu rows of %zu columns, %zu chosen", n, t.cols, d);
 	if (qpath != NULL && n > 0 && d != 2)
 		die("%s: a spatial skyline needs 2 columns (x y), %zu are chosen%s", t.name, d,
 		    fields.text ? "" : "; choose them with -f");
@@ -298,11 +342,17 @@ main(int argc, char **argv)
 		    prefs.text, prefs.n, d);
 	uint32_t *keep = xmallocarray(MAX(n, 1), sizeof *keep);
 
-	if (qpath != NULL)
-		m = spatial(&t, col, qxy, qn, distinct, &dev, co.max_device_mem, keep);
-	else if (n > 0)
-		m = classic(&t, col, d, &prefs, distinct, &dev, co.max_device_mem, keep);
-	cuda_start_wait();
+	if (qpath != NULL) {
+		int owned = 0;
+		float *xy = n > 0 ? table_columns(&t, pos, 2, DT_F32, "a coordinate", &owned) : NULL;
+		m = spatial(n, xy, qxy, qn, distinct, &dev, co.max_device_mem, keep);
+		if (owned)
+			free(xy);
+	} else if (n > 0) {
+		m = classic(&t, mcol, d, &prefs, distinct, is_auto, &dev, co.max_device_mem, keep);
+	} else {
+		cuda_decide(&cost_row()->cost_classic, 0, cli_threads(), &dev);
+	}
 	vlog("%zu rows in the skyline", m);
 
 	double tw = now_sec();
@@ -311,15 +361,12 @@ main(int argc, char **argv)
 	out_close(o);
 	phase_add(PH_WRITE, now_sec() - tw);
 	phases_report();
-	if (dev.gpu) {
-		/* All is written and checked: skip the CUDA context's teardown, which
-		 * costs tens of milliseconds; the system frees everything. */
-		fflush(stderr);
-		_exit(0);
-	}
+	cuda_finish(&dev);
 
 	free(keep);
-	free(col);
+	free(cmp);
+	free(pos);
+	free(mcol);
 	free(qxy);
 	table_free(&t);
 	fields_free(&fields);

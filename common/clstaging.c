@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "err.h"
 #include "input.h"
+#include "table.h"
 #include "timer.h"
 
 struct clstaging {
@@ -185,13 +186,20 @@ clhost_free(struct clhost *h)
 }
 
 void
-clmat_open(const char *path, enum dtype dt, struct clmat *c)
+clmat_open(const char *path, size_t header, enum dtype dt, struct clmat *c)
+{
+	input *in = in_open(path);
+	table_skip_header(in, header, NULL, NULL);
+	clmat_open_in(in, dt, c);
+}
+
+void
+clmat_open_in(input *in, enum dtype dt, struct clmat *c)
 {
 	size_t avail;
 
 	memset(c, 0, sizeof *c);
 	c->m.dtype = dt;
-	input *in = in_open(path);
 	const unsigned char *p = in_peek(in, 6, &avail);
 	if (avail == 6 && memcmp(p, "\x93NUMPY", 6) == 0 && in_remaining(in) >= 0) {
 		/* its size is checked against the file's by dstream_open */
@@ -203,6 +211,13 @@ clmat_open(const char *path, enum dtype dt, struct clmat *c)
 	}
 	mat_read(in, dt, 0, &c->m);
 	in_close(in);
+}
+
+void
+clmat_wrap(struct matrix m, struct clmat *c)
+{
+	memset(c, 0, sizeof *c);
+	c->m = m;
 }
 
 void

@@ -90,8 +90,13 @@ struct clmat {
 	input *in;		/* an NPY file whose data is still to read, or NULL */
 	dstream *s;
 };
-/* path NULL or "-": standard input. Dies on bad input as mat_load does. */
-void clmat_open(const char *path, enum dtype dt, struct clmat *c);
+/* path NULL or "-": standard input, its first `header' lines set aside when it is text
+ * (--header). Dies on bad input as mat_load does. */
+void clmat_open(const char *path, size_t header, enum dtype dt, struct clmat *c);
+/* The same on an input already open (clmat_free closes it), without a header. */
+void clmat_open_in(input *in, enum dtype dt, struct clmat *c);
+/* A matrix already in malloc'd memory, which the clmat takes over. */
+void clmat_wrap(struct matrix m, struct clmat *c);
 /* Reads what clmat_open left (nothing for text) into pinned memory of x; -v names it
  * `what' where it falls back to malloc'd memory. */
 void clmat_read(struct clmat *c, struct clx *x, const char *what);

@@ -7,109 +7,441 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "input.h"
+#include "chunks.h"
+#include "cli.h"
+#include "numparse.h"
 
-/* The element type an NPY input holds, so that <f4 stays float in memory. The
- * reader checks the header itself; this only looks for '<f8'. */
-static enum dtype
-npy_dtype(input *in)
+struct span {
+	const char *s, *e;
+};
+
+static int
+is_blank(int c)
 {
-	size_t avail;
-	const unsigned char *p = in_peek(in, 12, &avail);
-	if (avail < 12)
-		return DT_F32;
-	size_t pre = p[6] == 1 ? 10 : 12;
-	size_t hlen = p[8] | (size_t)p[9] << 8;
-	if (pre == 12)
-		hlen |= (size_t)p[10] << 16 | (size_t)p[11] << 24;
-	if (hlen > ((size_t)1 << 20))
-		return DT_F32;
-	p = in_peek(in, pre + hlen, &avail);
-	for (size_t i = pre; i + 3 <= avail; i++)
-		if (memcmp(p + i, "<f8", 3) == 0)
-			return DT_F64;
-	return DT_F32;
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-static void
-read_text(input *in, int keep_text, struct table *t)
+int
+table_is_npy(input *in)
 {
-	const char *name = in_name(in);
-	size_t cap_row = 64, cols = 0, rows = 0, cap = 0, tlen = 0, tcap = 0;
-	double *row = xmallocarray(cap_row, sizeof *row), *vals = NULL;
-	uint64_t first = 0;
-	char *line;
-	size_t len;
+	size_t avail;
+	const unsigned char *p = in_peek(in, 6, &avail);
+	return avail == 6 && memcmp(p, "\x93NUMPY", 6) == 0;
+}
 
-	while ((line = in_getline(in, &len)) != NULL) {
-		uint64_t ln = in_lineno(in);
-		size_t k = dense_parse_line(line, row, cap_row, name, ln, 0);
-		if (k == 0)
-			continue;
-		if (cols == 0) {
-			if (k > cap_row) {
-				cap_row = k;
-				row = xreallocarray(row, cap_row, sizeof *row);
-				dense_parse_line(line, row, cap_row, name, ln, 0);
-			}
-			cols = k;
-			first = ln;
-		} else if (k != cols) {
-			die_at(name, ln, "row has %zu columns, expected %zu as on line %llu", k, cols,
-			    (unsigned long long)first);
+/* The fields of line [p, e) into f (the first cap of them; the rest are counted).
+ * Returns their count: 0 for a blank or comment line, SIZE_MAX for an empty field
+ * where the default separators allow none (*bad: its column, 1-based). */
+static size_t
+split(const char *p, const char *e, int delim, struct span *f, size_t cap, size_t *bad)
+{
+	size_t n = 0;
+	const char *q = p;
+
+	while (q < e && is_blank(*q))
+		q++;
+	if (q == e || *q == '#')
+		return 0;
+	if (delim != TABLE_BLANKS) {
+		for (;;) {
+			const char *d = memchr(p, delim, (size_t)(e - p));
+			if (n < cap)
+				f[n] = (struct span){p, d != NULL ? d : e};
+			n++;
+			if (d == NULL)
+				return n;
+			p = d + 1;
 		}
-		if (rows == cap) {
-			cap = cap ? mul_size(cap, 2, "rows") : 1024;
-			vals = xreallocarray(vals, mul_size(cap, cols, "rows"), sizeof *vals);
-			t->lineno = xreallocarray(t->lineno, cap, sizeof *t->lineno);
-			if (keep_text)
-				t->line = xreallocarray(t->line, cap, sizeof *t->line);
-		}
-		memcpy(vals + rows * cols, row, cols * sizeof *vals);
-		t->lineno[rows] = ln;
-		if (keep_text) {
-			if (tlen + len + 1 > tcap) {
-				tcap = MAX(mul_size(tcap, 2, "text"), tlen + len + 1 + 65536);
-				t->text = xrealloc(t->text, tcap);
-			}
-			memcpy(t->text + tlen, line, len + 1);
-			t->line[rows] = tlen;
-			tlen += len + 1;
-		}
-		rows++;
 	}
-	free(row);
-	t->m.rows = rows;
-	t->m.cols = cols;
-	t->m.dtype = DT_F64;
-	t->m.data = vals;
+	/* As dense.h: blanks, or one comma with blanks around it; '#' ends the line. */
+	p = q;
+	for (;;) {
+		if (*p == ',') {
+			*bad = n + 1;
+			return SIZE_MAX;
+		}
+		const char *s = p;
+		while (p < e && !is_blank(*p) && *p != ',' && *p != '#')
+			p++;
+		if (n < cap)
+			f[n] = (struct span){s, p};
+		n++;
+		while (p < e && is_blank(*p))
+			p++;
+		if (p < e && *p == ',') {
+			p++;
+			while (p < e && is_blank(*p))
+				p++;
+			if (p == e || *p == '#' || *p == ',') {
+				*bad = n + 1;
+				return SIZE_MAX;
+			}
+		} else if (p == e || *p == '#') {
+			return n;
+		}
+	}
+}
+
+/* ---- header lines and the width ---- */
+
+int
+table_delim_arg(const char *opt, const char *arg)
+{
+	if (strcmp(arg, "\\t") == 0)
+		return '\t';
+	if (strlen(arg) != 1 || *arg == '\n')
+		usage_error("invalid value for %s: '%s' (expected one character, such as , or a tab)",
+		    opt, arg);
+	return (unsigned char)*arg;
+}
+
+size_t
+table_header_arg(const char *opt, const char *arg)
+{
+	return arg == NULL ? 1 : (size_t)cli_int(opt, arg, 0, 1 << 30);
 }
 
 void
-table_read(const char *path, int flags, struct table *t)
+table_skip_header(input *in, size_t lines, char **head, size_t *len)
 {
-	input *in = in_open(path);
-	size_t avail;
-	const unsigned char *p = in_peek(in, 6, &avail);
+	size_t hl = 0, cap = 0;
+	char *h = NULL, *s;
+	size_t n;
 
-	memset(t, 0, sizeof *t);
-	if (avail == 6 && memcmp(p, "\x93NUMPY", 6) == 0) {
-		t->npy = 1;
-		mat_read(in, npy_dtype(in), 0, &t->m);
-	} else {
-		read_text(in, flags & TABLE_KEEP_TEXT, t);
+	if (head != NULL) {
+		*head = NULL;
+		*len = 0;
 	}
-	t->name = xstrdup(in_name(in));
-	in_close(in);
+	if (lines == 0 || table_is_npy(in))
+		return;
+	for (size_t i = 0; i < lines && (s = in_getline(in, &n)) != NULL; i++) {
+		if (head == NULL)
+			continue;
+		if (hl + n + 1 > cap) {
+			cap = MAX(2 * cap, hl + n + 1 + 256);
+			h = xrealloc(h, cap);
+		}
+		memcpy(h + hl, s, n);
+		h[hl + n] = '\n';
+		hl += n + 1;
+	}
+	if (head != NULL) {
+		*head = h;
+		*len = hl;
+	}
+}
+
+/* t->cols and t->first_line from the first data row, looked at without taking it:
+ * the chunks that parse the rows need the width from their start. */
+static void
+find_width(struct table *t)
+{
+	size_t want = (size_t)1 << 16, avail;
+
+	for (;;) {
+		const char *p = (const char *)in_peek(t->in, want, &avail), *end = p + avail;
+		uint64_t line = in_lineno(t->in);
+		for (const char *s = p;;) {
+			const char *nl = memchr(s, '\n', (size_t)(end - s));
+			if (nl == NULL && avail == want)
+				break;		/* a line longer than what is peeked */
+			if (nl == NULL && s == end)
+				return;		/* no data rows */
+			const char *le = nl != NULL ? nl : end;
+			if (le > s && le[-1] == '\r')
+				le--;
+			line++;
+			size_t bad, n = split(s, le, t->opts.delim, NULL, 0, &bad);
+			if (n == SIZE_MAX)
+				die_at(t->name, line, "empty field in column %zu", bad);
+			if (n > 0) {
+				t->cols = n;
+				t->first_line = line;
+				return;
+			}
+			if (nl == NULL)
+				return;
+			s = nl + 1;
+		}
+		want = mul_size(want, 2, "line");
+	}
+}
+
+static void
+open_in(input *in, const struct table_opts *o, struct table *t)
+{
+	memset(t, 0, sizeof *t);
+	t->in = in;
+	t->name = xstrdup(in_name(t->in));
+	t->opts = *o;
+	if (table_is_npy(t->in)) {
+		/* <f4 stays float: the reader checks the header; this only looks for <f8 */
+		size_t avail;
+		const unsigned char *p = in_peek(t->in, 12, &avail);
+		enum dtype dt = DT_F32;
+		size_t pre = avail == 12 && p[6] != 1 ? 12 : 10;
+		size_t hlen = avail < 12 ? 0 : p[8] | (size_t)p[9] << 8 |
+		    (pre == 12 ? (size_t)p[10] << 16 | (size_t)p[11] << 24 : 0);
+		if (hlen <= ((size_t)1 << 20)) {
+			p = in_peek(t->in, pre + hlen, &avail);
+			for (size_t i = pre; i + 3 <= avail; i++)
+				if (memcmp(p + i, "<f8", 3) == 0)
+					dt = DT_F64;
+		}
+		t->npy = 1;
+		mat_read(t->in, dt, 0, &t->m);
+		t->cols = t->m.cols;
+		in_close(t->in);
+		t->in = NULL;
+		return;
+	}
+	table_skip_header(t->in, o->header, &t->head, &t->head_len);
+	find_width(t);
+}
+
+void
+table_open(const char *path, const struct table_opts *o, struct table *t)
+{
+	open_in(in_open(path), o, t);
+}
+
+/* ---- the rows, in chunks ---- */
+
+struct tctx {
+	struct table_opts o;
+	size_t cols, k;
+	const size_t *pos;	/* pos[j] for j < cols: its place among the chosen, or
+				   SIZE_MAX */
+	uint64_t first_line;
+};
+
+/* A chunk's rows: their chosen numbers, lines (within the chunk) and text. */
+struct tres {
+	char *val;
+	uint64_t *line, *toff;
+	size_t nrows, cap;
+	char *text;
+	size_t tlen, tcap;
+	struct span *f;		/* a row's fields: room for cols + 1 */
+};
+
+/* The number in field [s, e), blanks around it allowed, into *v; 0, or the error in
+ * err. */
+static int
+field_number(const struct tctx *x, const char *s, const char *e, size_t col, double *v,
+    char *err, size_t errsz)
+{
+	while (s < e && is_blank(*s))
+		s++;
+	while (e > s && is_blank(e[-1]))
+		e--;
+	if (s == e) {
+		snprintf(err, errsz, "empty field in column %zu", col);
+		return -1;
+	}
+	const char *q = parse_double(s, v);
+	if (q > e) {
+		/* the delimiter could go on a number (-t e): parse the field alone */
+		char *copy = xmalloc((size_t)(e - s) + 1);
+		memcpy(copy, s, (size_t)(e - s));
+		copy[e - s] = '\0';
+		q = s + (parse_double(copy, v) - copy);
+		free(copy);
+	}
+	if (q != e) {
+		size_t len = (size_t)(e - s);
+		snprintf(err, errsz, "column %zu: not a number: '%.*s'%s%s", col, (int)MIN(len, 40),
+		    s, len > 40 ? "..." : "", x->o.hint != NULL ? x->o.hint : "");
+		return -1;
+	}
+	if (!isfinite(*v)) {
+		snprintf(err, errsz, "column %zu: %s is not allowed", col, isnan(*v) ? "NaN" : "Inf");
+		return -1;
+	}
+	if (x->o.dt == DT_F32 && isinf((float)*v)) {
+		snprintf(err, errsz, "column %zu: %.*s is beyond the float32 range", col,
+		    (int)MIN((size_t)(e - s), 40), s);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+parse_chunk(void *ctx, struct chunk *c)
+{
+	const struct tctx *x = ctx;
+	struct tres *r = c->res;
+	size_t esz = dtype_size(x->o.dt), len;
+	struct chunk_lines it;
+	char err[CHUNK_ERR];
+
+	if (r == NULL) {
+		r = c->res = xcalloc(1, sizeof *r);
+		r->f = xmallocarray(x->cols + 1, sizeof *r->f);
+	}
+	r->nrows = 0;
+	r->tlen = 0;
+	chunk_lines_init(&it, c);
+	for (const char *s; (s = chunk_line(&it, &len)) != NULL;) {
+		size_t bad, n = split(s, s + len, x->o.delim, r->f, x->cols + 1, &bad);
+		if (n == 0)
+			continue;
+		if (n == SIZE_MAX)
+			return chunk_fail(c, it.n, "empty field in column %zu", bad);
+		if (r->nrows == r->cap) {
+			r->cap = r->cap ? 2 * r->cap : 1024;
+			r->val = xreallocarray(r->val, mul_size(r->cap, MAX(x->k, 1), "rows"), esz);
+			r->line = xreallocarray(r->line, r->cap, sizeof *r->line);
+			r->toff = xreallocarray(r->toff, r->cap, sizeof *r->toff);
+		}
+		/* the width first: in a row of another width the columns are not those
+		 * chosen (a name with a blank, say) */
+		if (n != x->cols)
+			return chunk_fail(c, it.n, "row has %zu columns, expected %zu as on line %llu",
+			    n, x->cols, (unsigned long long)x->first_line);
+		char *row = r->val + r->nrows * x->k * esz;
+		for (size_t j = 0; j < n; j++) {
+			double v;
+			if (x->pos[j] == SIZE_MAX)
+				continue;
+			if (field_number(x, r->f[j].s, r->f[j].e, j + 1, &v, err, sizeof err) != 0)
+				return chunk_fail(c, it.n, "%s", err);
+			if (x->o.dt == DT_F32)
+				((float *)(void *)row)[x->pos[j]] = (float)v;
+			else
+				((double *)(void *)row)[x->pos[j]] = v;
+		}
+		if (x->o.keep_text) {
+			if (r->tlen + len + 1 > r->tcap) {
+				r->tcap = MAX(2 * r->tcap, r->tlen + len + 1 + 4096);
+				r->text = xrealloc(r->text, r->tcap);
+			}
+			memcpy(r->text + r->tlen, s, len);
+			r->text[r->tlen + len] = '\n';
+			r->toff[r->nrows] = r->tlen;
+			r->tlen += len + 1;
+		}
+		r->line[r->nrows++] = it.n;
+	}
+	c->lines = it.n;
+}
+
+static void
+free_res(void *res)
+{
+	struct tres *r = res;
+	free(r->val);
+	free(r->line);
+	free(r->toff);
+	free(r->text);
+	free(r->f);
+	free(r);
+}
+
+static const struct chunk_ops table_ops = {chunk_cut_lines, parse_chunk, free_res};
+
+static void
+load_text(struct table *t)
+{
+	struct tctx x = {t->opts, t->cols, t->k, NULL, t->first_line};
+	size_t *pos = xmallocarray(MAX(t->cols, 1), sizeof *pos);
+	size_t esz = dtype_size(t->opts.dt), rows = 0, cap = 0, tlen = 0, tcap = 0;
+
+	for (size_t j = 0; j < t->cols; j++)
+		pos[j] = SIZE_MAX;
+	for (size_t j = 0; j < t->k; j++)
+		pos[t->col[j]] = j;
+	x.pos = pos;
+	t->m.dtype = t->opts.dt;
+	t->m.cols = t->k;
+	chunks *e = chunks_open(t->in, &table_ops, &x);
+	for (struct chunk *c; (c = chunks_next(e)) != NULL;) {
+		const struct tres *r = c->res;
+		if (rows + r->nrows > cap) {
+			cap = MAX(rows + r->nrows, 2 * cap);
+			t->m.data = xreallocarray(t->m.data, mul_size(cap, MAX(t->k, 1), "rows"), esz);
+			t->lineno = xreallocarray(t->lineno, cap, sizeof *t->lineno);
+			if (t->opts.keep_text)
+				t->line = xreallocarray(t->line, cap + 1, sizeof *t->line);
+		}
+		memcpy((char *)t->m.data + rows * t->k * esz, r->val, r->nrows * t->k * esz);
+		for (size_t i = 0; i < r->nrows; i++)
+			t->lineno[rows + i] = c->line0 + r->line[i];
+		if (t->opts.keep_text) {
+			if (tlen + r->tlen > tcap) {
+				tcap = MAX(tlen + r->tlen, 2 * tcap);
+				t->text = xrealloc(t->text, tcap);
+			}
+			memcpy(t->text + tlen, r->text, r->tlen);
+			for (size_t i = 0; i < r->nrows; i++)
+				t->line[rows + i] = tlen + r->toff[i];
+			tlen += r->tlen;
+		}
+		rows += r->nrows;
+		if (c->err_line != 0)
+			chunk_die(e, c);
+	}
+	chunks_close(e);
+	if (t->opts.keep_text) {
+		t->line = xreallocarray(t->line, rows + 1, sizeof *t->line);
+		t->line[rows] = tlen;
+	}
+	t->m.rows = rows;
+	free(pos);
+}
+
+void
+table_load(struct table *t, const size_t *col, size_t k)
+{
+	t->k = k;
+	t->col = xmallocarray(MAX(k, 1), sizeof *t->col);
+	t->mcol = xmallocarray(MAX(k, 1), sizeof *t->mcol);
+	for (size_t j = 0; j < k; j++) {
+		t->col[j] = col[j];
+		t->mcol[j] = t->npy ? col[j] : j;
+	}
+	if (t->npy)
+		return;
+	if (t->cols > 0)
+		load_text(t);
+	else
+		t->m.dtype = t->opts.dt;
+	in_close(t->in);
+	t->in = NULL;
+}
+
+void
+table_read(const char *path, const struct table_opts *o, const struct fields *f,
+    struct table *t)
+{
+	table_read_in(in_open(path), o, f, t);
+}
+
+void
+table_read_in(input *in, const struct table_opts *o, const struct fields *f,
+    struct table *t)
+{
+	static const struct fields every = {NULL, 0, NULL};
+	open_in(in, o, t);
+	if (f == NULL)
+		f = &every;
+	size_t *col = xmallocarray(MAX(t->cols, 1), sizeof *col);
+	size_t k = t->cols > 0 ? fields_resolve(f, t->cols, t->name, col) : 0;
+	table_load(t, col, k);
+	free(col);
 }
 
 void
 table_free(struct table *t)
 {
+	in_close(t->in);
 	mat_free(&t->m);
+	free(t->col);
+	free(t->mcol);
 	free(t->text);
 	free(t->line);
 	free(t->lineno);
+	free(t->head);
 	free((char *)t->name);
 	memset(t, 0, sizeof *t);
 }
@@ -129,30 +461,42 @@ table_die_row(const struct table *t, size_t i, const char *fmt, ...)
 }
 
 void *
-table_columns(const struct table *t, const size_t *col, size_t k, enum dtype dt,
-    const char *what)
+table_columns(const struct table *t, const size_t *sel, size_t k, enum dtype dt,
+    const char *what, int *owned)
 {
 	size_t n = t->m.rows;
-	void *out = xmallocarray(mul_size(n, k, "columns"), dtype_size(dt));
+	size_t *mc = xmallocarray(MAX(k, 1), sizeof *mc);
+	int laid_out = t->m.dtype == dt && t->m.cols == k;
 
-	if (dt == DT_F64) {
-		double *d = out;
-		#pragma omp parallel for if (n > 100000)
-		for (size_t i = 0; i < n; i++)
-			for (size_t c = 0; c < k; c++)
-				d[k * i + c] = table_cell(t, i, col[c]);
-		return out;
+	for (size_t c = 0; c < k; c++) {
+		mc[c] = t->mcol[sel != NULL ? sel[c] : c];
+		laid_out &= mc[c] == c;
 	}
-	float *f = out;
+	*owned = !laid_out;
+	if (laid_out) {
+		free(mc);
+		return t->m.data;
+	}
+	void *out = xmallocarray(mul_size(MAX(n, 1), MAX(k, 1), "columns"), dtype_size(dt));
 	size_t bad = SIZE_MAX;
 	#pragma omp parallel for reduction(min:bad) if (n > 100000)
 	for (size_t i = 0; i < n; i++)
 		for (size_t c = 0; c < k; c++) {
-			f[k * i + c] = (float)table_cell(t, i, col[c]);
-			if (isinf(f[k * i + c]))
-				bad = MIN(bad, i);
+			size_t o = i * t->m.cols + mc[c];
+			double v = t->m.dtype == DT_F64 ? ((const double *)t->m.data)[o] :
+			    ((const float *)t->m.data)[o];
+			if (dt == DT_F64) {
+				((double *)out)[k * i + c] = v;
+			} else {
+				((float *)out)[k * i + c] = (float)v;
+				if (isinf((float)v))
+					bad = MIN(bad, i);
+			}
 		}
-	if (bad != SIZE_MAX)
+	free(mc);
+	if (bad != SIZE_MAX) {
+		free(out);
 		table_die_row(t, bad, "%s is beyond the float32 range", what);
+	}
 	return out;
 }

@@ -37,6 +37,8 @@ _accelkit_opts_skyline='
 -f --fields num
 -p --prefer list:min|max
 -Q --query file
+-t --delimiter text
+- --header -
 - --distinct -
 - --index -
 - --count -'
@@ -84,6 +86,7 @@ _accelkit_opts_clmatmul='
 - --unroll num
 - --staging local|direct
 - --max-regs num
+- --header -
 - --platform text'
 
 _accelkit_opts_clkmeans='
@@ -96,6 +99,10 @@ _accelkit_opts_clkmeans='
 - --n-init num
 - --max-iter num
 - --tol num
+-f --fields num
+-t --delimiter text
+- --header -
+- --with-rows -
 - --platform text'
 
 # _accelkit_table PROG: PROG's option table, the common options included.
@@ -129,7 +136,13 @@ _accelkit_arg() {
 _accelkit_prev_arg() {
 	local a i
 	case $2 in
-	--?*) _accelkit_arg "$1" "$2" ;;
+	--?*)
+		# An option without an argument (--distinct) leaves the next word an operand.
+		a=$(_accelkit_arg "$1" "$2")
+		if [[ $a != - ]]; then
+			printf '%s\n' "$a"
+		fi
+		;;
 	-?*)
 		for ((i = 1; i < ${#2}; i++)); do
 			a=$(_accelkit_arg "$1" "-${2:i:1}")

@@ -44,5 +44,11 @@ void km_result_free(struct km_result *res);
 void km_write_labels(const char *path, int fmt, const struct km_result *res, size_t n,
     int dist);
 void km_write_centroids(const char *path, int fmt, const double *C, size_t k, size_t d);
+/* --with-rows: each row of t as it came (NPY rows as tab-separated numbers), then delim
+ * and its label (and distance), after t's header lines, the last of which names the
+ * added columns ("cluster", "distance"). */
+struct table;
+void km_write_rows(const char *path, const struct km_result *res, const struct table *t,
+    int delim, int dist);
 
 #endif

@@ -1,12 +1,15 @@
 /* clkmeans_out.c: clkmeans' results as it writes them: each row's label (and squared
- * distance) one a line or as an NPY matrix, and the centroids. Kept out of
- * cmd/clkmeans.c, which only orchestrates. */
+ * distance) one a line, beside the row (--with-rows) or as an NPY matrix, and the
+ * centroids. Kept out of cmd/clkmeans.c, which only orchestrates. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "clkmeans.h"
 #include "err.h"
 #include "output.h"
+#include "table.h"
 
 /* Labels (and distances) one a line, or as a float32 NPY matrix. */
 void
@@ -46,4 +49,66 @@ km_write_centroids(const char *path, int fmt, const double *C, size_t k, size_t 
 	struct matrix m = {k, d, DT_F32, v};
 	mat_save(path, &m, fmt);
 	free(v);
+}
+
+/* out_par's formatter for km_write_rows. */
+struct rows {
+	const struct km_result *res;
+	const struct table *t;
+	char delim;
+	int dist;
+};
+
+static void
+format_rows(void *ctx, size_t first, size_t count, struct obuf *b)
+{
+	const struct rows *r = ctx;
+	const struct table *t = r->t;
+
+	for (size_t i = first; i < first + count; i++) {
+		size_t len = 0;
+		const char *s = t->npy ? NULL : table_row_text(t, i, &len);
+		char *w = obuf_room(b, len + t->m.cols * 49 + 2 * 49 + 3);
+		if (t->npy) {
+			for (size_t j = 0; j < t->m.cols; j++) {
+				if (j > 0)
+					*w++ = '\t';
+				w += t->m.dtype == DT_F64 ? fmt_f64(w, table_npy_cell(t, i, j)) :
+				    fmt_f32(w, (float)table_npy_cell(t, i, j));
+			}
+		} else {
+			memcpy(w, s, len - 1);	/* without its '\n' */
+			w += len - 1;
+		}
+		*w++ = r->delim;
+		w += snprintf(w, 24, "%d", r->res->labels[i]);
+		if (r->dist) {
+			*w++ = r->delim;
+			w += fmt_f32(w, (float)r->res->dists[i]);
+		}
+		*w++ = '\n';
+		b->len = (size_t)(w - b->p);
+	}
+}
+
+void
+km_write_rows(const char *path, const struct km_result *res, const struct table *t,
+    int delim, int dist)
+{
+	struct rows r = {res, t, (char)delim, dist};
+	output *o = out_open(path);
+
+	if (t->head_len > 0) {
+		/* the header's last line names the columns: add the new ones to it */
+		out_write(o, t->head, t->head_len - 1);
+		out_putc(o, delim);
+		out_puts(o, "cluster");
+		if (dist) {
+			out_putc(o, delim);
+			out_puts(o, "distance");
+		}
+		out_putc(o, '\n');
+	}
+	out_par(o, t->m.rows, 4096, format_rows, &r);
+	out_close(o);
 }

@@ -22,6 +22,10 @@
 
 #include "hostdev.h"
 
+#ifdef ACCELKIT_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #ifdef __CUDACC__
 #define SKY_NOINLINE __noinline__
 #else
@@ -72,6 +76,19 @@ struct sky_spatial {
 	const struct sky_tune *tune;
 };
 
+/* Row i's value in chosen column j. */
+static inline double
+sky_value(const struct sky_classic *job, size_t i, size_t j)
+{
+	size_t o = i * job->stride + job->col[j];
+	return job->f64 ? ((const double *)job->data)[o] : ((const float *)job->data)[o];
+}
+
+/* skyline_work.c: the work of a classic skyline in the unit of its cost model
+ * (skyline_tune.h), for -d auto: n times the skyline's size, estimated from the
+ * skylines of two samples, plus the ranking. */
+double sky_classic_work(const struct sky_classic *job);
+
 /* Both paths return the kept rows as 0-based indexes in ascending order (keep has
  * room for n) and their count. */
 size_t sky_classic_cpu(const struct sky_classic *job, uint32_t *keep);
@@ -84,6 +101,12 @@ void sky_pack_points(const struct sky_spatial *job, const uint32_t *rows, size_t
 #ifdef ACCELKIT_CUDA
 struct cuda_dev;
 void sky_gpu_init(const struct cuda_dev *dev);
+/* skyline_upload.c: sky_upload_open makes the pinned ring for copies on stream (once;
+ * sky_gpu_init calls it). sky_upload queues the copy of bytes at host to dev on that
+ * stream, through the ring when large; host may be reused once sky_upload returns, dev
+ * read once the stream has passed the copy. */
+void sky_upload_open(cudaStream_t stream);
+void sky_upload(void *dev, const void *host, size_t bytes);
 size_t sky_classic_gpu(const struct sky_classic *job, const struct cuda_dev *dev,
     size_t max_mem, uint32_t *keep);
 size_t sky_spatial_gpu(const struct sky_spatial *job, const struct cuda_dev *dev,

@@ -338,8 +338,7 @@ classic_run(const T *host, size_t n, int d, const unsigned char *maxpref, int di
 
 	double t0 = now_sec();
 	T *raw = mem.get<T>((size_t)n * d);
-	CUDA_CHECK(cudaMemcpyAsync(raw, host, (size_t)n * d * sizeof(T), cudaMemcpyHostToDevice,
-	    sky_stream));
+	sky_upload(raw, host, (size_t)n * d * sizeof(T));
 	CUDA_CHECK(cudaStreamSynchronize(sky_stream));
 	double t1 = now_sec();
 	phase_add(PH_H2D, t1 - t0);

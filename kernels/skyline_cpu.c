@@ -164,13 +164,6 @@ flags_to_list(const unsigned char *flag, size_t n, uint32_t *keep)
 
 /* ---- classic ---- */
 
-static double
-value(const struct sky_classic *job, size_t i, size_t j)
-{
-	size_t o = i * job->stride + job->col[j];
-	return job->f64 ? ((const double *)job->data)[o] : ((const float *)job->data)[o];
-}
-
 /* Dense ranks of column j into r (reversed for a max column), and the ranks at the
  * quartiles (q[0..2]). */
 static void
@@ -182,7 +175,7 @@ rank_column(const struct sky_classic *job, size_t j, uint64_t *key, uint32_t *id
 
 	#pragma omp parallel for if (n > 100000)
 	for (size_t i = 0; i < n; i++) {
-		uint64_t k = sky_key64(value(job, i, j));
+		uint64_t k = sky_key64(sky_value(job, i, j));
 		key[i] = job->maxpref[j] ? ~k : k;
 		idx[i] = (uint32_t)i;
 	}

@@ -1,6 +1,6 @@
 /* skyline_gpu.cu: the host side that the classic and spatial GPU paths share: the
- * stream and the device's start, selecting flagged rows, the end of a run, and the
- * device memory a run may use. Apart from skyline_dev.cuh so that it is compiled
+ * stream and the device's start (with skyline_upload.c's pinned ring), selecting
+ * flagged rows, the end of a run, and the device memory a run may use. Apart from skyline_dev.cuh so that it is compiled
  * once; the kernels of each path are in skyline_classic.cu and skyline_spatial.cu. */
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
@@ -96,6 +96,8 @@ extern "C" void
 sky_gpu_init(const struct cuda_dev *dev)
 {
 	CUDA_CHECK(cudaSetDevice(dev->ids[0]));
-	if (sky_stream == nullptr)
+	if (sky_stream == nullptr) {
 		CUDA_CHECK(cudaStreamCreateWithFlags(&sky_stream, cudaStreamNonBlocking));
+		sky_upload_open(sky_stream);
+	}
 }

@@ -1,10 +1,10 @@
-/* skyline_out.c: skyline's result: the kept rows as they came (text input), as
- * numbers (NPY input printed as text), as a float32 NPY matrix, or their numbers or
- * count. Apart from cmd/skyline.c because printing a large skyline is work of its own:
- * NPY rows are formatted in parallel, with a float printer faster than fmt_f32 for
- * the usual magnitudes (same text). */
+/* skyline_out.c: skyline's result: the kept rows as they came (text input, after its
+ * header lines), as numbers (NPY input printed as text), as a float32 NPY matrix, or
+ * their numbers or count. Apart from cmd/skyline.c because printing a large skyline is
+ * work of its own: rows and numbers are formatted on the -j threads and written in
+ * order (out_par), NPY's floats with a printer faster than fmt_f32 for the usual
+ * magnitudes (same text). */
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,87 +93,99 @@ fast_f32(char *buf, float v)
 	return fmt_f32(buf, v);
 }
 
-/* NPY input printed as text: rows formatted in parallel, written in order. */
-static void
-print_rows_npy(output *o, const struct table *t, const uint32_t *keep, size_t m)
-{
-	size_t cols = t->m.cols, per = cols * 49 + 1;
-	size_t chunk = MAX((size_t)1, ((size_t)1 << 20) / per);
-	int nt = omp_get_max_threads();
-	char **buf = xcalloc((size_t)nt, sizeof *buf);
-	size_t *len = xcalloc((size_t)nt, sizeof *len);
+/* out_par's formatters: rows of keep[] as NPY input's numbers or as text input's lines,
+ * and their numbers. */
+struct rows {
+	const struct table *t;
+	const uint32_t *keep;
+};
 
-	for (int u = 0; u < nt; u++)
-		buf[u] = xmalloc(mul_size(chunk, per, "output"));
-	for (size_t b = 0; b < m; b += chunk * nt) {
-		#pragma omp parallel num_threads(nt)
-		{
-			int u = omp_get_thread_num();
-			size_t lo = b + chunk * u, hi = MIN(m, lo + chunk);
-			char *s = buf[u];
-			for (size_t k = lo; k < hi; k++) {
-				for (size_t j = 0; j < cols; j++) {
-					if (j > 0)
-						*s++ = '\t';
-					s += t->m.dtype == DT_F64 ? fmt_f64(s, table_cell(t, keep[k], j)) :
-					    fast_f32(s, (float)table_cell(t, keep[k], j));
-				}
-				*s++ = '\n';
-			}
-			len[u] = (size_t)(s - buf[u]);
+static void
+format_npy_rows(void *ctx, size_t first, size_t count, struct obuf *b)
+{
+	const struct rows *r = ctx;
+	const struct table *t = r->t;
+	size_t cols = t->m.cols;
+
+	for (size_t k = first; k < first + count; k++) {
+		char *s = obuf_room(b, cols * 49 + 1);
+		for (size_t j = 0; j < cols; j++) {
+			if (j > 0)
+				*s++ = '\t';
+			s += t->m.dtype == DT_F64 ? fmt_f64(s, table_npy_cell(t, r->keep[k], j)) :
+			    fast_f32(s, (float)table_npy_cell(t, r->keep[k], j));
 		}
-		for (int u = 0; u < nt; u++)
-			out_write(o, buf[u], len[u]);
+		*s++ = '\n';
+		b->len = (size_t)(s - b->p);
 	}
-	for (int u = 0; u < nt; u++)
-		free(buf[u]);
-	free(buf);
-	free(len);
+}
+
+static void
+format_text_rows(void *ctx, size_t first, size_t count, struct obuf *b)
+{
+	const struct rows *r = ctx;
+
+	for (size_t k = first; k < first + count; k++) {
+		size_t len;
+		const char *s = table_row_text(r->t, r->keep[k], &len);
+		memcpy(obuf_room(b, len), s, len);
+		b->len += len;
+	}
+}
+
+static void
+format_index(void *ctx, size_t first, size_t count, struct obuf *b)
+{
+	const struct rows *r = ctx;
+
+	for (size_t k = first; k < first + count; k++) {
+		char *s = obuf_room(b, 24);
+		uint64_t v = (uint64_t)r->keep[k] + 1;
+		char t[24];
+		int n = 0;
+		do
+			t[n++] = (char)('0' + v % 10);
+		while ((v /= 10) > 0);
+		while (n > 0)
+			*s++ = t[--n];
+		*s++ = '\n';
+		b->len = (size_t)(s - b->p);
+	}
 }
 
 /* The kept rows, every column, as a float32 NPY matrix. */
 static void
 print_rows_f32(output *o, const struct table *t, const uint32_t *keep, size_t m)
 {
-	size_t cols = t->m.cols;
-	float *row = xmallocarray(MAX(cols, 1), sizeof *row);
-	npy_write_header(o, DT_F32, m, cols);
-	for (size_t k = 0; k < m; k++) {
-		for (size_t j = 0; j < cols; j++)
-			row[j] = (float)table_cell(t, keep[k], j);
-		out_write(o, row, cols * sizeof *row);
+	size_t k = t->k;
+	float *row = xmallocarray(MAX(k, 1), sizeof *row);
+	npy_write_header(o, DT_F32, m, k);
+	for (size_t i = 0; i < m; i++) {
+		for (size_t j = 0; j < k; j++)
+			row[j] = (float)table_cell(t, keep[i], j);
+		out_write(o, row, k * sizeof *row);
 	}
 	free(row);
-}
-
-/* Text rows as they appeared. */
-static void
-print_rows_text(output *o, const struct table *t, const uint32_t *keep, size_t m)
-{
-	for (size_t k = 0; k < m; k++) {
-		const char *s = table_row_text(t, keep[k]);
-		out_write(o, s, strlen(s));
-		out_putc(o, '\n');
-	}
 }
 
 void
 sky_print(output *o, int fmt, enum sky_print what, const struct table *t,
     const uint32_t *keep, size_t m)
 {
+	struct rows r = {t, keep};
+
 	if (what == SKY_COUNT) {
 		out_u64(o, m);
 		out_putc(o, '\n');
 	} else if (what == SKY_INDEX) {
-		for (size_t k = 0; k < m; k++) {
-			out_u64(o, (uint64_t)keep[k] + 1);
-			out_putc(o, '\n');
-		}
+		out_par(o, m, 1 << 14, format_index, &r);
 	} else if (fmt == FMT_NPY) {
 		print_rows_f32(o, t, keep, m);
 	} else if (t->npy) {
-		print_rows_npy(o, t, keep, m);
+		out_par(o, m, MAX((size_t)1, ((size_t)1 << 16) / MAX(t->m.cols, (size_t)1)),
+		    format_npy_rows, &r);
 	} else {
-		print_rows_text(o, t, keep, m);
+		out_write(o, t->head, t->head_len);
+		out_par(o, m, 1 << 12, format_text_rows, &r);
 	}
 }

@@ -423,7 +423,7 @@ spatial_run(const float *host, size_t n, int h, double tol, int distinct,
 
 	double t0 = now_sec();
 	float2 *xy = mem.get<float2>(n);
-	CUDA_CHECK(cudaMemcpyAsync(xy, host, n * sizeof *xy, cudaMemcpyHostToDevice, sky_stream));
+	sky_upload(xy, host, n * sizeof *xy);
 	CUDA_CHECK(cudaStreamSynchronize(sky_stream));
 	double t1 = now_sec();
 	phase_add(PH_H2D, t1 - t0);

@@ -195,6 +195,106 @@ print('ok' if np.allclose(c, x.mean(axis=0), rtol=1e-6, atol=1e-6) else c)"
 	assert_equal "$(sort -u <<< "$output" | wc -l)" 60
 }
 
+# ---- text columns, -f, -t, --header, --with-rows (issue 16) ----
+
+# csv DELIM HEADER: $T/x.npy as a text table through Python's csv module: HEADER lines
+# of column names, then each row with a name (blanks inside) first, the features, and a
+# note that is often empty, into $T/x.csv.
+csv() {
+	py - "$1" "$2" "$T/x.npy" "$T/x.csv" <<'EOF'
+import csv, sys
+import numpy as np
+delim, header, x = sys.argv[1], int(sys.argv[2]), np.load(sys.argv[3])
+rng = np.random.default_rng(1)
+with open(sys.argv[4], "w", newline="") as f:
+    w = csv.writer(f, delimiter=delim, quoting=csv.QUOTE_NONE, lineterminator="\n")
+    for h in range(header):
+        w.writerow(["name"] + ["f%d" % (j + 1) for j in range(x.shape[1])] + ["note %d" % h])
+    for i, r in enumerate(x):
+        w.writerow(["row %d of %d" % (i + 1, len(x))] + [repr(float(v)) for v in r] +
+                   ["" if rng.random() < 0.5 else "n %d" % i])
+EOF
+}
+
+@test "-f, -t and --header on a CSV with names and empty fields match scikit-learn" {
+	gen overlapping 3000 6 5 31
+	csv , 1
+	run -0 --separate-stderr clkmeans --init "$T/c0.txt" --distances -t , --header -f 2-7 "$T/x.csv"
+	printf '%s\n' "$output" > "$T/ours.txt"
+	py "$REF/clkmeans_ref.py" sklearn "$T/x.npy" "$T/c0.txt" 300 1e-4 > "$T/ref.txt"
+	run -0 py "$REF/clkmeans_ref.py" check "$T/ours.txt" "$T/ref.txt"
+	assert_output ok
+	# the same labels as the numbers alone
+	clkmeans --init "$T/c0.txt" --distances "$T/x.npy" > "$T/npy.txt"
+	run -0 cmp "$T/ours.txt" "$T/npy.txt"
+}
+
+@test "--with-rows prints each row as it came, then its cluster and distance; the header names them" {
+	gen separated 2000 3 4 32
+	csv $'\t' 2
+	run -0 --separate-stderr clkmeans --init "$T/c0.txt" --distances -t '\t' --header=2 -f 2-4 --with-rows "$T/x.csv"
+	printf '%s\n' "$output" > "$T/out.tsv"
+	py "$REF/clkmeans_ref.py" sklearn "$T/x.npy" "$T/c0.txt" 300 1e-4 > "$T/ref.txt"
+	run -0 py - "$T/x.csv" "$T/out.tsv" "$T/ref.txt" <<'EOF'
+import csv, sys
+inp = open(sys.argv[1]).read().split("\n")[:-1]
+out = list(csv.reader(open(sys.argv[2], newline=""), delimiter="\t", quoting=csv.QUOTE_NONE))
+ref = open(sys.argv[3]).read().split()
+labels = [int(v) for v in ref[4:]]
+assert len(out) == len(inp), (len(out), len(inp))
+assert "\t".join(out[0]) == inp[0], out[0]
+assert out[1][-2:] == ["cluster", "distance"] and "\t".join(out[1][:-2]) == inp[1], out[1]
+for i in range(2, len(inp)):
+    assert "\t".join(out[i][:-2]) == inp[i], (i, out[i])
+    assert int(out[i][-2]) == labels[i - 2], (i, out[i], labels[i - 2])
+got = sum(float(r[-1]) for r in out[2:])
+want = float(ref[1])
+assert abs(got - want) <= 1e-5 * want, (got, want)
+print("ok")
+EOF
+	assert_output ok
+}
+
+@test "--with-rows without -t adds a tab; NPY rows print as numbers; -f chooses NPY columns" {
+	printf '# pts\na 0 0\nb 0 1\nc 10 10\nd 10 11\n' > "$T/p.txt"
+	printf '0 0\n10 10\n' > "$T/c.txt"
+	run -0 --separate-stderr clkmeans --assign "$T/c.txt" -f 2- --with-rows "$T/p.txt"
+	assert_output "$(printf 'a 0 0\t0\nb 0 1\t0\nc 10 10\t1\nd 10 11\t1')"
+	py -c 'import numpy as np, sys; np.save(sys.argv[1], np.array([[0, 0.5], [10, 10]], np.float32))' "$T/p.npy"
+	run -0 --separate-stderr clkmeans --assign "$T/c.txt" --distances --with-rows "$T/p.npy"
+	assert_output "$(printf '0\t0.5\t0\t0.25\n10\t10\t1\t0')"
+	py -c 'import numpy as np, sys; np.save(sys.argv[1], np.array([[7, 0, 0], [8, 10, 10]], np.float32))' "$T/p3.npy"
+	run -0 --separate-stderr clkmeans --assign "$T/c.txt" -f 2,3 "$T/p3.npy"
+	assert_output "$(printf '0\n1')"
+}
+
+@test "a text column without -f is an error that names it and suggests -f" {
+	printf 'a 0 0\nb 0 1\n' > "$T/p.txt"
+	run -1 --separate-stderr clkmeans -k 1 "$T/p.txt"
+	assert_equal "$stderr" "clkmeans: $T/p.txt:1: column 1: not a number: 'a' (choose the feature columns with -f)"
+	printf '0 0\n' > "$T/c.txt"
+	run -1 --separate-stderr clkmeans --assign "$T/c.txt" -f 1-2 "$T/p.txt"
+	assert_equal "$stderr" "clkmeans: $T/p.txt:1: column 1: not a number: 'a'"
+	run -1 --separate-stderr clkmeans --assign "$T/c.txt" -f 3 "$T/p.txt"
+	assert_equal "$stderr" "clkmeans: $T/c.txt: centroids have 2 columns, -f chooses 1"
+	run -1 --separate-stderr clkmeans --assign "$T/c.txt" -f 2-4 "$T/p.txt"
+	assert_equal "$stderr" "clkmeans: $T/p.txt: column 4 does not exist (rows have 3)"
+	printf 'a 0 1e39\n' > "$T/p.txt"
+	run -1 --separate-stderr clkmeans --assign "$T/c.txt" -f 2- "$T/p.txt"
+	assert_equal "$stderr" "clkmeans: $T/p.txt:1: column 3: 1e39 is beyond the float32 range"
+}
+
+@test "--with-rows with -O npy, and bad -t, --header or -f values, are usage errors" {
+	run -2 --separate-stderr clkmeans -k 2 --with-rows -O npy "$D/points.txt"
+	assert_regex "$stderr" "--with-rows prints text rows; it does not go with -O npy"
+	run -2 --separate-stderr clkmeans -k 2 -t ab "$D/points.txt"
+	assert_regex "$stderr" "invalid value for --delimiter: 'ab'"
+	run -2 --separate-stderr clkmeans -k 2 --header=-1 "$D/points.txt"
+	assert_regex "$stderr" "invalid value for --header: '-1'"
+	run -2 --separate-stderr clkmeans -k 2 -f 0 "$D/points.txt"
+	assert_regex "$stderr" "fields are numbered from 1"
+}
+
 # ---- seeds, starts, runs ----
 
 @test "the same seed gives identical output twice" {
@@ -500,6 +600,49 @@ print(a.dtype, a.shape, bool((a == b).all()))"
 }
 
 # ---- the man page's EXAMPLES ----
+
+@test "EXAMPLES: cluster cities from a CSV with a header and names, each printed with its cluster" {
+	cd "$ACCELKIT_ROOT"
+	run -0 --separate-stderr clkmeans -k 3 -t , --header -f 2,3 --with-rows testdata/clkmeans/cities.csv
+	assert_line --index 0 'city,latitude,longitude,cluster'
+	printf '%s\n' "$output" > "$T/out.csv"
+	# the long forms read the file the same way
+	run -0 --separate-stderr clkmeans -k 3 --delimiter=, --header=1 --fields=2,3 --with-rows \
+	    testdata/clkmeans/cities.csv
+	assert_output "$(cat "$T/out.csv")"
+	# the same partition as scikit-learn's KMeans (its clusters may be numbered otherwise)
+	run -0 py - testdata/clkmeans/cities.csv "$T/out.csv" <<'EOF'
+import csv, sys
+import numpy as np
+from sklearn.cluster import KMeans
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+out = list(csv.reader(open(sys.argv[2], newline="")))
+assert [r[:-1] for r in out] == rows, "the rows are not printed as they came"
+x = np.array([[float(v) for v in r[1:3]] for r in rows[1:]])
+ref = KMeans(3, n_init=10, random_state=0).fit(x).labels_
+ours = [int(r[-1]) for r in out[1:]]
+pairs = set(zip(ours, ref))
+print("ok" if len(pairs) == 3 and len(set(ours)) == 3 else "differs: %s %s" % (ours, list(ref)))
+EOF
+	assert_output ok
+}
+
+@test "EXAMPLES: cluster scikit-learn's iris flowers by their measurements, past the header" {
+	f=$(py -c 'import os, sklearn.datasets as d; print(os.path.join(os.path.dirname(d.__file__), "data", "iris.csv"))')
+	[ -f "$f" ] || skip "this scikit-learn has no iris.csv"
+	cd "$T"
+	cp "$f" iris.csv
+	clkmeans -k 3 -t , --header -f 1-4 iris.csv > labels.txt
+	[ "$(wc -l < labels.txt)" -eq 150 ]
+	[ "$(sort -u labels.txt | wc -l)" -eq 3 ]
+	# from a given start, scikit-learn's labels exactly
+	sed -n '2p;52p;102p' iris.csv | cut -d, -f 1-4 | tr , ' ' > c0.txt
+	clkmeans --init c0.txt --distances -t , --header -f 1-4 iris.csv > ours.txt
+	py -c 'import numpy as np, sys; np.save(sys.argv[2], np.loadtxt(sys.argv[1], delimiter=",", skiprows=1)[:, :4])' iris.csv x.npy
+	py "$REF/clkmeans_ref.py" sklearn x.npy c0.txt 300 1e-4 > ref.txt
+	run -0 py "$REF/clkmeans_ref.py" check ours.txt ref.txt
+	assert_output ok
+}
 
 @test "EXAMPLES: cluster the points of a text file into three clusters" {
 	cd "$T"

@@ -623,6 +623,33 @@ EOF
 	[[ $stderr == *"do not work: --precision tf32 stages slices in local memory"* ]]
 }
 
+@test "--header[=N] leaves out each text matrix's first lines, and messages count them" {
+	gen "$T/a.txt" 7 5 41
+	gen "$T/b.npy" 5 3 42
+	{ echo 'c1 c2 c3 c4 c5'; cat "$T/a.txt"; } > "$T/ah.txt"
+	{ printf '7,5\n"a","b"\n'; tr ' ' , < "$T/a.txt"; } > "$T/ah2.csv"
+	clmatmul -O npy "$T/a.txt" "$T/b.npy" > "$T/c.npy"
+	clmatmul -O npy --header "$T/ah.txt" "$T/b.npy" > "$T/c1.npy"
+	clmatmul -O npy --header=2 "$T/ah2.csv" "$T/b.npy" > "$T/c2.npy"
+	run -0 py -c '
+import sys, numpy as np
+a = np.loadtxt(sys.argv[1], skiprows=1)
+b = np.load(sys.argv[2])
+want = np.load(sys.argv[3])
+for f in sys.argv[4:]:
+    print(np.array_equal(np.load(f), want), np.allclose(want, a @ b, rtol=1e-5, atol=1e-5))' \
+	    "$T/ah.txt" "$T/b.npy" "$T/c.npy" "$T/c1.npy" "$T/c2.npy"
+	assert_output "$(printf 'True True\nTrue True')"
+	# without it the header is a bad line; with it, a bad line is numbered in the file
+	run -1 --separate-stderr clmatmul "$T/ah.txt" "$T/b.npy"
+	[ "$stderr" = "clmatmul: $T/ah.txt:1: column 1: not a number: 'c1'" ]
+	sed -i '5s/^[^ ]*/oops/' "$T/ah.txt"
+	run -1 --separate-stderr clmatmul --header "$T/ah.txt" "$T/b.npy"
+	[ "$stderr" = "clmatmul: $T/ah.txt:5: column 1: not a number: 'oops'" ]
+	run -2 --separate-stderr clmatmul --header=x "$T/ah.txt" "$T/b.npy"
+	[[ "$stderr" == *"invalid value for --header: 'x'"* ]]
+}
+
 # The man page's EXAMPLES, as written there (run from the project root).
 
 @test "example: the product of two text matrices" {
@@ -642,6 +669,17 @@ EOF
 	cd "$ACCELKIT_ROOT"
 	run -0 --separate-stderr clmatmul --transpose-b testdata/clmatmul/a.txt testdata/clmatmul/a.txt
 	assert_output "$(printf '14\t32\n32\t77')"
+}
+
+@test "example: the Gram matrix of scikit-learn's Linnerud data, past its header line" {
+	f=$(py -c 'import os, sklearn.datasets as d; print(os.path.join(os.path.dirname(d.__file__), "data", "linnerud_exercise.csv"))')
+	[ -f "$f" ] || skip "this scikit-learn has no linnerud_exercise.csv"
+	run -0 --separate-stderr clmatmul --header --transpose-a "$f" "$f"
+	assert_output "$(py -c '
+import sys, numpy as np
+x = np.loadtxt(sys.argv[1], skiprows=1)
+print("\n".join("\t".join("%d" % v for v in r) for r in x.T @ x))' "$f")"
+	assert_line --index 0 "$(printf '2317\t31881\t15840')"
 }
 
 @test "example: NPY output" {

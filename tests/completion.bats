@@ -72,6 +72,14 @@ lines() {
 	assert_output -- --count
 	run -0 comp "skyline -f "
 	assert_output ""
+	run -0 comp "skyline -t "
+	assert_output ""
+	run -0 comp "skyline --delimiter="
+	assert_output ""
+	run -0 comp "skyline --hea"
+	assert_output -- --header
+	run -0 comp "skyline --header "
+	assert_output "$(lines a.txt b.npy -notes 'sub dir' models)"
 }
 
 @test "gmmscore: feature formats, modes, bundled short options, model files" {
@@ -128,6 +136,12 @@ lines() {
 	assert_output models
 	run -0 comp "clkmeans -k"
 	assert_output -- -k
+	run -0 comp "clkmeans --wi"
+	assert_output -- --with-rows
+	run -0 comp "clkmeans -t "
+	assert_output ""
+	run -0 comp "clkmeans -f "
+	assert_output ""
 }
 
 @test "-d offers auto, cpu, gpu and the devices --list-devices prints" {

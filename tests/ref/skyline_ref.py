@@ -3,9 +3,19 @@
 
   skyline_ref.py [-f LIST] [-p LIST] [--distinct] [-Q QUERIES] FILE
       prints the 1-based numbers of the skyline rows of FILE (text or NPY)
+  skyline_ref.py [-t C] [--header N] [--rows] [the options above] FILE
+      the same for files with text columns: the lines are split by Python's csv module
+      (delimiter C, no quoting) or, without -t, at blanks and commas; only the chosen
+      columns are read as numbers; --rows prints the header lines and the skyline's
+      rows as they appeared instead of their numbers
   skyline_ref.py cases GROUP DIR
       writes the test cases of GROUP (classic, prefer, distinct, spatial): for each,
       DIR/NAME.in, DIR/NAME.args (options), DIR/NAME.q (query points), DIR/NAME.ref
+  skyline_ref.py textgen N SEED DELIM
+      a file with a header line, text columns (blanks inside) and numbers
+  skyline_ref.py props SEED COUNT [--gpu]
+      property tests: random shapes and sizes (and --max-device-mem bounds) run
+      through the skyline on PATH and checked (see props below)
   skyline_ref.py gen KIND N D SEED [--ties K] [--dups M] [--npy] [--carry]
       test data: KIND indep, corr, anti (Borzsonyi et al. 2001, numpy's generator),
       grid (integers 0..K-1); --ties K rounds to multiples of 1/K; --dups M repeats M
@@ -15,6 +25,7 @@ Classic dominance compares the numbers exactly as Python reads them (float64, or
 float32 from an NPY <f4). Spatial dominance uses every query point (not only the
 hull) and exact integer arithmetic on the float32 coordinates.
 """
+import csv
 import os
 import re
 import sys
@@ -41,6 +52,33 @@ def read_rows(path):
     if not rows:
         return np.zeros((0, 0))
     return np.array(rows, dtype=np.float64)
+
+
+def read_table(path, delim, header, choose):
+    """(numbers of the chosen columns, data lines as they appeared, header lines) of a
+    text file whose columns may be text: choose(ncols) names the columns to read."""
+    with open(path, newline='') as f:
+        lines = [l[:-1] if l.endswith('\n') else l for l in f]
+    lines = [l[:-1] if l.endswith('\r') else l for l in lines]
+    head, rows, raw, cols = lines[:header], [], [], None
+    for l in lines[header:]:
+        if l.strip() == '':
+            continue
+        if delim is not None:
+            if l.lstrip().startswith('#'):
+                continue
+            tok = next(csv.reader([l], delimiter=delim, quoting=csv.QUOTE_NONE))
+        else:
+            body = l.split('#', 1)[0].strip()
+            if body == '':
+                continue
+            tok = re.split(r'\s*,\s*|\s+', body)
+        if cols is None:
+            cols = choose(len(tok))
+        rows.append([float(tok[c]) for c in cols])
+        raw.append(l)
+    X = np.array(rows, dtype=np.float64).reshape(len(rows), len(cols or []))
+    return X, raw, head
 
 
 def fields(spec, ncols):
@@ -93,10 +131,11 @@ def ranks(col):
     return [order[v] for v in col]
 
 
-def skyline(P, fspec=None, prefer=None, distinct=False, Q=None):
+def matrix(P, fspec=None, prefer=None, Q=None):
+    """(X, keys): each row as numbers where smaller is better in every column (for
+    spatial, the ranks of its exact squared distances to every query point), and the
+    values that make two rows equal."""
     n = P.shape[0]
-    if n == 0:
-        return []
     cols = fields(fspec, P.shape[1])
     if Q is not None:
         qcols = [0, 1] if Q.shape[1] == 2 else fields(fspec, Q.shape[1])
@@ -121,10 +160,72 @@ def skyline(P, fspec=None, prefer=None, distinct=False, Q=None):
                 if w == 'max':
                     X[:, j] = -X[:, j]
         keys = [tuple(r) for r in X.tolist()]
+    return X, keys
+
+
+def skyline(P, fspec=None, prefer=None, distinct=False, Q=None):
+    n = P.shape[0]
+    if n == 0:
+        return []
+    X, keys = matrix(P, fspec, prefer, Q)
     keep = ~dominated(X)
     if distinct:
         keep = first_of_equal(keys, keep)
     return [i + 1 for i in range(n) if keep[i]]
+
+
+def dominated_by(X, S):
+    """For each row of X, whether some row of S dominates it (blocks of X)."""
+    out = np.zeros(X.shape[0], dtype=bool)
+    if len(S) == 0:
+        return out
+    step = max(1, 4000000 // max(1, len(S) * X.shape[1]))
+    for a in range(0, X.shape[0], step):
+        B = X[a:a + step]
+        le = (S[None, :, :] <= B[:, None, :]).all(axis=2)
+        lt = (S[None, :, :] < B[:, None, :]).any(axis=2)
+        out[a:a + step] = (le & lt).any(axis=1)
+    return out
+
+
+def verify(P, idx, fspec=None, prefer=None, distinct=False, Q=None):
+    """'' when idx (1-based row numbers) is the skyline, else what is wrong. Exact and
+    O(distinct rows x skyline): no row dominates a kept row, and every other row is
+    dominated by a kept one (a dominated row is dominated by a row of the skyline) or,
+    with distinct, equals an earlier kept row."""
+    n = P.shape[0]
+    if list(idx) != sorted(set(idx)) or any(i < 1 or i > n for i in idx):
+        return 'row numbers not ascending, repeated or out of range'
+    if n == 0:
+        return ''
+    X, keys = matrix(P, fspec, prefer, Q)
+    X = np.unique(X, axis=1)    # equal columns (query points) decide alike
+    # equal rows dominate and are dominated alike: decide for each distinct row once
+    U, inv = np.unique(X, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    kept = np.array(idx, dtype=np.int64) - 1
+    ku = np.unique(inv[kept])
+    bad = dominated_by(U[ku], U)
+    if bad.any():
+        return 'row %d is kept but dominated' % (kept[np.isin(inv[kept], ku[bad])][0] + 1)
+    first = {}
+    for i in kept:
+        if keys[i] in first:
+            if distinct:
+                return 'rows %d and %d are equal and both kept' % (first[keys[i]] + 1, i + 1)
+        else:
+            first[keys[i]] = i
+    rest = np.setdiff1d(np.arange(n), kept)
+    copy = np.isin(inv[rest], ku)
+    ru = np.unique(inv[rest[~copy]])
+    free = ru[~dominated_by(U[ru], U[ku])]
+    if len(free):
+        return 'row %d is left out but not dominated' % (rest[np.isin(inv[rest], free)][0] + 1)
+    for r in rest[copy]:
+        f = first.get(keys[r])
+        if not (distinct and f is not None and f < r):
+            return 'row %d is left out but not dominated' % (r + 1)
+    return ''
 
 
 def parse_args(argv):
@@ -132,6 +233,8 @@ def parse_args(argv):
     files = []
     it = iter(argv)
     for a in it:
+        if a in ('-t', '--header', '--rows'):
+            continue    # main() reads these
         if a in ('-f', '--fields'):
             opts['fspec'] = next(it)
         elif a in ('-p', '--prefer'):
@@ -283,6 +386,152 @@ def cases(group, d):
             f.write(''.join('%d\n' % i for i in skyline(X, **opts)))
 
 
+def textgen(argv):
+    """textgen N SEED DELIM: a line of column names, then N rows: a name (words with
+    blanks, and '#' and commas where they are not the delimiter), two numbers, a note
+    that is often empty, a third number; numbers in several spellings, some with blanks
+    around them; blank lines and comment lines here and there."""
+    n, seed, delim = int(argv[0]), int(argv[1]), argv[2]
+    rng = np.random.default_rng(seed)
+    words = ['Grand', 'Hotel', 'am', 'Park', 'Inn', 'Old Town', 'No. 7', 'Suite #4',
+             'Rue de la Paix', 'Haus', 'B&B', "Miller's", 'Lodge, East', 'Zur Post']
+    words = [w for w in words if delim not in w]
+    spell = [lambda v: repr(float(v)), lambda v: '%.3f' % v, lambda v: '%.6e' % v,
+             lambda v: ' %g ' % v, lambda v: '%d' % round(v * 100)]
+    out = [delim.join(['name', 'price', 'rating', 'note', 'km'])]
+    for i in range(n):
+        if rng.random() < 0.03:
+            out.append('')
+        if rng.random() < 0.02:
+            out.append('# a comment' + delim + 'with a delimiter')
+        name = ' '.join(rng.choice(words, int(rng.integers(1, 4))))
+        note = '' if rng.random() < 0.6 else str(rng.choice(words))
+        x, y, z = rng.integers(0, 40, 3) / 8.0
+        f = [spell[int(rng.integers(len(spell)))] for _ in range(3)]
+        out.append(delim.join([name, f[0](x), f[1](y), note, f[2](z)]))
+    sys.stdout.write('\n'.join(out) + '\n')
+
+
+# Sizes the paths split work by (kernels/skyline_tune.h): the GPU's block and tile
+# (256), the first batch (CPU 1024, GPU 4096) and the largest (CPU 65536, GPU 262144).
+TUNE_SIZES = (256, 1024, 4096, 65536, 262144)
+PRIMES = (2, 3, 5, 7, 13, 31, 127, 509, 997, 2039, 7919, 17389)
+
+
+def run_sky(args, timeout=60):
+    """(exit status, stdout, stderr) of skyline with args; status None on a timeout."""
+    import subprocess
+    try:
+        r = subprocess.run(['skyline'] + args, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, b'', b''
+    return r.returncode, r.stdout, r.stderr
+
+
+def gpu_row_bytes(d, f64, spatial):
+    """Device bytes a row of a part takes (skyline_classic.cu, skyline_spatial.cu)."""
+    if spatial:
+        return 140
+    dd = next((w for w in (2, 4, 8, 12, 16) if d <= w), d)
+    return (8 if f64 else 4) * d + 4 * d + 8 * dd + 100
+
+
+def props(argv):
+    """props SEED COUNT [--gpu]: COUNT random shapes (n of 1, primes, and one below and
+    above each size in TUNE_SIZES; d = 1..16; 1 to 20 query points, some on one point
+    or one line) against verify(), each run under a time limit. --gpu: each also under
+    random --max-device-mem bounds from one part's least up, whose output must be the
+    unbounded run's bytes (or the refusal that the skyline outgrows the parts)."""
+    import tempfile
+    seed, count, gpu = int(argv[0]), int(argv[1]), '--gpu' in argv
+    rng = np.random.default_rng(seed)
+    tmp = tempfile.mkdtemp()
+    cap = 300000 if gpu else 70000
+    sizes = [1] + list(PRIMES) + [t + e for t in TUNE_SIZES for e in (-1, 0, 1)]
+    sizes = [v for v in sizes if v <= cap]
+    fails, runs, split, refused = [], 0, 0, 0
+    for case in range(count):
+        n = int(rng.choice(sizes))
+        spatial = rng.random() < 0.35
+        f = os.path.join(tmp, 'c%d' % case)
+        args, Q = ['--index'], None
+        if spatial:
+            n = min(n, 20000 if gpu else 8192)
+            if rng.random() < 0.3:
+                P = rng.integers(0, 64, (n, 2)).astype(np.float64)
+            else:
+                P = f32(rng.random((n, 2)))
+            nq = int(rng.integers(1, 21))
+            shape = rng.choice(['point', 'line', 'any'])
+            if shape == 'point':
+                Q = np.tile(P[rng.integers(0, n)] if n else [0.5, 0.5], (nq, 1))
+            elif shape == 'line':
+                t = f32(rng.random(nq))
+                Q = f32(np.column_stack([0.2 + 0.5 * t, 0.3 + 0.25 * t]))
+            else:
+                Q = f32(0.3 + 0.4 * rng.random((nq, 2)))
+            write(f + '.q', Q)
+            args += ['-Q', f + '.q']
+            d = 2
+        else:
+            # large skylines make verify() slow (n x skyline): many columns and
+            # anti-correlated data with the smaller sizes only
+            d = int(rng.integers(1, 17 if n <= 2048 else 9 if n <= 8192 else 5))
+            kind = rng.choice(['indep', 'corr', 'anti', 'grid'])
+            if kind == 'anti':
+                n = min(n, 8192)
+            P = generate(kind, n, d, int(rng.integers(1 << 30)), ties=4 if kind == 'grid' else None)
+            w = ['max' if b else 'min' for b in rng.integers(0, 2, d)]
+            if n > 8192:
+                w = [w[0]] * d   # mixed preferences turn correlated data anti-correlated
+            args += ['-p', ','.join(w)]
+        distinct = bool(rng.random() < 0.3)
+        if distinct:
+            args.append('--distinct')
+        npy = bool(rng.random() < 0.4)
+        if npy:
+            P = f32(P)
+            np.save(f + '.npy', P.astype(np.float32))
+            path = f + '.npy'
+        else:
+            write(f + '.in', P)
+            path = f + '.in'
+        opts, _ = parse_args(args[1:])
+        what = '%s n=%d d=%d%s' % ('spatial' if spatial else 'classic', n, d,
+                                   ' |Q|=%d' % len(Q) if spatial else '')
+        st, out, err = run_sky(args + [path])
+        runs += 1
+        if st != 0:
+            fails.append('FAIL %s %s: exit %s %s' % (what, ' '.join(args), st, err[:300]))
+            continue
+        idx = [int(v) for v in out.split()]
+        why = verify(P, idx, **opts)
+        if why:
+            fails.append('FAIL %s %s: %s' % (what, ' '.join(args), why))
+            continue
+        if not gpu:
+            continue
+        per = gpu_row_bytes(d, not npy, spatial)
+        least = (1 << 20) + 1024 * per + 1
+        top = max(2.0, 2.0 * n * per / least)
+        for b in sorted({least, int(least * 2 ** (rng.random() * np.log2(top))),
+                         int(least * 2 ** (rng.random() * np.log2(top)))}):
+            st2, out2, err2 = run_sky(['-v', '--max-device-mem', str(b)] + args + [path])
+            runs += 1
+            if st2 == 1 and b'raise --max-device-mem' in err2:
+                refused += 1
+            elif st2 != 0 or out2 != out:
+                fails.append('FAIL %s %s --max-device-mem %d: exit %s, %s' % (
+                    what, ' '.join(args), b, st2,
+                    'output differs' if st2 == 0 else err2[:300]))
+            elif b'split into parts' in err2:
+                split += 1
+    for line in fails:
+        print(line)
+    print('%s %d cases, %d runs, %d split under --max-device-mem, %d refused' % (
+        'ok' if not fails else 'failed', count, runs, split, refused))
+
+
 def main(argv):
     if argv and argv[0] == 'gen':
         gen(argv[1:])
@@ -290,9 +539,41 @@ def main(argv):
     if argv and argv[0] == 'cases':
         cases(argv[1], argv[2])
         return
-    opts, files = parse_args(argv)
-    out = skyline(read_rows(files[0]), **opts)
-    sys.stdout.write(''.join('%d\n' % i for i in out))
+    if argv and argv[0] == 'textgen':
+        textgen(argv[1:])
+        return
+    if argv and argv[0] == 'props':
+        props(argv[1:])
+        return
+    if not any(a in ('-t', '--header', '--rows') for a in argv):
+        opts, files = parse_args(argv)
+        out = skyline(read_rows(files[0]), **opts)
+        sys.stdout.write(''.join('%d\n' % i for i in out))
+        return
+    delim, header, rows, q, rest, it = None, 0, False, None, [], iter(argv)
+    for a in it:
+        if a == '-t':
+            delim = next(it)
+        elif a == '--header':
+            header = int(next(it))
+        elif a == '--rows':
+            rows = True
+        elif a in ('-Q', '--query'):
+            q = next(it)
+        else:
+            rest.append(a)
+    opts, files = parse_args(rest)
+    fspec = opts.pop('fspec')
+    if q is not None:
+        opts['Q'] = read_table(q, delim, header,
+                               lambda n: [0, 1] if n == 2 else fields(fspec, n))[0]
+    X, raw, head = read_table(files[0], delim, header, lambda n: fields(fspec, n))
+    out = skyline(X, **opts)
+    if rows:
+        sys.stdout.write(''.join(h + '\n' for h in head))
+        sys.stdout.write(''.join(raw[i - 1] + '\n' for i in out))
+    else:
+        sys.stdout.write(''.join('%d\n' % i for i in out))
 
 
 if __name__ == '__main__':
