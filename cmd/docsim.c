@@ -312,12 +312,15 @@ main(int argc, char **argv)
 	make_job(&job, &o, &co, f == DOC_TEXT ? &cv : cr.sparse ? &cr.sp : NULL,
 	    f == DOC_TEXT ? &qv : cr.sparse ? &qr.sp : NULL, &cr, &qr, dim);
 
-	/* run */
-	cuda_start_wait();
+	/* run: with -d auto, on the GPU only where its start pays (the cost models are
+	 * those of the tuning table's row for any GPU: the GPU is not known yet) */
+	double work = ds_work(&job);
+	const struct docsim_tune *any_gpu = TUNE_PICK(docsim_tune_table, "gpu");
+	cuda_decide(job.sparse ? &any_gpu->cost_sparse : &any_gpu->cost_dense, work, cli_threads(), &dev);
 	job.tune = TUNE_PICK(docsim_tune_table, dev.desc);
 	vlog("tuning: %s (%s)", *job.tune->device ? job.tune->device : "every device", job.tune->measured);
-	int work = job.nq > 0 && job.n > 0 && !(job.mode == DS_TOPK && job.k == 0);
-	if (work) {
+	int nonempty = job.nq > 0 && job.n > 0 && !(job.mode == DS_TOPK && job.k == 0);
+	if (nonempty) {
 		if (dev.gpu) {
 #ifdef ACCELKIT_CUDA
 			ds_gpu_run(&job, &dev);
@@ -332,11 +335,12 @@ main(int argc, char **argv)
 	/* write */
 	t = now_sec();
 	output *out = out_open(co.output);
-	if (work || job.mode == DS_MATRIX)
+	if (nonempty || job.mode == DS_MATRIX)
 		ds_write(out, &job, job.sym ? &cr : &qr, &cr, cli_out_format(&co, co.output));
 	out_close(out);
 	phase_add(PH_WRITE, now_sec() - t);
 	phases_report();
+	cuda_finish(&dev);	/* a GPU run, or an abandoned start, ends here */
 
 	free(job.top_s);
 	free(job.top_i);

@@ -626,7 +626,7 @@ tok_count(const struct tok_vocab *v, struct tok_part *const *parts, size_t npart
 	uint64_t *ptr = xmallocarray(ndocs + 1, sizeof *ptr);
 	ptr[0] = 0;
 
-	#pragma omp parallel for schedule(dynamic, 1)
+	#pragma omp parallel for schedule(dynamic, 1) if (nparts > 1)
 	for (size_t i = 0; i < nparts; i++) {
 		const struct tok_part *p = parts[i];
 		uint32_t *k = kept[i] = kept_terms(v, p);
@@ -646,7 +646,7 @@ tok_count(const struct tok_vocab *v, struct tok_part *const *parts, size_t npart
 	out->idx = xmallocarray(nnz ? nnz : 1, sizeof *out->idx);
 	out->cnt = xmallocarray(nnz ? nnz : 1, sizeof *out->cnt);
 
-	#pragma omp parallel
+	#pragma omp parallel if (nparts > 1)
 	{
 		size_t cap = 64;
 		struct tc *buf = xmallocarray(cap, sizeof *buf);

@@ -12,6 +12,7 @@
 
 #include "hostdev.h"
 #include "sparse.h"
+#include "tune.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,6 +69,8 @@ struct docsim_tune {
 	int scatter_block;		/* GPU: threads a block of k_scatter */
 	size_t cpu_rows;		/* CPU, dense: query rows a block against each corpus row */
 	const char *measured;		/* what chose the row */
+	/* what `auto` weighs (tune.h), work in multiply-adds as ds_work counts them */
+	struct cost_model cost_dense, cost_sparse;
 };
 
 struct ds_job {
@@ -93,6 +96,11 @@ struct ds_job {
 };
 
 void ds_cpu_run(struct ds_job *job);
+/* The job's work in multiply-adds, as the CPU path does them: dense, queries x corpus
+ * rows x columns (all pairs: n x n x columns); sparse, what the inverted index does,
+ * each query entry of term t against t's postings (the sum over terms of their
+ * document frequencies in the queries and in the corpus; all pairs: of df squared). */
+double ds_work(const struct ds_job *job);
 
 struct cuda_dev;
 /* The GPU path (docsim.cu). ds_gpu_init, cuda_start's init, sets the device and loads

@@ -12,6 +12,10 @@
 #include "docsim.h"
 #include "err.h"
 
+/* Less work (multiply-adds, ds_work) runs on one thread: a millisecond or so, less than
+ * waking the others can cost on a busy machine. */
+#define PAR_WORK 1e6
+
 /* Pairs found by one thread. */
 struct pairvec {
 	struct ds_pair *p;
@@ -136,7 +140,7 @@ cpu_sparse(struct ds_job *job)
 
 	int nthreads = omp_get_max_threads();
 	struct pairvec *pv = xcalloc((size_t)nthreads, sizeof *pv);
-	#pragma omp parallel
+	#pragma omp parallel if (ds_work(job) > PAR_WORK)
 	{
 		double *acc = xcalloc(n ? n : 1, sizeof *acc);
 		unsigned char *mark = xcalloc(n ? n : 1, 1);
@@ -203,7 +207,7 @@ cpu_dense(struct ds_job *job)
 	struct pairvec *pv = xcalloc((size_t)nthreads, sizeof *pv);
 	size_t rows = job->tune->cpu_rows, nblocks = CEIL_DIV(nq, rows);
 
-	#pragma omp parallel
+	#pragma omp parallel if (ds_work(job) > PAR_WORK)
 	{
 		double *acc = xmallocarray(mul_size(rows, n ? n : 1, "scores"), sizeof *acc);
 		struct pairvec *mine = &pv[omp_get_thread_num()];
@@ -230,4 +234,22 @@ ds_cpu_run(struct ds_job *job)
 		cpu_sparse(job);
 	else
 		cpu_dense(job);
+}
+
+double
+ds_work(const struct ds_job *job)
+{
+	if (!job->sparse)
+		return (double)job->nq * (double)job->n * (double)job->dim;
+	const struct csr *c = job->c, *q = job->sym ? job->c : job->q;
+	size_t dim = c->cols;
+	uint64_t *df = xcalloc(dim + 1, sizeof *df);
+	double w = 0;
+	for (uint64_t e = 0; e < csr_nnz(c); e++)
+		df[c->idx[e]]++;
+	for (uint64_t e = 0; e < csr_nnz(q); e++)
+		if (q->idx[e] < dim)
+			w += (double)df[q->idx[e]];
+	free(df);
+	return w;
 }

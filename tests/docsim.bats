@@ -565,6 +565,35 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 	fi
 }
 
+@test "auto runs testdata on the CPU, without waiting for CUDA, and prints what -d cpu prints" {
+	docsim -d cpu -k 5 "$T/corpus.txt" > "$D/cpu"
+	run --separate-stderr docsim -d auto -v -k 5 -o "$D/auto" "$T/corpus.txt"
+	assert_success
+	[[ "$stderr" == *"device: cpu"* ]]
+	if on_gpu; then
+		# the two estimates, and no wait for the device's start
+		[[ "$stderr" == *"auto: cpu, estimated "*" multiply-adds"*" on the GPU"* ]]
+		[[ "$stderr" != *"device start"* ]]
+	else
+		[[ "$stderr" == *"no usable GPU"* || "$stderr" == *"auto: cpu"* ]]
+	fi
+	run cmp "$D/cpu" "$D/auto"
+	assert_success
+}
+
+@test "auto takes the GPU for a dense input whose work pays for its start" {
+	require_gpu
+	# 10000 x 1000 all pairs: 1e11 multiply-adds, over a second on 16 CPU threads
+	gen dense 10000 1000 2 "$D/x.npy"
+	run --separate-stderr docsim -d auto -v -k 1 -o "$D/auto" "$D/x.npy"
+	assert_success
+	[[ "$stderr" == *"auto: gpu, estimated "* ]]
+	[[ "$stderr" == *"device: gpu:"* ]]
+	docsim -d cpu -k 1 -o "$D/cpu" "$D/x.npy"
+	run cmp "$D/cpu" "$D/auto"
+	assert_success
+}
+
 @test "--list-devices lists the CPU" {
 	run docsim --list-devices
 	assert_success
