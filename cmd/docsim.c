@@ -286,6 +286,8 @@ main(int argc, char **argv)
 	struct cuda_dev dev;
 #ifdef ACCELKIT_CUDA
 	cuda_start(co.device, 0, ds_gpu_init, &dev);
+	if (strcmp(co.device, "cpu") != 0)
+		ds_gpu_preload();
 #else
 	cuda_start(co.device, 0, NULL, &dev);
 #endif

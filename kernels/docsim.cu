@@ -12,7 +12,11 @@
  *     is offered to its row (k_rowsel, a warp a row) and to its column's row (k_colsel,
  *     a thread a column), each pair once.
  * Vectors stay resident when they fit the device budget (--max-device-mem, else what is
- * free); otherwise panels are uploaded or built tile by tile.
+ * free); otherwise panels are uploaded or built tile by tile. Dense vectors go up as
+ * float32 through a ring of pinned buffers, filled on the -j threads, on a stream of their
+ * own (su), and are widened on the device; resident ones go up as the tile loop first
+ * needs their rows, so the upload of the next rows overlaps the work on these. The streams, the ring, cuBLAS and
+ * its first kernels are set up in the device's start-up thread, beside the reading.
  *
  * This file is the driver (the plan, the two streams, the tile loop, the results back);
  * the kernels live by role in docsim_gemm.cu, docsim_sparse.cu and docsim_rank.cu (see
@@ -104,11 +108,32 @@ tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c
 	*d2h += now_sec() - t;
 }
 
+/* What stays set up for the run: made once, by ds_gpu_init in the start-up thread. */
+static struct {
+	int ready;
+	cudaStream_t sa, sb, su;	/* see struct gpu */
+	cudaEvent_t ev_work, ev_up;
+	staging *ring;		/* pinned, for copies on su */
+} ds_dev;
+
 extern "C" void
 ds_gpu_init(const struct cuda_dev *dev)
 {
 	CUDA_CHECK(cudaSetDevice(dev->ids[0]));
+	if (ds_dev.ready)
+		return;
 	ds_cublas_load();
+	/* ranking at the higher priority: its blocks go first as GEMM blocks retire */
+	int lo_prio, hi_prio;
+	CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo_prio, &hi_prio));
+	CUDA_CHECK(cudaStreamCreateWithPriority(&ds_dev.sa, cudaStreamNonBlocking, lo_prio));
+	CUDA_CHECK(cudaStreamCreateWithPriority(&ds_dev.sb, cudaStreamNonBlocking, hi_prio));
+	CUDA_CHECK(cudaStreamCreateWithFlags(&ds_dev.su, cudaStreamNonBlocking));
+	CUDA_CHECK(cudaEventCreateWithFlags(&ds_dev.ev_work, cudaEventDisableTiming));
+	CUDA_CHECK(cudaEventCreateWithFlags(&ds_dev.ev_up, cudaEventDisableTiming));
+	ds_dev.ring = staging_open(DS_RING_K, DS_RING_BYTES, ds_dev.su);
+	ds_gemm_warm(ds_dev.sa);
+	ds_dev.ready = 1;
 }
 
 extern "C" void
@@ -120,6 +145,12 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 	memset(&g, 0, sizeof g);
 	g.job = job;
 	g.sparse = job->sparse;
+	g.sa = ds_dev.sa;
+	g.sb = ds_dev.sb;
+	g.su = ds_dev.su;
+	g.ev_work = ds_dev.ev_work;
+	g.ev_up = ds_dev.ev_up;
+	g.ring = ds_dev.ring;
 	g.sym = job->sym && job->mode != DS_MATRIX;
 	g.dbl = g.sparse || !job->single;
 	g.esz = g.dbl ? 8 : 4;
@@ -167,16 +198,13 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 		CUDA_CHECK(cudaEventCreate(&g.sstart[b]));
 		CUDA_CHECK(cudaEventCreate(&g.sdone[b]));
 	}
-	/* ranking at the higher priority: its blocks go first as GEMM blocks retire */
-	int lo_prio, hi_prio;
-	CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo_prio, &hi_prio));
-	CUDA_CHECK(cudaStreamCreateWithPriority(&g.sa, cudaStreamNonBlocking, lo_prio));
-	CUDA_CHECK(cudaStreamCreateWithPriority(&g.sb, cudaStreamNonBlocking, hi_prio));
 	BLAS_CHECK(ds_cublas.set_stream(ds_cublas.h, g.sa));
 	if (job->mode == DS_MATRIX && g.esz == 8)
 		g.conv = dalloc<float>(g.BR * g.BC);
-	if (!g.sparse && g.dbl)
-		g.stage = dalloc<float>(ds_stage_floats(&g, g.resident, g.BR, g.BC, MAX(n, rows_q)));
+	if (!g.sparse && g.dbl) {
+		g.stage_floats = ds_stage_floats(&g, g.resident, g.BR, g.BC, MAX(n, rows_q));
+		g.stage = dalloc<float>(g.stage_floats);
+	}
 	if (g.resident) {
 		ds_make_resident(&g, &cs);
 		if (rows_q)
@@ -197,14 +225,19 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 		g.count = dalloc<unsigned long long>(1);
 	}
 	CUDA_CHECK(cudaDeviceSynchronize());
-	double t1 = now_sec(), d2h = 0;
+	double t1 = now_sec(), d2h = 0, h2d = 0, t;
 	phase_add(PH_H2D, t1 - t0);
 
+	/* the host's time in ds_side_ready (filling the ring) is host-to-device time;
+	 * the copies themselves overlap the work queued before them */
 	struct hpairs hp = {NULL, 0, 0};
 	if (g.sym) {
 		/* the lower triangle: row panel I against the columns below its last row */
 		for (size_t r0 = 0; r0 < n; r0 += g.BR) {
 			size_t r1 = MIN(n, r0 + g.BR);
+			t = now_sec();
+			ds_side_ready(&g, &cs, r1);
+			h2d += now_sec() - t;
 			const void *A = ds_panel(&g, &cs, r0, r1, g.pa);
 			for (size_t c0 = 0; c0 < r1; c0 += g.BC) {
 				size_t c1 = MIN(r1, c0 + g.BC);
@@ -213,8 +246,16 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 			}
 		}
 	} else {
+		/* every query row is needed from the first column panel on (all of the corpus
+		 * when the queries are the corpus, for --matrix) */
+		t = now_sec();
+		ds_side_ready(&g, qs.res == cs.res ? &cs : &qs, nq);
+		h2d += now_sec() - t;
 		for (size_t c0 = 0; c0 < n; c0 += g.BC) {
 			size_t c1 = MIN(n, c0 + g.BC);
+			t = now_sec();
+			ds_side_ready(&g, &cs, c1);
+			h2d += now_sec() - t;
 			const void *B = ds_panel(&g, &cs, c0, c1, g.pb);
 			for (size_t r0 = 0; r0 < nq; r0 += g.BR) {
 				size_t r1 = MIN(nq, r0 + g.BR);
@@ -225,7 +266,8 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 	}
 	CUDA_CHECK(cudaDeviceSynchronize());
 	double t2 = now_sec();
-	phase_add(PH_COMPUTE, t2 - t1 - d2h);
+	phase_add(PH_H2D, h2d);
+	phase_add(PH_COMPUTE, t2 - t1 - d2h - h2d);
 	if (verbose) {
 		for (int b = 0; b < g.nbuf; b++)
 			if (g.used[b])
@@ -262,8 +304,6 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 		cudaEventDestroy(g.sdone[b]);
 	}
 	BLAS_CHECK(ds_cublas.set_stream(ds_cublas.h, NULL));
-	cudaStreamDestroy(g.sa);
-	cudaStreamDestroy(g.sb);
 	cudaFree(g.conv);
 	cudaFree(g.tops);
 	cudaFree(g.topi);

@@ -103,10 +103,17 @@ void ds_cpu_run(struct ds_job *job);
 double ds_work(const struct ds_job *job);
 
 struct cuda_dev;
-/* The GPU path (docsim.cu). ds_gpu_init, cuda_start's init, sets the device and loads
- * cuBLAS (docsim_blas.cu); it may run in another thread than ds_gpu_run. */
+/* The GPU path (docsim.cu). ds_gpu_init, cuda_start's init, sets the device, loads
+ * cuBLAS (docsim_blas.cu), makes the streams and the pinned staging ring and runs each
+ * kind of GEMM once, beside the reading; it may run in another thread than ds_gpu_run.
+ * ds_gpu_preload starts loading cuBLAS's libraries at once, in a thread of its own,
+ * so that it overlaps CUDA's own start rather than following it. */
+void ds_gpu_preload(void);
 void ds_gpu_init(const struct cuda_dev *dev);
 void ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev);
+/* Copies n bytes on the -j threads (docsim_copy.c): filling pinned buffers from the
+ * vectors at the memory's speed rather than one core's. */
+void ds_host_copy(void *dst, const void *src, size_t n);
 
 struct docs;
 struct output;

@@ -26,7 +26,8 @@
  * Not in the table, as no per-device choice: the element-wise kernels' 256 threads (fill,
  * convert, densify: memory-bound copies), the unroll depths of k_rowsel (4) and k_colsel
  * (8), which size register arrays at compile time (docsim_rank.cu), and the device memory
- * left aside for cuBLAS (92% of what is free, less 256 MB, docsim.cu).
+ * left aside for cuBLAS (92% of what is free, less 256 MB, docsim.cu), and the pinned
+ * staging ring for dense uploads (4 buffers of 8 MB, docsim_dev.cuh: host-side).
  *
  * Include it in one file only: the table is defined here. */
 #ifndef DOCSIM_TUNE_H
