@@ -225,19 +225,17 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 		g.count = dalloc<unsigned long long>(1);
 	}
 	CUDA_CHECK(cudaDeviceSynchronize());
-	double t1 = now_sec(), d2h = 0, h2d = 0, t;
+	double t1 = now_sec(), d2h = 0;
 	phase_add(PH_H2D, t1 - t0);
 
-	/* the host's time in ds_side_ready (filling the ring) is host-to-device time;
-	 * the copies themselves overlap the work queued before them */
+	/* the host's time filling the ring (g.up_sec) is host-to-device time; the copies
+	 * themselves overlap the work queued before them */
 	struct hpairs hp = {NULL, 0, 0};
 	if (g.sym) {
 		/* the lower triangle: row panel I against the columns below its last row */
 		for (size_t r0 = 0; r0 < n; r0 += g.BR) {
 			size_t r1 = MIN(n, r0 + g.BR);
-			t = now_sec();
 			ds_side_ready(&g, &cs, r1);
-			h2d += now_sec() - t;
 			const void *A = ds_panel(&g, &cs, r0, r1, g.pa);
 			for (size_t c0 = 0; c0 < r1; c0 += g.BC) {
 				size_t c1 = MIN(r1, c0 + g.BC);
@@ -248,14 +246,10 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 	} else {
 		/* every query row is needed from the first column panel on (all of the corpus
 		 * when the queries are the corpus, for --matrix) */
-		t = now_sec();
 		ds_side_ready(&g, qs.res == cs.res ? &cs : &qs, nq);
-		h2d += now_sec() - t;
 		for (size_t c0 = 0; c0 < n; c0 += g.BC) {
 			size_t c1 = MIN(n, c0 + g.BC);
-			t = now_sec();
 			ds_side_ready(&g, &cs, c1);
-			h2d += now_sec() - t;
 			const void *B = ds_panel(&g, &cs, c0, c1, g.pb);
 			for (size_t r0 = 0; r0 < nq; r0 += g.BR) {
 				size_t r1 = MIN(nq, r0 + g.BR);
@@ -266,9 +260,12 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 	}
 	CUDA_CHECK(cudaDeviceSynchronize());
 	double t2 = now_sec();
-	phase_add(PH_H2D, h2d);
-	phase_add(PH_COMPUTE, t2 - t1 - d2h - h2d);
+	phase_add(PH_H2D, g.up_sec);
+	phase_add(PH_COMPUTE, t2 - t1 - d2h - g.up_sec);
 	if (verbose) {
+		if (g.up_bytes > 0)
+			vlog("gpu: %.1f MB of vectors up through %s buffers, the host %.1f ms filling them",
+			    g.up_bytes / 1e6, staging_pinned(g.ring) ? "pinned" : "pageable", g.up_sec * 1e3);
 		for (int b = 0; b < g.nbuf; b++)
 			if (g.used[b])
 				busy_time(&g, b);

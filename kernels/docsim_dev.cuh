@@ -101,6 +101,7 @@ struct gpu {
 	staging *ring;		/* pinned host buffers for dense uploads, copies on su */
 	float *stage;		/* device floats that double panels are widened from */
 	size_t stage_floats;
+	double up_bytes, up_sec;	/* -v and the phases: uploaded, and the host's time at it */
 	void *S;		/* the tile being computed: Sbuf[cur] */
 	void *Sbuf[2];		/* top-k: two, so one is ranked while the next is computed */
 	int nbuf, cur, used[2];

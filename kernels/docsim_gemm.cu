@@ -5,6 +5,7 @@
  * only the lower triangle and blocks beside the diagonal), and the plan that sizes the
  * tiles to the device's memory budget. */
 #include "docsim_dev.cuh"
+#include "timer.h"
 
 __global__ void
 k_f2d(const float *in, double *out, size_t n)
@@ -25,6 +26,7 @@ upload_rows(struct gpu *g, const float *host, size_t n, void *dst, int in_use)
 	size_t chunk = DS_RING_BYTES / 4;
 	if (n == 0)
 		return;
+	double t = now_sec();
 	if (g->dbl)
 		chunk = MIN(chunk, g->stage_floats);
 	if (in_use) {
@@ -45,6 +47,8 @@ upload_rows(struct gpu *g, const float *host, size_t n, void *dst, int in_use)
 	}
 	CUDA_CHECK(cudaEventRecord(g->ev_up, g->su));
 	CUDA_CHECK(cudaStreamWaitEvent(g->sa, g->ev_up, 0));
+	g->up_bytes += (double)n * 4;
+	g->up_sec += now_sec() - t;
 }
 
 /* Rows [r0, r1) of a side as a GEMM panel: a pointer into the resident copy (whose
