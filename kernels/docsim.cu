@@ -34,6 +34,33 @@ struct hpairs {
 	size_t n, cap;
 };
 
+/* Device bytes for the pairs found in a tile (-k 0), under a budget: a sixteenth of it,
+ * between 1024 and 2^20 pairs, and the count. What it leaves, budget - pairs_bytes(budget),
+ * never falls as the budget grows, so every budget from pairs_least's on fits. (The
+ * buffer grows beyond it when a tile finds more pairs.) */
+static size_t
+pairs_bytes(size_t budget)
+{
+	size_t lo = 1024 * sizeof(struct ds_pair), hi = ((size_t)1 << 20) * sizeof(struct ds_pair);
+	return MIN(hi, MAX(lo, budget / 16)) + 8;
+}
+
+/* The least budget that leaves need bytes beside the pairs' buffer: a bisection, as
+ * what a budget leaves never falls as it grows (and is none below pairs_bytes). */
+static size_t
+pairs_least(size_t need)
+{
+	size_t lo = need, hi = need + pairs_bytes(SIZE_MAX);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (mid >= pairs_bytes(mid) && mid - pairs_bytes(mid) >= need)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 /* -v: adds the last use of buffer b to the streams' busy times. */
 static void
 busy_time(struct gpu *g, int b)
@@ -181,12 +208,16 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 		CUDA_CHECK(cudaMemGetInfo(&fr, &tot));
 		budget = fr / 100 * 92 > margin ? fr / 100 * 92 - margin : 0;
 	}
+	size_t other = fixed;
 	if (job->mode == DS_PAIRS) {
-		g.cap = MIN((unsigned long long)1 << 20, MAX((unsigned long long)1024,
-		    (unsigned long long)(budget / 16 / sizeof(struct ds_pair))));
-		fixed += g.cap * sizeof(struct ds_pair) + 8;
+		g.cap = (pairs_bytes(budget) - 8) / sizeof(struct ds_pair);
+		fixed += pairs_bytes(budget);
 	}
-	ds_choose_plan(&g, budget, fixed, rows_side, rows_q);
+	if (!ds_choose_plan(&g, budget, fixed, rows_side, rows_q)) {
+		size_t need = other + ds_plan_least(&g, rows_q);
+		die("device memory of %zu bytes is too small for this input (it needs at least %zu; see --max-device-mem)",
+		    budget, job->mode == DS_PAIRS ? pairs_least(need) : need);
+	}
 	vlog("gpu: tiles of %zu x %zu, vectors %s, %s", g.BR, g.BC,
 	    g.resident ? "resident" : "streamed by panel", g.dbl ? "float64 accumulation" : "float32 GEMM");
 

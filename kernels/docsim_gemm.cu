@@ -192,8 +192,16 @@ plan_bytes(const struct gpu *g, int resident, size_t BR, size_t BC, size_t rows_
 }
 
 /* The tiles: resident vectors if they fit, then the largest tile area that fits
- * (rows at most tune->tile_rows), so a tight budget still gets tiles of a useful shape. */
-void
+ * (rows at most tune->tile_rows), so a tight budget still gets tiles of a useful shape.
+ * 0 when not even 1 x 1 tiles fit (ds_plan_least then says what would).
+ *
+ * It ends: BR takes the values min(rows_side, tile_rows), then each halved rounding up,
+ * down to 1, after which the update gives 0 and the loop stops: at most
+ * ceil(log2 tile_rows) + 1 values. BC likewise from n: at most ceil(log2 n) + 1. So at
+ * most 2 x 13 x 33 calls of plan_bytes for tile_rows 4096 and n < 2^32. And it finds a
+ * plan whenever the least one (ds_plan_least) fits: plan_bytes grows with BR and BC,
+ * and both loops, resident and streamed, end at BR = BC = 1. */
+int
 ds_choose_plan(struct gpu *g, size_t budget, size_t fixed, size_t rows_side, size_t rows_q)
 {
 	size_t n = g->job->n, tile_rows = g->job->tune->tile_rows;
@@ -211,8 +219,15 @@ ds_choose_plan(struct gpu *g, size_t budget, size_t fixed, size_t rows_side, siz
 					break;
 				}
 		if (best > 0)
-			return;
+			return 1;
 	}
-	die("device memory of %zu bytes is too small for this input (it needs at least %zu; see --max-device-mem)",
-	    budget, fixed + plan_bytes(g, 0, 1, 1, rows_q));
+	return 0;
+}
+
+/* The bytes of the least plan, beyond the fixed part: 1 x 1 tiles, streamed or, for a
+ * lone document (its one row against a tile's two), resident. */
+size_t
+ds_plan_least(const struct gpu *g, size_t rows_q)
+{
+	return MIN(plan_bytes(g, 0, 1, 1, rows_q), plan_bytes(g, 1, 1, 1, rows_q));
 }
