@@ -665,6 +665,11 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 	assert_output "$(cat "$D/want")"
 }
 
+@test "a full output device is an error, exit 1" {
+	run -1 --separate-stderr sh -c 'exec docsim -d cpu -k 5 "$1" > /dev/full' sh "$T/corpus.txt"
+	assert_equal "$stderr" "docsim: write error on standard output: No space left on device"
+}
+
 @test "-o writes the result to a file and nothing to stdout" {
 	run docsim -k 1 -o "$D/res" "$T/corpus.txt"
 	assert_success
