@@ -12,6 +12,7 @@
   agree-ids OURS.txt PEER.npy K       fraction of rows whose neighbour sets are equal
   agree-scores OURS.txt PEER.npy K    fraction of rows whose top-k score lists agree to 1e-5
 """
+import codecs
 import sys
 import time
 
@@ -65,11 +66,12 @@ def sklearn_knn(a):
     from sklearn.neighbors import NearestNeighbors
     nsub = int(a[1])
     lines = open(a[0], "rb").read().split(b"\n")[:nsub]
-    docs = [l.split(b"\t", 1)[1].decode("latin-1") for l in lines]
+    # as docsim reads text: UTF-8, a byte outside it as its Latin-1 character
+    codecs.register_error("docsim-latin1",
+                          lambda e: ("".join(chr(b) for b in e.object[e.start:e.end]), e.end))
+    docs = [l.split(b"\t", 1)[1].decode("utf-8", "docsim-latin1") for l in lines]
     t = time.perf_counter()
-    v = TfidfVectorizer(lowercase=False,
-                        preprocessor=lambda s: s.encode("latin-1").lower().decode("latin-1"),
-                        token_pattern=r"[A-Za-z0-9_\x80-\xff]{2,}")
+    v = TfidfVectorizer()
     X = v.fit_transform(docs)
     t1 = time.perf_counter()
     nn = NearestNeighbors(n_neighbors=11, metric="cosine", algorithm="brute", n_jobs=-1).fit(X)

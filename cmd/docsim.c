@@ -6,6 +6,7 @@
  * main reads the inputs (text, libsvm, MatrixMarket or dense: common/docs.c), turns them
  * into weighted, normalised vectors (common/tokenize.c, kernels/docsim_weight.c), runs
  * the CPU or GPU path and prints QUERY<TAB>DOC<TAB>SCORE (kernels/docsim_out.c). */
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,7 @@ usage(FILE *f)
 	    "\n"
 	    "  -q, --queries FILE       rank the corpus for each query in FILE\n"
 	    "  -k, --top N              neighbours a row (default 10); 0 with -t: every pair\n"
-	    "  -t, --threshold X        only scores >= X\n"
+	    "  -t, --threshold X        only scores >= X (default: only scores > 0)\n"
 	    "      --matrix             the whole similarity matrix (-O npy for NPY)\n"
 	    "      --ids                the first TAB-separated field of a line is its id\n"
 	    "      --format F           auto, text, libsvm, mm or dense (default auto)\n"
@@ -100,10 +101,12 @@ parse_df(const char *opt, const char *s, double *v, int *prop)
 		*v = (double)cli_int(opt, s, 0, INT64_MAX);
 }
 
-/* Text: the vocabulary of the corpus, and the weighted vectors of the corpus and the
- * queries (q NULL: none) in cv and qv; returns the dimension. */
+/* Text: the vocabulary (the corpus's terms, merged as it was read) finished, and the
+ * weighted vectors of the corpus and the queries (q NULL: none) in cv and qv; returns
+ * the dimension. */
 static size_t
-text_vectors(struct opts *o, struct docs *c, struct docs *q, struct csr *cv, struct csr *qv)
+text_vectors(struct opts *o, struct tok_vocab *vocab, struct docs *c, struct docs *q,
+    struct csr *cv, struct csr *qv)
 {
 	char *stop_text = NULL;
 	if (o->stop_path != NULL)
@@ -113,19 +116,17 @@ text_vectors(struct opts *o, struct docs *c, struct docs *q, struct csr *cv, str
 	if (hi < lo && c->n > 0)
 		usage_error("--max-df %g keeps fewer documents than --min-df %g asks for", hi, lo);
 	struct tok_counts counts;
-	struct tok_docs d = {c->n, c->text, c->len};
-	struct tok_vocab *vocab = tok_fit(&d, &o->text, &counts);
+	tok_vocab_finish(vocab, &o->text, c->n);
+	tok_count(vocab, c->parts, c->nparts, &counts);
 	size_t dim = tok_vocab_size(vocab);
 	double *idf = ds_text_idf(tok_vocab_df(vocab), dim, c->n);
 	ds_weigh_counts(&counts, idf, (enum ds_weight)o->weight, o->sublinear, cv);
 	if (q != NULL) {
-		struct tok_docs qd = {q->n, q->text, q->len};
-		tok_transform(vocab, &qd, &counts);
+		tok_count(vocab, q->parts, q->nparts, &counts);
 		ds_weigh_counts(&counts, idf, (enum ds_weight)o->weight, o->sublinear, qv);
 	}
 	vlog("vocabulary: %zu terms, %llu entries", dim, (unsigned long long)csr_nnz(cv));
 	free(idf);
-	tok_vocab_free(vocab);
 	free(o->text.stop);
 	free(stop_text);
 	return dim;
@@ -185,6 +186,12 @@ make_job(struct ds_job *job, const struct opts *o, const struct common_opts *co,
 	job->k = MIN((size_t)o->k, cands);
 	job->use_thr = o->use_thr;
 	job->thr = o->thr;
+	if (!o->use_thr && job->mode == DS_TOPK) {
+		/* Only related documents: a score above 0 (for text, a term in common). A
+		 * float passes ds_passes' s >= thr exactly when it is > 0. */
+		job->use_thr = 1;
+		job->thr = FLT_TRUE_MIN;
+	}
 	job->single = o->precision == 1;
 	job->max_mem = co->max_device_mem;
 	if (job->mode == DS_TOPK) {
@@ -279,6 +286,8 @@ main(int argc, char **argv)
 	struct cuda_dev dev;
 #ifdef ACCELKIT_CUDA
 	cuda_start(co.device, 0, ds_gpu_init, &dev);
+	if (strcmp(co.device, "cpu") != 0)
+		ds_gpu_preload();
 #else
 	cuda_start(co.device, 0, NULL, &dev);
 #endif
@@ -286,16 +295,17 @@ main(int argc, char **argv)
 	/* read */
 	double t = now_sec();
 	struct docs cr, qr;
-	enum doc_format f = docs_read(cpath, o.format, o.ids, &cr);
+	struct tok_vocab *vocab = tok_vocab_new();
+	enum doc_format f = docs_read(cpath, o.format, o.ids, vocab, &cr);
 	if (o.qpath != NULL)
-		docs_read(o.qpath, f, o.ids, &qr);
+		docs_read(o.qpath, f, o.ids, NULL, &qr);
 	phase_add(PH_READ, now_sec() - t);
 	vlog("corpus: %zu documents, %s", cr.n, doc_format_names[f]);
 
 	/* vectors */
 	t = now_sec();
 	struct csr cv, qv;
-	size_t dim = f == DOC_TEXT ? text_vectors(&o, &cr, o.qpath ? &qr : NULL, &cv, &qv) :
+	size_t dim = f == DOC_TEXT ? text_vectors(&o, vocab, &cr, o.qpath ? &qr : NULL, &cv, &qv) :
 	    given_vectors(&o, &cr, o.qpath ? &qr : NULL);
 	phase_add("vectorise", now_sec() - t);
 
@@ -304,12 +314,15 @@ main(int argc, char **argv)
 	make_job(&job, &o, &co, f == DOC_TEXT ? &cv : cr.sparse ? &cr.sp : NULL,
 	    f == DOC_TEXT ? &qv : cr.sparse ? &qr.sp : NULL, &cr, &qr, dim);
 
-	/* run */
-	cuda_start_wait();
+	/* run: with -d auto, on the GPU only where its start pays (the cost models are
+	 * those of the tuning table's row for any GPU: the GPU is not known yet) */
+	double work = ds_work(&job);
+	const struct docsim_tune *any_gpu = TUNE_PICK(docsim_tune_table, "gpu");
+	cuda_decide(job.sparse ? &any_gpu->cost_sparse : &any_gpu->cost_dense, work, cli_threads(), &dev);
 	job.tune = TUNE_PICK(docsim_tune_table, dev.desc);
 	vlog("tuning: %s (%s)", *job.tune->device ? job.tune->device : "every device", job.tune->measured);
-	int work = job.nq > 0 && job.n > 0 && !(job.mode == DS_TOPK && job.k == 0);
-	if (work) {
+	int nonempty = job.nq > 0 && job.n > 0 && !(job.mode == DS_TOPK && job.k == 0);
+	if (nonempty) {
 		if (dev.gpu) {
 #ifdef ACCELKIT_CUDA
 			ds_gpu_run(&job, &dev);
@@ -324,11 +337,12 @@ main(int argc, char **argv)
 	/* write */
 	t = now_sec();
 	output *out = out_open(co.output);
-	if (work || job.mode == DS_MATRIX)
+	if (nonempty || job.mode == DS_MATRIX)
 		ds_write(out, &job, job.sym ? &cr : &qr, &cr, cli_out_format(&co, co.output));
 	out_close(out);
 	phase_add(PH_WRITE, now_sec() - t);
 	phases_report();
+	cuda_finish(&dev);	/* a GPU run, or an abandoned start, ends here */
 
 	free(job.top_s);
 	free(job.top_i);
@@ -339,8 +353,9 @@ main(int argc, char **argv)
 		if (o.qpath != NULL)
 			csr_free(&qv);
 	}
-	docs_free(&cr);
 	if (o.qpath != NULL)
 		docs_free(&qr);
+	tok_vocab_free(vocab);		/* its terms are in the corpus's parts */
+	docs_free(&cr);
 	return 0;
 }

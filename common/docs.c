@@ -1,11 +1,13 @@
 /* docs.c: docsim's inputs as records (see docs.h): format detection, and the
- * reading of each format into records with their ids. */
+ * reading of each format into records with their ids (text: tokenised in chunks on
+ * the -j threads as it is read). */
 #include "docs.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunks.h"
 #include "err.h"
 #include "input.h"
 #include "numparse.h"
@@ -98,57 +100,174 @@ detect(input *in, int ids)
 	return DOC_TEXT;
 }
 
-/* Splits the slurped input into line records ('\n' ends a line; a final '\r' goes). */
+/* Ids as they are read: their bytes in one buffer, by offset. */
+struct idlist {
+	char *buf;
+	size_t len, cap;
+	size_t *off, *n;
+	size_t count, ncap;
+};
+
 static void
-split_lines(struct docs *r, int ids)
+ids_add(struct idlist *l, const char *s, size_t n)
 {
-	size_t cap = 1024, n = 0, len = r->buflen;
-	r->text = xmallocarray(cap, sizeof *r->text);
-	r->len = xmallocarray(cap, sizeof *r->len);
-	if (ids) {
-		r->id = xmallocarray(cap, sizeof *r->id);
-		r->idlen = xmallocarray(cap, sizeof *r->idlen);
+	if (l->len + n > l->cap) {
+		l->cap = MAX(2 * l->cap, l->len + n + 4096);
+		l->buf = xrealloc(l->buf, l->cap);
 	}
-	for (char *p = r->buf, *end = r->buf + len; p < end;) {
+	if (l->count == l->ncap) {
+		l->ncap = MAX(2 * l->ncap, (size_t)256);
+		l->off = xreallocarray(l->off, l->ncap, sizeof *l->off);
+		l->n = xreallocarray(l->n, l->ncap, sizeof *l->n);
+	}
+	memcpy(l->buf + l->len, s, n);
+	l->off[l->count] = l->len;
+	l->n[l->count++] = n;
+	l->len += n;
+}
+
+/* Appends l's ids to r's (r->n counting the records before them) and takes its buffer. */
+static void
+ids_take(struct docs *r, struct idlist *l, size_t *cap)
+{
+	size_t need = r->n + l->count;
+	if (need > *cap) {
+		*cap = MAX(2 * *cap, need + 1024);
+		r->id = xreallocarray(r->id, *cap, sizeof *r->id);
+		r->idlen = xreallocarray(r->idlen, *cap, sizeof *r->idlen);
+	}
+	for (size_t i = 0; i < l->count; i++) {
+		r->id[r->n + i] = l->buf + l->off[i];
+		r->idlen[r->n + i] = l->n[i];
+	}
+	r->idbuf = xreallocarray(r->idbuf, r->nidbuf + 1, sizeof *r->idbuf);
+	r->idbuf[r->nidbuf++] = l->buf;
+	free(l->off);
+	free(l->n);
+	memset(l, 0, sizeof *l);
+}
+
+/* Text, on the chunk engine: each chunk's lines are tokenised (and their ids kept) on
+ * one of the threads, into a part of their own. */
+struct text_res {
+	struct tok_part *part;
+	struct idlist ids;
+};
+
+static void
+text_res_free(void *p)
+{
+	struct text_res *t = p;
+	tok_part_free(t->part);
+	free(t->ids.buf);
+	free(t->ids.off);
+	free(t->ids.n);
+	free(t);
+}
+
+static void
+parse_text(void *ctx, struct chunk *c)
+{
+	const int *ids = ctx;
+	struct chunk_lines it;
+	size_t len;
+	if (c->res != NULL)
+		text_res_free(c->res);
+	struct text_res *t = c->res = xcalloc(1, sizeof *t);
+	t->part = tok_part_new();
+	chunk_lines_init(&it, c);
+	for (const char *s; (s = chunk_line(&it, &len)) != NULL;) {
+		if (*ids) {
+			const char *tab = memchr(s, '\t', len);
+			if (tab == NULL) {
+				chunk_fail(c, it.n, "no TAB after the id (--ids)");
+				return;
+			}
+			ids_add(&t->ids, s, (size_t)(tab - s));
+			len -= (size_t)(tab + 1 - s);
+			s = tab + 1;
+		}
+		if (tok_part_add(t->part, s, len) != 0) {
+			chunk_fail(c, it.n, "a token of more than 4 GiB");
+			return;
+		}
+	}
+	c->lines = it.n;
+}
+
+static void
+read_text(input *in, int ids, struct tok_vocab *vocab, struct docs *r)
+{
+	static const struct chunk_ops ops = {chunk_cut_lines, parse_text, text_res_free};
+	chunks *e = chunks_open(in, &ops, &ids);
+	size_t pcap = 0, idcap = 0;
+	for (struct chunk *c; (c = chunks_next(e)) != NULL;) {
+		if (c->err_line != 0)
+			chunk_die(e, c);
+		struct text_res *t = c->res;
+		c->res = NULL;
+		if (vocab != NULL)
+			tok_vocab_merge(vocab, t->part);	/* while the next chunks parse */
+		if (r->nparts == pcap) {
+			pcap = MAX(2 * pcap, (size_t)16);
+			r->parts = xreallocarray(r->parts, pcap, sizeof *r->parts);
+		}
+		r->parts[r->nparts++] = t->part;
+		if (ids)
+			ids_take(r, &t->ids, &idcap);
+		r->n += tok_part_docs(t->part);
+		t->part = NULL;
+		text_res_free(t);
+	}
+	chunks_close(e);
+}
+
+/* libsvm with ids: the slurped input split into lines, each line's id kept. */
+static void
+read_libsvm_ids(input *in, struct docs *r)
+{
+	size_t buflen, cap = 1024, n = 0, idcap = 0;
+	char *buf = in_slurp(in, &buflen);
+	char **text = xmallocarray(cap, sizeof *text);
+	size_t *len = xmallocarray(cap, sizeof *len);
+	struct idlist ids;
+	memset(&ids, 0, sizeof ids);
+	for (char *p = buf, *end = buf + buflen; p < end;) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
 		char *e = nl ? nl : end;
 		if (e > p && e[-1] == '\r')
 			e--;
+		char *tab = memchr(p, '\t', (size_t)(e - p));
+		if (tab == NULL)
+			die_at(r->name, n + 1, "no TAB after the id (--ids)");
 		if (n == cap) {
 			cap *= 2;
-			r->text = xreallocarray(r->text, cap, sizeof *r->text);
-			r->len = xreallocarray(r->len, cap, sizeof *r->len);
-			if (ids) {
-				r->id = xreallocarray(r->id, cap, sizeof *r->id);
-				r->idlen = xreallocarray(r->idlen, cap, sizeof *r->idlen);
-			}
+			text = xreallocarray(text, cap, sizeof *text);
+			len = xreallocarray(len, cap, sizeof *len);
 		}
-		char *s = p;
-		if (ids) {
-			char *tab = memchr(p, '\t', (size_t)(e - p));
-			if (tab == NULL)
-				die_at(r->name, n + 1, "no TAB after the id (--ids)");
-			r->id[n] = p;
-			r->idlen[n] = (size_t)(tab - p);
-			s = tab + 1;
-		}
-		r->text[n] = s;
-		r->len[n++] = (size_t)(e - s);
+		ids_add(&ids, p, (size_t)(tab - p));
+		text[n] = tab + 1;
+		len[n++] = (size_t)(e - tab - 1);
 		p = nl ? nl + 1 : end;
 	}
+	svm_parse((const char *const *)text, len, n, r->name, 1, &r->sp, NULL);
+	ids_take(r, &ids, &idcap);
 	r->n = n;
+	free(text);
+	free(len);
+	free(buf);
 }
 
 /* Dense text with ids: "ID<TAB>numbers", blank and comment lines skipped. */
 static void
 read_dense_ids(input *in, struct docs *r)
 {
-	size_t cap = 1024, vcap = 64, width = 0, n = 0, len;
+	size_t cap = 1024, vcap = 64, width = 0, n = 0, len, idcap = 0;
 	double *vals = xmallocarray(vcap, sizeof *vals);
 	float *data = NULL;
 	char *line;
-	r->id = xmallocarray(cap, sizeof *r->id);
-	r->idlen = xmallocarray(cap, sizeof *r->idlen);
+	struct idlist ids;
+	memset(&ids, 0, sizeof ids);
 	while ((line = in_getline(in, &len)) != NULL) {
 		const char *q = line;
 		while (is_blank(*q))
@@ -178,17 +297,15 @@ read_dense_ids(input *in, struct docs *r)
 		if (n == cap || data == NULL) {
 			if (data != NULL)
 				cap *= 2;
-			r->id = xreallocarray(r->id, cap, sizeof *r->id);
-			r->idlen = xreallocarray(r->idlen, cap, sizeof *r->idlen);
 			data = xreallocarray(data, mul_size(cap, width ? width : 1, "matrix"), sizeof *data);
 		}
-		r->id[n] = xstrdup(line);
-		r->idlen[n] = strlen(line);
+		ids_add(&ids, line, (size_t)(tab - line));
 		for (size_t j = 0; j < w; j++)
 			data[n * width + j] = (float)vals[j];
 		n++;
 	}
 	free(vals);
+	ids_take(r, &ids, &idcap);
 	r->n = n;
 	r->dm.rows = n;
 	r->dm.cols = width;
@@ -197,7 +314,7 @@ read_dense_ids(input *in, struct docs *r)
 }
 
 enum doc_format
-docs_read(const char *path, enum doc_format f, int ids, struct docs *r)
+docs_read(const char *path, enum doc_format f, int ids, struct tok_vocab *vocab, struct docs *r)
 {
 	input *in = in_open(path);
 	memset(r, 0, sizeof *r);
@@ -206,12 +323,15 @@ docs_read(const char *path, enum doc_format f, int ids, struct docs *r)
 		f = detect(in, ids);
 	switch (f) {
 	case DOC_TEXT:
+		read_text(in, ids, vocab, r);
+		break;
 	case DOC_LIBSVM:
-		r->buf = in_slurp(in, &r->buflen);
-		split_lines(r, ids);
-		if (f == DOC_LIBSVM) {
-			r->sparse = 1;
-			svm_parse((const char *const *)r->text, r->len, r->n, r->name, 1, &r->sp, NULL);
+		r->sparse = 1;
+		if (ids) {
+			read_libsvm_ids(in, r);
+		} else {
+			svm_read(in, &r->sp, NULL);
+			r->n = r->sp.rows;
 		}
 		break;
 	case DOC_MM:
@@ -243,14 +363,14 @@ docs_read(const char *path, enum doc_format f, int ids, struct docs *r)
 void
 docs_free(struct docs *r)
 {
-	if (r->id != NULL && r->buf == NULL)
-		for (size_t i = 0; i < r->n; i++)
-			free(r->id[i]);
+	for (size_t i = 0; i < r->nparts; i++)
+		tok_part_free(r->parts[i]);
+	free(r->parts);
+	for (size_t i = 0; i < r->nidbuf; i++)
+		free(r->idbuf[i]);
+	free(r->idbuf);
 	free(r->id);
 	free(r->idlen);
-	free(r->text);
-	free(r->len);
-	free(r->buf);
 	if (r->sparse)
 		csr_free(&r->sp);
 	else

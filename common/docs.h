@@ -1,5 +1,6 @@
 /* docs.h: "documents", one record a line, in any of the formats docsim reads:
- *   text     raw text, a document a line ('\n' ends a line; a final '\r' goes)
+ *   text     raw text, a document a line ('\n' ends a line; a final '\r' goes),
+ *            tokenised as it is read (tokenize.h), in chunks on the -j threads
  *   libsvm   sparse vectors, a line a row (sparse.h)
  *   mm       a MatrixMarket coordinate file, a row a document (sparse.h)
  *   dense    a dense matrix, text or NPY (dense.h)
@@ -15,6 +16,7 @@
 
 #include "dense.h"
 #include "sparse.h"
+#include "tokenize.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,21 +29,23 @@ extern const char *const doc_format_names[];
 /* One input's records: their content and, with ids, their ids. */
 struct docs {
 	const char *name;	/* for messages */
-	char *buf;		/* the slurped input (text and libsvm) */
-	size_t buflen;
 	size_t n;		/* records */
-	char **text;		/* text and libsvm: record i is text[i], len[i] bytes in buf */
-	size_t *len;
+	struct tok_part **parts;	/* text: the records tokenised, in parts in order */
+	size_t nparts;
 	char **id;		/* with ids: record i's id, idlen[i] bytes */
 	size_t *idlen;
+	char **idbuf;		/* where the ids are, nidbuf blocks */
+	size_t nidbuf;
 	int sparse;		/* libsvm and mm: the vectors are sp, else (dense) dm */
 	struct csr sp;
 	struct matrix dm;	/* DT_F32 */
 };
 
 /* Reads the input at path (NULL or "-": standard input) in format f (DOC_AUTO:
- * detected) and returns the format read. */
-enum doc_format docs_read(const char *path, enum doc_format f, int ids, struct docs *d);
+ * detected) and returns the format read. Text is merged into vocab, when not NULL, as
+ * it is read (the corpus); else it is only tokenised (queries). */
+enum doc_format docs_read(const char *path, enum doc_format f, int ids, struct tok_vocab *vocab,
+    struct docs *d);
 void docs_free(struct docs *d);
 
 #ifdef __cplusplus

@@ -1,9 +1,10 @@
-/* tokenize.c: raw text lines into term counts with a vocabulary (see tokenize.h).
+/* tokenize.c: raw text into term counts with a vocabulary (see tokenize.h).
  *
- * Documents are split into one chunk a thread; each thread tokenises its chunk into a
- * vocabulary of its own. The chunk vocabularies are then merged in chunk order, so the
- * global term numbers follow the terms' first occurrence in the corpus whatever the
- * thread count, and every document's counts come out in the same order on every run. */
+ * A part tokenises its documents against a hash table of its own, copying each new
+ * term into an arena (the reader's chunk that held the text is reused). The corpus's
+ * parts are merged in input order into the vocabulary, so global term numbers follow
+ * first occurrence whatever the thread count or chunk size; counts are then built per
+ * part in parallel. */
 #include "tokenize.h"
 
 #include <omp.h>
@@ -13,21 +14,295 @@
 #include "err.h"
 #include "input.h"
 
-/* A word byte: an ASCII letter, digit or underscore, or any byte >= 0x80. */
-static inline int
-word_byte(unsigned char c)
+struct tok_run {
+	uint32_t first, last, step;
+	int32_t delta;
+};
+
+enum { TOK_WORD = 1, TOK_CASED = 2, TOK_IGNORABLE = 4 };
+
+#include "tokenize_table.h"
+
+const char tok_unicode_version[] = TOK_UNICODE;
+
+/* ---- characters */
+
+/* The character at p (< end) and its length in *n: a valid UTF-8 sequence (no overlong
+ * forms, surrogates or values above U+10FFFF), else the byte as Latin-1, as Python's
+ * UTF-8 decoder with an error handler that maps each bad byte to chr(byte). */
+static inline uint32_t
+utf8_decode(const unsigned char *p, const unsigned char *end, size_t *n)
 {
-	return c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || c == '_';
+	unsigned c = p[0];
+	size_t left = (size_t)(end - p);
+	*n = 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		if (left >= 2 && (p[1] & 0xc0) == 0x80) {
+			*n = 2;
+			return (uint32_t)(c & 0x1f) << 6 | (p[1] & 0x3f);
+		}
+	} else if (c >= 0xe0 && c <= 0xef) {
+		unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+		if (left >= 3 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80) {
+			*n = 3;
+			return (uint32_t)(c & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+		}
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+		if (left >= 4 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 &&
+		    (p[3] & 0xc0) == 0x80) {
+			*n = 4;
+			return (uint32_t)(c & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 |
+			    (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
+		}
+	}
+	return c;
 }
+
+static inline size_t
+utf8_encode(char *b, uint32_t cp)
+{
+	if (cp < 0x80) {
+		b[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		b[0] = (char)(0xc0 | cp >> 6);
+		b[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		b[0] = (char)(0xe0 | cp >> 12);
+		b[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		b[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	b[0] = (char)(0xf0 | cp >> 18);
+	b[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+	b[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+	b[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* The class of a character, the range it lies in remembered in *cache (text in one
+ * script stays in a few ranges). */
+struct uclass_cache {
+	uint32_t lo, hi;	/* [lo, hi) has class cls */
+	int cls;
+};
+
+static inline int
+uclass(struct uclass_cache *k, uint32_t cp)
+{
+	if (cp < 0x80)
+		return tok_ascii[cp];
+	if (cp >= k->lo && cp < k->hi)
+		return k->cls;
+	size_t a = 0, b = sizeof tok_uclass / sizeof tok_uclass[0];
+	while (b - a > 1) {	/* the last entry whose start is <= cp */
+		size_t m = a + (b - a) / 2;
+		if (tok_uclass[m] >> 3 <= cp)
+			a = m;
+		else
+			b = m;
+	}
+	k->lo = tok_uclass[a] >> 3;
+	k->hi = a + 1 < sizeof tok_uclass / sizeof tok_uclass[0] ? tok_uclass[a + 1] >> 3 : 0x110000;
+	k->cls = (int)(tok_uclass[a] & 7);
+	return k->cls;
+}
+
+/* str.lower of a cased character beyond ASCII with a one-character lower case (all
+ * but U+0130). */
+static uint32_t
+lower_cp(uint32_t cp)
+{
+	size_t a = 0, b = sizeof tok_ulower / sizeof tok_ulower[0];
+	while (a < b) {		/* the first run that ends at or after cp */
+		size_t m = a + (b - a) / 2;
+		if (tok_ulower[m].last < cp)
+			a = m + 1;
+		else
+			b = m;
+	}
+	if (a < sizeof tok_ulower / sizeof tok_ulower[0]) {
+		const struct tok_run *r = &tok_ulower[a];
+		if (cp >= r->first && (cp - r->first) % r->step == 0)
+			return (uint32_t)((int32_t)cp + r->delta);
+	}
+	return cp;
+}
+
+#define CAPITAL_SIGMA 0x3a3
+#define CAPITAL_I_DOT 0x130	/* lowers to "i" U+0307, which is not a word character */
+
+/* Whether the first character from p on that is not case-ignorable is cased (the
+ * second half of str.lower's final-sigma rule: a capital sigma is final when a cased
+ * character comes before it and none after, case-ignorable ones skipped). */
+static int
+cased_after(struct uclass_cache *k, const unsigned char *p, const unsigned char *end)
+{
+	while (p < end) {
+		size_t n;
+		int cls = uclass(k, utf8_decode(p, end, &n));
+		if (!(cls & TOK_IGNORABLE))
+			return (cls & TOK_CASED) != 0;
+		p += n;
+	}
+	return 0;
+}
+
+/* FNV-1a, a byte at a time (the lexer hashes words as it builds them), then mixed. */
+#define HASH_START 1469598103934665603ULL
+#define HASH_STEP(h, c) (((h) ^ (unsigned char)(c)) * 1099511628211ULL)
+#define HASH_END(h) ((h) ^ ((h) >> 29))
 
 static inline uint64_t
 hash_bytes(const char *p, size_t n)
 {
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	uint64_t h = HASH_START;
 	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
-	return h ^ (h >> 29);
+		h = HASH_STEP(h, p[i]);
+	return HASH_END(h);
+}
+
+/* Reading text a character at a time, lower-cased as str.lower does. */
+struct lexer {
+	struct uclass_cache cache;
+	int prev_cased;		/* the last character not case-ignorable was cased */
+	char *w;		/* the output so far (a word, or a whole lower-cased text) */
+	size_t len, cap;
+	uint64_t h;		/* its hash so far */
+};
+
+/* The character at *pp (< end), whose lower case is appended to x->w; returns its class.
+ * Only U+0130 lowers to two characters ("i" U+0307): *split is then set, the second one
+ * not being a word character. */
+static inline int
+lex_char(struct lexer *x, const unsigned char **pp, const unsigned char *end, int *split)
+{
+	const unsigned char *p = *pp;
+	uint32_t cp, lc;
+	size_t n = 1;
+	int cls;
+	if (x->len + 8 > x->cap) {
+		x->cap = MAX(2 * x->cap, (size_t)64);
+		x->w = xrealloc(x->w, x->cap);
+	}
+	*split = 0;
+	if (*p < 0x80) {
+		/* ASCII: the letters are cased and lower to themselves | 0x20 */
+		cls = tok_ascii[*p];
+		*pp = p + 1;
+		if (!(cls & TOK_IGNORABLE))
+			x->prev_cased = (cls & TOK_CASED) != 0;
+		if (cls & TOK_WORD) {
+			char c = (char)(cls & TOK_CASED ? *p | 0x20 : *p);
+			x->w[x->len++] = c;
+			x->h = HASH_STEP(x->h, c);
+		}
+		return cls;
+	}
+	cp = utf8_decode(p, end, &n);
+	cls = uclass(&x->cache, cp);
+	*pp = p + n;
+	lc = cp;
+	if (cp == CAPITAL_SIGMA)
+		lc = x->prev_cased && !cased_after(&x->cache, p + n, end) ? 0x3c2 : 0x3c3;
+	else if (cp == CAPITAL_I_DOT)
+		lc = 'i', *split = 1;
+	else if (cls & TOK_CASED)
+		lc = lower_cp(cp);
+	if (!(cls & TOK_IGNORABLE))
+		x->prev_cased = (cls & TOK_CASED) != 0;
+	if (cls & TOK_WORD || *split) {
+		size_t m = utf8_encode(x->w + x->len, lc);
+		for (size_t i = 0; i < m; i++)
+			x->h = HASH_STEP(x->h, x->w[x->len + i]);
+		x->len += m;
+	}
+	return cls;
+}
+
+/* Calls word(ctx, w, n, hash) for every run of 2 or more word characters of
+ * text[0, len) after lower-casing (w: the run in UTF-8, n bytes, hash_bytes(w, n)), as
+ * the token pattern \b\w\w+\b finds them in text.lower(); stops with -1 when word does. */
+typedef int (*word_fn)(void *ctx, const char *w, size_t n, uint64_t hash);
+
+static int
+lex_words(struct lexer *x, const char *text, size_t len, word_fn word, void *ctx)
+{
+	const unsigned char *p = (const unsigned char *)text, *end = p + len;
+	size_t wc = 0;		/* characters of the word so far */
+	x->prev_cased = 0;
+	x->len = 0;
+	x->h = HASH_START;
+	while (p < end) {
+		int split, cls = lex_char(x, &p, end, &split);
+		if (cls & TOK_WORD) {
+			wc++;
+			if (!split)
+				continue;
+		}
+		if (wc >= 2 && word(ctx, x->w, x->len, HASH_END(x->h)) != 0)
+			return -1;
+		x->len = wc = 0;
+		x->h = HASH_START;
+	}
+	if (wc >= 2 && word(ctx, x->w, x->len, HASH_END(x->h)) != 0)
+		return -1;
+	return 0;
+}
+
+/* text[0, len) lower-cased whole into x->w (x->len bytes): as str.lower(), but for the
+ * characters that are not word characters, which are left out (a stop word holding one
+ * can match no token). Returns whether there were none. */
+static int
+lex_lower(struct lexer *x, const char *text, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)text, *end = p + len;
+	int all = 1;
+	x->prev_cased = 0;
+	x->len = 0;
+	while (p < end) {
+		int split, cls = lex_char(x, &p, end, &split);
+		if (!(cls & TOK_WORD) || split)
+			all = 0;
+	}
+	return all;
+}
+
+/* ---- a table of terms */
+
+/* Memory for terms in blocks that never move. */
+struct arena {
+	char **block;
+	size_t nblocks, left;
+	char *at;
+};
+
+static const char *
+arena_copy(struct arena *a, const char *p, size_t n)
+{
+	if (n > a->left) {
+		size_t sz = MAX(n, (size_t)64 << 10);
+		a->block = xreallocarray(a->block, a->nblocks + 1, sizeof *a->block);
+		a->at = a->block[a->nblocks++] = xmalloc(sz);
+		a->left = sz;
+	}
+	char *d = a->at;
+	memcpy(d, p, n);
+	a->at += n;
+	a->left -= n;
+	return d;
+}
+
+static void
+arena_free(struct arena *a)
+{
+	for (size_t i = 0; i < a->nblocks; i++)
+		free(a->block[i]);
+	free(a->block);
 }
 
 /* Terms in first-occurrence order and an open-addressing index over them. */
@@ -82,9 +357,10 @@ tab_grow(struct tab *t)
 	t->mask = c - 1;
 }
 
-/* The term's number; a new term is added when add is set, else NOT_FOUND. */
+/* The term's number. A new term is added when add is set (its bytes copied into
+ * arena, or kept where they are when arena is NULL), else NOT_FOUND. */
 static uint32_t
-tab_get(struct tab *t, const char *p, uint32_t len, uint64_t h, int add)
+tab_get(struct tab *t, const char *p, uint32_t len, uint64_t h, int add, struct arena *arena)
 {
 	size_t i = h & t->mask;
 	for (;;) {
@@ -107,7 +383,7 @@ tab_get(struct tab *t, const char *p, uint32_t len, uint64_t h, int add)
 		t->hash = xreallocarray(t->hash, t->cap, sizeof *t->hash);
 	}
 	uint32_t id = (uint32_t)t->n++;
-	t->p[id] = p;
+	t->p[id] = arena != NULL ? arena_copy(arena, p, len) : p;
 	t->len[id] = len;
 	t->hash[id] = h;
 	t->slot[i] = id + 1;
@@ -116,16 +392,72 @@ tab_get(struct tab *t, const char *p, uint32_t len, uint64_t h, int add)
 	return id;
 }
 
-/* One thread's share of the documents, tokenised against its own vocabulary. */
-struct chunk {
-	size_t d0, d1;
-	struct tab tab;
-	uint32_t *df;		/* per local term */
-	uint64_t *dptr;		/* d1 - d0 + 1 offsets into term/cnt */
-	uint32_t *term, *cnt;	/* each document's (local term, count), by local term */
-	size_t ne, cap, dfcap;
-	uint32_t *map;		/* local term -> kept global term, or NOT_FOUND */
+/* ---- parts */
+
+struct tok_part {
+	struct tab tab;		/* the part's terms */
+	struct arena terms;	/* their bytes */
+	uint32_t *df;		/* documents of the part each term occurs in */
+	size_t dfcap;
+	size_t ndocs, dcap;
+	uint64_t *dptr;		/* ndocs + 1 offsets into term and cnt */
+	uint32_t *term, *cnt;	/* each document's (term, count), by term */
+	size_t ne, cap;
+	uint32_t *tok;		/* the document being tokenised: its terms */
+	size_t nt, tcap;
+	struct lexer lex;
+	const struct tok_vocab *vocab;	/* merged into, with map: term -> global term */
+	uint32_t *map;
 };
+
+struct tok_part *
+tok_part_new(void)
+{
+	struct tok_part *p = xcalloc(1, sizeof *p);
+	tab_init(&p->tab, 1024);
+	p->dcap = 256;
+	p->dptr = xmallocarray(p->dcap + 1, sizeof *p->dptr);
+	p->dptr[0] = 0;
+	return p;
+}
+
+void
+tok_part_free(struct tok_part *p)
+{
+	if (p == NULL)
+		return;
+	tab_free(&p->tab);
+	arena_free(&p->terms);
+	free(p->df);
+	free(p->dptr);
+	free(p->term);
+	free(p->cnt);
+	free(p->tok);
+	free(p->lex.w);
+	free(p->map);
+	free(p);
+}
+
+size_t
+tok_part_docs(const struct tok_part *p)
+{
+	return p->ndocs;
+}
+
+static int
+part_word(void *ctx, const char *w, size_t n, uint64_t hash)
+{
+	struct tok_part *p = ctx;
+	if (n > UINT32_MAX)
+		return -1;
+	uint32_t id = tab_get(&p->tab, w, (uint32_t)n, hash, 1, &p->terms);
+	if (p->nt == p->tcap) {
+		p->tcap = MAX(2 * p->tcap, (size_t)256);
+		p->tok = xreallocarray(p->tok, p->tcap, sizeof *p->tok);
+	}
+	p->tok[p->nt++] = id;
+	return 0;
+}
 
 static int
 u32_cmp(const void *a, const void *b)
@@ -150,117 +482,111 @@ sort_u32(uint32_t *a, size_t n)
 	}
 }
 
-static void
-tokenise_chunk(struct tok_docs *docs, struct chunk *c)
+int
+tok_part_add(struct tok_part *p, const char *text, size_t len)
 {
-	size_t bytes = 0, tcap = 256;
-	for (size_t d = c->d0; d < c->d1; d++)
-		bytes += docs->len[d];
-	tab_init(&c->tab, bytes / 64 + 16);
-	c->dfcap = 64;
-	c->df = xcalloc(c->dfcap, sizeof *c->df);
-	c->dptr = xmallocarray(c->d1 - c->d0 + 1, sizeof *c->dptr);
-	c->cap = bytes / 6 + 16;
-	c->term = xmallocarray(c->cap, sizeof *c->term);
-	c->cnt = xmallocarray(c->cap, sizeof *c->cnt);
-	c->ne = 0;
-	uint32_t *tok = xmallocarray(tcap, sizeof *tok);
-
-	for (size_t d = c->d0; d < c->d1; d++) {
-		char *s = docs->text[d];
-		size_t len = docs->len[d], nt = 0, i = 0;
-		c->dptr[d - c->d0] = c->ne;
-		while (i < len) {
-			while (i < len && !word_byte((unsigned char)s[i]))
-				i++;
-			size_t start = i;
-			for (; i < len && word_byte((unsigned char)s[i]); i++)
-				if (s[i] >= 'A' && s[i] <= 'Z')
-					s[i] = (char)(s[i] + 32);
-			if (i - start < 2)
-				continue;
-			if (i - start > UINT32_MAX)
-				die("document %zu: a token of %zu bytes is too long", d + 1, i - start);
-			uint32_t id = tab_get(&c->tab, s + start, (uint32_t)(i - start),
-			    hash_bytes(s + start, i - start), 1);
-			if (nt == tcap) {
-				tcap *= 2;
-				tok = xreallocarray(tok, tcap, sizeof *tok);
-			}
-			tok[nt++] = id;
-		}
-		sort_u32(tok, nt);
-		if (c->ne + nt > c->cap) {
-			c->cap = MAX(2 * c->cap, c->ne + nt);
-			c->term = xreallocarray(c->term, c->cap, sizeof *c->term);
-			c->cnt = xreallocarray(c->cnt, c->cap, sizeof *c->cnt);
-		}
-		if (c->tab.n > c->dfcap) {
-			size_t old = c->dfcap;
-			while (c->dfcap < c->tab.n)
-				c->dfcap *= 2;
-			c->df = xreallocarray(c->df, c->dfcap, sizeof *c->df);
-			memset(c->df + old, 0, (c->dfcap - old) * sizeof *c->df);
-		}
-		for (size_t a = 0; a < nt;) {
-			size_t b = a + 1;
-			while (b < nt && tok[b] == tok[a])
-				b++;
-			c->term[c->ne] = tok[a];
-			c->cnt[c->ne++] = (uint32_t)(b - a);
-			c->df[tok[a]]++;
-			a = b;
-		}
+	p->nt = 0;
+	if (lex_words(&p->lex, text, len, part_word, p) != 0)
+		return -1;
+	size_t nt = p->nt;
+	sort_u32(p->tok, nt);
+	if (p->ne + nt > p->cap) {
+		p->cap = MAX(2 * p->cap, p->ne + nt + 1024);
+		p->term = xreallocarray(p->term, p->cap, sizeof *p->term);
+		p->cnt = xreallocarray(p->cnt, p->cap, sizeof *p->cnt);
 	}
-	c->dptr[c->d1 - c->d0] = c->ne;
-	free(tok);
+	if (p->tab.n > p->dfcap) {
+		size_t old = p->dfcap;
+		p->dfcap = MAX(2 * p->dfcap, p->tab.n);
+		p->df = xreallocarray(p->df, p->dfcap, sizeof *p->df);
+		memset(p->df + old, 0, (p->dfcap - old) * sizeof *p->df);
+	}
+	for (size_t a = 0; a < nt;) {
+		size_t b = a + 1;
+		while (b < nt && p->tok[b] == p->tok[a])
+			b++;
+		p->term[p->ne] = p->tok[a];
+		p->cnt[p->ne++] = (uint32_t)(b - a);
+		p->df[p->tok[a]]++;
+		a = b;
+	}
+	if (p->ndocs == p->dcap) {
+		p->dcap *= 2;
+		p->dptr = xreallocarray(p->dptr, p->dcap + 1, sizeof *p->dptr);
+	}
+	p->dptr[++p->ndocs] = p->ne;
+	return 0;
 }
 
-/* Splits the documents into chunks of about equal bytes and tokenises them. */
-static struct chunk *
-tokenise(struct tok_docs *docs, size_t *nchunks)
-{
-	size_t nc = (size_t)omp_get_max_threads(), total = 0;
-	if (nc > docs->n)
-		nc = docs->n ? docs->n : 1;
-	struct chunk *ch = xcalloc(nc, sizeof *ch);
-	for (size_t d = 0; d < docs->n; d++)
-		total += docs->len[d] + 1;
-	size_t d = 0, acc = 0;
-	for (size_t c = 0; c < nc; c++) {
-		ch[c].d0 = d;
-		size_t goal = total / nc * (c + 1);
-		while (d < docs->n && (c == nc - 1 || acc < goal))
-			acc += docs->len[d++] + 1;
-		ch[c].d1 = d;
-	}
-	#pragma omp parallel for schedule(dynamic, 1)
-	for (size_t c = 0; c < nc; c++)
-		tokenise_chunk(docs, &ch[c]);
-	*nchunks = nc;
-	return ch;
-}
-
-static void
-chunks_free(struct chunk *ch, size_t nc)
-{
-	for (size_t c = 0; c < nc; c++) {
-		tab_free(&ch[c].tab);
-		free(ch[c].df);
-		free(ch[c].dptr);
-		free(ch[c].term);
-		free(ch[c].cnt);
-		free(ch[c].map);
-	}
-	free(ch);
-}
+/* ---- the vocabulary */
 
 struct tok_vocab {
 	struct tab g;		/* every corpus term, first occurrence first */
+	uint32_t *df;		/* per global term, then per kept term */
+	size_t dfcap;
 	uint32_t *keep;		/* global term -> kept term number, or NOT_FOUND */
-	uint32_t *df;		/* per kept term */
 	size_t nkept;
 };
+
+struct tok_vocab *
+tok_vocab_new(void)
+{
+	struct tok_vocab *v = xcalloc(1, sizeof *v);
+	tab_init(&v->g, 4096);
+	v->dfcap = 4096;
+	v->df = xcalloc(v->dfcap, sizeof *v->df);
+	return v;
+}
+
+void
+tok_vocab_merge(struct tok_vocab *v, struct tok_part *p)
+{
+	const struct tab *t = &p->tab;
+	p->map = xmallocarray(t->n ? t->n : 1, sizeof *p->map);
+	p->vocab = v;
+	for (size_t l = 0; l < t->n; l++) {
+		uint32_t g = tab_get(&v->g, t->p[l], t->len[l], t->hash[l], 1, NULL);
+		if (g >= v->dfcap) {
+			size_t old = v->dfcap;
+			v->dfcap *= 2;
+			v->df = xreallocarray(v->df, v->dfcap, sizeof *v->df);
+			memset(v->df + old, 0, (v->dfcap - old) * sizeof *v->df);
+		}
+		v->df[g] += p->df[l];
+		p->map[l] = g;
+	}
+}
+
+void
+tok_vocab_finish(struct tok_vocab *v, const struct tok_opts *o, size_t ndocs)
+{
+	double lo = o->min_df_prop ? o->min_df * (double)ndocs : o->min_df;
+	double hi = o->max_df_prop ? o->max_df * (double)ndocs : o->max_df;
+	size_t ng = v->g.n;
+	unsigned char *drop = xcalloc(ng ? ng : 1, 1);
+	struct lexer x;
+	memset(&x, 0, sizeof x);
+	for (size_t s = 0; s < o->nstop; s++) {
+		/* lower-cased as the text is; one that is not all word characters can match
+		 * no token */
+		if (!lex_lower(&x, o->stop[s], strlen(o->stop[s])) || x.len > UINT32_MAX)
+			continue;
+		uint32_t g = tab_get(&v->g, x.w, (uint32_t)x.len, hash_bytes(x.w, x.len), 0, NULL);
+		if (g != NOT_FOUND)
+			drop[g] = 1;
+	}
+	free(x.w);
+	v->keep = xmallocarray(ng ? ng : 1, sizeof *v->keep);
+	for (size_t g = 0; g < ng; g++) {
+		if (drop[g] || (double)v->df[g] < lo || (double)v->df[g] > hi) {
+			v->keep[g] = NOT_FOUND;
+			continue;
+		}
+		v->df[v->nkept] = v->df[g];
+		v->keep[g] = (uint32_t)v->nkept++;
+	}
+	free(drop);
+}
 
 struct tc {
 	uint32_t t, c;
@@ -273,145 +599,95 @@ tc_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The counts of tokenised chunks (their maps filled) by kept term. */
-static void
-build_counts(size_t nkept, struct chunk *ch, size_t nc, size_t ndocs, struct tok_counts *out)
+/* A part's terms as kept terms (NOT_FOUND: dropped or unknown). */
+static uint32_t *
+kept_terms(const struct tok_vocab *v, const struct tok_part *p)
 {
+	const struct tab *t = &p->tab;
+	uint32_t *k = xmallocarray(t->n ? t->n : 1, sizeof *k);
+	for (size_t l = 0; l < t->n; l++) {
+		uint32_t g = p->vocab == v ? p->map[l] :
+		    tab_get((struct tab *)&v->g, t->p[l], t->len[l], t->hash[l], 0, NULL);
+		k[l] = g == NOT_FOUND ? NOT_FOUND : v->keep[g];
+	}
+	return k;
+}
+
+void
+tok_count(const struct tok_vocab *v, struct tok_part *const *parts, size_t nparts,
+    struct tok_counts *out)
+{
+	size_t *base = xmallocarray(nparts + 1, sizeof *base);
+	uint32_t **kept = xcalloc(nparts ? nparts : 1, sizeof *kept);
+	base[0] = 0;
+	for (size_t i = 0; i < nparts; i++)
+		base[i + 1] = base[i] + parts[i]->ndocs;
+	size_t ndocs = base[nparts];
 	uint64_t *ptr = xmallocarray(ndocs + 1, sizeof *ptr);
 	ptr[0] = 0;
-	#pragma omp parallel for schedule(dynamic, 1)
-	for (size_t c = 0; c < nc; c++)
-		for (size_t d = ch[c].d0; d < ch[c].d1; d++) {
-			uint64_t k = 0;
-			for (uint64_t e = ch[c].dptr[d - ch[c].d0]; e < ch[c].dptr[d - ch[c].d0 + 1]; e++)
-				k += ch[c].map[ch[c].term[e]] != NOT_FOUND;
-			ptr[d + 1] = k;
+
+	#pragma omp parallel for schedule(dynamic, 1) if (nparts > 1)
+	for (size_t i = 0; i < nparts; i++) {
+		const struct tok_part *p = parts[i];
+		uint32_t *k = kept[i] = kept_terms(v, p);
+		for (size_t d = 0; d < p->ndocs; d++) {
+			uint64_t m = 0;
+			for (uint64_t e = p->dptr[d]; e < p->dptr[d + 1]; e++)
+				m += k[p->term[e]] != NOT_FOUND;
+			ptr[base[i] + d + 1] = m;
 		}
+	}
 	for (size_t d = 0; d < ndocs; d++)
 		ptr[d + 1] += ptr[d];
 	uint64_t nnz = ptr[ndocs];
 	out->rows = ndocs;
-	out->cols = nkept;
+	out->cols = v->nkept;
 	out->ptr = ptr;
 	out->idx = xmallocarray(nnz ? nnz : 1, sizeof *out->idx);
 	out->cnt = xmallocarray(nnz ? nnz : 1, sizeof *out->cnt);
 
-	#pragma omp parallel
+	#pragma omp parallel if (nparts > 1)
 	{
 		size_t cap = 64;
 		struct tc *buf = xmallocarray(cap, sizeof *buf);
 		#pragma omp for schedule(dynamic, 1)
-		for (size_t c = 0; c < nc; c++)
-			for (size_t d = ch[c].d0; d < ch[c].d1; d++) {
-				size_t k = (size_t)(ptr[d + 1] - ptr[d]), m = 0;
-				if (k > cap) {
-					cap = 2 * k;
+		for (size_t i = 0; i < nparts; i++) {
+			const struct tok_part *p = parts[i];
+			const uint32_t *k = kept[i];
+			for (size_t d = 0; d < p->ndocs; d++) {
+				uint64_t at = ptr[base[i] + d];
+				size_t m = 0, want = (size_t)(ptr[base[i] + d + 1] - at);
+				if (want > cap) {
+					cap = 2 * want;
 					buf = xreallocarray(buf, cap, sizeof *buf);
 				}
-				for (uint64_t e = ch[c].dptr[d - ch[c].d0]; e < ch[c].dptr[d - ch[c].d0 + 1]; e++) {
-					uint32_t t = ch[c].map[ch[c].term[e]];
-					if (t != NOT_FOUND)
-						buf[m++] = (struct tc){t, ch[c].cnt[e]};
-				}
+				for (uint64_t e = p->dptr[d]; e < p->dptr[d + 1]; e++)
+					if (k[p->term[e]] != NOT_FOUND)
+						buf[m++] = (struct tc){k[p->term[e]], p->cnt[e]};
+				/* kept numbers follow global first occurrence, local ones the
+				 * part's: sorted again */
 				if (m > 48)
 					qsort(buf, m, sizeof *buf, tc_cmp);
 				else
-					for (size_t i = 1; i < m; i++) {
-						struct tc x = buf[i];
-						size_t j = i;
-						for (; j > 0 && buf[j - 1].t > x.t; j--)
-							buf[j] = buf[j - 1];
-						buf[j] = x;
+					for (size_t a = 1; a < m; a++) {
+						struct tc x = buf[a];
+						size_t b = a;
+						for (; b > 0 && buf[b - 1].t > x.t; b--)
+							buf[b] = buf[b - 1];
+						buf[b] = x;
 					}
-				for (size_t i = 0; i < m; i++) {
-					out->idx[ptr[d] + i] = buf[i].t;
-					out->cnt[ptr[d] + i] = buf[i].c;
+				for (size_t a = 0; a < m; a++) {
+					out->idx[at + a] = buf[a].t;
+					out->cnt[at + a] = buf[a].c;
 				}
 			}
+		}
 		free(buf);
 	}
-}
-
-struct tok_vocab *
-tok_fit(struct tok_docs *docs, const struct tok_opts *o, struct tok_counts *out)
-{
-	size_t nc, n = docs->n;
-	double lo = o->min_df_prop ? o->min_df * (double)n : o->min_df;
-	double hi = o->max_df_prop ? o->max_df * (double)n : o->max_df;
-	struct chunk *ch = tokenise(docs, &nc);
-	struct tok_vocab *v = xcalloc(1, sizeof *v);
-	size_t expect = 0;
-	for (size_t c = 0; c < nc; c++)
-		expect += ch[c].tab.n;
-	tab_init(&v->g, expect / 2 + 16);
-	size_t dcap = 1024;
-	uint32_t *df = xcalloc(dcap, sizeof *df);
-
-	/* merge in chunk order: global numbers by first occurrence */
-	for (size_t c = 0; c < nc; c++) {
-		ch[c].map = xmallocarray(ch[c].tab.n ? ch[c].tab.n : 1, sizeof *ch[c].map);
-		for (size_t l = 0; l < ch[c].tab.n; l++) {
-			uint32_t g = tab_get(&v->g, ch[c].tab.p[l], ch[c].tab.len[l], ch[c].tab.hash[l], 1);
-			if (g >= dcap) {
-				size_t old = dcap;
-				dcap *= 2;
-				df = xreallocarray(df, dcap, sizeof *df);
-				memset(df + old, 0, (dcap - old) * sizeof *df);
-			}
-			df[g] += ch[c].df[l];
-			ch[c].map[l] = g;
-		}
-	}
-
-	/* which terms stay: stop words and document-frequency limits */
-	size_t ng = v->g.n;
-	unsigned char *drop = xcalloc(ng ? ng : 1, 1);
-	for (size_t s = 0; s < o->nstop; s++) {
-		char *w = o->stop[s];
-		size_t len = strlen(w);
-		for (size_t i = 0; i < len; i++)
-			if (w[i] >= 'A' && w[i] <= 'Z')
-				w[i] = (char)(w[i] + 32);
-		uint32_t g = tab_get(&v->g, w, (uint32_t)len, hash_bytes(w, len), 0);
-		if (g != NOT_FOUND)
-			drop[g] = 1;
-	}
-	v->keep = xmallocarray(ng ? ng : 1, sizeof *v->keep);
-	v->df = xmallocarray(ng ? ng : 1, sizeof *v->df);
-	for (size_t g = 0; g < ng; g++) {
-		if (drop[g] || (double)df[g] < lo || (double)df[g] > hi) {
-			v->keep[g] = NOT_FOUND;
-			continue;
-		}
-		v->df[v->nkept] = df[g];
-		v->keep[g] = (uint32_t)v->nkept++;
-	}
-	free(drop);
-	free(df);
-	for (size_t c = 0; c < nc; c++)
-		for (size_t l = 0; l < ch[c].tab.n; l++)
-			ch[c].map[l] = v->keep[ch[c].map[l]];
-	build_counts(v->nkept, ch, nc, n, out);
-	chunks_free(ch, nc);
-	return v;
-}
-
-void
-tok_transform(const struct tok_vocab *v, struct tok_docs *docs, struct tok_counts *out)
-{
-	size_t nc;
-	struct chunk *ch = tokenise(docs, &nc);
-	#pragma omp parallel for schedule(dynamic, 1)
-	for (size_t c = 0; c < nc; c++) {
-		ch[c].map = xmallocarray(ch[c].tab.n ? ch[c].tab.n : 1, sizeof *ch[c].map);
-		for (size_t l = 0; l < ch[c].tab.n; l++) {
-			uint32_t g = tab_get((struct tab *)&v->g, ch[c].tab.p[l], ch[c].tab.len[l],
-			    ch[c].tab.hash[l], 0);
-			ch[c].map[l] = g == NOT_FOUND ? NOT_FOUND : v->keep[g];
-		}
-	}
-	build_counts(v->nkept, ch, nc, docs->n, out);
-	chunks_free(ch, nc);
+	for (size_t i = 0; i < nparts; i++)
+		free(kept[i]);
+	free(kept);
+	free(base);
 }
 
 size_t

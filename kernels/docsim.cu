@@ -12,7 +12,11 @@
  *     is offered to its row (k_rowsel, a warp a row) and to its column's row (k_colsel,
  *     a thread a column), each pair once.
  * Vectors stay resident when they fit the device budget (--max-device-mem, else what is
- * free); otherwise panels are uploaded or built tile by tile.
+ * free); otherwise panels are uploaded or built tile by tile. Dense vectors go up as
+ * float32 through a ring of pinned buffers, filled on the -j threads, on a stream of their
+ * own (su), and are widened on the device; resident ones go up as the tile loop first
+ * needs their rows, so the upload of the next rows overlaps the work on these. The streams, the ring, cuBLAS and
+ * its first kernels are set up in the device's start-up thread, beside the reading.
  *
  * This file is the driver (the plan, the two streams, the tile loop, the results back);
  * the kernels live by role in docsim_gemm.cu, docsim_sparse.cu and docsim_rank.cu (see
@@ -29,6 +33,33 @@ struct hpairs {
 	struct ds_pair *p;
 	size_t n, cap;
 };
+
+/* Device bytes for the pairs found in a tile (-k 0), under a budget: a sixteenth of it,
+ * between 1024 and 2^20 pairs, and the count. What it leaves, budget - pairs_bytes(budget),
+ * never falls as the budget grows, so every budget from pairs_least's on fits. (The
+ * buffer grows beyond it when a tile finds more pairs.) */
+static size_t
+pairs_bytes(size_t budget)
+{
+	size_t lo = 1024 * sizeof(struct ds_pair), hi = ((size_t)1 << 20) * sizeof(struct ds_pair);
+	return MIN(hi, MAX(lo, budget / 16)) + 8;
+}
+
+/* The least budget that leaves need bytes beside the pairs' buffer: a bisection, as
+ * what a budget leaves never falls as it grows (and is none below pairs_bytes). */
+static size_t
+pairs_least(size_t need)
+{
+	size_t lo = need, hi = need + pairs_bytes(SIZE_MAX);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (mid >= pairs_bytes(mid) && mid - pairs_bytes(mid) >= need)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
 
 /* -v: adds the last use of buffer b to the streams' busy times. */
 static void
@@ -104,11 +135,32 @@ tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c
 	*d2h += now_sec() - t;
 }
 
+/* What stays set up for the run: made once, by ds_gpu_init in the start-up thread. */
+static struct {
+	int ready;
+	cudaStream_t sa, sb, su;	/* see struct gpu */
+	cudaEvent_t ev_work, ev_up;
+	staging *ring;		/* pinned, for copies on su */
+} ds_dev;
+
 extern "C" void
 ds_gpu_init(const struct cuda_dev *dev)
 {
 	CUDA_CHECK(cudaSetDevice(dev->ids[0]));
+	if (ds_dev.ready)
+		return;
 	ds_cublas_load();
+	/* ranking at the higher priority: its blocks go first as GEMM blocks retire */
+	int lo_prio, hi_prio;
+	CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo_prio, &hi_prio));
+	CUDA_CHECK(cudaStreamCreateWithPriority(&ds_dev.sa, cudaStreamNonBlocking, lo_prio));
+	CUDA_CHECK(cudaStreamCreateWithPriority(&ds_dev.sb, cudaStreamNonBlocking, hi_prio));
+	CUDA_CHECK(cudaStreamCreateWithFlags(&ds_dev.su, cudaStreamNonBlocking));
+	CUDA_CHECK(cudaEventCreateWithFlags(&ds_dev.ev_work, cudaEventDisableTiming));
+	CUDA_CHECK(cudaEventCreateWithFlags(&ds_dev.ev_up, cudaEventDisableTiming));
+	ds_dev.ring = staging_open(DS_RING_K, DS_RING_BYTES, ds_dev.su);
+	ds_gemm_warm(ds_dev.sa);
+	ds_dev.ready = 1;
 }
 
 extern "C" void
@@ -120,6 +172,12 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 	memset(&g, 0, sizeof g);
 	g.job = job;
 	g.sparse = job->sparse;
+	g.sa = ds_dev.sa;
+	g.sb = ds_dev.sb;
+	g.su = ds_dev.su;
+	g.ev_work = ds_dev.ev_work;
+	g.ev_up = ds_dev.ev_up;
+	g.ring = ds_dev.ring;
 	g.sym = job->sym && job->mode != DS_MATRIX;
 	g.dbl = g.sparse || !job->single;
 	g.esz = g.dbl ? 8 : 4;
@@ -150,12 +208,16 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 		CUDA_CHECK(cudaMemGetInfo(&fr, &tot));
 		budget = fr / 100 * 92 > margin ? fr / 100 * 92 - margin : 0;
 	}
+	size_t other = fixed;
 	if (job->mode == DS_PAIRS) {
-		g.cap = MIN((unsigned long long)1 << 20, MAX((unsigned long long)1024,
-		    (unsigned long long)(budget / 16 / sizeof(struct ds_pair))));
-		fixed += g.cap * sizeof(struct ds_pair) + 8;
+		g.cap = (pairs_bytes(budget) - 8) / sizeof(struct ds_pair);
+		fixed += pairs_bytes(budget);
 	}
-	ds_choose_plan(&g, budget, fixed, rows_side, rows_q);
+	if (!ds_choose_plan(&g, budget, fixed, rows_side, rows_q)) {
+		size_t need = other + ds_plan_least(&g, rows_q);
+		die("device memory of %zu bytes is too small for this input (it needs at least %zu; see --max-device-mem)",
+		    budget, job->mode == DS_PAIRS ? pairs_least(need) : need);
+	}
 	vlog("gpu: tiles of %zu x %zu, vectors %s, %s", g.BR, g.BC,
 	    g.resident ? "resident" : "streamed by panel", g.dbl ? "float64 accumulation" : "float32 GEMM");
 
@@ -167,16 +229,13 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 		CUDA_CHECK(cudaEventCreate(&g.sstart[b]));
 		CUDA_CHECK(cudaEventCreate(&g.sdone[b]));
 	}
-	/* ranking at the higher priority: its blocks go first as GEMM blocks retire */
-	int lo_prio, hi_prio;
-	CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo_prio, &hi_prio));
-	CUDA_CHECK(cudaStreamCreateWithPriority(&g.sa, cudaStreamNonBlocking, lo_prio));
-	CUDA_CHECK(cudaStreamCreateWithPriority(&g.sb, cudaStreamNonBlocking, hi_prio));
 	BLAS_CHECK(ds_cublas.set_stream(ds_cublas.h, g.sa));
 	if (job->mode == DS_MATRIX && g.esz == 8)
 		g.conv = dalloc<float>(g.BR * g.BC);
-	if (!g.sparse && g.dbl)
-		g.stage = dalloc<float>(ds_stage_floats(&g, g.resident, g.BR, g.BC, MAX(n, rows_q)));
+	if (!g.sparse && g.dbl) {
+		g.stage_floats = ds_stage_floats(&g, g.resident, g.BR, g.BC, MAX(n, rows_q));
+		g.stage = dalloc<float>(g.stage_floats);
+	}
 	if (g.resident) {
 		ds_make_resident(&g, &cs);
 		if (rows_q)
@@ -200,11 +259,14 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 	double t1 = now_sec(), d2h = 0;
 	phase_add(PH_H2D, t1 - t0);
 
+	/* the host's time filling the ring (g.up_sec) is host-to-device time; the copies
+	 * themselves overlap the work queued before them */
 	struct hpairs hp = {NULL, 0, 0};
 	if (g.sym) {
 		/* the lower triangle: row panel I against the columns below its last row */
 		for (size_t r0 = 0; r0 < n; r0 += g.BR) {
 			size_t r1 = MIN(n, r0 + g.BR);
+			ds_side_ready(&g, &cs, r1);
 			const void *A = ds_panel(&g, &cs, r0, r1, g.pa);
 			for (size_t c0 = 0; c0 < r1; c0 += g.BC) {
 				size_t c1 = MIN(r1, c0 + g.BC);
@@ -213,8 +275,12 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 			}
 		}
 	} else {
+		/* every query row is needed from the first column panel on (all of the corpus
+		 * when the queries are the corpus, for --matrix) */
+		ds_side_ready(&g, qs.res == cs.res ? &cs : &qs, nq);
 		for (size_t c0 = 0; c0 < n; c0 += g.BC) {
 			size_t c1 = MIN(n, c0 + g.BC);
+			ds_side_ready(&g, &cs, c1);
 			const void *B = ds_panel(&g, &cs, c0, c1, g.pb);
 			for (size_t r0 = 0; r0 < nq; r0 += g.BR) {
 				size_t r1 = MIN(nq, r0 + g.BR);
@@ -225,8 +291,12 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 	}
 	CUDA_CHECK(cudaDeviceSynchronize());
 	double t2 = now_sec();
-	phase_add(PH_COMPUTE, t2 - t1 - d2h);
+	phase_add(PH_H2D, g.up_sec);
+	phase_add(PH_COMPUTE, t2 - t1 - d2h - g.up_sec);
 	if (verbose) {
+		if (g.up_bytes > 0)
+			vlog("gpu: %.1f MB of vectors up through %s buffers, the host %.1f ms filling them",
+			    g.up_bytes / 1e6, staging_pinned(g.ring) ? "pinned" : "pageable", g.up_sec * 1e3);
 		for (int b = 0; b < g.nbuf; b++)
 			if (g.used[b])
 				busy_time(&g, b);
@@ -262,8 +332,6 @@ ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
 		cudaEventDestroy(g.sdone[b]);
 	}
 	BLAS_CHECK(ds_cublas.set_stream(ds_cublas.h, NULL));
-	cudaStreamDestroy(g.sa);
-	cudaStreamDestroy(g.sb);
 	cudaFree(g.conv);
 	cudaFree(g.tops);
 	cudaFree(g.topi);

@@ -12,6 +12,7 @@
 
 #include "hostdev.h"
 #include "sparse.h"
+#include "tune.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,6 +69,8 @@ struct docsim_tune {
 	int scatter_block;		/* GPU: threads a block of k_scatter */
 	size_t cpu_rows;		/* CPU, dense: query rows a block against each corpus row */
 	const char *measured;		/* what chose the row */
+	/* what `auto` weighs (tune.h), work in multiply-adds as ds_work counts them */
+	struct cost_model cost_dense, cost_sparse;
 };
 
 struct ds_job {
@@ -93,12 +96,24 @@ struct ds_job {
 };
 
 void ds_cpu_run(struct ds_job *job);
+/* The job's work in multiply-adds, as the CPU path does them: dense, queries x corpus
+ * rows x columns (all pairs: n x n x columns); sparse, what the inverted index does,
+ * each query entry of term t against t's postings (the sum over terms of their
+ * document frequencies in the queries and in the corpus; all pairs: of df squared). */
+double ds_work(const struct ds_job *job);
 
 struct cuda_dev;
-/* The GPU path (docsim.cu). ds_gpu_init, cuda_start's init, sets the device and loads
- * cuBLAS (docsim_blas.cu); it may run in another thread than ds_gpu_run. */
+/* The GPU path (docsim.cu). ds_gpu_init, cuda_start's init, sets the device, loads
+ * cuBLAS (docsim_blas.cu), makes the streams and the pinned staging ring and runs each
+ * kind of GEMM once, beside the reading; it may run in another thread than ds_gpu_run.
+ * ds_gpu_preload starts loading cuBLAS's libraries at once, in a thread of its own,
+ * so that it overlaps CUDA's own start rather than following it. */
+void ds_gpu_preload(void);
 void ds_gpu_init(const struct cuda_dev *dev);
 void ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev);
+/* Copies n bytes on the -j threads (docsim_copy.c): filling pinned buffers from the
+ * vectors at the memory's speed rather than one core's. */
+void ds_host_copy(void *dst, const void *src, size_t n);
 
 struct docs;
 struct output;

@@ -4,6 +4,8 @@
  * 200000` could not start at all (issue 12). The few functions docsim calls come through
  * a table of pointers whose types cublas_v2.h still gives. */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include "docsim_dev.cuh"
 
@@ -21,6 +23,35 @@ static const char *const libnames[] = {
 	ACCELKIT_CUDA_LIBDIR "/libcublas.so." STR(CUBLAS_VER_MAJOR),
 #endif
 };
+
+/* Maps and binds the library, which ds_cublas_load's dlopen then finds done. */
+static void *
+preload(void *arg)
+{
+	(void)arg;
+	for (size_t i = 0; i < sizeof libnames / sizeof libnames[0]; i++)
+		if (dlopen(libnames[i], RTLD_NOW | RTLD_LOCAL) != NULL)
+			break;
+	return NULL;
+}
+
+/* Loading cuBLAS (its libraries are some 700 MB to map and bind) followed CUDA's start in
+ * the start-up thread; in a thread of its own it runs beside it. Started after CUDA's
+ * start-up thread, so that the driver's own dlopen usually goes first (the loader does one
+ * at a time), and only where an NVIDIA driver is: elsewhere nothing would use the library,
+ * and a CPU run's exit() would wait for the loader to finish with it. The GPU path loads
+ * it whether or not this thread ran or finished. */
+extern "C" void
+ds_gpu_preload(void)
+{
+	pthread_t t;
+	pthread_attr_t a;
+	if (access("/dev/nvidiactl", F_OK) != 0 || pthread_attr_init(&a) != 0)
+		return;
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	(void)pthread_create(&t, &a, preload, NULL);
+	pthread_attr_destroy(&a);
+}
 
 static void *
 sym(void *lib, const char *lname, const char *name)

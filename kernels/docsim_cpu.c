@@ -12,6 +12,10 @@
 #include "docsim.h"
 #include "err.h"
 
+/* Less work (multiply-adds, ds_work) runs on one thread: a millisecond or so, less than
+ * waking the others can cost on a busy machine. */
+#define PAR_WORK 1e6
+
 /* Pairs found by one thread. */
 struct pairvec {
 	struct ds_pair *p;
@@ -26,6 +30,88 @@ pv_push(struct pairvec *v, uint32_t a, uint32_t b, float s)
 		v->p = xreallocarray(v->p, v->cap, sizeof *v->p);
 	}
 	v->p[v->n++] = (struct ds_pair){a, b, s};
+}
+
+/* A row's top-k list. Up to HEAP_K entries it is kept sorted (ds_insert, as the GPU
+ * does); beyond, a candidate costs O(k) there, so the list is a binary heap with its
+ * worst entry at the root, and is sorted once at the end: the same list, as ds_better
+ * orders every candidate strictly. */
+#define HEAP_K 32
+
+struct topk {
+	float *s;
+	int32_t *i;
+	size_t k;
+	int heap;
+};
+
+/* The entry a candidate must beat to get in. */
+static inline float *
+topk_worst(struct topk *l)
+{
+	return l->heap ? &l->s[0] : &l->s[l->k - 1];
+}
+
+/* Offers (s, j); whether it got in. */
+static int
+topk_offer(struct topk *l, float s, int32_t j)
+{
+	size_t k = l->k;
+	if (!l->heap) {
+		if (!ds_better(s, j, l->s[k - 1], l->i[k - 1]))
+			return 0;
+		ds_insert(l->s, l->i, k, s, j);
+		return 1;
+	}
+	if (!ds_better(s, j, l->s[0], l->i[0]))
+		return 0;
+	size_t p = 0;
+	for (;;) {	/* sift the new root down below every worse child */
+		size_t c = 2 * p + 1, w = p;
+		float ws = s;
+		int32_t wi = j;
+		if (c < k && ds_better(ws, wi, l->s[c], l->i[c]))
+			w = c, ws = l->s[c], wi = l->i[c];
+		if (c + 1 < k && ds_better(ws, wi, l->s[c + 1], l->i[c + 1]))
+			w = c + 1;
+		if (w == p)
+			break;
+		l->s[p] = l->s[w];
+		l->i[p] = l->i[w];
+		p = w;
+	}
+	l->s[p] = s;
+	l->i[p] = j;
+	return 1;
+}
+
+struct cand {
+	float s;
+	int32_t i;
+};
+
+static int
+cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	return ds_better(x->s, x->i, y->s, y->i) ? -1 : ds_better(y->s, y->i, x->s, x->i);
+}
+
+/* The heap into ds_better's order, the empty entries last. */
+static void
+topk_finish(struct topk *l)
+{
+	if (!l->heap)
+		return;
+	struct cand *c = xmallocarray(l->k, sizeof *c);
+	for (size_t t = 0; t < l->k; t++)
+		c[t] = (struct cand){l->s[t], l->i[t]};
+	qsort(c, l->k, sizeof *c, cand_cmp);
+	for (size_t t = 0; t < l->k; t++) {
+		l->s[t] = c[t].s;
+		l->i[t] = c[t].i;
+	}
+	free(c);
 }
 
 /* One row's scores: acc[j] for every corpus row j. touched (nt of them), when not NULL,
@@ -66,11 +152,10 @@ finish_row(struct ds_job *job, size_t r, const double *acc, const uint32_t *touc
 	size_t k = job->k;
 	if (k == 0)
 		return;
-	float *ls = job->top_s + r * k;
-	int32_t *li = job->top_i + r * k;
+	struct topk l = {job->top_s + r * k, job->top_i + r * k, k, k > HEAP_K};
 	for (size_t t = 0; t < k; t++) {
-		ls[t] = -INFINITY;
-		li[t] = DS_NONE;
+		l.s[t] = -INFINITY;
+		l.i[t] = DS_NONE;
 	}
 	size_t cnt = touched ? nt : n;
 	for (size_t t = 0; t < cnt; t++) {
@@ -78,19 +163,19 @@ finish_row(struct ds_job *job, size_t r, const double *acc, const uint32_t *touc
 		if (sym && j == r)
 			continue;
 		float s = (float)acc[j];
-		if (ds_passes(s, job->use_thr, job->thr) && ds_better(s, (int32_t)j, ls[k - 1], li[k - 1]))
-			ds_insert(ls, li, k, s, (int32_t)j);
+		if (ds_passes(s, job->use_thr, job->thr))
+			topk_offer(&l, s, (int32_t)j);
 	}
 	/* rows never touched score exactly 0: they fill the list when 0 still ranks */
-	if (touched != NULL && ds_passes(0.0f, job->use_thr, job->thr) && !(ls[k - 1] > 0.0f)) {
+	if (touched != NULL && ds_passes(0.0f, job->use_thr, job->thr) && !(*topk_worst(&l) > 0.0f)) {
 		for (size_t j = 0; j < n; j++) {
 			if (mark[j] || (sym && j == r))
 				continue;
-			if (!ds_better(0.0f, (int32_t)j, ls[k - 1], li[k - 1]))
+			if (!topk_offer(&l, 0.0f, (int32_t)j))
 				break;	/* later rows have higher indexes: none ranks either */
-			ds_insert(ls, li, k, 0.0f, (int32_t)j);
 		}
 	}
+	topk_finish(&l);
 }
 
 static void
@@ -136,7 +221,7 @@ cpu_sparse(struct ds_job *job)
 
 	int nthreads = omp_get_max_threads();
 	struct pairvec *pv = xcalloc((size_t)nthreads, sizeof *pv);
-	#pragma omp parallel
+	#pragma omp parallel if (ds_work(job) > PAR_WORK)
 	{
 		double *acc = xcalloc(n ? n : 1, sizeof *acc);
 		unsigned char *mark = xcalloc(n ? n : 1, 1);
@@ -203,7 +288,7 @@ cpu_dense(struct ds_job *job)
 	struct pairvec *pv = xcalloc((size_t)nthreads, sizeof *pv);
 	size_t rows = job->tune->cpu_rows, nblocks = CEIL_DIV(nq, rows);
 
-	#pragma omp parallel
+	#pragma omp parallel if (ds_work(job) > PAR_WORK)
 	{
 		double *acc = xmallocarray(mul_size(rows, n ? n : 1, "scores"), sizeof *acc);
 		struct pairvec *mine = &pv[omp_get_thread_num()];
@@ -230,4 +315,22 @@ ds_cpu_run(struct ds_job *job)
 		cpu_sparse(job);
 	else
 		cpu_dense(job);
+}
+
+double
+ds_work(const struct ds_job *job)
+{
+	if (!job->sparse)
+		return (double)job->nq * (double)job->n * (double)job->dim;
+	const struct csr *c = job->c, *q = job->sym ? job->c : job->q;
+	size_t dim = c->cols;
+	uint64_t *df = xcalloc(dim + 1, sizeof *df);
+	double w = 0;
+	for (uint64_t e = 0; e < csr_nnz(c); e++)
+		df[c->idx[e]]++;
+	for (uint64_t e = 0; e < csr_nnz(q); e++)
+		if (q->idx[e] < dim)
+			w += (double)df[q->idx[e]];
+	free(df);
+	return w;
 }

@@ -16,6 +16,14 @@
 #include "cuda_check.h"
 #include "docsim.h"
 #include "err.h"
+#include "staging.h"
+
+/* The pinned staging ring that dense vectors go up through (common/staging.h): buffers
+ * of DS_RING_BYTES, DS_RING_K of them, so the host fills one (ds_host_copy, on the -j
+ * threads) while the bus carries another and the GPU works. 8 MB copies run at the
+ * bus's full speed; 32 MB of pinned memory is allocated in the start-up thread. */
+#define DS_RING_K 4
+#define DS_RING_BYTES ((size_t)8 << 20)
 
 /* The cuBLAS functions docsim calls (docsim_blas.cu), loaded with dlopen. */
 struct ds_cublas {
@@ -79,6 +87,7 @@ struct side {
 	const float *host;	/* dense input: normalised rows, host memory */
 	struct split sp;	/* sparse input, on the device */
 	void *res;		/* resident panels (rows x K of the GEMM type), or NULL */
+	size_t ready;		/* dense and resident: rows uploaded so far */
 };
 
 struct gpu {
@@ -89,11 +98,16 @@ struct gpu {
 	size_t BR, BC;		/* tile rows and columns */
 	int resident;
 	void *pa, *pb;		/* panel buffers (streaming) */
-	float *stage;		/* float staging for double panels of dense input */
+	staging *ring;		/* pinned host buffers for dense uploads, copies on su */
+	float *stage;		/* device floats that double panels are widened from */
+	size_t stage_floats;
+	double up_bytes, up_sec;	/* -v and the phases: uploaded, and the host's time at it */
 	void *S;		/* the tile being computed: Sbuf[cur] */
 	void *Sbuf[2];		/* top-k: two, so one is ranked while the next is computed */
 	int nbuf, cur, used[2];
 	cudaStream_t sa, sb;	/* sa: panels, GEMM, scatter; sb: ranking and results */
+	cudaStream_t su;	/* dense uploads and their widening */
+	cudaEvent_t ev_work, ev_up;	/* su after sa's work; sa after su's uploads */
 	cudaEvent_t gstart[2], gdone[2], sstart[2], sdone[2];
 	double gemm_ms, rank_ms;	/* -v: the busy time of each stream */
 	float *conv;		/* matrix mode: the tile as float */
@@ -112,9 +126,12 @@ struct gpu {
 const void *ds_panel(struct gpu *g, struct side *s, size_t r0, size_t r1, void *buf);
 size_t ds_stage_floats(const struct gpu *g, int resident, size_t BR, size_t BC, size_t rows);
 void ds_make_resident(struct gpu *g, struct side *s);
+void ds_side_ready(struct gpu *g, struct side *s, size_t r1);
+void ds_gemm_warm(cudaStream_t st);
 void ds_gemm(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c0, size_t nc,
     int sym);
-void ds_choose_plan(struct gpu *g, size_t budget, size_t fixed, size_t rows_side, size_t rows_q);
+int ds_choose_plan(struct gpu *g, size_t budget, size_t fixed, size_t rows_side, size_t rows_q);
+size_t ds_plan_least(const struct gpu *g, size_t rows_q);
 
 /* docsim_sparse.cu */
 size_t ds_sparse_upload(struct gpu *g, struct side *cs, struct side *qs);

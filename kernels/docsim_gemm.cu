@@ -1,9 +1,11 @@
 /* docsim_gemm.cu: the score tile as a GEMM, S = A B^T, through cuBLAS (DGEMM: float64
  * accumulation, the default; SGEMM with --precision single): the panels A and B
- * (resident, or uploaded or built a tile at a time), the product (for all pairs only the
- * lower triangle and blocks beside the diagonal), and the plan that sizes the tiles to
- * the device's memory budget. */
+ * (resident, or uploaded or built a tile at a time; dense rows go up as float32 through
+ * the pinned staging ring and are widened on the device), the product (for all pairs
+ * only the lower triangle and blocks beside the diagonal), and the plan that sizes the
+ * tiles to the device's memory budget. */
 #include "docsim_dev.cuh"
+#include "timer.h"
 
 __global__ void
 k_f2d(const float *in, double *out, size_t n)
@@ -12,8 +14,45 @@ k_f2d(const float *in, double *out, size_t n)
 		out[i] = in[i];
 }
 
-/* Rows [r0, r1) of a side as a GEMM panel: a pointer into the resident copy, or built
- * in buf. */
+/* n floats of host memory into dst on the device (widened to doubles when g->dbl),
+ * through the pinned ring on su: the host fills one buffer (on the -j threads) while the
+ * bus carries the one before, beside the GPU's work on sa. Work queued on sa after it
+ * waits for the copies; with in_use, the copies wait for the work queued before (dst is
+ * a panel buffer that work still reads). Returns once the last copy is queued. Widening
+ * goes through the one device stage, each copy into it after the last widening on su. */
+static void
+upload_rows(struct gpu *g, const float *host, size_t n, void *dst, int in_use)
+{
+	size_t chunk = DS_RING_BYTES / 4;
+	if (n == 0)
+		return;
+	double t = now_sec();
+	if (g->dbl)
+		chunk = MIN(chunk, g->stage_floats);
+	if (in_use) {
+		CUDA_CHECK(cudaEventRecord(g->ev_work, g->sa));
+		CUDA_CHECK(cudaStreamWaitEvent(g->su, g->ev_work, 0));
+	}
+	for (size_t off = 0; off < n; off += chunk) {
+		size_t m = MIN(chunk, n - off);
+		struct stage *b = staging_acquire(g->ring);
+		ds_host_copy(b->p, host + off, m * 4);
+		if (g->dbl) {
+			staging_h2d(g->ring, b, g->stage, m * 4);
+			k_f2d<<<grid_for(m, 256), 256, 0, g->su>>>(g->stage, (double *)dst + off, m);
+			CUDA_LAUNCH_CHECK();
+		} else {
+			staging_h2d(g->ring, b, (float *)dst + off, m * 4);
+		}
+	}
+	CUDA_CHECK(cudaEventRecord(g->ev_up, g->su));
+	CUDA_CHECK(cudaStreamWaitEvent(g->sa, g->ev_up, 0));
+	g->up_bytes += (double)n * 4;
+	g->up_sec += now_sec() - t;
+}
+
+/* Rows [r0, r1) of a side as a GEMM panel: a pointer into the resident copy (whose
+ * rows the caller made ready), or built in buf. */
 const void *
 ds_panel(struct gpu *g, struct side *s, size_t r0, size_t r1, void *buf)
 {
@@ -25,51 +64,69 @@ ds_panel(struct gpu *g, struct side *s, size_t r0, size_t r1, void *buf)
 			return buf;
 		CUDA_CHECK(cudaMemsetAsync(buf, 0, nr * K * 8, g->sa));
 		ds_densify(&s->sp, r0, nr, (double *)buf, K, g->sa);
-	} else if (g->dbl) {
-		CUDA_CHECK(cudaMemcpyAsync(g->stage, s->host + r0 * K, nr * K * 4, cudaMemcpyHostToDevice, g->sa));
-		k_f2d<<<grid_for(nr * K, 256), 256, 0, g->sa>>>(g->stage, (double *)buf, nr * K);
-		CUDA_LAUNCH_CHECK();
 	} else {
-		CUDA_CHECK(cudaMemcpyAsync(buf, s->host + r0 * K, nr * K * 4, cudaMemcpyHostToDevice, g->sa));
+		upload_rows(g, s->host + r0 * K, nr * K, buf, 1);
 	}
 	return buf;
 }
 
-/* Floats of the staging buffer that dense float64 panels are converted through: a
- * chunk of rows (at most 64 MB) when resident, else the larger panel. */
+/* Floats of the device stage that dense float64 panels are widened from: a ring
+ * buffer's worth at most, and no more than the rows it serves. */
 size_t
 ds_stage_floats(const struct gpu *g, int resident, size_t BR, size_t BC, size_t rows)
 {
 	if (g->sparse || !g->dbl)
 		return 0;
-	if (!resident)
-		return MAX(BR, BC) * g->K;
-	size_t chunk = MAX((size_t)1, ((size_t)16 << 20) / MAX(g->K, (size_t)1));
-	return MIN(chunk, MAX(rows, (size_t)1)) * g->K;
+	size_t rows_at_once = resident ? MAX(rows, (size_t)1) : MAX(BR, BC);
+	return MIN(DS_RING_BYTES / 4, rows_at_once * g->K);
 }
 
-/* The whole side, resident. */
+/* The whole side, resident: sparse panels built at once; dense rows uploaded as the
+ * tile loop comes to them (ds_side_ready), so the upload overlaps the work. */
 void
 ds_make_resident(struct gpu *g, struct side *s)
 {
 	size_t K = g->K, n = s->rows;
 	s->res = dalloc<char>(mul_size(n * g->esz, K ? K : 1, "device panel"));
-	if (n == 0 || K == 0)
+	s->ready = 0;
+	if (n == 0 || K == 0 || !g->sparse)
 		return;
-	if (g->sparse) {
-		CUDA_CHECK(cudaMemset(s->res, 0, n * K * 8));
-		ds_densify(&s->sp, 0, n, (double *)s->res, K, 0);
-	} else if (g->dbl) {
-		size_t chunk = ds_stage_floats(g, 1, 0, 0, n) / K;
-		for (size_t r0 = 0; r0 < n; r0 += chunk) {
-			size_t nr = MIN(chunk, n - r0);
-			CUDA_CHECK(cudaMemcpy(g->stage, s->host + r0 * K, nr * K * 4, cudaMemcpyHostToDevice));
-			k_f2d<<<grid_for(nr * K, 256), 256>>>(g->stage, (double *)s->res + r0 * K, nr * K);
-			CUDA_LAUNCH_CHECK();
-		}
-	} else {
-		CUDA_CHECK(cudaMemcpy(s->res, s->host, n * K * 4, cudaMemcpyHostToDevice));
-	}
+	CUDA_CHECK(cudaMemset(s->res, 0, n * K * 8));
+	ds_densify(&s->sp, 0, n, (double *)s->res, K, 0);
+}
+
+/* Rows [0, r1) of a resident dense side on the device, for the work queued after. */
+void
+ds_side_ready(struct gpu *g, struct side *s, size_t r1)
+{
+	if (g->sparse || s->res == NULL || s->ready >= r1)
+		return;
+	size_t K = g->K;
+	upload_rows(g, s->host + s->ready * K, (r1 - s->ready) * K, (char *)s->res + s->ready * K * g->esz, 0);
+	s->ready = r1;
+}
+
+/* cuBLAS loads its kernels, and the runtime ours, at their first use: a small DGEMM and
+ * SGEMM of the kind ds_gemm makes, and k_f2d, run once in the start-up thread take that
+ * off the run's own time. */
+void
+ds_gemm_warm(cudaStream_t st)
+{
+	const int m = 128;
+	const double one = 1, zero = 0;
+	const float onef = 1, zerof = 0;
+	double *a = dalloc<double>(3 * m * m);
+	CUDA_CHECK(cudaMemsetAsync(a, 0, 3 * m * m * sizeof *a, st));
+	BLAS_CHECK(ds_cublas.set_stream(ds_cublas.h, st));
+	BLAS_CHECK(ds_cublas.dgemm(ds_cublas.h, CUBLAS_OP_T, CUBLAS_OP_N, m, m, m, &one, a, m, a + m * m, m,
+	    &zero, a + 2 * m * m, m));
+	BLAS_CHECK(ds_cublas.sgemm(ds_cublas.h, CUBLAS_OP_T, CUBLAS_OP_N, m, m, m, &onef, (const float *)a, m,
+	    (const float *)(a + m * m), m, &zerof, (float *)(a + 2 * m * m), m));
+	k_f2d<<<1, 256, 0, st>>>((const float *)a, a + m * m, (size_t)m);
+	CUDA_LAUNCH_CHECK();
+	CUDA_CHECK(cudaStreamSynchronize(st));
+	BLAS_CHECK(ds_cublas.set_stream(ds_cublas.h, NULL));
+	CUDA_CHECK(cudaFree(a));
 }
 
 /* C (nr x nc, row stride ldc) = A (nr x K) B (nc x K)^T. */
@@ -135,8 +192,16 @@ plan_bytes(const struct gpu *g, int resident, size_t BR, size_t BC, size_t rows_
 }
 
 /* The tiles: resident vectors if they fit, then the largest tile area that fits
- * (rows at most tune->tile_rows), so a tight budget still gets tiles of a useful shape. */
-void
+ * (rows at most tune->tile_rows), so a tight budget still gets tiles of a useful shape.
+ * 0 when not even 1 x 1 tiles fit (ds_plan_least then says what would).
+ *
+ * It ends: BR takes the values min(rows_side, tile_rows), then each halved rounding up,
+ * down to 1, after which the update gives 0 and the loop stops: at most
+ * ceil(log2 tile_rows) + 1 values. BC likewise from n: at most ceil(log2 n) + 1. So at
+ * most 2 x 13 x 33 calls of plan_bytes for tile_rows 4096 and n < 2^32. And it finds a
+ * plan whenever the least one (ds_plan_least) fits: plan_bytes grows with BR and BC,
+ * and both loops, resident and streamed, end at BR = BC = 1. */
+int
 ds_choose_plan(struct gpu *g, size_t budget, size_t fixed, size_t rows_side, size_t rows_q)
 {
 	size_t n = g->job->n, tile_rows = g->job->tune->tile_rows;
@@ -154,8 +219,15 @@ ds_choose_plan(struct gpu *g, size_t budget, size_t fixed, size_t rows_side, siz
 					break;
 				}
 		if (best > 0)
-			return;
+			return 1;
 	}
-	die("device memory of %zu bytes is too small for this input (it needs at least %zu; see --max-device-mem)",
-	    budget, fixed + plan_bytes(g, 0, 1, 1, rows_q));
+	return 0;
+}
+
+/* The bytes of the least plan, beyond the fixed part: 1 x 1 tiles, streamed or, for a
+ * lone document (its one row against a tile's two), resident. */
+size_t
+ds_plan_least(const struct gpu *g, size_t rows_q)
+{
+	return MIN(plan_bytes(g, 0, 1, 1, rows_q), plan_bytes(g, 1, 1, 1, rows_q));
 }

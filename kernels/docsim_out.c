@@ -1,10 +1,9 @@
 /* docsim_out.c: docsim's result lines: QUERY<TAB>DOC<TAB>SCORE for the top-k lists
- * (formatted on every thread, written in row order) and for the pairs above a
- * threshold (sorted first), ids from --ids or record numbers; and the similarity
+ * and for the pairs above a threshold (sorted first), ids from --ids or record numbers,
+ * formatted on the -j threads and written in order (out_par); and the similarity
  * matrix through the dense writer. The program's own output, apart from the
  * computation. */
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,26 +37,10 @@ id_len(const struct docs *r, size_t i)
 	return r->id ? r->idlen[i] : 20;
 }
 
-/* A growable text buffer for one thread's lines. */
-struct tbuf {
-	char *p;
-	size_t n, cap;
-};
-
-static char *
-tb_room(struct tbuf *b, size_t need)
-{
-	if (b->n + need > b->cap) {
-		b->cap = MAX(2 * b->cap, b->n + need + 4096);
-		b->p = xrealloc(b->p, b->cap);
-	}
-	return b->p + b->n;
-}
-
 static void
-tb_line(struct tbuf *b, const struct docs *qr, size_t qi, const struct docs *cr, size_t ci, float s)
+put_line(struct obuf *b, const struct docs *qr, size_t qi, const struct docs *cr, size_t ci, float s)
 {
-	char *p = tb_room(b, id_len(qr, qi) + id_len(cr, ci) + 64), *p0 = p;
+	char *p = obuf_room(b, id_len(qr, qi) + id_len(cr, ci) + 64), *p0 = p;
 	double v = s;
 	if (fabs(v) < 5e-7)
 		v = 0;	/* no "-0.000000" */
@@ -67,39 +50,40 @@ tb_line(struct tbuf *b, const struct docs *qr, size_t qi, const struct docs *cr,
 	*p++ = '\t';
 	p += fmt_fixed(p, v, 6);
 	*p++ = '\n';
-	b->n += (size_t)(p - p0);
+	b->len += (size_t)(p - p0);
 }
 
-#define OUT_BATCH 65536
+struct lines {
+	const struct ds_job *job;
+	const struct docs *qr, *cr;
+};
 
+/* out_par's formatter for the top-k lists of rows [first, first + count). */
 static void
-write_topk(output *o, const struct ds_job *job, const struct docs *qr, const struct docs *cr)
+topk_lines(void *ctx, size_t first, size_t count, struct obuf *b)
 {
-	size_t rows = job->nq, k = job->k;
-	int nt = omp_get_max_threads();
-	struct tbuf *tb = xcalloc((size_t)nt, sizeof *tb);
-	for (size_t b0 = 0; b0 < rows; b0 += OUT_BATCH) {
-		size_t b1 = MIN(rows, b0 + OUT_BATCH);
-		#pragma omp parallel num_threads(nt)
-		{
-			int t = omp_get_thread_num(), T = omp_get_num_threads();
-			size_t a = b0 + (b1 - b0) * (size_t)t / (size_t)T;
-			size_t z = b0 + (b1 - b0) * (size_t)(t + 1) / (size_t)T;
-			tb[t].n = 0;
-			for (size_t r = a; r < z; r++)
-				for (size_t i = 0; i < k && job->top_i[r * k + i] != DS_NONE; i++)
-					tb_line(&tb[t], qr, r, cr, (size_t)job->top_i[r * k + i], job->top_s[r * k + i]);
-			#pragma omp barrier
-			#pragma omp single
-			for (int u = 0; u < T; u++)
-				if (tb[u].n > 0)
-					out_write(o, tb[u].p, tb[u].n);
-		}
+	const struct lines *l = ctx;
+	size_t k = l->job->k;
+	for (size_t r = first; r < first + count; r++) {
+		const float *s = l->job->top_s + r * k;
+		const int32_t *i = l->job->top_i + r * k;
+		for (size_t t = 0; t < k && i[t] != DS_NONE; t++)
+			put_line(b, l->qr, r, l->cr, (size_t)i[t], s[t]);
 	}
-	for (int t = 0; t < nt; t++)
-		free(tb[t].p);
-	free(tb);
 }
+
+/* out_par's formatter for the (sorted) pairs [first, first + count). */
+static void
+pair_lines(void *ctx, size_t first, size_t count, struct obuf *b)
+{
+	const struct lines *l = ctx;
+	for (size_t i = first; i < first + count; i++) {
+		const struct ds_pair *p = &l->job->pairs[i];
+		put_line(b, l->qr, p->a, l->cr, p->b, p->s);
+	}
+}
+
+#define OUT_LINES 16384		/* lines a chunk of out_par, about */
 
 static int
 pair_cmp(const void *x, const void *y)
@@ -112,24 +96,6 @@ pair_cmp(const void *x, const void *y)
 	return (a->b > b->b) - (a->b < b->b);
 }
 
-static void
-write_pairs(output *o, struct ds_job *job, const struct docs *qr, const struct docs *cr)
-{
-	struct tbuf tb = {NULL, 0, 0};
-	qsort(job->pairs, job->npairs, sizeof *job->pairs, pair_cmp);
-	for (size_t i = 0; i < job->npairs; i++) {
-		const struct ds_pair *p = &job->pairs[i];
-		tb_line(&tb, qr, p->a, cr, p->b, p->s);
-		if (tb.n >= ((size_t)1 << 20)) {
-			out_write(o, tb.p, tb.n);
-			tb.n = 0;
-		}
-	}
-	if (tb.n > 0)
-		out_write(o, tb.p, tb.n);
-	free(tb.p);
-}
-
 void
 ds_write(output *o, struct ds_job *job, const struct docs *qr, const struct docs *cr, int fmt)
 {
@@ -139,8 +105,11 @@ ds_write(output *o, struct ds_job *job, const struct docs *qr, const struct docs
 			job->mat[i] += 0.0f;	/* no "-0" */
 		mat_write(o, &m, fmt);
 	} else if (job->mode == DS_PAIRS) {
-		write_pairs(o, job, qr, cr);
+		struct lines l = {job, qr, cr};
+		qsort(job->pairs, job->npairs, sizeof *job->pairs, pair_cmp);
+		out_par(o, job->npairs, OUT_LINES, pair_lines, &l);
 	} else {
-		write_topk(o, job, qr, cr);
+		struct lines l = {job, qr, cr};
+		out_par(o, job->nq, MAX(OUT_LINES / MAX(job->k, (size_t)1), (size_t)1), topk_lines, &l);
 	}
 }

@@ -12,6 +12,9 @@
 #include "err.h"
 #include "tokenize.h"
 
+/* Fewer rows are weighed on one thread: waking the others costs more. */
+#define PAR_ROWS 1024
+
 /* Smoothed idf, as scikit-learn's: ln((1 + n) / (1 + df)) + 1. */
 static double
 idf_of(size_t ndocs, uint64_t df)
@@ -40,7 +43,7 @@ ds_weigh_counts(struct tok_counts *tc, const double *idf, enum ds_weight weight,
 	out->idx = tc->idx;
 	out->val = xmallocarray(nnz ? nnz : 1, sizeof *out->val);
 
-	#pragma omp parallel
+	#pragma omp parallel if (rows > PAR_ROWS)
 	{
 		size_t cap = 64;
 		double *w = xmallocarray(cap, sizeof *w);
@@ -131,7 +134,7 @@ ds_weigh_csr(struct csr *m, size_t dim, enum ds_weight weight, const double *idf
 		m->ptr[m->rows] = w;
 		m->cols = dim;
 	}
-	#pragma omp parallel for schedule(dynamic, 256)
+	#pragma omp parallel for schedule(dynamic, 256) if (m->rows > PAR_ROWS)
 	for (size_t i = 0; i < m->rows; i++)
 		weigh_row(m->val + m->ptr[i], m->idx + m->ptr[i], (size_t)(m->ptr[i + 1] - m->ptr[i]),
 		    weight, idf);
@@ -140,7 +143,7 @@ ds_weigh_csr(struct csr *m, size_t dim, enum ds_weight weight, const double *idf
 void
 ds_weigh_dense(float *x, size_t rows, size_t cols, enum ds_weight weight, const double *idf)
 {
-	#pragma omp parallel for schedule(static)
+	#pragma omp parallel for schedule(static) if (rows * cols > PAR_ROWS * 64)
 	for (size_t i = 0; i < rows; i++)
 		weigh_row(x + i * cols, NULL, cols, weight, idf);
 }

@@ -24,11 +24,11 @@ gen() {
 	docsim -k 5 "$T/corpus.txt" > "$D/out"
 	run ref check "$D/S.npy" "$D/out" -k 5 --all-pairs
 	assert_success
-	assert_output "ok: 125 lines"
+	assert_output "ok: 63 lines"
 }
 
-@test "all-pairs scores equal NearestNeighbors with the cosine metric" {
-	docsim -k 6 "$T/corpus.txt" > "$D/out"
+@test "all-pairs scores with -t -1 equal NearestNeighbors with the cosine metric" {
+	docsim -k 6 -t -1 "$T/corpus.txt" > "$D/out"
 	run ref nn "$T/corpus.txt" "$D/out" -k 6
 	assert_success
 }
@@ -38,13 +38,18 @@ gen() {
 	docsim -k 4 -q "$T/queries.txt" "$T/corpus.txt" > "$D/out"
 	run ref check "$D/S.npy" "$D/out" -k 4
 	assert_success
-	# query 5 has only unknown words: its four neighbours all score 0
-	run grep -c "^5	[0-9]*	0.000000$" "$D/out"
-	assert_output 4
+	# query 5 has only unknown words: no document is related to it
+	run awk -F'\t' '$1 == 5' "$D/out"
+	assert_output ""
 }
 
-@test "an empty document scores 0 with every document, never NaN" {
+@test "an empty document has no neighbours, and with -t 0 scores 0 with every document" {
 	run docsim -k 30 "$T/corpus.txt"
+	assert_success
+	refute_output --partial nan
+	refute_line --regexp '^4	'
+	refute_line --regexp '	4	'
+	run docsim -k 30 -t 0 "$T/corpus.txt"
 	assert_success
 	refute_output --partial nan
 	# line 4 is empty: 24 neighbours, all 0, in id order
@@ -59,7 +64,8 @@ gen() {
 	assert_line "7	1	1.000000"
 	assert_line "8	20	1.000000"
 	assert_line "20	8	1.000000"
-	# the empty line 17 ties with everything at 0: its neighbours are 1 and 2
+	# with -t 0, the empty line 17 ties with everything at 0: its neighbours are 1 and 2
+	run docsim -k 2 -t 0 "$T/corpus.txt"
 	assert_line "17	1	0.000000"
 	assert_line "17	2	0.000000"
 }
@@ -111,6 +117,123 @@ gen() {
 	assert_success
 }
 
+# ---- characters: scikit-learn's defaults (str.lower, \b\w\w+\b) beyond ASCII
+
+# vocab_size FILE: the terms scikit-learn's CountVectorizer finds in FILE's lines
+vocab_size() {
+	py -c '
+import sys
+from sklearn.feature_extraction.text import CountVectorizer
+sys.path.insert(0, sys.argv[2])
+from docsim_ref import records
+docs, _ = records(sys.argv[1])
+print(len(CountVectorizer().fit(docs).vocabulary_))' "$1" "$REF"
+}
+
+@test "German, French, Greek, Cyrillic, Korean and CJK text split and lower-case as TfidfVectorizer's" {
+	ref sim "$T/unicode.txt" "$D/S.npy"
+	docsim --matrix -o "$D/m.npy" "$T/unicode.txt"
+	run py -c "
+import numpy as np
+S = np.load('$D/S.npy'); M = np.load('$D/m.npy')
+print(S.shape, float(np.abs(S - M).max()) < 1e-6)"
+	assert_output "(17, 17) True"
+	run --separate-stderr docsim -v -k 1 "$T/unicode.txt"
+	[[ "$stderr" == *"vocabulary: $(vocab_size "$T/unicode.txt") terms"* ]]
+}
+
+@test "capitals lower-case as str.lower does: final sigma, umlauts, Cyrillic; ß stays" {
+	printf 'ΟΔΟΣ\nοδος\nΣΟΦΟΣ ΛΟΓΟΣ\nσοφος λογος\nÄPFEL ÜBER\näpfel über\nМОСКВА Ёлка\nмосква ёлка\nSTRASSE\nstraße\n' > "$D/c.txt"
+	run docsim -k 1 "$D/c.txt"
+	assert_success
+	for pair in "1	2" "2	1" "3	4" "5	6" "7	8" "8	7"; do
+		assert_line "$pair	1.000000"
+	done
+	# "straße" is not "strasse" (str.lower does not fold ß), and shares nothing
+	refute_line --regexp '^9	'
+	refute_line --regexp '^10	'
+}
+
+@test "a word is two or more characters, not bytes, and punctuation beyond ASCII ends it" {
+	# one Hangul or CJK character is no token; ’ 。 — « are not word characters
+	printf '가 中 é\n가 中 é\ndon’t stop\ndon stop\n日本。中文\n日本 中文\n«guillemets»\nguillemets\n' > "$D/c.txt"
+	run --separate-stderr docsim -v -k 1 "$D/c.txt"
+	assert_success
+	[[ "$stderr" == *"vocabulary: 5 terms"* ]]
+	refute_line --regexp '^1	'
+	assert_line "3	4	1.000000"
+	assert_line "5	6	1.000000"
+	assert_line "7	8	1.000000"
+}
+
+@test "bytes that are not UTF-8 read as Latin-1 characters" {
+	printf 'caf\xe9 CAF\xc9 na\xefve\ncaf\xc3\xa9 caf\xc3\xa9 na\xc3\xafve\n\xe2\x82 x\xff\xfey \xed\xa0\x80ab \xf4\x90\x80\x80zz\n' > "$D/c.txt"
+	ref sim "$D/c.txt" "$D/S.npy"
+	docsim -k 2 "$D/c.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 2 --all-pairs
+	assert_success
+	run head -n 1 "$D/out"
+	assert_output "1	2	1.000000"
+}
+
+@test "a generated corpus of many scripts matches scikit-learn" {
+	gen uzipf 1500 3 "$D/u.txt"
+	ref sim "$D/u.txt" "$D/S.npy"
+	docsim -k 8 "$D/u.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 8 --all-pairs
+	assert_success
+	run --separate-stderr docsim -v -k 1 "$D/u.txt"
+	[[ "$stderr" == *"vocabulary: $(vocab_size "$D/u.txt") terms"* ]]
+}
+
+# ---- parallel reading and writing: the same bytes on any thread count and chunk size
+
+# same_on_threads ARGS...: docsim's output with -j 1, -j 3 and -j 2 with chunks of 64
+# bytes is the same, byte for byte
+same_on_threads() {
+	docsim -j 1 "$@" > "$D/j1"
+	docsim -j 3 "$@" > "$D/j3"
+	ACCELKIT_CHUNK_BYTES=64 docsim -j 2 "$@" > "$D/tiny"
+	cmp "$D/j1" "$D/j3" && cmp "$D/j1" "$D/tiny" && [ -s "$D/j1" ]
+}
+
+@test "-j 1, -j N and tiny chunks give byte-identical results on testdata" {
+	run same_on_threads -k 5 "$T/corpus.txt"
+	assert_success
+	run same_on_threads -k 3 -q "$T/queries.txt" "$T/corpus.txt"
+	assert_success
+	run same_on_threads -k 4 "$T/unicode.txt"
+	assert_success
+	run same_on_threads -k 0 -t 0.1 "$T/corpus.txt"
+	assert_success
+	awk '{ printf "d%d\t%s\n", NR, $0 }' "$T/corpus.txt" > "$D/ids.txt"
+	run same_on_threads --ids -k 3 "$D/ids.txt"
+	assert_success
+}
+
+@test "-j 1, -j N and tiny chunks give byte-identical results on a 20000-line corpus" {
+	gen uzipf 20000 5 "$D/big.txt"
+	sed -n '1~400p' "$D/big.txt" > "$D/q.txt"
+	run same_on_threads -k 10 -q "$D/q.txt" "$D/big.txt"
+	assert_success
+	run same_on_threads -k 0 -t 0.6 -q "$D/q.txt" "$D/big.txt"
+	assert_success
+	# and the vocabulary is scikit-learn's, in its size
+	run --separate-stderr docsim -j 3 -v -k 1 -q "$D/q.txt" "$D/big.txt"
+	[[ "$stderr" == *"vocabulary: $(vocab_size "$D/big.txt") terms"* ]]
+}
+
+@test "a bad line is reported the same on any thread count and chunk size" {
+	awk '{ printf "d%d\t%s\n", NR, $0 }' "$T/corpus.txt" "$T/corpus.txt" "$T/corpus.txt" > "$D/ids.txt"
+	sed -i -e '61s/\t/ /' -e '70s/\t/ /' "$D/ids.txt"
+	for chunk in "" 64 1; do
+		for j in 1 3; do
+			run -1 env ${chunk:+ACCELKIT_CHUNK_BYTES=$chunk} docsim -j $j --ids "$D/ids.txt"
+			assert_output "docsim: $D/ids.txt:61: no TAB after the id (--ids)"
+		done
+	done
+}
+
 # ---- threshold, -k 0, --ids
 
 @test "a threshold keeps only scores at or above it" {
@@ -129,7 +252,7 @@ gen() {
 	assert_line --index 0 "1	7	1.000000"
 	printf '%s\n' "$output" > "$D/out"
 	run ref check "$D/S.npy" "$D/out" --pairs -t 0.2 --all-pairs
-	assert_output "ok: 10 pairs"
+	assert_output "ok: 11 pairs"
 }
 
 @test "-k 0 with queries prints every query-document pair above the threshold" {
@@ -229,9 +352,12 @@ gen() {
 
 @test "--weight none on dense input gives raw dot products" {
 	printf '1 2\n3 4\n-1 0\n' > "$D/x.txt"
-	run docsim --weight none -k 2 "$D/x.txt"
+	run docsim --weight none -k 2 -t -1e9 "$D/x.txt"
 	assert_success
 	assert_output "$(printf '1\t2\t11.000000\n1\t3\t-1.000000\n2\t1\t11.000000\n2\t3\t-3.000000\n3\t1\t-1.000000\n3\t2\t-3.000000')"
+	# without -t, only the scores above 0
+	run docsim --weight none -k 2 "$D/x.txt"
+	assert_output "$(printf '1\t2\t11.000000\n2\t1\t11.000000')"
 }
 
 @test "--weight tfidf on count vectors applies the corpus idf as TfidfTransformer does" {
@@ -373,6 +499,19 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 	assert_success
 }
 
+@test "properties: 100 random shapes, -k, thresholds and -k 0 match scikit-learn; -j 3 with tiny chunks gives -j 1's bytes" {
+	run py "$REF/docsim_prop.py" --cases 100 "$D"
+	assert_success
+	assert_line "ok: 100 cases"
+}
+
+@test "properties: the GPU gives the CPU's bytes in core and under random --max-device-mem from the least up; one byte less is refused" {
+	require_gpu
+	run py "$REF/docsim_prop.py" --gpu --cases 40 "$D"
+	assert_success
+	assert_line "ok: 40 cases"
+}
+
 @test "CPU and GPU outputs are identical" {
 	require_gpu
 	gen zipf 3000 13 "$D/z.txt"
@@ -418,7 +557,7 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 	assert_success
 	printf '%s\n' "$output" > "$D/out"
 	run ref check "$D/S.npy" "$D/out" -k 5 --all-pairs
-	assert_output "ok: 125 lines"
+	assert_output "ok: 63 lines"
 }
 
 @test "docsim is not linked with cuBLAS" {
@@ -437,6 +576,35 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 		assert_success
 		[[ "$stderr" == *"docsim: tuning: "* && "$stderr" != *"tuning: cpu"* ]]
 	fi
+}
+
+@test "auto runs testdata on the CPU, without waiting for CUDA, and prints what -d cpu prints" {
+	docsim -d cpu -k 5 "$T/corpus.txt" > "$D/cpu"
+	run --separate-stderr docsim -d auto -v -k 5 -o "$D/auto" "$T/corpus.txt"
+	assert_success
+	[[ "$stderr" == *"device: cpu"* ]]
+	if on_gpu; then
+		# the two estimates, and no wait for the device's start
+		[[ "$stderr" == *"auto: cpu, estimated "*" multiply-adds"*" on the GPU"* ]]
+		[[ "$stderr" != *"device start"* ]]
+	else
+		[[ "$stderr" == *"no usable GPU"* || "$stderr" == *"auto: cpu"* ]]
+	fi
+	run cmp "$D/cpu" "$D/auto"
+	assert_success
+}
+
+@test "auto takes the GPU for a dense input whose work pays for its start" {
+	require_gpu
+	# 10000 x 1000 all pairs: 1e11 multiply-adds, over a second on 16 CPU threads
+	gen dense 10000 1000 2 "$D/x.npy"
+	run --separate-stderr docsim -d auto -v -k 1 -o "$D/auto" "$D/x.npy"
+	assert_success
+	[[ "$stderr" == *"auto: gpu, estimated "* ]]
+	[[ "$stderr" == *"device: gpu:"* ]]
+	docsim -d cpu -k 1 -o "$D/cpu" "$D/x.npy"
+	run cmp "$D/cpu" "$D/auto"
+	assert_success
 }
 
 @test "--list-devices lists the CPU" {
@@ -497,6 +665,11 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 	assert_output "$(cat "$D/want")"
 }
 
+@test "a full output device is an error, exit 1" {
+	run -1 --separate-stderr sh -c 'exec docsim -d cpu -k 5 "$1" > /dev/full' sh "$T/corpus.txt"
+	assert_equal "$stderr" "docsim: write error on standard output: No space left on device"
+}
+
 @test "-o writes the result to a file and nothing to stdout" {
 	run docsim -k 1 -o "$D/res" "$T/corpus.txt"
 	assert_success
@@ -505,11 +678,16 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 	assert_output "1	7	1.000000"
 }
 
-@test "-k larger than the corpus lists every other document" {
+@test "-k larger than the corpus lists every related document, with -t -1 every other one" {
 	printf 'alpha beta\nbeta gamma\ngamma delta\n' > "$D/c.txt"
 	run docsim -k 100 "$D/c.txt"
 	assert_success
+	assert_equal "${#lines[@]}" 4
+	refute_line --regexp '^1	3	'
+	run docsim -k 100 -t -1 "$D/c.txt"
+	assert_success
 	assert_equal "${#lines[@]}" 6
+	assert_line "1	3	0.000000"
 }
 
 @test "a corpus of one document has no neighbours and empty input gives no output" {
@@ -525,9 +703,18 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 # ---- man page EXAMPLES (man/docsim.1)
 
 @test "EXAMPLES: the ten nearest neighbours of every line of a text file" {
-	run docsim "$T/corpus.txt"
+	ref sim "$T/corpus.txt" "$D/S.npy"
+	docsim "$T/corpus.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 10 --all-pairs
+	assert_output "ok: 68 lines"
+}
+
+@test "EXAMPLES: five neighbours of every line, related or not, as NearestNeighbors gives them" {
+	docsim -k 5 -t -1 "$T/corpus.txt" > "$D/out"
+	run ref nn "$T/corpus.txt" "$D/out" -k 5
 	assert_success
-	assert_equal "${#lines[@]}" 250
+	run awk 'END { print NR }' "$D/out"
+	assert_output 125
 }
 
 @test "EXAMPLES: near-duplicate pairs above 0.9" {

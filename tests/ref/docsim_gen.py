@@ -3,6 +3,9 @@
 
   docsim_gen.py zipf N SEED OUT      N lines of words drawn from a Zipf law over a 4000-word
                                      vocabulary (some lines empty, some repeated)
+  docsim_gen.py uzipf N SEED OUT     the same from words of many scripts (Latin-1 and
+                                     Latin Extended, Greek, Cyrillic, Hangul, CJK), in
+                                     mixed case, between ASCII and Unicode punctuation
   docsim_gen.py dense N M SEED OUT   an N x M matrix of normal numbers (text, or NPY when OUT
                                      ends in .npy), with one all-zero row
   docsim_gen.py uniform N M SEED OUT an N x M matrix of uniform [0,1) float32 (the paper's
@@ -31,6 +34,45 @@ def zipf(n, seed, out):
     open(out, "w").write("\n".join(lines) + "\n")
 
 
+# letters of the scripts docsim(1) names, upper case included, and what comes between words
+ALPHABETS = [
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
+    "äöüßÄÖÜẞéèêëàâçîïôûùÿœæÉÈÊËÀÂÇÎÏÔÛÙŸŒÆñÑ",
+    "ąćęłńóśźżĄĆĘŁŃÓŚŹŻčďěňřšťůžČĎĚŇŘŠŤŮŽőűŐŰİıǅǆǄ",
+    "αβγδεζηθικλμνξοπρστυφχψωςΑΒΓΔΕΖΗΘΙΚΛΜΝΞΟΠΡΣΤΥΦΧΨΩάέήίόύώΆΈΉΊΌΎΏ",
+    "абвгдеёжзийклмнопрстуфхцчшщъыьэюяАБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯіїєґІЇЄҐ",
+    "가각간갈감갑강개객거건걸검게격견결겸경계고곡곤골공과관광괴교구국군굴궁권귀규균그극근글금급기긴길김",
+    "的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着去之过家学对可",
+    "あいうえおかきくけこさしすせそアイウエオカキクケコサシスセソー々",
+]
+SEPARATORS = [" ", " ", " ", ", ", ". ", " - ", "\t", "’", "。", "、", " — ", " «", "» ", "!", "\u00a0",
+              "\u0301 ", "×", "–"]
+
+
+def uzipf(n, seed, out):
+    rng = np.random.default_rng(seed)
+    words = []
+    for _ in range(3000):
+        a = ALPHABETS[rng.integers(len(ALPHABETS))]
+        words.append("".join(a[i] for i in rng.integers(len(a), size=rng.integers(1, 8))))
+    p = 1.0 / np.arange(1, len(words) + 1) ** 1.1
+    p /= p.sum()
+    lines = []
+    for i in range(n):
+        if i % 97 == 5:
+            lines.append("")
+            continue
+        k = rng.integers(1, 30)
+        parts = []
+        for j in rng.choice(len(words), size=k, p=p):
+            w = words[j]
+            r = rng.random()
+            w = w.upper() if r < 0.1 else w.capitalize() if r < 0.2 else w
+            parts.append(w + SEPARATORS[rng.integers(len(SEPARATORS))])
+        lines.append("".join(parts).rstrip("\t"))
+    open(out, "w", encoding="utf-8").write("\n".join(lines) + "\n")
+
+
 def dense(n, m, seed, out, uniform=False):
     rng = np.random.default_rng(seed)
     if uniform:
@@ -48,10 +90,12 @@ def main():
     a = sys.argv[1:]
     if a[0] == "zipf":
         zipf(int(a[1]), int(a[2]), a[3])
+    elif a[0] == "uzipf":
+        uzipf(int(a[1]), int(a[2]), a[3])
     elif a[0] in ("dense", "uniform"):
         dense(int(a[1]), int(a[2]), int(a[3]), a[4], a[0] == "uniform")
     else:
-        sys.exit("docsim_gen.py: zipf|dense|uniform ...")
+        sys.exit("docsim_gen.py: zipf|uzipf|dense|uniform ...")
 
 
 if __name__ == "__main__":

@@ -2,12 +2,14 @@
 """Independent references for tests/docsim.bats (scikit-learn, scipy, numpy).
 
   docsim_ref.py sim CORPUS [-q QUERIES] [--format text|dense|libsvm] [text options] OUT.npy
-      the expected similarity matrix: TfidfVectorizer + linear_kernel for text (with
-      the token rule of docsim(1): ASCII lowercase, runs of 2+ bytes of [A-Za-z0-9_] or
-      >= 0x80), sklearn's normalize + dot for vectors
+      the expected similarity matrix: TfidfVectorizer + linear_kernel for text (its
+      defaults: str.lower, token_pattern r"(?u)\b\w\w+\b"), on lines decoded as UTF-8
+      with each byte outside valid UTF-8 read as Latin-1 (as docsim(1) reads them);
+      sklearn's normalize + dot for vectors
   docsim_ref.py check SIM.npy OUTPUT [-k K] [-t X] [--all-pairs] [--pairs] [--ids CORPUS [QUERIES]]
       checks docsim's output against the matrix: scores within 1e-5, the neighbour sets a
-      true top-k (ties may differ only among equal scores), the order, threshold, -k 0
+      true top-k (ties may differ only among equal scores) of the scores >= the threshold,
+      or > 0 without one, the order, -k 0
   docsim_ref.py nn CORPUS OUTPUT -k K
       NearestNeighbors(metric='cosine') on the TF-IDF vectors: the same top-k scores
   docsim_ref.py convert CORPUS libsvm|mm|dense|npy OUT [--ids]
@@ -16,6 +18,8 @@
       two docsim outputs agree: the same lines up to 1e-6 in scores and order among ties
 """
 import argparse
+import codecs
+import re
 import sys
 
 import numpy as np
@@ -28,7 +32,18 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import normalize
 
 TOL = 1e-5
-LOWER = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
+
+
+def latin1_bytes(e):
+    """A decode error handler: each byte outside valid UTF-8 is its Latin-1 character."""
+    return "".join(chr(b) for b in e.object[e.start:e.end]), e.end
+
+
+codecs.register_error("docsim-latin1", latin1_bytes)
+
+
+def decode(b):
+    return b.decode("utf-8", "docsim-latin1")
 
 
 def records(path, ids=False):
@@ -42,8 +57,7 @@ def records(path, ids=False):
     if ids:
         names = [l.split(b"\t", 1)[0] for l in lines]
         lines = [l.split(b"\t", 1)[1] for l in lines]
-    # latin-1 maps every byte to one character, so the regex works on bytes
-    return [l.decode("latin-1") for l in lines], names
+    return [decode(l) for l in lines], names
 
 
 def df_arg(s, default):
@@ -55,11 +69,10 @@ def df_arg(s, default):
 def vectorizer(a):
     stop = None
     if a.stop_words:
-        stop = open(a.stop_words, "rb").read().translate(LOWER).decode("latin-1").split()
+        # docsim lower-cases its stop words (words split at ASCII blanks) as the text
+        words = re.split(rb"[ \t\n\r\v\f]+", open(a.stop_words, "rb").read())
+        stop = [decode(w).lower() for w in words if w]
     return TfidfVectorizer(
-        lowercase=False,
-        preprocessor=lambda s: s.encode("latin-1").translate(LOWER).decode("latin-1"),
-        token_pattern=r"[A-Za-z0-9_\x80-\xff]{2,}",
         stop_words=stop,
         use_idf=a.weight == "tfidf",
         binary=a.weight == "binary",
@@ -73,16 +86,21 @@ def vectorizer(a):
 
 def text_vectors(a):
     docs, _ = records(a.corpus, a.ids)
+    qdocs = records(a.queries, a.ids)[0] if a.queries else None
     v = vectorizer(a)
-    X = v.fit_transform(docs)
-    Q = None
-    if a.queries:
-        qdocs, _ = records(a.queries, a.ids)
-        Q = v.transform(qdocs)
-    return X, Q
+    try:
+        X = v.fit_transform(docs)
+    except ValueError as e:
+        if "empty vocabulary" not in str(e):
+            raise
+        # no terms at all: every score is 0 (sklearn refuses to fit)
+        X = sp.csr_matrix((len(docs), 0))
+        return X, (sp.csr_matrix((len(qdocs), 0)) if qdocs is not None else None)
+    return X, (v.transform(qdocs) if qdocs is not None else None)
 
 
-def cmd_sim(a):
+def sim_matrix(a):
+    """The expected similarity matrix (float64, dense) for the options in a."""
     if a.format == "text":
         X, Q = text_vectors(a)
     elif a.format == "libsvm":
@@ -102,15 +120,23 @@ def cmd_sim(a):
         if a.weight != "none":
             X = normalize(X)
             Q = normalize(Q.astype(np.float64)) if Q is not None else None
-    S = linear_kernel(Q if Q is not None else X, X)
+    A = Q if Q is not None else X
+    S = linear_kernel(A, X) if X.shape[1] > 0 else np.zeros((A.shape[0], X.shape[0]))
     if sp.issparse(S):
         S = S.toarray()
-    np.save(a.out, np.asarray(S, dtype=np.float64))
+    return np.asarray(S, dtype=np.float64)
+
+
+def cmd_sim(a):
+    np.save(a.out, sim_matrix(a))
+
+
+class Mismatch(Exception):
+    """docsim's output is not what the reference expects."""
 
 
 def fail(msg):
-    print("docsim_ref: " + msg, file=sys.stderr)
-    sys.exit(1)
+    raise Mismatch(msg)
 
 
 def parse_output(path, qnames, cnames):
@@ -131,7 +157,11 @@ def parse_output(path, qnames, cnames):
 
 
 def cmd_check(a):
-    S = np.load(a.sim)
+    print(check(a, np.load(a.sim)))
+
+
+def check(a, S):
+    """Checks the output file a.output against the similarity matrix S (see cmd_check)."""
     nq, n = S.shape
     cnames = qnames = None
     if a.ids:
@@ -159,8 +189,7 @@ def cmd_check(a):
             for j in range(i + 1 if a.all_pairs else 0, n):
                 if S[i, j] >= thr + TOL and (i, j) not in got:
                     fail(f"missing pair {i+1} {j+1} (score {S[i, j]:.6f} >= {thr})")
-        print(f"ok: {len(got)} pairs")
-        return
+        return f"ok: {len(got)} pairs"
     groups = {}
     order = []
     for q, d, s, ln in lines:
@@ -183,7 +212,9 @@ def cmd_check(a):
             nhi = int(np.count_nonzero(mask & (row >= thr + TOL)))
             nlo = int(np.count_nonzero(mask & (row >= thr - TOL)))
         else:
-            nhi = nlo = int(np.count_nonzero(mask))
+            # without a threshold, only related documents: scores above 0
+            nhi = int(np.count_nonzero(mask & (row > TOL)))
+            nlo = int(np.count_nonzero(mask & (row > 0)))
         if not (min(k, nhi) <= len(g) <= min(k, nlo)):
             fail(f"query {q+1}: {len(g)} neighbours, expected {min(k, nhi)}")
         seen = set()
@@ -195,6 +226,8 @@ def cmd_check(a):
                 fail(f"line {ln}: document {d+1} is its own neighbour")
             if abs(s - row[d]) > TOL:
                 fail(f"line {ln}: score {s} for {q+1} {d+1}, expected {row[d]:.6f}")
+            if thr is None and not row[d] > 0:
+                fail(f"line {ln}: {q+1} {d+1} scores {row[d]:.6f}: not a related document")
             if idx > 0:
                 pd, ps, _ = g[idx - 1]
                 if s > ps:
@@ -210,7 +243,7 @@ def cmd_check(a):
             if (row[rest] > worst + TOL).any():
                 j = int(np.flatnonzero(rest & (row > worst + TOL))[0])
                 fail(f"query {q+1}: document {j+1} (score {row[j]:.6f}) beats a neighbour ({worst:.6f})")
-    print(f"ok: {len(lines)} lines")
+    return f"ok: {len(lines)} lines"
 
 
 def cmd_nn(a):
@@ -313,7 +346,11 @@ def main():
     m.add_argument("one")
     m.add_argument("two")
     a = p.parse_args()
-    {"sim": cmd_sim, "check": cmd_check, "nn": cmd_nn, "convert": cmd_convert, "same": cmd_same}[a.cmd](a)
+    try:
+        {"sim": cmd_sim, "check": cmd_check, "nn": cmd_nn, "convert": cmd_convert, "same": cmd_same}[a.cmd](a)
+    except Mismatch as e:
+        print("docsim_ref: " + str(e), file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
