@@ -10,7 +10,6 @@
 
 #include "cli.h"
 #include "cudadev.h"
-#include "docs.h"
 #include "editdist4r.h"
 #include "editdist4r_run.h"
 #include "editdist4r_tune.h"
@@ -154,12 +153,10 @@ input_bytes(char *const *paths, int n)
 /* ---- records of -a and -b ---- */
 
 /* A file of records: a sequence file as seq.h reads it, or with --format lines every
- * line a record (read whole, as docsim's text documents). */
+ * line a record, as it stands (a final '\r' goes). */
 struct recs_in {
 	seqfile *sq;
-	struct docs lines;
-	int whole;		/* --format lines */
-	size_t next;
+	input *lines;		/* --format lines */
 	const char *name;
 	uint64_t lineno, count;
 };
@@ -169,9 +166,8 @@ recs_open(struct recs_in *f, const char *path, int format)
 {
 	memset(f, 0, sizeof *f);
 	if (format == F_LINES) {
-		docs_read(path, DOC_TEXT, 0, &f->lines);
-		f->whole = 1;
-		f->name = f->lines.name;
+		f->lines = in_open(path);
+		f->name = in_name(f->lines);
 		return;
 	}
 	f->sq = seq_open(path);
@@ -184,29 +180,31 @@ recs_open(struct recs_in *f, const char *path, int format)
 		    want == SEQ_FASTA ? '>' : '@', formats[format]);
 }
 
+/* The next record, valid until the next call on f. */
 static int
 recs_next(struct recs_in *f, const unsigned char **s, size_t *len)
 {
-	if (!f->whole) {
-		if (!seq_next(f->sq, s, len))
+	if (f->lines != NULL) {
+		char *l = in_getline(f->lines, len);
+		if (l == NULL)
 			return 0;
-		f->lineno = seq_lineno(f->sq);
+		*s = (const unsigned char *)l;
+		f->lineno = in_lineno(f->lines);
 		f->count++;
 		return 1;
 	}
-	if (f->next == f->lines.n)
+	if (!seq_next(f->sq, s, len))
 		return 0;
-	*s = (const unsigned char *)f->lines.text[f->next];
-	*len = f->lines.len[f->next++];
-	f->lineno = f->count = f->next;
+	f->lineno = seq_lineno(f->sq);
+	f->count++;
 	return 1;
 }
 
 static void
 recs_close(struct recs_in *f)
 {
-	if (f->whole)
-		docs_free(&f->lines);
+	if (f->lines != NULL)
+		in_close(f->lines);
 	else
 		seq_close(f->sq);
 }
