@@ -581,7 +581,7 @@ open("ref.mtx", "w").write("\n".join([out[0], out[3]] + [l for l in out[4:] if l
 s = ["%%MatrixMarket matrix coordinate pattern symmetric", "5 5 4", "1 1", "3 1", "5 2", "4 4"]
 open("s.mtx", "w").write("\n".join(s))'
 	same_at_any_j got.txt acctest mm a.mtx
-	run -0 py -c '
+	run -0 py -W ignore::DeprecationWarning -c '
 import numpy as np, scipy.io
 ref = scipy.io.mmread("ref.mtx").tocsr()
 ref.sort_indices()

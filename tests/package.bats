@@ -119,6 +119,8 @@ libpath() {
 @test "the manual pages are gzipped where man looks, and read as the sources" {
 	for p in $PROGS; do
 		cmp <(gzip -dc "$R/usr/share/man/man1/$p.1.gz") "man/$p.1" || fail "$p.1.gz differs"
+		# (a minimized Ubuntu, as on the GPU machine, has a man that only says so)
+		grep -q unminimize "$(command -v man)" 2>/dev/null && continue
 		run -0 env MANPATH="$R/usr/share/man" man -w "$p"
 		assert_output "$R/usr/share/man/man1/$p.1.gz"
 	done

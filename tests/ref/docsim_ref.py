@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent references for tests/docsim.bats (scikit-learn, scipy, numpy).
+r"""Independent references for tests/docsim.bats (scikit-learn, scipy, numpy).
 
   docsim_ref.py sim CORPUS [-q QUERIES] [--format text|dense|libsvm] [text options] OUT.npy
       the expected similarity matrix: TfidfVectorizer + linear_kernel for text (its
