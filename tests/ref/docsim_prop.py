@@ -136,6 +136,12 @@ def one_case(c, rng, work, a):
         got, _ = run(["-d", "gpu"] + args, a.limit)
         if got != want:
             raise Failed(f"{desc}: the GPU in core differs from the CPU")
+        if not queries and n == 1:
+            # a lone document has no pair to score: nothing goes to the device
+            got, _ = run(["-d", "gpu", "--max-device-mem", "1"] + args, a.limit)
+            if got != want:
+                raise Failed(f"{desc}: a lone document under --max-device-mem 1 differs")
+            return desc + "; a lone document, any bound"
         least = least_budget(args, a.limit)
         _, err = run(["-d", "gpu", "--max-device-mem", str(least - 1)] + args, a.limit, expect=1)
         if f"it needs at least {least};" not in err:
