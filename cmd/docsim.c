@@ -17,6 +17,7 @@
 #include "docsim.h"
 #include "docsim_tune.h"
 #include "err.h"
+#include "input.h"
 #include "output.h"
 #include "timer.h"
 #include "tokenize.h"
@@ -284,9 +285,11 @@ main(int argc, char **argv)
 
 	/* The device starts up (in a thread) while the input is read and tokenised. */
 	struct cuda_dev dev;
+	const char *ins[2] = {cpath, o.qpath};
+	cuda_input_size(in_regular_bytes(ins, o.qpath != NULL ? 2 : 1));
 #ifdef ACCELKIT_CUDA
 	cuda_start(co.device, 0, ds_gpu_init, &dev);
-	if (strcmp(co.device, "cpu") != 0)
+	if (strcmp(co.device, "cpu") != 0 && !cuda_deferred())
 		ds_gpu_preload();
 #else
 	cuda_start(co.device, 0, NULL, &dev);

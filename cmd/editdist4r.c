@@ -128,26 +128,10 @@ settle(struct ed_run *r, int whole)
 	double work = r->work;
 	if (!whole && s->total > 0 && r->bytes > 0 && (double)s->total > (double)r->bytes)
 		work *= (double)s->total / (double)r->bytes;
-	cuda_decide(&TUNE_PICK(editdist4r_tune_table, "gpu nvidia")->cost, work, cli_threads(),
-	    &s->dev);
+	/* a pair is one CPU thread's: fewer pairs than threads leave threads idle */
+	int threads = (int)MAX((uint64_t)1, MIN((uint64_t)cli_threads(), r->npairs));
+	cuda_decide(&TUNE_PICK(editdist4r_tune_table, "gpu nvidia")->cost, work, threads, &s->dev);
 	use_device(r, s);
-}
-
-/* The bytes of the inputs when every one is a regular file, else -1. paths NULL:
- * standard input. */
-static int64_t
-input_bytes(char *const *paths, int n)
-{
-	int64_t total = 0;
-	for (int i = 0; i < n; i++) {
-		struct stat st;
-		const char *p = paths != NULL ? paths[i] : NULL;
-		int ok = p == NULL || strcmp(p, "-") == 0 ? fstat(0, &st) == 0 : stat(p, &st) == 0;
-		if (!ok || !S_ISREG(st.st_mode))
-			return -1;
-		total += st.st_size;
-	}
-	return total;
 }
 
 /* ---- records of -a and -b ---- */
@@ -374,12 +358,13 @@ main(int argc, char **argv)
 	sc.t = t;
 	sc.max_device_mem = co.max_device_mem;
 	if (fa != NULL) {
-		char *ab[2] = {(char *)fa, (char *)fb};
-		sc.total = input_bytes(ab, 2);
+		const char *ab[2] = {fa, fb};
+		sc.total = in_regular_bytes(ab, 2);
 	} else {
-		sc.total = optind == argc ? input_bytes(NULL, 1) : input_bytes(argv + optind,
-		    argc - optind);
+		sc.total = optind == argc ? in_regular_bytes(NULL, 1) :
+		    in_regular_bytes((const char *const *)argv + optind, argc - optind);
 	}
+	cuda_input_size(sc.total);
 	cuda_start(spec, 0, NULL, &sc.dev);
 	ed_run_begin(&r, co.max_device_mem, sc.total >= 0, settle, &sc);
 	if (strcmp(spec, "cpu") == 0 || !cuda_compiled())

@@ -16,6 +16,7 @@
 #include "gmmscore.h"
 #include "gmmscore_stream.h"
 #include "gmmscore_tune.h"
+#include "input.h"
 #include "output.h"
 #include "speech.h"
 #include "timer.h"
@@ -147,6 +148,10 @@ main(int argc, char **argv)
 
 	/* CUDA's start-up (about 300 ms) runs in a thread while the models are read and
 	 * the features looked at; cudadev.h makes error exits meanwhile safe. */
+	int64_t bytes = in_regular_bytes((const char *const *)files, nfiles);
+	const char *mpath[1] = {o.models};
+	int64_t mbytes = in_regular_bytes(mpath, 1);
+	cuda_input_size(bytes < 0 || mbytes < 0 ? -1 : bytes + mbytes);
 	cuda_start(co.device, 0, NULL, &dev);
 	gmm_models_load(o.models, &models);
 	if (o.dims > models.dim)

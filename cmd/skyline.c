@@ -10,6 +10,7 @@
 #include "dense.h"
 #include "err.h"
 #include "fields.h"
+#include "input.h"
 #include "output.h"
 #include "skyline.h"
 #include "skyline_tune.h"
@@ -296,6 +297,8 @@ main(int argc, char **argv)
 	/* CUDA's start-up runs (in a thread) while the input is read. */
 	setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 	struct cuda_dev dev;
+	const char *ins[2] = {path, qpath};
+	cuda_input_size(in_regular_bytes(ins, qpath != NULL ? 2 : 1));
 #ifdef ACCELKIT_CUDA
 	cuda_start(co.device, 0, sky_gpu_init, &dev);
 #else

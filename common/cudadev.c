@@ -161,6 +161,8 @@ cuda_select(const char *spec, int allow_multi, struct cuda_dev *d)
 static struct {
 	pthread_t thread;
 	int running;			/* a thread was started and not joined */
+	int deferred;			/* auto with small inputs: no thread yet */
+	int64_t input_bytes;		/* cuda_input_size's, -1 when unknown */
 	int abandoned;			/* cuda_decide chose the CPU while it ran */
 	_Atomic int done;		/* the thread has returned */
 	double t0;			/* when it began */
@@ -170,7 +172,7 @@ static struct {
 	struct cuda_dev dev;		/* what the thread chose */
 	const char *why;		/* and its -v note */
 	struct cuda_dev *d;		/* the caller's */
-} start;
+} start = {.input_bytes = -1};
 
 static void *
 start_main(void *arg)
@@ -212,6 +214,11 @@ cuda_start(const char *spec, int allow_multi, void (*init)(const struct cuda_dev
 		vlog("device: %s%s", d->name, start.why);
 		return;
 	}
+	if (strcmp(spec, "auto") == 0 && start.input_bytes >= 0 &&
+	    start.input_bytes <= CUDA_DEFER_BYTES) {
+		start.deferred = 1;
+		return;
+	}
 	start.running = 1;
 	err_before_exit(start_join_on_exit);
 	if (pthread_create(&start.thread, NULL, start_main, NULL) != 0) {
@@ -224,8 +231,29 @@ cuda_start(const char *spec, int allow_multi, void (*init)(const struct cuda_dev
 }
 
 void
+cuda_input_size(int64_t bytes)
+{
+	start.input_bytes = bytes;
+}
+
+int
+cuda_deferred(void)
+{
+	return start.deferred;
+}
+
+void
 cuda_start_wait(void)
 {
+	if (start.deferred) {
+		double t = now_sec();
+		start.deferred = 0;
+		start_main(NULL);
+		*start.d = start.dev;
+		phase_add("device start", now_sec() - t);
+		vlog("device: %s%s", start.d->name, start.why);
+		return;
+	}
 	if (!start.running || start.abandoned)
 		return;
 	double t = now_sec();
@@ -242,6 +270,8 @@ cuda_start_wait(void)
 static double
 start_left(void)
 {
+	if (start.deferred)
+		return CUDA_START_SEC;
 	if (!start.running || start.done)
 		return 0;
 	return MAX(0.0, CUDA_START_SEC - (now_sec() - start.t0));
@@ -251,6 +281,17 @@ void
 cuda_decide(const struct cost_model *m, double work, int threads, struct cuda_dev *d)
 {
 	int is_auto = start.spec == NULL || strcmp(start.spec, "auto") == 0;
+	if (start.deferred) {
+		/* the GPU's estimate carries CUDA's whole start; the CPU starts nothing */
+		if (cost_pick_gpu(m, work, threads, start_left())) {
+			cuda_start_wait();
+			return;
+		}
+		start.deferred = 0;
+		use_cpu(d);
+		vlog("device: %s", d->name);
+		return;
+	}
 	if (!is_auto || !start.running || start.done) {
 		/* forced, or the start-up already knows whether there is a GPU */
 		cuda_start_wait();

@@ -8,6 +8,7 @@
 #define ACCELKIT_CUDADEV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tune.h"
 
@@ -41,6 +42,16 @@ void cuda_select(const char *spec, int allow_multi, struct cuda_dev *d);
  * without CUDA, everything happens at once in the calling thread. */
 void cuda_start(const char *spec, int allow_multi, void (*init)(const struct cuda_dev *),
     struct cuda_dev *d);
+/* Before cuda_start: the inputs' bytes when known (in_regular_bytes), else -1. Under
+ * -d auto, inputs of at most CUDA_DEFER_BYTES are read before CUDA starts, and CUDA
+ * starts only if the work then chooses the GPU (its whole start charged to it): the
+ * read is too short for the start to hide behind, and a start that is abandoned slows
+ * the CPU run's exit (its thread is inside the driver). */
+#define CUDA_DEFER_BYTES ((int64_t)32 << 20)
+void cuda_input_size(int64_t bytes);
+/* Whether cuda_start left CUDA's start for later (see cuda_input_size). */
+int cuda_deferred(void);
+
 /* Waits for cuda_start's thread; the wait is the phase "device start" under -v. */
 void cuda_start_wait(void);
 

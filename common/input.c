@@ -266,3 +266,18 @@ in_slurp(input *in, size_t *len)
 		*len = n;
 	return out;
 }
+
+int64_t
+in_regular_bytes(const char *const *paths, int n)
+{
+	int64_t total = 0;
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		const char *p = paths != NULL ? paths[i] : NULL;
+		int ok = p == NULL || strcmp(p, "-") == 0 ? fstat(0, &st) == 0 : stat(p, &st) == 0;
+		if (!ok || !S_ISREG(st.st_mode))
+			return -1;
+		total += st.st_size;
+	}
+	return total;
+}

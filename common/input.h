@@ -16,6 +16,10 @@ typedef struct input input;
 input *in_open(const char *path);
 void in_close(input *in);
 
+/* The bytes of n inputs (paths NULL: standard input; NULL or "-" in it too) when every
+ * one is a regular file, else -1 (a pipe, a terminal, one that cannot be read). */
+int64_t in_regular_bytes(const char *const *paths, int n);
+
 /* The name used in messages: the path, or "(standard input)". */
 const char *in_name(const input *in);
 

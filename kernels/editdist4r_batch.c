@@ -309,6 +309,7 @@ ed_run_add(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned
 	bt->n++;
 	r->work += ed_pair_work(alen, blen, r->eo.maxdist);
 	r->bytes += alen + blen + 2;
+	r->npairs++;
 }
 
 void

@@ -46,6 +46,7 @@ struct ed_run {
 	uint64_t cells;		/* |A| x |B| of the pairs computed, for -v */
 	uint64_t nwide;		/* -u: pairs computed by code point, for -v */
 	double work;		/* ed_pair_work of the pairs added, for auto */
+	uint64_t npairs;	/* the pairs added (a pair is computed on one CPU thread) */
 	uint64_t bytes;		/* the strings' bytes and 2 a pair, of the pairs added */
 	size_t max_bytes;	/* a batch's pool: ED_BATCH_BYTES, or less by --max-device-mem */
 	/* ED_BATCH_QUEUE batches in a ring: nfull handed over from head on, in order, the

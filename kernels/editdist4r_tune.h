@@ -78,15 +78,15 @@ struct editdist4r_tune {
 	const char *measured;	/* what chose auto_algo and t; -v prints it */
 };
 
-/* The cost model, from bench/README.md (editdist4r, H200 machine, 1M x 150 bp = 22.5 G
- * cells). CPU: the CPU path's whole run, 561 ms on 16 threads (issue 12): 2.5 G cells a
- * second a thread, reading included; 2 ms of its own (threads, tables). GPU: the
- * bit-parallel kernels' 14.5 TCUPS (1.5 ms) plus moving 301 MB of strings (~8 ms through
- * pinned buffers at ~40 GB/s) and sorting the pairs on the host (~10 ms): 22.5 G cells
- * in ~20 ms, 1.1e12 cells a second; 20 ms of set-up (stream, buffers, pinned staging,
- * loading the kernels at their first launch) beyond CUDA's start. The GPU figures are
- * derived, to be checked by bench/e2e. */
-#define ED_COST {"cells", 2.5e9, 0.002, 1.1e12, 0.020}
+/* The cost model, measured by bench/e2e on the H200 machine (16 cores), 2026-11-24.
+ * CPU: 1M x 150 bp (22.5 G cells) computed in 129 ms on 16 threads, and one 48.5 kb
+ * pair (2.35 G cells, one thread's: auto counts a thread a pair) in 177 ms: 1.1e10
+ * cells a second a thread; 2 ms of its own. GPU: 1M x 150 bp computed in 81 ms with
+ * the strings' transfer (58 ms) and the kernels (2 ms): 2.8e11 cells a second; 150 ms
+ * of set-up beyond CUDA's start, what the whole process of the GPU run took beyond the
+ * CPU run's (440 against 339 ms) less their compute: its reading is slower beside
+ * CUDA's start (229 against 179 ms) and its staging and exit cost more. */
+#define ED_COST {"cells", 1.1e10, 0.002, 2.8e11, 0.150}
 
 static const struct editdist4r_tune editdist4r_tune_table[] = {
 	/* Every NVIDIA GPU: measured on an H200 (bench/README.md, section editdist4r).
