@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -162,6 +163,13 @@ static struct {
 	pthread_t thread;
 	int running;			/* a thread was started and not joined */
 	int deferred;			/* auto with small inputs: no thread yet */
+	int grace;			/* auto, inputs of unknown size: the thread waits
+					   CUDA_GRACE_SEC before it starts CUDA */
+	int called_off;			/* cuda_decide chose the CPU within the grace */
+	int began;			/* the grace is over: CUDA is starting */
+	int go_now;			/* the GPU is wanted: the grace ends at once */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
 	int64_t input_bytes;		/* cuda_input_size's, -1 when unknown */
 	int abandoned;			/* cuda_decide chose the CPU while it ran */
 	_Atomic int done;		/* the thread has returned */
@@ -172,12 +180,54 @@ static struct {
 	struct cuda_dev dev;		/* what the thread chose */
 	const char *why;		/* and its -v note */
 	struct cuda_dev *d;		/* the caller's */
-} start = {.input_bytes = -1};
+} start = {.input_bytes = -1, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+/* The grace of an input of unknown size (a pipe): a tiny one is read and weighed
+ * before CUDA starts, and a start called off costs nothing, where one abandoned
+ * inside the driver holds up the exit. Returns whether CUDA is to start. */
+static int
+grace(void)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += (long)(CUDA_GRACE_SEC * 1e9);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&start.mu);
+	while (!start.called_off && !start.go_now &&
+	    pthread_cond_timedwait(&start.cv, &start.mu, &until) == 0)
+		;
+	int go = !start.called_off;
+	start.began = 1;
+	pthread_mutex_unlock(&start.mu);
+	return go;
+}
+
+/* Ends the grace at once: CUDA starts (go), or is called off. */
+static void
+end_grace(int go)
+{
+	pthread_mutex_lock(&start.mu);
+	if (go)
+		start.go_now = 1;
+	else if (!start.began)
+		start.called_off = 1;
+	pthread_cond_signal(&start.cv);
+	pthread_mutex_unlock(&start.mu);
+}
 
 static void *
 start_main(void *arg)
 {
 	(void)arg;
+	if (start.grace && !grace()) {
+		use_cpu(&start.dev);
+		start.why = "";
+		start.done = 1;
+		return NULL;
+	}
 	start.why = select_device(start.spec, start.allow_multi, &start.dev);
 	if (start.dev.gpu && start.init != NULL)
 		start.init(&start.dev);
@@ -193,6 +243,7 @@ start_join_on_exit(int status)
 {
 	(void)status;
 	if (start.running && !pthread_equal(pthread_self(), start.thread)) {
+		end_grace(0);
 		pthread_join(start.thread, NULL);
 		start.running = 0;
 	}
@@ -219,6 +270,7 @@ cuda_start(const char *spec, int allow_multi, void (*init)(const struct cuda_dev
 		start.deferred = 1;
 		return;
 	}
+	start.grace = strcmp(spec, "auto") == 0 && start.input_bytes < 0;
 	start.running = 1;
 	err_before_exit(start_join_on_exit);
 	if (pthread_create(&start.thread, NULL, start_main, NULL) != 0) {
@@ -257,6 +309,7 @@ cuda_start_wait(void)
 	if (!start.running || start.abandoned)
 		return;
 	double t = now_sec();
+	end_grace(1);
 	pthread_join(start.thread, NULL);
 	start.running = 0;
 	err_before_exit(NULL);
@@ -274,7 +327,8 @@ start_left(void)
 		return CUDA_START_SEC;
 	if (!start.running || start.done)
 		return 0;
-	return MAX(0.0, CUDA_START_SEC - (now_sec() - start.t0));
+	return MAX(0.0, CUDA_START_SEC + (start.grace ? CUDA_GRACE_SEC : 0) -
+	    (now_sec() - start.t0));
 }
 
 void
@@ -301,6 +355,15 @@ cuda_decide(const struct cost_model *m, double work, int threads, struct cuda_de
 	if (cost_pick_gpu(m, work, threads, start_left())) {
 		cuda_start_wait();
 		return;
+	}
+	if (start.running && start.grace) {
+		/* within the grace, CUDA's start is called off and the thread joined */
+		end_grace(0);
+		if (start.called_off) {
+			pthread_join(start.thread, NULL);
+			start.running = 0;
+			err_before_exit(NULL);
+		}
 	}
 	if (start.running && !start.done) {
 		/* Leave the thread to itself: an error exit no longer waits for it (quick_exit

@@ -48,6 +48,9 @@ void cuda_start(const char *spec, int allow_multi, void (*init)(const struct cud
  * read is too short for the start to hide behind, and a start that is abandoned slows
  * the CPU run's exit (its thread is inside the driver). */
 #define CUDA_DEFER_BYTES ((int64_t)32 << 20)
+/* Inputs of unknown size (a pipe): CUDA's start waits this long for cuda_decide, and a
+ * decision for the CPU meanwhile calls it off (printf ... | prog answers at once). */
+#define CUDA_GRACE_SEC 0.030
 void cuda_input_size(int64_t bytes);
 /* Whether cuda_start left CUDA's start for later (see cuda_input_size). */
 int cuda_deferred(void);
