@@ -525,8 +525,9 @@ print("ok")' "$D/c.npy" "$D/small.ref"
 
 @test "auto chooses the GPU when the work pays for CUDA's start" {
 	require_gpu
-	# 80,000 pairs of about 150 bases: 1.8 G cells, 0.7 s estimated on one CPU thread
-	"$EDREF" sizes 41 80000 dna 150 >"$D/big.txt"
+	# 400,000 pairs of about 150 bases: 9 G cells, 0.8 s estimated on one CPU thread
+	# against under 0.5 s on the GPU, CUDA's whole start included
+	"$EDREF" sizes 41 400000 dna 150 >"$D/big.txt"
 	run --separate-stderr -0 editdist4r -d auto -j 1 -v "$D/big.txt"
 	[[ "$stderr" == *"auto: gpu, estimated"* ]]
 	[[ "$stderr" == *"device: gpu:"* ]]
