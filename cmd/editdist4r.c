@@ -365,6 +365,7 @@ main(int argc, char **argv)
 		    in_regular_bytes((const char *const *)argv + optind, argc - optind);
 	}
 	cuda_input_size(sc.total);
+	cuda_decides_early();	/* on the first 8 MiB of pairs (ED_SETTLE_BYTES) */
 	cuda_start(spec, 0, NULL, &sc.dev);
 	ed_run_begin(&r, co.max_device_mem, sc.total >= 0, settle, &sc);
 	if (strcmp(spec, "cpu") == 0 || !cuda_compiled())

@@ -168,6 +168,7 @@ static struct {
 	int called_off;			/* cuda_decide chose the CPU within the grace */
 	int began;			/* the grace is over: CUDA is starting */
 	int go_now;			/* the GPU is wanted: the grace ends at once */
+	int early;			/* cuda_decides_early: a grace for any input */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int64_t input_bytes;		/* cuda_input_size's, -1 when unknown */
@@ -270,7 +271,7 @@ cuda_start(const char *spec, int allow_multi, void (*init)(const struct cuda_dev
 		start.deferred = 1;
 		return;
 	}
-	start.grace = strcmp(spec, "auto") == 0 && start.input_bytes < 0;
+	start.grace = strcmp(spec, "auto") == 0 && (start.input_bytes < 0 || start.early);
 	start.running = 1;
 	err_before_exit(start_join_on_exit);
 	if (pthread_create(&start.thread, NULL, start_main, NULL) != 0) {
@@ -286,6 +287,12 @@ void
 cuda_input_size(int64_t bytes)
 {
 	start.input_bytes = bytes;
+}
+
+void
+cuda_decides_early(void)
+{
+	start.early = 1;
 }
 
 int

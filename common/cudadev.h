@@ -52,6 +52,10 @@ void cuda_start(const char *spec, int allow_multi, void (*init)(const struct cud
  * decision for the CPU meanwhile calls it off (printf ... | prog answers at once). */
 #define CUDA_GRACE_SEC 0.030
 void cuda_input_size(int64_t bytes);
+/* Before cuda_start: the program calls cuda_decide within a few milliseconds of
+ * reading, on a sample of its input, so CUDA's start waits CUDA_GRACE_SEC for it
+ * whatever the input's size (editdist4r). */
+void cuda_decides_early(void);
 /* Whether cuda_start left CUDA's start for later (see cuda_input_size). */
 int cuda_deferred(void);
 

@@ -1,6 +1,7 @@
 /* editdist4r_batch.c: editdist4r's pairs in batches and their computation. A ring of
- * ED_BATCH_QUEUE batches: until the device is chosen, full batches wait in it (auto
- * decides on their work, and CUDA starts meanwhile); from then on a batch is computed as
+ * ED_BATCH_QUEUE batches: the device is chosen (auto) once ED_SETTLE_BYTES of pairs are
+ * read from regular files, or the first batch from a pipe, or at the end; from then on
+ * a batch is computed as
  * soon as it is full: on a GPU while the next one is read, and finished (with --path,
  * the alignments on the CPU) and written while the GPU computes the one after. Batches
  * live in ordinary memory, reused from batch to batch; the GPU path copies them through
@@ -42,7 +43,7 @@ void
 ed_run_begin(struct ed_run *r, size_t max_device_mem, int sized, ed_settle_fn settle,
     void *ctx)
 {
-	r->settle_after = sized ? ED_BATCH_QUEUE : 1;
+	r->settle_bytes = sized ? ED_SETTLE_BYTES : 0;
 	r->max_bytes = ED_BATCH_BYTES;
 	if (max_device_mem > 0)
 		r->max_bytes = MAX((size_t)1 << 20, MIN(r->max_bytes, max_device_mem / 4));
@@ -271,17 +272,14 @@ filling(struct ed_run *r)
 	return &r->b[(r->head + r->nfull) % ED_BATCH_QUEUE];
 }
 
-/* The batch being filled is full: it joins the queue; once the device is chosen (now,
- * when settle_after batches wait) the queue is computed, all but its last on a GPU. */
+/* The batch being filled is full: it joins the queue, the device is chosen if it was
+ * not yet, and the queue is computed, all but its last on a GPU. */
 static void
 handover(struct ed_run *r)
 {
 	r->nfull++;
-	if (!r->settled) {
-		if (r->nfull < r->settle_after)
-			return;
+	if (!r->settled)
 		r->settle(r, 0);
-	}
 	drain(r, 1);
 }
 
@@ -310,6 +308,8 @@ ed_run_add(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned
 	r->work += ed_pair_work(alen, blen, r->eo.maxdist);
 	r->bytes += alen + blen + 2;
 	r->npairs++;
+	if (!r->settled && r->settle_bytes > 0 && r->bytes >= r->settle_bytes)
+		r->settle(r, 0);
 }
 
 void

@@ -54,7 +54,8 @@ struct ed_run {
 	struct ed_batch b[ED_BATCH_QUEUE];
 	int head, nfull, inflight;
 	int settled;		/* the device is chosen: batches are computed as they come */
-	int settle_after;	/* full batches that wait for the choice (1 to ED_BATCH_QUEUE) */
+	uint64_t settle_bytes;	/* regular files: the choice once this much is read (else
+				   at the first full batch, or the end) */
 	ed_settle_fn settle;
 	void *settle_ctx;	/* the settle function's */
 	double handover;	/* seconds spent computing and writing inside ed_run_add */
@@ -70,9 +71,10 @@ struct ed_recs {
 
 /* ---- batches (editdist4r_batch.c) ---- */
 
-/* The batches' bounds (--max-device-mem when not 0); settle is called once the first
- * ED_BATCH_QUEUE batches are full (the first one when !sized: a pipe's answers must
- * start before it ends), or at the end, unless r->settled is set already. */
+/* The batches' bounds (--max-device-mem when not 0); settle is called once
+ * ED_SETTLE_BYTES of pairs are read when sized (every input a regular file: the work
+ * so far is scaled to the whole), else once the first batch is full, or at the end,
+ * unless r->settled is set already. */
 void ed_run_begin(struct ed_run *r, size_t max_device_mem, int sized, ed_settle_fn settle,
     void *ctx);
 /* One pair, of kind ED_BYTES or (-u) ED_UTF8: into the batch being filled, handing that

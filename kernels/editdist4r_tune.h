@@ -33,14 +33,18 @@
 
 /* ---- batches: one value for every device ----
  * Pairs are gathered into batches before the device is chosen (auto weighs the work of
- * the first batches), so their bounds cannot come from a device's row. Reasoned, not
- * measured: ED_BATCH_QUEUE batches of ED_BATCH_BYTES of strings (256 MiB) are read
- * while CUDA starts (300 ms on the lent H200, longer than reading them on 16 cores),
- * and stay well within a GPU's and the host's memory. --max-device-mem lowers
+ * the first pairs), so their bounds cannot come from a device's row. Reasoned, not
+ * measured: ED_BATCH_QUEUE batches of ED_BATCH_BYTES of strings (256 MiB) keep the GPU
+ * busy while the next is read, and stay well within a GPU's and the host's memory.
+ * --max-device-mem lowers
  * ED_BATCH_BYTES to a quarter of its value (at least 1 MiB). */
 #define ED_BATCH_BYTES ((size_t)64 << 20)
 #define ED_BATCH_PAIRS ((size_t)1 << 20)
 #define ED_BATCH_QUEUE 4
+/* Regular files: auto decides once this much of the pairs is read, the work scaled to
+ * the files' size, soon enough to call CUDA's start off (cudadev.h's grace) where the
+ * CPU is chosen. */
+#define ED_SETTLE_BYTES ((uint64_t)8 << 20)
 /* Pinned buffers that a batch's strings pass through on their way to the GPU: two, so
  * that copying one piece into them overlaps the transfer of the last. Reasoned: 8 MiB
  * pieces take ~0.2 ms at the H200's 50 GB/s, long beside a copy's start-up. */
