@@ -120,17 +120,25 @@ use_device(struct ed_run *r, struct settle_ctx *s)
 }
 
 /* ed_run's settle: auto weighs the work of the pairs read so far, scaled to the whole
- * input when its size is known (see the man page's DEVICES). */
+ * input when its size is known (see the man page's DEVICES). The early look (whole
+ * -1) settles only on the CPU; a GPU is waited for at the first full batch, so that
+ * reading goes on while CUDA starts. */
 static void
 settle(struct ed_run *r, int whole)
 {
 	struct settle_ctx *s = r->settle_ctx;
+	const struct cost_model *cost = &TUNE_PICK(editdist4r_tune_table, "gpu nvidia")->cost;
 	double work = r->work;
-	if (!whole && s->total > 0 && r->bytes > 0 && (double)s->total > (double)r->bytes)
+	if (whole != 1 && s->total > 0 && r->bytes > 0 && (double)s->total > (double)r->bytes)
 		work *= (double)s->total / (double)r->bytes;
 	/* a pair is one CPU thread's: fewer pairs than threads leave threads idle */
 	int threads = (int)MAX((uint64_t)1, MIN((uint64_t)cli_threads(), r->npairs));
-	cuda_decide(&TUNE_PICK(editdist4r_tune_table, "gpu nvidia")->cost, work, threads, &s->dev);
+	if (whole < 0) {
+		if (cuda_decide_cpu(cost, work, threads, &s->dev))
+			use_device(r, s);
+		return;
+	}
+	cuda_decide(cost, work, threads, &s->dev);
 	use_device(r, s);
 }
 

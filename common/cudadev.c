@@ -338,6 +338,8 @@ start_left(void)
 	    (now_sec() - start.t0));
 }
 
+static void settle_cpu(struct cuda_dev *d);
+
 void
 cuda_decide(const struct cost_model *m, double work, int threads, struct cuda_dev *d)
 {
@@ -363,6 +365,27 @@ cuda_decide(const struct cost_model *m, double work, int threads, struct cuda_de
 		cuda_start_wait();
 		return;
 	}
+	settle_cpu(d);
+}
+
+int
+cuda_decide_cpu(const struct cost_model *m, double work, int threads, struct cuda_dev *d)
+{
+	int is_auto = start.spec == NULL || strcmp(start.spec, "auto") == 0;
+	if (!is_auto || start.deferred || !start.running || start.done)
+		return 0;
+	if (cost_pick_gpu(m, work, threads, start_left())) {
+		end_grace(1);
+		return 0;
+	}
+	settle_cpu(d);
+	return 1;
+}
+
+/* auto chose the CPU: CUDA's start is called off, or left to itself. */
+static void
+settle_cpu(struct cuda_dev *d)
+{
 	if (start.running && start.grace) {
 		/* within the grace, CUDA's start is called off and the thread joined */
 		end_grace(0);

@@ -74,6 +74,11 @@ void cuda_start_wait(void);
  * d->gpu says which path to run. threads is the CPU path's thread count. */
 void cuda_decide(const struct cost_model *m, double work, int threads, struct cuda_dev *d);
 
+/* An early look (-d auto, CUDA still starting), on an estimate of the whole work: where
+ * the CPU wins, settles on it as cuda_decide does and returns 1; else ends CUDA's grace
+ * (it starts now) and returns 0 without waiting, and cuda_decide settles later. */
+int cuda_decide_cpu(const struct cost_model *m, double work, int threads, struct cuda_dev *d);
+
 /* The end of a successful run, after the output is closed and checked: a GPU run, or a run
  * whose start-up thread was abandoned, ends the process here (_exit(0)), skipping CUDA's
  * teardown (tens of milliseconds, and unsafe beneath a thread still inside cuInit).

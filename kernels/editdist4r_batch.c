@@ -308,8 +308,10 @@ ed_run_add(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned
 	r->work += ed_pair_work(alen, blen, r->eo.maxdist);
 	r->bytes += alen + blen + 2;
 	r->npairs++;
-	if (!r->settled && r->settle_bytes > 0 && r->bytes >= r->settle_bytes)
-		r->settle(r, 0);
+	if (!r->settled && r->settle_bytes > 0 && r->bytes >= r->settle_bytes) {
+		r->settle_bytes = 0;	/* one early look */
+		r->settle(r, -1);
+	}
 }
 
 void

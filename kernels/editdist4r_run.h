@@ -71,10 +71,11 @@ struct ed_recs {
 
 /* ---- batches (editdist4r_batch.c) ---- */
 
-/* The batches' bounds (--max-device-mem when not 0); settle is called once
- * ED_SETTLE_BYTES of pairs are read when sized (every input a regular file: the work
- * so far is scaled to the whole), else once the first batch is full, or at the end,
- * unless r->settled is set already. */
+/* The batches' bounds (--max-device-mem when not 0). settle(r, whole) is called once
+ * the first batch is full (whole 0) or at the end (1), unless r->settled is set
+ * already; when sized (every input a regular file), also once, early (whole -1), after
+ * ED_SETTLE_BYTES of pairs: it may settle on the CPU then (the work so far scaled to
+ * the whole). */
 void ed_run_begin(struct ed_run *r, size_t max_device_mem, int sized, ed_settle_fn settle,
     void *ctx);
 /* One pair, of kind ED_BYTES or (-u) ED_UTF8: into the batch being filled, handing that
