@@ -135,6 +135,38 @@ load(const char *path, size_t header, enum dtype dt, struct clmat *c)
 		    "(standard input)", c->m.rows, c->m.cols);
 }
 
+/* For a shape error: which change of --transpose-a and --transpose-b would make the
+ * inner sizes match ("" when none would). */
+static void
+transpose_hint(char *buf, size_t size, const struct matrix *a, const struct matrix *b, int ta,
+    int tb)
+{
+	static const char *const flag[2][2] = {
+		{"--transpose-a", "without --transpose-a"},
+		{"--transpose-b", "without --transpose-b"},
+	};
+	const char *fix[3];
+	int n = 0;
+	for (int f = 1; f <= 3 && (n == 0 || f < 3); f++) {
+		int fa = f & 1, fb = f >> 1;
+		size_t k = (ta ^ fa) ? a->rows : a->cols, kb = (tb ^ fb) ? b->cols : b->rows;
+		if (k != kb)
+			continue;
+		if (f == 3) {
+			snprintf(buf, size, "; %s and %s would make them match", flag[0][ta],
+			    flag[1][tb]);
+			return;
+		}
+		fix[n++] = flag[f - 1][f == 1 ? ta : tb];
+	}
+	if (n == 0)
+		*buf = '\0';
+	else if (n == 1)
+		snprintf(buf, size, "; %s would make them match", fix[0]);
+	else
+		snprintf(buf, size, "; %s or %s would make them match", fix[0], fix[1]);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -226,10 +258,13 @@ main(int argc, char **argv)
 		p.k = o.ta ? A.m.rows : A.m.cols;
 		p.n = o.tb ? B.m.rows : B.m.cols;
 		size_t kb = o.tb ? B.m.cols : B.m.rows;
-		if (kb != p.k)
+		if (kb != p.k) {
+			char hint[160];
+			transpose_hint(hint, sizeof hint, &A.m, &B.m, o.ta, o.tb);
 			die("shapes do not match: op(A) is %zu x %zu (%s%s) but op(B) is %zu x %zu "
-			    "(%s%s)", p.m, p.k, pa, o.ta ? ", transposed" : "", kb, p.n, pb,
-			    o.tb ? ", transposed" : "");
+			    "(%s%s)%s", p.m, p.k, pa, o.ta ? ", transposed" : "", kb, p.n, pb,
+			    o.tb ? ", transposed" : "", hint);
+		}
 		if (beta != 0) {
 			load(c0path, header, o.dt, &C0);
 			if (C0.m.rows != p.m || C0.m.cols != p.n)

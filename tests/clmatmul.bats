@@ -231,11 +231,23 @@ print((t == np.load('$T/c.npy')).all())"
 	[ -z "$output" ]
 }
 
-@test "mismatched shapes are an error naming both shapes" {
+@test "mismatched shapes are an error naming both shapes and the --transpose that fits" {
 	run -1 --separate-stderr clmatmul "$D/a.txt" "$D/a.txt"
-	assert_equal "$stderr" "clmatmul: shapes do not match: op(A) is 2 x 3 ($D/a.txt) but op(B) is 2 x 3 ($D/a.txt)"
+	assert_equal "$stderr" "clmatmul: shapes do not match: op(A) is 2 x 3 ($D/a.txt) but op(B) is 2 x 3 ($D/a.txt); --transpose-a or --transpose-b would make them match"
 	run -1 --separate-stderr clmatmul --transpose-a "$D/a.txt" "$D/b.txt"
-	[[ $stderr == *"op(A) is 3 x 2 ($D/a.txt, transposed) but op(B) is 3 x 2 ($D/b.txt)" ]]
+	[[ $stderr == *"op(A) is 3 x 2 ($D/a.txt, transposed) but op(B) is 3 x 2 ($D/b.txt); without --transpose-a or --transpose-b would make them match" ]]
+	# only both: a 1 x 3 row by a 2 x 1 column
+	printf '1 2 3\n' > "$T/row.txt"
+	printf '1\n2\n' > "$T/col.txt"
+	run -1 --separate-stderr clmatmul "$T/row.txt" "$T/col.txt"
+	[[ $stderr == *"; --transpose-a and --transpose-b would make them match" ]]
+	# none: 1 x 3 by 2 x 2
+	printf '1 2\n3 4\n' > "$T/sq.txt"
+	run -1 --separate-stderr clmatmul "$T/row.txt" "$T/sq.txt"
+	[[ $stderr == *"op(B) is 2 x 2 ($T/sq.txt)" ]]
+	# and each hint is right: the product it names runs
+	run -0 clmatmul --transpose-a --transpose-b "$T/row.txt" "$T/col.txt"
+	assert_output "$(printf '1\t2\n2\t4\n3\t6')"
 }
 
 @test "C0 of the wrong shape is an error naming its shape" {
