@@ -191,9 +191,11 @@ FUZZ_CFLAGS  := -std=c11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra \
                 -Wno-source-uses-openmp -MMD -MP $(FUZZ_SAN)
 # Once common/input.c lets IN_CHUNK be set from outside (#ifndef IN_CHUNK), a small one:
 # small inputs then cross buffer refills, and runs are ~20x faster (no 4 MiB buffer
-# for ASan to poison per input).
+# for ASan to poison per input). GMM_PAR_BYTES=0: the model readers split even a
+# fuzzer's small input into the -j threads' shares (common/gmm_read.h).
 FUZZ_CPP     := $(filter-out -DACCELKIT_CUDA=1 -I$(CUDA_HOME)/include,$(CPPFLAGS)) -Itests/fuzz \
-                $(if $(shell grep -s 'ifndef IN_CHUNK' common/input.c),-DIN_CHUNK=64)
+                $(if $(shell grep -s 'ifndef IN_CHUNK' common/input.c),-DIN_CHUNK=64) \
+                -DGMM_PAR_BYTES=0
 FUZZDRV      := $(BUILD)/fuzzdrv
 FUZZDRV_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Wno-unknown-pragmas -MMD -MP $(SANFLAGS)
 
@@ -207,6 +209,10 @@ fuzz_seeds_htk    := testdata/gmmscore/feats.htk
 fuzz_seeds_ark    := testdata/gmmscore/feats.ark
 fuzz_seeds_speech := testdata/gmmscore/feats.htk testdata/gmmscore/feats.ark
 fuzz_seeds_num    := testdata/clkmeans/centroids.txt
+fuzz_seeds_gmm    := testdata/gmmscore/final.mdl.txt testdata/gmmscore/hmms.mmf \
+                     testdata/gmmscore/models.txt
+fuzz_seeds_tokenize := testdata/docsim/corpus.txt testdata/docsim/queries.txt \
+                     testdata/docsim/unicode.txt testdata/docsim/stop.txt
 
 .PHONY: fuzz
 fuzz: $(addprefix $(FUZZ_DIR)/bin/,$(FUZZ_TARGETS)) \

@@ -111,7 +111,7 @@ struct idlist {
 static void
 ids_add(struct idlist *l, const char *s, size_t n)
 {
-	if (l->len + n > l->cap) {
+	if (l->buf == NULL || l->len + n > l->cap) {	/* an empty first id too */
 		l->cap = MAX(2 * l->cap, l->len + n + 4096);
 		l->buf = xrealloc(l->buf, l->cap);
 	}

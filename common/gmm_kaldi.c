@@ -347,6 +347,13 @@ gmm_read_kaldi(const char *path, const char *buf, size_t len, struct gmm_models 
 			gmm_cur_fail(&c, "implausible <DIMENSION> %ld or <NUMPDFS> %ld", dim, npdf);
 			gmm_cur_die(&c, path);
 		}
+		/* Each <DiagGMM> begins with these 8 bytes: the count is checked before
+		 * the per-model arrays below are made for it. */
+		if ((size_t)npdf > (len - c.pos) / 8) {
+			gmm_cur_fail(&c, "<NUMPDFS> %ld: the %zu bytes after it cannot hold as many "
+			    "<DiagGMM>s", npdf, len - c.pos);
+			gmm_cur_die(&c, path);
+		}
 	} else if (strcmp(tok, "<DiagGMM>") == 0 || strcmp(tok, "<DiagGMMBegin>") == 0) {
 		c.pos = at;
 	} else {

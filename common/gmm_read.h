@@ -73,8 +73,11 @@ int gmm_toklen(const char *p, const char *end);
 /* ---- the readers of the whole file at buf[0..len) ---- */
 
 /* Files smaller than this are parsed on one thread: waking the others would cost more
- * than it saves (and a small model on auto must not wait for them). */
+ * than it saves (and a small model on auto must not wait for them). The fuzz targets
+ * set it to 0, so that their inputs are split into the threads' shares too. */
+#ifndef GMM_PAR_BYTES
 #define GMM_PAR_BYTES ((size_t)1 << 20)
+#endif
 
 
 void gmm_read_kaldi(const char *path, const char *buf, size_t len, struct gmm_models *m);

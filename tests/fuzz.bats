@@ -110,3 +110,33 @@ regress() {
 @test "mm: float32's largest negative value, as our writers print it, is read" {
 	regress mm flt-max </dev/null
 }
+
+# ---- sizes a model file promises ----
+
+@test "gmm: a Kaldi <NUMPDFS> the file cannot hold is an error before anything is made for it" {
+	regress gmm numpdfs-huge <<-'EOF'
+	gmm[file]: (standard input):1: <NUMPDFS> 100000000: the 11 bytes after it cannot hold as many <DiagGMM>s
+	gmm[pipe]: (standard input):1: <NUMPDFS> 100000000: the 11 bytes after it cannot hold as many <DiagGMM>s
+	EOF
+}
+
+@test "gmm: the same in a binary Kaldi model, naming the byte" {
+	regress gmm numpdfs-huge-binary <<-'EOF'
+	gmm[file]: (standard input): byte 34: <NUMPDFS> 16645889: the 10 bytes after it cannot hold as many <DiagGMM>s
+	gmm[pipe]: (standard input): byte 34: <NUMPDFS> 16645889: the 10 bytes after it cannot hold as many <DiagGMM>s
+	EOF
+}
+
+# ---- tokenize: docsim's text ----
+
+@test "tokenize: a line without an id after lines with one is an error naming it, and leaks nothing" {
+	# the parts of the lines before, made on the engine's threads, are freed by the
+	# harness after the error exit (the leak check under SANITIZE=1)
+	regress tokenize ids-missing-late <<-'EOF'
+	tokenize[pipe]: (standard input):3: no TAB after the id (--ids)
+	EOF
+}
+
+@test "tokenize: an empty id first is read" {
+	regress tokenize ids-empty-first </dev/null
+}

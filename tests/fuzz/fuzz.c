@@ -24,13 +24,14 @@ int fuzz_ended[2];
 
 /* ---- what one run allocates ----
  * The sanitizers call these hooks on every malloc and free of any thread. During a
- * run, the allocations of the thread inside fuzz_call are kept, in an open-addressing
- * set (linear probing, deletion by backward shift, so it needs no malloc of its own),
- * and frees of any thread remove them (the engine's threads free and grow the chunks
- * the caller's thread allocated). What the engine's threads allocate, the engine
- * frees when it is closed (chunks_close_all). Declared weak: without a sanitizer (the
- * plain regression driver) there is no hook, and what a failed run leaves is simply
- * not freed. */
+ * run, the allocations of every thread are kept, in an open-addressing set (linear
+ * probing, deletion by backward shift, so it needs no malloc of its own), and frees
+ * of any thread remove them (the engine's threads free and grow the chunks the
+ * caller's thread allocated). What the engine holds when an error exit closes it
+ * (chunks_close_all) it frees itself; what its threads made and handed to the caller
+ * (docs.c's tokenised parts) is the caller's, left to the release after the exit.
+ * Declared weak: without a sanitizer (the plain regression driver) there is no hook,
+ * and what a failed run leaves is simply not freed. */
 int __sanitizer_install_malloc_and_free_hooks(void (*)(const volatile void *, size_t),
     void (*)(const volatile void *)) __attribute__((weak));
 
@@ -65,7 +66,7 @@ track(const volatile void *vp, size_t size)
 {
 	uintptr_t p = (uintptr_t)vp;
 	(void)size;
-	if (!run_thread || !tracking || p == 0)
+	if (!tracking || p == 0)
 		return;
 	lock();
 	if (live >= SLOTS / 4 * 3) {
@@ -400,20 +401,22 @@ fuzz_input(const char *target, const uint8_t *data, size_t size,
 		run_once(data, size, &rc, 1, 0, &one);
 		fputs(one.said, stderr);
 		fuzz_ended[fuzz_pipe] = one.ended;
-		if (flags & FUZZ_CHUNKS) {
+		if (flags & (FUZZ_CHUNKS | FUZZ_SHARES)) {
 			/* The input in 2 to 16 chunks (records longer than a chunk make
 			 * fewer), as many for all inputs of one size: each chunk costs the
-			 * threads' hand-overs. */
+			 * threads' hand-overs. Shares: as many, their threads not started. */
 			size_t chunk = MAX(size / (2 + size % 15), 1);
-			run_once(data, size, &rc, 2, chunk, &two);
+			int threads = flags & FUZZ_SHARES ? 2 + (int)(size % 15) : 2;
+			run_once(data, size, &rc, threads, chunk, &two);
 			if (two.ended != one.ended || two.digest != one.digest ||
 			    strcmp(two.said, one.said) != 0) {
-				fprintf(stderr, "%s with 2 threads and chunks of %zu bytes:\n%s",
-				    name, chunk, two.said);
-				fuzz_fail(target, "with 2 threads the reader %s than with 1 "
-				    "(exit %d, not %d)", two.ended != one.ended ? "ended otherwise" :
-				    two.digest != one.digest ? "handed out other bytes" :
-				    "said otherwise", two.ended, one.ended);
+				fprintf(stderr, "%s with %d threads and chunks of %zu bytes:\n%s",
+				    name, threads, chunk, two.said);
+				fuzz_fail(target, "with %d threads the reader %s than with 1 "
+				    "(exit %d, not %d)", threads, two.ended != one.ended ?
+				    "ended otherwise" : two.digest != one.digest ?
+				    "handed out other bytes" : "said otherwise", two.ended,
+				    one.ended);
 			}
 			free(two.said);
 		}

@@ -35,17 +35,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * usage_error or err_exit (common/err.h): 1 an error, 2 a usage error, 0 --help. */
 enum { FUZZ_RETURNED = -1 };
 
-/* fuzz_input's flags: the reader parses on the chunk engine (common/chunks.h). */
-enum { FUZZ_CHUNKS = 1 };
+/* fuzz_input's flags: the reader parses on the chunk engine (common/chunks.h); or it
+ * splits its input into omp_get_max_threads() shares (the GMM readers: common/ is
+ * built here without OpenMP's pragmas, so the shares are parsed one after another on
+ * the caller's thread). */
+enum { FUZZ_CHUNKS = 1, FUZZ_SHARES = 2 };
 
 /* Runs read("-") over data on standard input, as the programs meet their inputs:
  * first as a regular file (sizes known: in_remaining() >= 0), then as a pipe (sizes
  * unknown). Messages name the program "TARGET[file]" and "TARGET[pipe]" and the input
  * "(standard input)". An error exit of the reader comes back here (see fuzz_call).
  * With FUZZ_CHUNKS each of the two runs again with two threads (-j 2) and chunks of
- * a few bytes (ACCELKIT_CHUNK_BYTES), so that records meet chunk boundaries; it must
- * end the same way, say the same and hand out the same bytes (fuzz_touch) as with
- * one thread. Returns 0, for LLVMFuzzerTestOneInput to return. */
+ * a few bytes (ACCELKIT_CHUNK_BYTES), so that records meet chunk boundaries; with
+ * FUZZ_SHARES, with 2 to 16 threads (-j N), so that records meet the shares'
+ * boundaries. The second run must end the same way, say the same and hand out the
+ * same bytes (fuzz_touch) as the one with one thread. Returns 0, for
+ * LLVMFuzzerTestOneInput to return. */
 int fuzz_input(const char *target, const uint8_t *data, size_t size,
     void (*read)(const char *path), int flags);
 
