@@ -276,6 +276,7 @@ cuda_start(const char *spec, int allow_multi, void (*init)(const struct cuda_dev
 	err_before_exit(start_join_on_exit);
 	if (pthread_create(&start.thread, NULL, start_main, NULL) != 0) {
 		start.running = 0;
+		start.grace = 0;	/* no decision can come while this thread waits */
 		err_before_exit(NULL);
 		start_main(NULL);
 		*d = start.dev;
