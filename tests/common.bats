@@ -958,10 +958,12 @@ open("r.fq", "w", newline="").write("".join(fq))'
 	run -0 timeout 10 head -n 3 out
 	kill "$writer" "$reader" 2>/dev/null || true
 	assert_output "$(printf '1\t1\n2\t2\n3\t3')"
-	# -n 2: the engine is closed while a thread still waits on the pipe
-	(printf '1\n2\n3\n'; sleep 30) > in &
+	# -n 2: the engine is closed while a thread still waits on the pipe (a FIFO of its
+	# own: the killed reader above may still hold the first one open)
+	mkfifo in2
+	(printf '1\n2\n3\n'; sleep 30) > in2 &
 	writer=$!
-	run -0 timeout 10 acctest records -j 4 -n 2 in
+	run -0 timeout 10 acctest records -j 4 -n 2 in2
 	kill "$writer" 2>/dev/null || true
 	assert_output "$(printf '1\t1\n2\t2')"
 }
