@@ -122,6 +122,17 @@ gmm_check_model(char *msg, size_t cap, const char *name, size_t k, int dim, cons
 				b.what = GMM_BAD_MEAN;
 				goto fail;
 			}
+			/* The scorers keep s = sqrt(0.5 / variance) and -mean s in float32
+			 * (kernels/gmmscore_pack.c): a variance so small (or a mean so large
+			 * beside it) that they overflow would score every frame NaN. */
+			double s = sqrt(0.5 * iv);
+			if (!isfinite((float)s) || !isfinite((float)(mean[c * (size_t)dim + d] * s))) {
+				snprintf(msg, cap, "model '%s', component %zu, dimension %d: variance "
+				    "%g is too small for float32 scoring beside its mean %g", name,
+				    c + 1, d + 1, 1 / iv, mean[c * (size_t)dim + d]);
+				b.what = GMM_BAD_VAR;
+				goto fail;
+			}
 		}
 	}
 	if (fabs(sum - 1) > WEIGHT_TOL) {

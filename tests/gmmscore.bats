@@ -390,6 +390,26 @@ EOF
 	[[ $stderr == *"z.mdl:8: model '0', component 2, dimension 2: variance inf is not positive"* ]]
 }
 
+@test "a variance too small for float32 scoring is an error, not NaN scores" {
+	# s = sqrt(0.5 / 1e-80) overflows float32: every frame would score NaN
+	printf 'gmm a 1 2\n1 0 0 1 1e-80\n' > "$T/tiny.gmm"
+	run -1 --separate-stderr gmmscore -d cpu -m "$T/tiny.gmm" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/tiny.gmm:2: model 'a', component 1, dimension 2: variance 1e-80 is too small for float32 scoring beside its mean 0"
+	# s = 7.1e9 is fine alone, but -mean s = -7.1e39 is not
+	printf 'gmm a 1 2\n1 0 1e30 1 1e-20\n' > "$T/big.gmm"
+	run -1 --separate-stderr gmmscore -d cpu -m "$T/big.gmm" "$D/feats.npy"
+	[[ $stderr == *"big.gmm:2: model 'a', component 1, dimension 2: variance 1e-20 is too small for float32 scoring beside its mean 1e+30" ]]
+	# Kaldi's <INV_VARS> 1e80 is the same variance
+	printf '<DIMENSION> 2 <NUMPDFS> 1 <DiagGMM>\n<WEIGHTS> [ 1 ]\n<MEANS_INVVARS> [\n 0 0 ]\n<INV_VARS> [\n 1 1e80 ]\n</DiagGMM>\n' > "$T/tiny.mdl"
+	run -1 --separate-stderr gmmscore -d cpu -m "$T/tiny.mdl" "$D/feats.npy"
+	[[ $stderr == *"tiny.mdl:6: model '0', component 1, dimension 2: variance 1e-80 is too small"* ]]
+	# the smallest variance that fits still scores finite numbers, as float64 does
+	printf 'gmm a 1 2\n1 0 0 1 1e-70\n' > "$T/small.gmm"
+	# float64: log N(x) = -log(2 pi) + 0.5 log(1e70) - 0.5 x2^2 1e70 = 78.7526 and 78.7476 (78.747604 in float32)
+	run -0 gmmscore -d cpu -m "$T/small.gmm" --all - < <(printf '0 0\n0 1e-36\n')
+	assert_equal "$(echo $output)" "- [ 78.7526 78.747604 ]"
+}
+
 @test "a bad value on a later line of its model is named by that line (the colleague's case)" {
 	# bad3.gmm: the variance on line 7 belongs to the model whose header is line 5
 	printf '# two models\ngmm a 1 2\n1 0 0 1 1\n\ngmm b 2 2\n0.5 0 0 1 1\n0.5 0 0 1 -2\n' > "$T/bad3.gmm"
