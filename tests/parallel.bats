@@ -128,9 +128,9 @@ slurm() {
 	n=37 pieces=11
 	mkdir "$T/fa"
 	for ((i = 0; i < pieces; i++)); do
-		SLURM_ARRAY_TASK_ID=$i "$REF/slurm_piece" fasta $n "$D/a.fa" >"$T/a.$i"
-		SLURM_ARRAY_TASK_ID=$i "$REF/slurm_piece" fasta $n "$D/b.fa" >"$T/b.$i"
-		editdist4r -a "$T/a.$i" -b "$T/b.$i" >"$T/fa/$(printf %05d $i)"
+		export SLURM_ARRAY_TASK_ID=$i
+		editdist4r -a <("$REF/slurm_piece" fasta $n "$D/a.fa") \
+			-b <("$REF/slurm_piece" fasta $n "$D/b.fa") >"$T/fa/$(printf %05d $i)"
 	done
 	[ -s "$T/fa/00010" ]
 	cat "$T/fa"/* >"$T/split"
