@@ -119,7 +119,9 @@ slurm() {
 
 @test "editdist4r: an error in a piece names the line within the piece" {
 	{ head -n 5 "$D/pairs.txt"; echo 'no tab here'; } >"$T/bad"
-	run -1 --separate-stderr par --pipe -N 3 editdist4r <"$T/bad"
+	# (without --halt now, which could kill the job before its message is shown)
+	run -1 --separate-stderr parallel --will-cite --keep-order -j 2 --pipe -N 3 editdist4r \
+		<"$T/bad"
 	[[ "$stderr" == *"editdist4r: (standard input):3: no TAB in the line"* ]] ||
 		fail "stderr: $stderr"
 }
