@@ -137,7 +137,9 @@ slurm() {
 	[ -s "$T/fa/00010" ]
 	cat "$T/fa"/* >"$T/split"
 	diff "$T/split" "$D/pairs.ref"
-	slurm 100 4 lines "$D/pairs.txt" 'editdist4r' >"$T/split2"
+	# an array rounded up past the input's end: its last task's piece is empty
+	slurm 100 5 lines "$D/pairs.txt" 'editdist4r' >"$T/split2"
+	[ -e "$T/out/00004" ] && [ ! -s "$T/out/00004" ]
 	diff "$T/split2" "$D/pairs.ref"
 }
 
@@ -277,7 +279,65 @@ sys.stdout.buffer.write(struct.pack(">i", (len(d) - 12) // 24) + d[4:] + bytes(2
 	sed 's/^utt/a/' "$G/feats.ark" >"$T/f.ark"
 	sed 's/^utt/b/' "$G/feats.ark" >>"$T/f.ark"
 	gmmscore -m "$G/native.txt" "$T/f.ark" >"$T/whole"
-	slurm 2 3 ark "$T/f.ark" "gmmscore -m '$G/native.txt'" >"$T/split"
+	slurm 2 5 ark "$T/f.ark" "gmmscore -m '$G/native.txt'" >"$T/split"
 	[ -s "$T/out/00002" ]
+	# tasks past the last utterance get empty pieces and print nothing
+	[ -e "$T/out/00004" ] && [ ! -s "$T/out/00004" ]
 	cmp "$T/split" "$T/whole"
+}
+
+# ---- across hosts: -S with tests/ref/ssh_here standing in for ssh and two hosts
+
+# hosts ARGS...: parallel on the "hosts" h1 and h2 (folders under $T/homes).
+hosts() {
+	command -v rsync >/dev/null || fail "rsync is not installed (make deps)"
+	SSH_HERE_HOMES=$T/homes par --ssh "$REF/ssh_here" -S h1,h2 "$@"
+}
+
+@test "across hosts: docsim queries with the corpus as --basefile equal the whole run" {
+	cd "$T"
+	awk '{ print "q" NR "\t" $0 }' "$TESTDATA/docsim/queries.txt" "$TESTDATA/docsim/corpus.txt" >q.tsv
+	awk '{ print "d" NR "\t" $0 }' "$TESTDATA/docsim/corpus.txt" >corpus.tsv
+	docsim --ids -k 10 -q q.tsv corpus.tsv >whole
+	hosts --basefile corpus.tsv --cleanup --pipepart -a q.tsv --block 200 \
+		docsim --ids -k 10 -q - corpus.tsv >split
+	split_ran 4
+	cmp split whole
+	# both hosts ran jobs, and --cleanup left nothing behind
+	[ "$(awk 'NR > 1 { print $2 }' joblog | sort -u | paste -sd ' ')" = "h1 h2" ]
+	[ -z "$(find homes -type f)" ]
+	# numbered pieces go over hosts too
+	docsim -k 10 -q "$TESTDATA/docsim/queries.txt" corpus.tsv --format text >whole2
+	hosts --basefile corpus.tsv --pipe -N 2 docsim -k 10 --format text \
+		--first-record '$(( ({#} - 1) * 2 + 1 ))' -q - corpus.tsv \
+		<"$TESTDATA/docsim/queries.txt" >split2
+	cmp split2 whole2
+}
+
+@test "across hosts: HTK files by --transferfile, models by --basefile, equal the whole run" {
+	cd "$T"
+	cp "$G/native.txt" models.txt
+	for k in 0 1 2 3 4; do
+		head -c $((12 + 24 * (k + 2))) "$G/feats.htk" |
+			py -c 'import sys, struct
+d = sys.stdin.buffer.read()
+sys.stdout.buffer.write(struct.pack(">i", (len(d) - 12) // 24) + d[4:] + bytes(2))' >"u$k.htk"
+	done
+	gmmscore -m models.txt --top 2 u?.htk >whole
+	hosts --basefile models.txt --cleanup --transferfile {} -n 2 \
+		gmmscore -m models.txt --top 2 ::: u?.htk >split
+	split_ran 3
+	cmp split whole
+	[ -z "$(find homes -type f)" ]
+}
+
+@test "across hosts: pairs by --pipepart, and -o files fetched back by --return" {
+	cd "$T"
+	hosts --pipepart -a "$D/pairs.txt" --block 3k editdist4r >split
+	split_ran 10
+	diff split "$D/pairs.ref"
+	split -l 100 -d "$D/pairs.txt" piece.
+	hosts --transferfile {} --return {}.out --cleanup editdist4r -o {}.out {} ::: piece.0?
+	cat piece.0?.out >split2
+	diff split2 "$D/pairs.ref"
 }
