@@ -224,12 +224,20 @@ slurm() {
 		gmmscore -m "$G/native.txt" --top 2 >"$T/split2"
 	split_ran 3
 	cmp "$T/split2" "$T/whole"
-	# --all: one matrix an utterance, scores as scikit-learn's
+	# --all: one matrix an utterance, scores as scikit-learn's; an empty utterance
+	# (" [ ]") is a piece of its own
 	gmmscore -m "$G/native.txt" --all "$G/feats.ark" >"$T/whole.ark"
 	par --pipe -N 1 --recend ']\n' gmmscore -m "$G/native.txt" --all \
 		<"$G/feats.ark" >"$T/split.ark"
 	split_ran 3
 	cmp "$T/split.ark" "$T/whole.ark"
+	{ cat "$G/feats.ark"; echo 'empty  [ ]'; cat "$G/feats.ark"; } >"$T/e.ark"
+	gmmscore -m "$G/native.txt" --all "$T/e.ark" >"$T/whole.e"
+	grep -qx 'empty  \[ \]' "$T/whole.e"
+	par --pipe -N 1 --recend ']\n' gmmscore -m "$G/native.txt" --all \
+		<"$T/e.ark" >"$T/split.e"
+	split_ran 7
+	cmp "$T/split.e" "$T/whole.e"
 	run -0 py "$REF/gmmscore_ref.py" check all "$T/split.ark" "$G/sum.npy" \
 		--keys utt0:60,utt1:1,utt2:239
 }
