@@ -24,7 +24,7 @@
 #include "tune.h"
 
 enum { OPT_MATRIX = CLI_OPT_PROG, OPT_IDS, OPT_FORMAT, OPT_WEIGHT, OPT_SUBLINEAR, OPT_MIN_DF,
-	OPT_MAX_DF, OPT_STOP, OPT_PRECISION };
+	OPT_MAX_DF, OPT_STOP, OPT_PRECISION, OPT_FIRST };
 static const char *const weight_names[] = {"tfidf", "tf", "binary", "none", NULL};
 static const char *const precision_names[] = {"double", "single", NULL};
 
@@ -43,6 +43,7 @@ static const struct option longopts[] = {
 	{"max-df", required_argument, NULL, OPT_MAX_DF},
 	{"stop-words", required_argument, NULL, OPT_STOP},
 	{"precision", required_argument, NULL, OPT_PRECISION},
+	{"first-record", required_argument, NULL, OPT_FIRST},
 	{NULL, 0, NULL, 0},
 };
 
@@ -61,6 +62,7 @@ usage(FILE *f)
 	    "  -t, --threshold X        only scores >= X (default: only scores > 0)\n"
 	    "      --matrix             the whole similarity matrix (-O npy for NPY)\n"
 	    "      --ids                the first TAB-separated field of a line is its id\n"
+	    "      --first-record N     number the queries from N (a piece of a split run)\n"
 	    "      --format F           auto, text, libsvm, mm or dense (default auto)\n"
 	    "      --weight W           tfidf, tf, binary or none (default tfidf)\n"
 	    "      --sublinear-tf       tf becomes 1 + ln(tf)\n"
@@ -82,6 +84,7 @@ usage(FILE *f)
 struct opts {
 	const char *qpath;
 	long long k;
+	long long first;		/* --first-record: the first query's number */
 	int k_given, use_thr, matrix, ids;
 	double thr;
 	enum doc_format format;
@@ -215,6 +218,7 @@ main(int argc, char **argv)
 	cli_init(argc, argv, &co);
 	memset(&o, 0, sizeof o);
 	o.k = 10;
+	o.first = 1;
 	o.text.max_df = 1.0;
 	o.text.max_df_prop = 1;
 	o.text.min_df = 1;
@@ -258,6 +262,9 @@ main(int argc, char **argv)
 		case OPT_STOP:
 			o.stop_path = optarg;
 			break;
+		case OPT_FIRST:
+			o.first = cli_int("--first-record", optarg, 1, INT64_MAX);
+			break;
 		case OPT_PRECISION:
 			o.precision = cli_choice("--precision", optarg, precision_names);
 			break;
@@ -278,6 +285,8 @@ main(int argc, char **argv)
 		usage_error("QUERIES and CORPUS cannot both be standard input");
 	if (o.matrix && (o.k_given || o.use_thr))
 		usage_error("--matrix prints every score: it does not take -k or --threshold");
+	if (o.first != 1 && o.qpath == NULL)
+		usage_error("--first-record numbers queries: it needs -q (a corpus is not split)");
 	if (o.k == 0 && !o.use_thr && !o.matrix)
 		usage_error("-k 0 (every pair) needs --threshold");
 	if (co.out_format == FMT_NPY && !o.matrix)
@@ -300,8 +309,10 @@ main(int argc, char **argv)
 	struct docs cr, qr;
 	struct tok_vocab *vocab = tok_vocab_new();
 	enum doc_format f = docs_read(cpath, o.format, o.ids, vocab, &cr);
-	if (o.qpath != NULL)
+	if (o.qpath != NULL) {
 		docs_read(o.qpath, f, o.ids, NULL, &qr);
+		qr.before = (uint64_t)o.first - 1;
+	}
 	phase_add(PH_READ, now_sec() - t);
 	vlog("corpus: %zu documents, %s", cr.n, doc_format_names[f]);
 

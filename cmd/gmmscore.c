@@ -22,7 +22,7 @@
 #include "timer.h"
 #include "tune.h"
 
-enum { OPT_DIMS = CLI_OPT_PROG, OPT_MODE, OPT_CHUNK };
+enum { OPT_DIMS = CLI_OPT_PROG, OPT_MODE, OPT_CHUNK, OPT_FIRST };
 
 struct opts {
 	const char *models;
@@ -32,6 +32,7 @@ struct opts {
 	size_t top;			/* 0 with --all */
 	int all;
 	size_t chunk;			/* 0: the tuning row's, bounded by memory */
+	uint64_t first_frame;		/* --first-frame: the first utterance's first number */
 };
 
 static void
@@ -39,7 +40,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: gmmscore -m MODELS [-av] [-t N] [--mode sum|max] [--dims N]\n"
-	    "                [-f text|npy|htk|ark] [--chunk FRAMES] [-o FILE] [-O text|npy]\n"
+	    "                [-f text|npy|htk|ark] [--chunk FRAMES] [--first-frame N]\n"
+	    "                [-o FILE] [-O text|npy]\n"
 	    "                [-d DEVICE] [-j N] [--max-device-mem BYTES] [FEATURES ...]\n"
 	    "       gmmscore --list-devices\n"
 	    "\n"
@@ -50,6 +52,7 @@ usage(FILE *f)
 	    "  -t, --top N            the N best models a frame (default 1)\n"
 	    "  -a, --all              every model's score: a Kaldi text archive, or -O npy\n"
 	    "      --chunk FRAMES     frames scored at a time (default: sized to memory)\n"
+	    "      --first-frame N    number the first utterance's frames from N (a piece)\n"
 	    "  -o, --output FILE      write to FILE (default standard output)\n"
 	    "  -O, --output-format F  text (default) or npy (with --all)\n"
 	    "  -d, --device SPEC      auto, cpu, gpu or gpu:N ($ACCELKIT_DEVICE)\n"
@@ -73,6 +76,7 @@ parse_args(int argc, char **argv, struct opts *o, struct common_opts *co)
 		{"top", required_argument, NULL, 't'},
 		{"all", no_argument, NULL, 'a'},
 		{"chunk", required_argument, NULL, OPT_CHUNK},
+		{"first-frame", required_argument, NULL, OPT_FIRST},
 		{NULL, 0, NULL, 0},
 	};
 	static const char *const formats[] = {"auto", "text", "npy", "htk", "ark", NULL};
@@ -102,6 +106,9 @@ parse_args(int argc, char **argv, struct opts *o, struct common_opts *co)
 		case 'a':
 			o->all = 1;
 			break;
+		case OPT_FIRST:
+			o->first_frame = (uint64_t)cli_int("--first-frame", optarg, 0, INT64_MAX);
+			break;
 		case OPT_CHUNK:
 			o->chunk = (size_t)cli_int("--chunk", optarg, 1, 1 << 24);
 			break;
@@ -116,6 +123,9 @@ parse_args(int argc, char **argv, struct opts *o, struct common_opts *co)
 		usage_error("no models given (-m FILE)");
 	if (o->all && top_given)
 		usage_error("--top and --all exclude each other");
+	if (o->all && o->first_frame > 0)
+		usage_error("--first-frame numbers the frames of --top lines; --all writes whole "
+		    "utterances: split its input by utterances");
 	if (o->all)
 		o->top = 0;
 	if (cli_out_format(co, co->output) == FMT_NPY && !o->all)
@@ -193,7 +203,7 @@ main(int argc, char **argv)
 	    .feats = feats};
 	struct gmm_stream *st = gmm_stream_open(&cfg);
 	gmm_layout_free(&layout);
-	struct gmm_writer *w = gmm_writer_open(out, fmt, &models, top);
+	struct gmm_writer *w = gmm_writer_open(out, fmt, &models, top, o.first_frame);
 	uint64_t frames = gmm_stream_run(st, w);
 	gmm_writer_end(w);
 	out_close(out);

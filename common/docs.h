@@ -32,6 +32,8 @@ struct docs {
 	size_t n;		/* records */
 	struct tok_part **parts;	/* text: the records tokenised, in parts in order */
 	size_t nparts;
+	uint64_t before;	/* records before this input's first (docsim --first-record
+				 * N: N - 1), added to the numbers printed without ids */
 	char **id;		/* with ids: record i's id, idlen[i] bytes */
 	size_t *idlen;
 	char **idbuf;		/* where the ids are, nidbuf blocks */

@@ -31,7 +31,8 @@ _accelkit_opts_docsim='
 - --min-df num
 - --max-df num
 - --stop-words file
-- --precision double|single'
+- --precision double|single
+- --first-record num'
 
 _accelkit_opts_skyline='
 -f --fields num
@@ -50,7 +51,8 @@ _accelkit_opts_gmmscore='
 - --mode sum|max
 -t --top num
 -a --all -
-- --chunk num'
+- --chunk num
+- --first-frame num'
 
 _accelkit_opts_editdist4r='
 -a --seqs-a file

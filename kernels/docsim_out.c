@@ -22,7 +22,7 @@ fmt_id(char *b, const struct docs *r, size_t i)
 	}
 	char t[24];
 	size_t n = 0;
-	uint64_t v = (uint64_t)i + 1;
+	uint64_t v = (uint64_t)i + 1 + r->before;
 	do
 		t[n++] = (char)('0' + v % 10);
 	while ((v /= 10) != 0);

@@ -26,6 +26,10 @@ struct gmm_writer {
 	size_t top;			/* 0: every score */
 	int open;			/* --all text: an utterance with rows is open */
 	uint64_t npy_off, npy_rows;
+	/* --first-frame N: added to the frame numbers of the input's first utterance,
+	 * which a piece of a split run may continue; cleared when the next one starts */
+	uint64_t offset;
+	int started;			/* a segment has been listed */
 	/* a chunk's items: segment, row and frame; an empty utterance's row is NO_ROW */
 	uint32_t *iseg, *irow;
 	uint64_t *iframe;
@@ -122,6 +126,9 @@ list_items(struct gmm_writer *w, const struct gmm_chunk *c)
 	}
 	for (size_t s = 0, r = 0; s < c->nseg; s++) {
 		const struct gmm_seg *sg = &c->seg[s];
+		if (sg->first == 0 && w->started)
+			w->offset = 0;	/* the second utterance: numbered from 0 */
+		w->started = 1;
 		if (sg->n == 0 && w->top == 0) {
 			w->iseg[n] = (uint32_t)s;
 			w->irow[n] = NO_ROW;
@@ -130,7 +137,7 @@ list_items(struct gmm_writer *w, const struct gmm_chunk *c)
 		for (size_t i = 0; i < sg->n; i++, r++) {
 			w->iseg[n] = (uint32_t)s;
 			w->irow[n] = (uint32_t)r;
-			w->iframe[n++] = sg->first + i;
+			w->iframe[n++] = sg->first + i + w->offset;
 		}
 	}
 	return n;
@@ -167,9 +174,11 @@ gmm_writer_chunk(struct gmm_writer *w, const struct gmm_chunk *c)
 }
 
 struct gmm_writer *
-gmm_writer_open(output *o, int fmt, const struct gmm_models *m, size_t top)
+gmm_writer_open(output *o, int fmt, const struct gmm_models *m, size_t top,
+    uint64_t first_frame)
 {
 	struct gmm_writer *w = xcalloc(1, sizeof *w);
+	w->offset = first_frame;
 	w->o = o;
 	w->fmt = fmt;
 	w->m = m;

@@ -60,9 +60,11 @@ struct gmm_writer;
 /* Writes to o the `top` best models a frame as text lines "KEY FRAME MODEL SCORE", or
  * with top 0 every score: a Kaldi text archive (one matrix an utterance) or, fmt
  * FMT_NPY, one float32 array of frames x models (its header now, with the row count
- * patched in at gmm_writer_end). Text is formatted on the -j threads. */
+ * patched in at gmm_writer_end). Text is formatted on the -j threads. first_frame
+ * (top > 0 only) numbers the first utterance's frames from there rather than 0: a
+ * piece of a split run that continues an utterance (gmmscore --first-frame). */
 struct gmm_writer *gmm_writer_open(output *o, int fmt, const struct gmm_models *m,
-    size_t top);
+    size_t top, uint64_t first_frame);
 /* The results of a scored chunk, in order; timed as the phase "write". */
 void gmm_writer_chunk(struct gmm_writer *w, const struct gmm_chunk *c);
 /* Hands what was written to the system now, so that a reader downstream sees it. */
