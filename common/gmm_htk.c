@@ -420,6 +420,11 @@ mmf_mixpdf(struct mmf *f, double weight, size_t wpos)
 	if (strcmp(tok, "~m") == 0) {
 		mmf_token(f, tok, sizeof tok);
 		struct macro *m = mmf_ref(f, 'm');
+		if (m->v == NULL) {	/* ~m "a" inside ~m "a"'s own definition */
+			gmm_cur_fail(&f->c, "macro ~m \"%s\" is used inside its own definition",
+			    m->name);
+			mmf_die(f);
+		}
 		mean = m->v;
 		var = m->v + f->dim;
 		mpos = m->pos[0];

@@ -127,6 +127,17 @@ regress() {
 	EOF
 }
 
+@test "gmm: an HTK ~m macro used inside its own definition is an error (was: a NULL vector read, a crash)" {
+	regress gmm mmf-m-macro-in-itself <<-'EOF'
+	gmm[file]: (standard input):1: macro ~m "<>" is used inside its own definition
+	gmm[pipe]: (standard input):1: macro ~m "<>" is used inside its own definition
+	EOF
+	regress gmm mmf-m-macro-in-itself-2 <<-'EOF'
+	gmm[file]: (standard input):1: macro ~m "~m" is used inside its own definition
+	gmm[pipe]: (standard input):1: macro ~m "~m" is used inside its own definition
+	EOF
+}
+
 # ---- tokenize: docsim's text ----
 
 @test "tokenize: a line without an id after lines with one is an error naming it, and leaks nothing" {

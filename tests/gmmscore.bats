@@ -390,6 +390,12 @@ EOF
 	[[ $stderr == *"z.mdl:8: model '0', component 2, dimension 2: variance inf is not positive"* ]]
 }
 
+@test "an HTK ~m macro used inside its own definition is an error naming the line (was: a crash)" {
+	printf '~o <VECSIZE> 2\n~m "a"\n~m "a"\n~s "s"\n~m "a"\n' > "$T/self.mmf"
+	run -1 --separate-stderr gmmscore -m "$T/self.mmf" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/self.mmf:3: macro ~m \"a\" is used inside its own definition"
+}
+
 @test "a variance too small for float32 scoring is an error, not NaN scores" {
 	# s = sqrt(0.5 / 1e-80) overflows float32: every frame would score NaN
 	printf 'gmm a 1 2\n1 0 0 1 1e-80\n' > "$T/tiny.gmm"
