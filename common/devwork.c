@@ -41,7 +41,10 @@ struct dw {
 	int *failed;		/* process returned nonzero: the message is in err */
 	char (*err)[DW_ERR];
 	struct worker *wk;
+	void **state_of;	/* each worker's, from init */
+	int ninit;		/* workers whose init has run */
 	pthread_t maker;
+	int maker_started;
 	pthread_mutex_t mu;	/* everything above and below */
 	pthread_cond_t cv;	/* any change of it */
 	uint64_t want;		/* the next unit to hand out */
@@ -102,6 +105,9 @@ worker_main(void *arg)
 	void *state = e->ops->init != NULL ? e->ops->init(e->ctx, wk->w) : NULL;
 
 	pthread_mutex_lock(&e->mu);
+	e->state_of[wk->w] = state;
+	e->ninit++;
+	pthread_cond_broadcast(&e->cv);
 	for (;;) {
 		int s = -1;
 		for (int i = 0; i < e->nslots; i++)
@@ -153,6 +159,7 @@ dw_open(const struct dw_ops *ops, void *ctx, void **slots, int nslots, int nwork
 	e->failed = xcalloc((size_t)nslots, sizeof *e->failed);
 	e->err = xcalloc((size_t)nslots, sizeof *e->err);
 	e->wk = xcalloc((size_t)nworkers, sizeof *e->wk);
+	e->state_of = xcalloc((size_t)nworkers, sizeof *e->state_of);
 	e->held = -1;
 	pthread_mutex_init(&e->mu, NULL);
 	pthread_cond_init(&e->cv, NULL);
@@ -162,9 +169,28 @@ dw_open(const struct dw_ops *ops, void *ctx, void **slots, int nslots, int nwork
 		if (pthread_create(&e->wk[w].tid, NULL, worker_main, &e->wk[w]) != 0)
 			die("cannot start a thread");
 	}
-	if (pthread_create(&e->maker, NULL, maker_main, e) != 0)
-		die("cannot start a thread");
+	pthread_mutex_lock(&e->mu);
+	while (e->ninit < nworkers)
+		pthread_cond_wait(&e->cv, &e->mu);
+	pthread_mutex_unlock(&e->mu);
 	return e;
+}
+
+void *
+dw_state(const dw *e, int w)
+{
+	return e->state_of[w];
+}
+
+int
+dw_ready(dw *e)
+{
+	int ready = 0;
+	pthread_mutex_lock(&e->mu);
+	for (int i = 0; i < e->nslots && !ready; i++)
+		ready = e->state[i] == DONE && e->idx[i] == e->want;
+	pthread_mutex_unlock(&e->mu);
+	return ready;
 }
 
 void *
@@ -172,6 +198,11 @@ dw_next(dw *e, int *worker)
 {
 	int s = -1;
 
+	if (!e->maker_started) {
+		if (pthread_create(&e->maker, NULL, maker_main, e) != 0)
+			die("cannot start a thread");
+		e->maker_started = 1;
+	}
 	pthread_mutex_lock(&e->mu);
 	if (e->held >= 0) {
 		e->state[e->held] = FREE;
@@ -234,7 +265,8 @@ dw_close(dw *e)
 	e->stop = 1;
 	pthread_cond_broadcast(&e->cv);
 	pthread_mutex_unlock(&e->mu);
-	pthread_join(e->maker, NULL);
+	if (e->maker_started)
+		pthread_join(e->maker, NULL);
 	for (int w = 0; w < e->nworkers; w++)
 		pthread_join(e->wk[w].tid, NULL);
 	pthread_cond_destroy(&e->cv);
@@ -245,5 +277,6 @@ dw_close(dw *e)
 	free(e->failed);
 	free(e->err);
 	free(e->wk);
+	free(e->state_of);
 	free(e);
 }

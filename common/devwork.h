@@ -13,9 +13,12 @@
  * which the program maps to a device (ids[w] of struct cuda_dev). tests/acctest.c
  * drives it on the CPU.
  *
- * Threads: one maker thread calls make (reading input overlaps the devices' work and
- * the caller's writing); nworkers worker threads call init, process and fini; the
- * caller's thread takes results with dw_next.
+ * Threads: nworkers worker threads call init, process and fini; one maker thread calls
+ * make (reading input overlaps the devices' work and the caller's writing); the
+ * caller's thread takes results with dw_next. dw_open returns once every worker's init
+ * has run, and the maker starts at the first dw_next: in between, the program may size
+ * its units from what the workers found (dw_state: a device's memory) and fill in the
+ * slots.
  *
  * Errors: a unit whose process fails (returns nonzero, with a message in err) is
  * reported in order: dw_next hands out every unit before it, then dies with the
@@ -64,8 +67,15 @@ struct dw_ops {
 typedef struct dw dw;
 
 /* nworkers >= 1 workers over slots[0..nslots), nslots >= nworkers + 2 (dw_slots gives
- * enough for the reordering too). The threads start here. */
+ * enough for the reordering too). Starts the workers and returns when each has run
+ * its init. slots[] is read from the first dw_next on. */
 dw *dw_open(const struct dw_ops *ops, void *ctx, void **slots, int nslots, int nworkers);
+/* Worker w's state, as its init returned it (for the caller to read, not to use on
+ * the device: that is the worker thread's). */
+void *dw_state(const dw *e, int w);
+/* Whether the next unit in order is processed already (dw_next would not wait): a
+ * streaming caller flushes its output when it is not. */
+int dw_ready(dw *e);
 /* The next unit in input order, processed; NULL after the last. *worker (when not NULL)
  * says which worker processed it. The slot stays the caller's until the next call,
  * which gives it back to be made anew. Dies with the unit's message where it failed. */
