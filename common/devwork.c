@@ -48,6 +48,7 @@ struct dw {
 	pthread_mutex_t mu;	/* everything above and below */
 	pthread_cond_t cv;	/* any change of it */
 	uint64_t want;		/* the next unit to hand out */
+	uint64_t nput;		/* the caller's units (make NULL): the next one's index */
 	uint64_t total;		/* the number of units, once ended */
 	int ended;		/* the maker has made its last unit */
 	int stop;		/* dw_close: every thread ends */
@@ -198,7 +199,7 @@ dw_next(dw *e, int *worker)
 {
 	int s = -1;
 
-	if (!e->maker_started) {
+	if (!e->maker_started && e->ops->make != NULL) {
 		if (pthread_create(&e->maker, NULL, maker_main, e) != 0)
 			die("cannot start a thread");
 		e->maker_started = 1;
@@ -231,6 +232,74 @@ dw_next(dw *e, int *worker)
 	if (worker != NULL)
 		*worker = e->who[s];
 	return e->slots[s];
+}
+
+void *
+dw_slot(dw *e)
+{
+	int s = -1;
+	pthread_mutex_lock(&e->mu);
+	for (int i = 0; i < e->nslots && s < 0; i++)
+		if (e->state[i] == FREE)
+			s = i;
+	if (s >= 0)
+		e->state[s] = MAKING;
+	pthread_mutex_unlock(&e->mu);
+	return s >= 0 ? e->slots[s] : NULL;
+}
+
+/* The index of a slot the caller holds (it names it by pointer). */
+static int
+slot_index(const dw *e, const void *slot)
+{
+	for (int i = 0; i < e->nslots; i++)
+		if (e->slots[i] == slot)
+			return i;
+	die("devwork: %p is not a slot", slot);
+}
+
+void
+dw_put(dw *e, void *slot)
+{
+	int s = slot_index(e, slot);
+	pthread_mutex_lock(&e->mu);
+	e->idx[s] = e->nput++;
+	e->failed[s] = 0;
+	e->state[s] = MADE;
+	e->total = e->nput;
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+}
+
+void
+dw_unslot(dw *e, void *slot)
+{
+	int s = slot_index(e, slot);
+	pthread_mutex_lock(&e->mu);
+	e->state[s] = FREE;
+	pthread_mutex_unlock(&e->mu);
+}
+
+void
+dw_end(dw *e)
+{
+	pthread_mutex_lock(&e->mu);
+	e->total = e->nput;
+	e->ended = 1;
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+}
+
+void
+dw_done(dw *e)
+{
+	pthread_mutex_lock(&e->mu);
+	if (e->held >= 0) {
+		e->state[e->held] = FREE;
+		e->held = -1;
+		pthread_cond_broadcast(&e->cv);
+	}
+	pthread_mutex_unlock(&e->mu);
 }
 
 double

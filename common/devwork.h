@@ -32,6 +32,20 @@
  *		write(s);
  *	dw_report(e, names);		// -v: a line a worker
  *	dw_close(e);
+ *
+ * Or the caller makes the units itself (make NULL), where its reading loop pushes
+ * records into a unit as they come (editdist4r): it fills a slot from dw_slot, hands it
+ * over with dw_put, and takes results in order with dw_next, giving each back with
+ * dw_done once used; when dw_slot has none free, results must be taken first:
+ *
+ *	while ((s = dw_slot(e)) == NULL) {
+ *		write(dw_next(e, NULL));
+ *		dw_done(e);
+ *	}
+ *	fill(s);
+ *	dw_put(e, s);
+ *	...
+ *	dw_end(e);			// then dw_next to NULL as above
  */
 #ifndef ACCELKIT_DEVWORK_H
 #define ACCELKIT_DEVWORK_H
@@ -80,6 +94,16 @@ int dw_ready(dw *e);
  * says which worker processed it. The slot stays the caller's until the next call,
  * which gives it back to be made anew. Dies with the unit's message where it failed. */
 void *dw_next(dw *e, int *worker);
+/* Caller-made units (make NULL). dw_slot: a free slot to fill, or NULL when every slot
+ * is taken (take a result with dw_next and dw_done first). dw_put: hands the filled slot
+ * over as the next unit. dw_unslot: gives back a slot from dw_slot unused. dw_end: no
+ * more units come. dw_done: gives back the slot of the last dw_next now (dw_next would
+ * at its next call). */
+void *dw_slot(dw *e);
+void dw_put(dw *e, void *slot);
+void dw_unslot(dw *e, void *slot);
+void dw_end(dw *e);
+void dw_done(dw *e);
 /* Under -v, one line a worker: "NAME share 48% busy 1.23 s (units 12)", names[w]
  * naming worker w ("gpu:1"). After the last unit. */
 void dw_report(const dw *e, const char *const *names);

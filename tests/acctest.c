@@ -27,9 +27,10 @@
  *       back into OUT, K buffers of BYTES, the results written out slowly; prints
  *       "h2d|d2h CHUNK BUFFER" for each copy, and checks that a buffer comes back from
  *       the ring only once its last copy has completed; -v gives each way's GB/s
- *   acctest devwork [-w WORKERS] [-n UNITS] [--fail K] [--slow-worker W] [--seed S]
+ *   acctest devwork [-w WORKERS] [-n UNITS] [--fail K] [--slow-worker W] [--seed S] [--push]
  *       the device engine (devwork.h) on CPU threads: unit k's result "k<TAB>k*k+1"
  *       in input order, each unit delayed at random (0-2 ms; 20 ms on worker W);
+ *       --push: this thread makes the units (dw_slot, dw_put) instead of make;
  *       --fail K fails unit K ("unit K: failed"); checks that every unit runs in the
  *       thread whose init made its worker's state, and that no more units are in
  *       flight than there are slots; -v gives each worker's share
@@ -929,6 +930,14 @@ dwc_make(void *ctx, void *slot, uint64_t k)
 	return k + 1 == c->n ? DW_LAST : DW_MORE;
 }
 
+static void
+dwt_emit(output *o, const struct dw_unit *u, struct dw_test *t)
+{
+	out_printf(o, "%llu\t%llu\n", (unsigned long long)u->k, (unsigned long long)u->result);
+	out_flush(o);	/* what came before a failed unit is out when it fails */
+	t->consumed++;
+}
+
 static int
 cmd_devwork(int argc, char **argv, struct common_opts *co)
 {
@@ -937,10 +946,11 @@ cmd_devwork(int argc, char **argv, struct common_opts *co)
 		{"fail", required_argument, NULL, 'F'},
 		{"slow-worker", required_argument, NULL, 'S'},
 		{"seed", required_argument, NULL, 's'},
+		{"push", no_argument, NULL, 'P'},
 		{NULL, 0, NULL, 0},
 	};
 	struct dw_count c = {.n = 100};
-	int workers = 2, ch;
+	int workers = 2, ch, push = 0;
 	uint64_t seed = 1;
 
 	c.t.fail = UINT64_MAX;
@@ -957,6 +967,8 @@ cmd_devwork(int argc, char **argv, struct common_opts *co)
 			c.t.slow = (int)cli_int("--slow-worker", optarg, 0, 63);
 		else if (ch == 's')
 			seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX);
+		else if (ch == 'P')
+			push = 1;
 		else
 			cli_common(ch, optarg, co, usage);
 	}
@@ -967,14 +979,25 @@ cmd_devwork(int argc, char **argv, struct common_opts *co)
 	for (int i = 0; i < c.t.nslots; i++)
 		slots[i] = &units[i];
 	static const struct dw_ops ops = {dwt_init, dwc_make, dwt_process, dwt_fini, NULL};
-	dw *e = dw_open(&ops, &c, slots, c.t.nslots, workers);
+	static const struct dw_ops push_ops = {dwt_init, NULL, dwt_process, dwt_fini, NULL};
+	dw *e = dw_open(push ? &push_ops : &ops, &c, slots, c.t.nslots, workers);
 	output *o = out_open(co->output);
-	for (struct dw_unit *u; (u = dw_next(e, NULL)) != NULL;) {
-		out_printf(o, "%llu\t%llu\n", (unsigned long long)u->k,
-		    (unsigned long long)u->result);
-		out_flush(o);	/* what came before a failed unit is out when it fails */
-		c.t.consumed++;
+	if (push) {
+		for (uint64_t k = 0; k < c.n; k++) {
+			void *s;
+			while ((s = dw_slot(e)) == NULL || dw_ready(e)) {
+				if (s != NULL)
+					dw_unslot(e, s);	/* results first, where some are ready */
+				dwt_emit(o, dw_next(e, NULL), &c.t);
+				dw_done(e);
+			}
+			dwt_make(&c.t, s, k);
+			dw_put(e, s);
+		}
+		dw_end(e);
 	}
+	for (struct dw_unit *u; (u = dw_next(e, NULL)) != NULL;)
+		dwt_emit(o, u, &c.t);
 	char (*names)[32] = xcalloc((size_t)workers, sizeof *names);
 	const char **np = xcalloc((size_t)workers, sizeof *np);
 	for (int w = 0; w < workers; w++) {

@@ -1253,6 +1253,9 @@ squares() {
 		for seed in 1 2; do
 			acctest devwork -w $w -n 300 --seed $seed > got.txt
 			cmp want.txt got.txt
+			# the caller makes the units itself (dw_slot, dw_put)
+			acctest devwork --push -w $w -n 300 --seed $seed > got.txt
+			cmp want.txt got.txt
 		done
 	done
 	# more workers than units, a single unit, and none
@@ -1261,6 +1264,8 @@ squares() {
 	run -0 acctest devwork -w 2 -n 1
 	assert_output "$(squares 1)"
 	run -0 acctest devwork -w 3 -n 0
+	assert_output ""
+	run -0 acctest devwork --push -w 3 -n 0
 	assert_output ""
 }
 
@@ -1279,9 +1284,11 @@ squares() {
 @test "a unit that fails is reported after every unit before it is out, and once" {
 	for w in 1 2 4; do
 		for k in 0 1 13 99; do
-			run -1 --separate-stderr acctest devwork -w $w -n 100 --fail $k
-			assert_output "$(squares $k)"
-			assert_equal "$stderr" "acctest: unit $k: failed"
+			for push in "" --push; do
+				run -1 --separate-stderr acctest devwork $push -w $w -n 100 --fail $k
+				assert_output "$(squares $k)"
+				assert_equal "$stderr" "acctest: unit $k: failed"
+			done
 		done
 	done
 }
