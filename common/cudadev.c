@@ -449,6 +449,13 @@ cuda_workers(const struct cuda_dev *d)
 	return (int)n;
 }
 
+int
+cuda_spec_multi(const char *spec)
+{
+	return spec != NULL && (strcmp(spec, "gpu:all") == 0 ||
+	    (strncmp(spec, "gpu:", 4) == 0 && strchr(spec, ',') != NULL));
+}
+
 void
 cuda_worker_name(const struct cuda_dev *d, int w, char *buf, size_t n)
 {

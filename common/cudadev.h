@@ -91,6 +91,9 @@ void cuda_finish(const struct cuda_dev *d);
  * ACCELKIT_CPU_WORKERS=N runs N workers on the CPU, so that the dividing code runs
  * without a GPU (each worker's CPU path still uses every -j thread). */
 int cuda_workers(const struct cuda_dev *d);
+/* Whether spec names several GPUs (gpu:all, or a list gpu:N,M): the program may set
+ * up its workers before reading. */
+int cuda_spec_multi(const char *spec);
 /* Worker w's name under -v: "gpu:1" ("gpu:0#2" for a GPU listed twice; "cpu#2"). */
 void cuda_worker_name(const struct cuda_dev *d, int w, char *buf, size_t n);
 /* In worker w's thread, before it touches its GPU: makes d->ids[w] the thread's device. */
