@@ -373,6 +373,7 @@ gmm_stream_open(const struct gmm_stream_cfg *cfg)
 			st->mslot[i] = &st->mbuf[i];
 		st->dw = dw_open(&gmm_dw_ops, st, st->mslot, st->nmbuf, st->nw);
 #ifdef ACCELKIT_CUDA
+		cuda_worker_use(dev, 0);	/* the buffers are pinned in the first GPU's context */
 		for (int w = 0; w < st->nw; w++) {
 			const struct gmm_worker *wk = dw_state(st->dw, w);
 			if (wk->gpu != NULL)
