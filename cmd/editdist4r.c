@@ -59,7 +59,8 @@ usage(FILE *f)
 	    "                         dp (plain dynamic programming, on the CPU)\n"
 	    "  -o, --output FILE      write to FILE instead of standard output\n"
 	    "  -O, --output-format F  text (default) or npy (float32 distances)\n"
-	    "  -d, --device SPEC      auto, cpu, gpu or gpu:N (default $ACCELKIT_DEVICE or auto)\n"
+	    "  -d, --device SPEC      auto, cpu, gpu, gpu:N, gpu:all or gpu:N,M (default $ACCELKIT_DEVICE\n"
+	    "                         or auto)\n"
 	    "  -j, --threads N        CPU threads\n"
 	    "      --max-device-mem B limit GPU memory use (e.g. 512M)\n"
 	    "      --list-devices     list the devices and exit\n"
@@ -104,9 +105,14 @@ use_device(struct ed_run *r, struct settle_ctx *s)
 	r->gpu = s->dev.gpu;
 	r->eo.auto_algo = tune->auto_algo;
 	r->eo.t = s->t > 0 ? s->t : tune->t;
+	/* several GPUs (gpu:all, gpu:0,1): a GPU state a worker, made by the engine */
+	int multi = !(r->gpu && r->eo.algo == ED_DP) &&
+	    ed_run_multi(r, &s->dev, tune, s->max_device_mem);
 #ifdef ACCELKIT_CUDA
-	if (r->gpu && r->eo.algo != ED_DP)
+	if (r->gpu && r->eo.algo != ED_DP && !multi)
 		r->g = ed_gpu_open(&s->dev, &r->eo, tune, s->max_device_mem);
+#else
+	(void)multi;
 #endif
 	vlog("tuning: %s (%s)", *tune->device != '\0' ? tune->device : "default", tune->measured);
 	if (r->gpu && r->eo.algo == ED_DP)
@@ -374,10 +380,12 @@ main(int argc, char **argv)
 	}
 	cuda_input_size(sc.total);
 	cuda_decides_early();	/* on the first 8 MiB of pairs (ED_SETTLE_BYTES) */
-	cuda_start(spec, 0, NULL, &sc.dev);
+	cuda_start(spec, 1, NULL, &sc.dev);	/* gpu:all divides the batches */
 	ed_run_begin(&r, co.max_device_mem, sc.total >= 0, settle, &sc);
-	if (strcmp(spec, "cpu") == 0 || !cuda_compiled())
-		settle(&r, 0);	/* nothing to weigh or to wait for */
+	/* Nothing to weigh or to wait for; several GPUs are set up before the first pair
+	 * (each worker opens its GPU), so CUDA's start is waited for at once. */
+	if (strcmp(spec, "cpu") == 0 || !cuda_compiled() || cuda_spec_multi(spec))
+		settle(&r, 0);
 	ed_out_begin(&r, co.output);
 
 	if (all) {

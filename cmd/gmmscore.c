@@ -55,7 +55,7 @@ usage(FILE *f)
 	    "      --first-frame N    number the first utterance's frames from N (a piece)\n"
 	    "  -o, --output FILE      write to FILE (default standard output)\n"
 	    "  -O, --output-format F  text (default) or npy (with --all)\n"
-	    "  -d, --device SPEC      auto, cpu, gpu or gpu:N ($ACCELKIT_DEVICE)\n"
+	    "  -d, --device SPEC      auto, cpu, gpu, gpu:N, gpu:all or gpu:N,M ($ACCELKIT_DEVICE)\n"
 	    "  -j, --threads N        CPU threads\n"
 	    "      --max-device-mem B bound on the GPU memory used\n"
 	    "      --list-devices     list the devices and exit\n"
@@ -162,7 +162,7 @@ main(int argc, char **argv)
 	const char *mpath[1] = {o.models};
 	int64_t mbytes = in_regular_bytes(mpath, 1);
 	cuda_input_size(bytes < 0 || mbytes < 0 ? -1 : bytes + mbytes);
-	cuda_start(co.device, 0, NULL, &dev);
+	cuda_start(co.device, 1, NULL, &dev);	/* gpu:all divides the chunks */
 	gmm_models_load(o.models, &models);
 	if (o.dims > models.dim)
 		die("--dims %d: the models have %d dimensions", o.dims, models.dim);

@@ -141,10 +141,23 @@ select_device(const char *spec, int allow_multi, struct cuda_dev *d)
 	CUDA_CHECK(cudaMemGetInfo(&d->mem_free, &d->mem_total));
 	d->sm_count = prop.multiProcessorCount;
 	tune_describe_cuda(d->desc, sizeof d->desc, prop.name, prop.major, prop.minor);
-	if (nwant == 1)
+	if (nwant == 1) {
 		snprintf(d->name, sizeof d->name, "gpu:%d %s", d->ids[0], prop.name);
-	else
-		snprintf(d->name, sizeof d->name, "%d GPUs from gpu:%d %s", nwant, d->ids[0], prop.name);
+	} else {
+		/* The other GPUs' contexts are made here too, while the program reads, rather
+		 * than in the workers' first calls; ids[0] stays this thread's device. The
+		 * tuning row is ids[0]'s: "gpu:0,1" of unlike GPUs runs with the first's. */
+		int n = snprintf(d->name, sizeof d->name, "%d GPUs gpu:%d", nwant, d->ids[0]);
+		for (int i = 1; i < nwant; i++) {
+			CUDA_CHECK(cudaSetDevice(d->ids[i]));
+			CUDA_CHECK(cudaFree(0));
+			if (n > 0 && (size_t)n < sizeof d->name)
+				n += snprintf(d->name + n, sizeof d->name - (size_t)n, ",%d", d->ids[i]);
+		}
+		CUDA_CHECK(cudaSetDevice(d->ids[0]));
+		if (n > 0 && (size_t)n < sizeof d->name)
+			snprintf(d->name + n, sizeof d->name - (size_t)n, " %s", prop.name);
+	}
 #endif
 	return "";
 }
@@ -419,6 +432,57 @@ cuda_finish(const struct cuda_dev *d)
 		fflush(NULL);
 		_exit(0);
 	}
+}
+
+int
+cuda_workers(const struct cuda_dev *d)
+{
+	if (d->gpu)
+		return MAX(d->ngpus, 1);
+	const char *e = getenv("ACCELKIT_CPU_WORKERS");
+	if (e == NULL || *e == '\0')
+		return 1;
+	char *end;
+	long n = strtol(e, &end, 10);
+	if (*end != '\0' || n < 1 || n > CUDADEV_MAX)
+		die("ACCELKIT_CPU_WORKERS=%s: expected 1 to %d", e, CUDADEV_MAX);
+	return (int)n;
+}
+
+int
+cuda_spec_multi(const char *spec)
+{
+	return spec != NULL && (strcmp(spec, "gpu:all") == 0 ||
+	    (strncmp(spec, "gpu:", 4) == 0 && strchr(spec, ',') != NULL));
+}
+
+void
+cuda_worker_name(const struct cuda_dev *d, int w, char *buf, size_t n)
+{
+	int id = d->gpu ? d->ids[w] : 0, nth = 1;
+	for (int i = 0; i < w; i++)
+		if (!d->gpu || d->ids[i] == id)
+			nth++;
+	const char *kind = d->gpu ? "gpu:" : "cpu";
+	char num[16] = "";
+	if (d->gpu)
+		snprintf(num, sizeof num, "%d", id);
+	if (nth == 1)
+		snprintf(buf, n, "%s%s", kind, num);
+	else
+		snprintf(buf, n, "%s%s#%d", kind, num, nth);
+}
+
+void
+cuda_worker_use(const struct cuda_dev *d, int w)
+{
+#ifdef ACCELKIT_CUDA
+	if (d->gpu)
+		CUDA_CHECK(cudaSetDevice(d->ids[w]));
+#else
+	(void)d;
+	(void)w;
+#endif
 }
 
 void

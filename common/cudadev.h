@@ -85,6 +85,20 @@ int cuda_decide_cpu(const struct cost_model *m, double work, int threads, struct
  * Otherwise it returns, and main frees what it holds and returns 0. */
 void cuda_finish(const struct cuda_dev *d);
 
+/* The workers a program that divides its work (common/devwork.h) runs: one a GPU of
+ * d->ids[0..ngpus) on a GPU (gpu:0,0 lists one GPU twice: two workers share it, which
+ * tries the several-GPU paths on a machine with one). On the CPU, 1; for tests only,
+ * ACCELKIT_CPU_WORKERS=N runs N workers on the CPU, so that the dividing code runs
+ * without a GPU (each worker's CPU path still uses every -j thread). */
+int cuda_workers(const struct cuda_dev *d);
+/* Whether spec names several GPUs (gpu:all, or a list gpu:N,M): the program may set
+ * up its workers before reading. */
+int cuda_spec_multi(const char *spec);
+/* Worker w's name under -v: "gpu:1" ("gpu:0#2" for a GPU listed twice; "cpu#2"). */
+void cuda_worker_name(const struct cuda_dev *d, int w, char *buf, size_t n);
+/* In worker w's thread, before it touches its GPU: makes d->ids[w] the thread's device. */
+void cuda_worker_use(const struct cuda_dev *d, int w);
+
 /* --list-devices: "cpu ..." then "gpu:N ..." lines on stdout. */
 void cuda_list_devices(void);
 

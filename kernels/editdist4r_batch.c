@@ -6,7 +6,14 @@
  * the alignments on the CPU) and written while the GPU computes the one after. Batches
  * live in ordinary memory, reused from batch to batch; the GPU path copies them through
  * pinned staging buffers. Separate from cmd/editdist4r.c, which reads the pairs and
- * chooses the device, and from the engines, which compute. */
+ * chooses the device, and from the engines, which compute.
+ *
+ * Several GPUs (ed_run_multi): the batches are units of the device engine
+ * (common/devwork.h), made by ed_run_add as pairs come; a worker a GPU computes a batch
+ * (and its --path alignments) when it frees up, and this thread writes them in input
+ * order. A batch is bounded by bytes of strings, so batches of like pairs hold like
+ * cells, and a GPU that draws the long ones simply takes fewer; a pair is never split,
+ * so a long pair stays on one GPU. */
 #include "editdist4r_run.h"
 
 #include <stdlib.h>
@@ -84,8 +91,13 @@ batch_free(struct ed_batch *b)
 void
 ed_run_free(struct ed_run *r)
 {
+	dw_close(r->dw);
 	for (int k = 0; k < ED_BATCH_QUEUE; k++)
 		batch_free(&r->b[k]);
+	for (int k = 0; k < r->nmb; k++)
+		batch_free(&r->mb[k]);
+	free(r->mb);
+	free(r->mslot);
 }
 
 /* A written batch, ready to be filled again. */
@@ -269,14 +281,22 @@ drain(struct ed_run *r, int keep)
 static struct ed_batch *
 filling(struct ed_run *r)
 {
+	if (r->dw != NULL)
+		return r->fill;
 	return &r->b[(r->head + r->nfull) % ED_BATCH_QUEUE];
 }
+
+static void multi_handover(struct ed_run *r);
 
 /* The batch being filled is full: it joins the queue, the device is chosen if it was
  * not yet, and the queue is computed, all but its last on a GPU. */
 static void
 handover(struct ed_run *r)
 {
+	if (r->dw != NULL) {
+		multi_handover(r);
+		return;
+	}
 	r->nfull++;
 	if (!r->settled)
 		r->settle(r, 0);
@@ -314,9 +334,15 @@ ed_run_add(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned
 	}
 }
 
+static void multi_end(struct ed_run *r);
+
 void
 ed_run_end(struct ed_run *r)
 {
+	if (r->dw != NULL) {
+		multi_end(r);
+		return;
+	}
 	if (filling(r)->n > 0)
 		r->nfull++;
 	if (!r->settled)
@@ -353,12 +379,15 @@ ed_recs_put(struct ed_run *r, struct ed_recs *rc, const unsigned char *s, size_t
 static void
 matrix_shared(struct ed_run *r, const struct ed_recs *A, const struct ed_recs *B)
 {
-	for (int k = 0; k < ED_BATCH_QUEUE; k++) {
-		free(r->b[k].pool);
-		r->b[k].pool = r->allpool.pool;
-		r->b[k].used = r->allpool.used;
-		r->b[k].cap = r->allpool.cap;
-		r->b[k].shared_pool = 1;
+	/* the batches of the ring, or of the device engine */
+	struct ed_batch *bs = r->dw != NULL ? r->mb : r->b;
+	const int nb = r->dw != NULL ? r->nmb : ED_BATCH_QUEUE;
+	for (int k = 0; k < nb; k++) {
+		free(bs[k].pool);
+		bs[k].pool = r->allpool.pool;
+		bs[k].used = r->allpool.used;
+		bs[k].cap = r->allpool.cap;
+		bs[k].shared_pool = 1;
 	}
 	uint64_t total = (uint64_t)A->n * B->n, k = 0;
 	while (k < total) {
@@ -376,13 +405,20 @@ matrix_shared(struct ed_run *r, const struct ed_recs *A, const struct ed_recs *B
 		}
 		if (r->utf8)
 			memset(b->kind, ED_BYTES, b->n);
-		r->nfull++;
-		drain(r, 1);
+		if (r->dw != NULL) {
+			multi_handover(r);
+		} else {
+			r->nfull++;
+			drain(r, 1);
+		}
 	}
-	drain(r, 0);
-	for (int q = 0; q < ED_BATCH_QUEUE; q++) {
-		r->b[q].pool = NULL;
-		r->b[q].shared_pool = 0;
+	if (r->dw != NULL)
+		multi_end(r);
+	else
+		drain(r, 0);
+	for (int q = 0; q < nb; q++) {
+		bs[q].pool = NULL;
+		bs[q].shared_pool = 0;
 	}
 }
 
@@ -407,4 +443,166 @@ ed_run_matrix(struct ed_run *r, struct ed_recs *A, struct ed_recs *B)
 	free(B->len);
 	free(r->allpool.pool);
 	r->allpool.pool = NULL;
+}
+
+/* ---- several GPUs: the device engine ---- */
+
+struct ed_worker {
+	struct ed_gpu *g;	/* NULL: the CPU (ACCELKIT_CPU_WORKERS) */
+};
+
+static void *
+multi_init(void *ctx, int w)
+{
+	struct ed_run *r = ctx;
+	struct ed_worker *wk = xcalloc(1, sizeof *wk);
+#ifdef ACCELKIT_CUDA
+	if (r->mdev.gpu) {
+		/* ed_gpu_open takes its device's ids[0] (and makes it this thread's) */
+		struct cuda_dev one = r->mdev;
+		one.ids[0] = r->mdev.ids[w];
+		one.ngpus = 1;
+		wk->g = ed_gpu_open(&one, &r->eo, r->mtune, r->mmax);
+	}
+#else
+	(void)r;
+	(void)w;
+#endif
+	return wk;
+}
+
+/* A batch on worker w, start to end: its characters coded (-u), its distances, and its
+ * alignments (--path), so that workers align at the same time as they compute. */
+static int
+multi_process(void *ctx, void *state, int w, void *slot, char *err)
+{
+	struct ed_run *r = ctx;
+	struct ed_worker *wk = state;
+	struct ed_batch *b = slot;
+	(void)w;
+	(void)err;
+	double t0 = now_sec();
+	if (b->nutf8 > 0) {
+		ed_sym_batch(b);
+		phase_add("characters", now_sec() - t0);
+		t0 = now_sec();
+	}
+#ifdef ACCELKIT_CUDA
+	if (wk->g != NULL) {
+		if (b->nwide > 0)
+			wide_on_cpu(r, b);
+		ed_gpu_submit(wk->g, b->pool, b->used, b->shared_pool, b->pairs, b->kind, b->n,
+		    b->dist);
+		ed_gpu_wait(wk->g);
+	} else
+#endif
+		ed_cpu_batch(b->pool, b->pairs, b->n, &r->eo, b->kind, b->wide, b->dist);
+	(void)wk;
+	phase_add(PH_COMPUTE, now_sec() - t0);
+	if (r->path)
+		align_batch(r, b);
+	return 0;
+}
+
+static void
+multi_fini(void *ctx, void *state, int w)
+{
+	(void)ctx;
+	(void)w;
+	free(state);	/* an ed_gpu is never closed (editdist4r.h): the run ends in _exit */
+}
+
+static uint64_t
+batch_cells(const struct ed_batch *b)
+{
+	uint64_t c = 0;
+	for (size_t i = 0; i < b->n; i++)
+		c += (uint64_t)b->pairs[i].alen * b->pairs[i].blen;
+	return c;
+}
+
+static double
+multi_weight(void *ctx, const void *slot)
+{
+	(void)ctx;
+	return (double)batch_cells(slot);
+}
+
+static const struct dw_ops ed_dw_ops = {multi_init, NULL, multi_process, multi_fini,
+	multi_weight};
+
+/* A computed batch out, in order, and back to the engine. */
+static void
+multi_write(struct ed_run *r, struct ed_batch *b)
+{
+	r->cells += batch_cells(b);
+	r->nwide += b->nwide;
+	ed_out_batch(r, b);
+	batch_reset(b);
+	dw_done(r->dw);
+}
+
+/* A free batch to fill; the batches computed meanwhile are written first, and while
+ * every batch is taken, the next in order is waited for. */
+static void
+multi_fill(struct ed_run *r)
+{
+	void *s;
+	while ((s = dw_slot(r->dw)) == NULL || dw_ready(r->dw)) {
+		if (s != NULL)
+			dw_unslot(r->dw, s);
+		multi_write(r, dw_next(r->dw, NULL));
+	}
+	r->fill = s;
+}
+
+static void
+multi_handover(struct ed_run *r)
+{
+	dw_put(r->dw, r->fill);
+	r->fill = NULL;
+	multi_fill(r);
+}
+
+static void
+multi_end(struct ed_run *r)
+{
+	if (r->fill->n > 0)
+		dw_put(r->dw, r->fill);
+	else
+		dw_unslot(r->dw, r->fill);
+	r->fill = NULL;
+	dw_end(r->dw);
+	for (struct ed_batch *b; (b = dw_next(r->dw, NULL)) != NULL;)
+		multi_write(r, b);
+	char names[CUDADEV_MAX][32];
+	const char *np[CUDADEV_MAX];
+	for (int i = 0; i < r->nw; i++) {
+		cuda_worker_name(&r->mdev, i, names[i], sizeof names[i]);
+		np[i] = names[i];
+	}
+	dw_report(r->dw, np);
+}
+
+int
+ed_run_multi(struct ed_run *r, const struct cuda_dev *d, const struct editdist4r_tune *tune,
+    size_t max_mem)
+{
+	int nw = cuda_workers(d);
+	/* once only, before any pair: a batch already in the ring stays on one device */
+	if (nw <= 1 || r->dw != NULL || r->nfull > 0 || filling(r)->n > 0)
+		return 0;
+	r->mdev = *d;
+	r->mtune = tune;
+	r->mmax = max_mem;
+	r->nw = nw;
+	r->nmb = dw_slots(nw);
+	r->mb = xcalloc((size_t)r->nmb, sizeof *r->mb);
+	r->mslot = xcalloc((size_t)r->nmb, sizeof *r->mslot);
+	for (int i = 0; i < r->nmb; i++)
+		r->mslot[i] = &r->mb[i];
+	r->dw = dw_open(&ed_dw_ops, r, r->mslot, r->nmb, nw);
+	multi_fill(r);
+	vlog("batches over %d %s", nw, d->gpu ? "GPUs" : "CPU workers");
+	return 1;
 }

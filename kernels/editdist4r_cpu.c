@@ -7,6 +7,7 @@
 #include "editdist4r.h"
 
 #include <omp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,11 +47,15 @@ grow(void **p, size_t *cap, size_t n, size_t size)
 	*cap = n;
 }
 
+/* Built on first use; the lock makes that safe where several threads compute batches
+ * at once (the device engine's CPU workers, and GPU workers aligning for --path). */
 static uint16_t *tables[FR_TMAX + 1];
+static pthread_mutex_t tables_mu = PTHREAD_MUTEX_INITIALIZER;
 
 const uint16_t *
 ed_cpu_table(int t)
 {
+	pthread_mutex_lock(&tables_mu);
 	if (tables[t] == NULL) {
 		size_t len = fr_table_len(t);
 		uint16_t *tab = xmallocarray(len, sizeof *tab);
@@ -62,7 +67,9 @@ ed_cpu_table(int t)
 		}
 		tables[t] = tab;
 	}
-	return tables[t];
+	const uint16_t *tab = tables[t];
+	pthread_mutex_unlock(&tables_mu);
+	return tab;
 }
 
 /* ---- strips under the band ---- */

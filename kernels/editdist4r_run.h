@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cudadev.h"
+#include "devwork.h"
 #include "editdist4r.h"
 #include "editdist4r_tune.h"
 #include "output.h"
@@ -60,6 +62,16 @@ struct ed_run {
 	void *settle_ctx;	/* the settle function's */
 	double handover;	/* seconds spent computing and writing inside ed_run_add */
 	struct ed_batch allpool;	/* --all-vs-all: every record's string, the batches' pool */
+	/* Several GPUs (ed_run_multi): the device engine (common/devwork.h) in place of the
+	 * ring; each batch goes to the GPU that frees up first, results in input order */
+	dw *dw;
+	struct ed_batch *mb;		/* dw_slots(nw) batches */
+	void **mslot;
+	int nmb, nw;
+	struct ed_batch *fill;		/* the batch being filled, one of mb */
+	struct cuda_dev mdev;		/* the GPUs, for the workers */
+	const struct editdist4r_tune *mtune;
+	size_t mmax;			/* --max-device-mem, a GPU's */
 };
 
 /* Every record of a file (--all-vs-all): offsets and lengths in the run's allpool. */
@@ -92,6 +104,13 @@ int ed_recs_put(struct ed_run *r, struct ed_recs *rc, const unsigned char *s, si
  * (ed_out_matrix first, the device settled); frees A, B and the allpool. */
 void ed_run_matrix(struct ed_run *r, struct ed_recs *A, struct ed_recs *B);
 void ed_run_free(struct ed_run *r);
+/* Once the device is chosen, before any pair is added: where cuda_workers(d) > 1 (several
+ * GPUs, or ACCELKIT_CPU_WORKERS on the CPU), batches go to the workers of the device
+ * engine, one a GPU with its own ed_gpu (tune's, a GPU's memory bound max_mem), and are
+ * written in input order; -v gives each worker's share of the cells. Returns whether
+ * it did (else the ring on one device goes on). */
+int ed_run_multi(struct ed_run *r, const struct cuda_dev *d, const struct editdist4r_tune *tune,
+    size_t max_mem);
 
 /* ---- -u: characters (editdist4r_sym.c) ---- */
 

@@ -27,8 +27,17 @@
  *       back into OUT, K buffers of BYTES, the results written out slowly; prints
  *       "h2d|d2h CHUNK BUFFER" for each copy, and checks that a buffer comes back from
  *       the ring only once its last copy has completed; -v gives each way's GB/s
+ *   acctest devwork [-w WORKERS] [-n UNITS] [--fail K] [--slow-worker W] [--seed S] [--push]
+ *       the device engine (devwork.h) on CPU threads: unit k's result "k<TAB>k*k+1"
+ *       in input order, each unit delayed at random (0-2 ms; 20 ms on worker W);
+ *       --push: this thread makes the units (dw_slot, dw_put) instead of make;
+ *       --fail K fails unit K ("unit K: failed"); checks that every unit runs in the
+ *       thread whose init made its worker's state, and that no more units are in
+ *       flight than there are slots; -v gives each worker's share
  *   acctest devices                   both device lists
  *   acctest tune DESC PATTERN...      the index of the first pattern that matches DESC */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +48,11 @@
 #include "clstaging.h"
 #include "cudadev.h"
 #include "dense.h"
+#include "devwork.h"
 #include "input.h"
 #include "opencl.h"
 #include "output.h"
+#include "rng.h"
 #include "seq.h"
 #include "sparse.h"
 #include "speech.h"
@@ -58,7 +69,7 @@ extern const char acctest_cl[];
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: acctest read|stream|lines|records|svm|mm|pairs|seq|speech|par|stage-cl|stage-cuda|int|double|size|f32|f64|fixed|cuda|cl|devices|tune ...\n");
+	fprintf(f, "usage: acctest read|stream|lines|records|svm|mm|pairs|seq|speech|par|stage-cl|stage-cuda|int|double|size|f32|f64|fixed|cuda|cl|devwork|devices|tune ...\n");
 }
 
 static int
@@ -824,6 +835,185 @@ cmd_stage(int argc, char **argv, struct common_opts *co)
 	return 0;
 }
 
+/* ---- acctest devwork: the device engine on CPU threads ---- */
+
+struct dw_unit {
+	uint64_t k, result;
+	unsigned delay_us;		/* drawn when made, so that runs differ only in timing */
+};
+
+struct dw_test {
+	struct rng rng;
+	uint64_t fail;			/* the unit that fails, or UINT64_MAX */
+	int slow;			/* the slow worker, or -1 */
+	int nslots;
+	_Atomic uint64_t consumed;	/* units the caller has taken */
+	_Atomic int bad;		/* a check failed: its message was printed */
+};
+
+struct dw_state {
+	pthread_t self;
+	int w;
+};
+
+static void *
+dwt_init(void *ctx, int w)
+{
+	(void)ctx;
+	struct dw_state *s = xcalloc(1, sizeof *s);
+	s->self = pthread_self();
+	s->w = w;
+	return s;
+}
+
+static int
+dwt_make(void *ctx, void *slot, uint64_t k)
+{
+	struct dw_test *t = ctx;
+	struct dw_unit *u = slot;
+	/* Units k - nslots and before must be the caller's already: else more than nslots
+	 * would be in flight. */
+	if (k >= (uint64_t)t->nslots && t->consumed < k - (uint64_t)t->nslots + 1) {
+		warnmsg("unit %llu made while only %llu were taken (%d slots)",
+		    (unsigned long long)k, (unsigned long long)t->consumed, t->nslots);
+		t->bad = 1;
+	}
+	u->k = k;
+	u->result = 0;
+	u->delay_us = (unsigned)(rng_next(&t->rng) % 2000);
+	return DW_MORE;
+}
+
+static int
+dwt_process(void *ctx, void *state, int w, void *slot, char *err)
+{
+	struct dw_test *t = ctx;
+	struct dw_state *s = state;
+	struct dw_unit *u = slot;
+	if (s->w != w || !pthread_equal(s->self, pthread_self())) {
+		warnmsg("unit %llu: worker %d's state used in another thread",
+		    (unsigned long long)u->k, w);
+		t->bad = 1;
+	}
+	unsigned us = w == t->slow ? 20000 : u->delay_us;
+	struct timespec ts = {0, (long)us * 1000};
+	nanosleep(&ts, NULL);
+	if (u->k == t->fail) {
+		snprintf(err, DW_ERR, "unit %llu: failed", (unsigned long long)u->k);
+		return 1;
+	}
+	u->result = u->k * u->k + 1;
+	return 0;
+}
+
+static void
+dwt_fini(void *ctx, void *state, int w)
+{
+	(void)ctx;
+	(void)w;
+	free(state);
+}
+
+/* The units: a count, made on demand (make returns DW_LAST at the count). */
+struct dw_count {
+	struct dw_test t;
+	uint64_t n;
+};
+
+static int
+dwc_make(void *ctx, void *slot, uint64_t k)
+{
+	struct dw_count *c = ctx;
+	if (k >= c->n)
+		return DW_NONE;
+	dwt_make(&c->t, slot, k);
+	return k + 1 == c->n ? DW_LAST : DW_MORE;
+}
+
+static void
+dwt_emit(output *o, const struct dw_unit *u, struct dw_test *t)
+{
+	out_printf(o, "%llu\t%llu\n", (unsigned long long)u->k, (unsigned long long)u->result);
+	out_flush(o);	/* what came before a failed unit is out when it fails */
+	t->consumed++;
+}
+
+static int
+cmd_devwork(int argc, char **argv, struct common_opts *co)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		{"fail", required_argument, NULL, 'F'},
+		{"slow-worker", required_argument, NULL, 'S'},
+		{"seed", required_argument, NULL, 's'},
+		{"push", no_argument, NULL, 'P'},
+		{NULL, 0, NULL, 0},
+	};
+	struct dw_count c = {.n = 100};
+	int workers = 2, ch, push = 0;
+	uint64_t seed = 1;
+
+	c.t.fail = UINT64_MAX;
+	c.t.slow = -1;
+	argv[0] = (char *)progname;
+	while ((ch = getopt_long(argc, argv, CLI_COMMON_SHORT "w:n:", longopts, NULL)) != -1) {
+		if (ch == 'w')
+			workers = (int)cli_int("-w", optarg, 1, 64);
+		else if (ch == 'n')
+			c.n = (uint64_t)cli_int("-n", optarg, 0, 1 << 24);
+		else if (ch == 'F')
+			c.t.fail = (uint64_t)cli_int("--fail", optarg, 0, 1 << 24);
+		else if (ch == 'S')
+			c.t.slow = (int)cli_int("--slow-worker", optarg, 0, 63);
+		else if (ch == 's')
+			seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX);
+		else if (ch == 'P')
+			push = 1;
+		else
+			cli_common(ch, optarg, co, usage);
+	}
+	rng_seed(&c.t.rng, seed);
+	c.t.nslots = dw_slots(workers);
+	struct dw_unit *units = xcalloc((size_t)c.t.nslots, sizeof *units);
+	void **slots = xcalloc((size_t)c.t.nslots, sizeof *slots);
+	for (int i = 0; i < c.t.nslots; i++)
+		slots[i] = &units[i];
+	static const struct dw_ops ops = {dwt_init, dwc_make, dwt_process, dwt_fini, NULL};
+	static const struct dw_ops push_ops = {dwt_init, NULL, dwt_process, dwt_fini, NULL};
+	dw *e = dw_open(push ? &push_ops : &ops, &c, slots, c.t.nslots, workers);
+	output *o = out_open(co->output);
+	if (push) {
+		for (uint64_t k = 0; k < c.n; k++) {
+			void *s;
+			while ((s = dw_slot(e)) == NULL || dw_ready(e)) {
+				if (s != NULL)
+					dw_unslot(e, s);	/* results first, where some are ready */
+				dwt_emit(o, dw_next(e, NULL), &c.t);
+				dw_done(e);
+			}
+			dwt_make(&c.t, s, k);
+			dw_put(e, s);
+		}
+		dw_end(e);
+	}
+	for (struct dw_unit *u; (u = dw_next(e, NULL)) != NULL;)
+		dwt_emit(o, u, &c.t);
+	char (*names)[32] = xcalloc((size_t)workers, sizeof *names);
+	const char **np = xcalloc((size_t)workers, sizeof *np);
+	for (int w = 0; w < workers; w++) {
+		snprintf(names[w], sizeof names[w], "worker:%d", w);
+		np[w] = names[w];
+	}
+	dw_report(e, np);
+	dw_close(e);
+	out_close(o);
+	free(names);
+	free(np);
+	free(slots);
+	free(units);
+	return c.t.bad ? 1 : 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -859,6 +1049,8 @@ main(int argc, char **argv)
 		return cmd_cuda(argc, argv, &co);
 	if (strcmp(cmd, "cl") == 0)
 		return cmd_cl(argc, argv, &co);
+	if (strcmp(cmd, "devwork") == 0)
+		return cmd_devwork(argc, argv, &co);
 	if (strcmp(cmd, "tune") == 0 && argc >= 2) {
 		/* a table of the patterns given, as a program's tuning table holds them */
 		struct row { const char *pattern; } *t = xmallocarray((size_t)argc - 2, sizeof *t);

@@ -1239,3 +1239,56 @@ ring_ok() {
 	run -1 acctest tune "cpu pocl cpu-haswell" "gpu nvidia"
 	assert_output --partial 'tuning table without a catch-all row'
 }
+
+# ---- the device engine (common/devwork.h), through acctest devwork on CPU threads ----
+
+# squares N: the reference for acctest devwork, "k<TAB>k*k+1" for k < N, from Python.
+squares() {
+	py -c 'import sys; sys.stdout.write("".join("%d\t%d\n" % (k, k * k + 1) for k in range(int(sys.argv[1]))))' "$1"
+}
+
+@test "the device engine hands units back in input order whatever the workers' delays" {
+	squares 300 > want.txt
+	for w in 1 2 3 7; do
+		for seed in 1 2; do
+			acctest devwork -w $w -n 300 --seed $seed > got.txt
+			cmp want.txt got.txt
+			# the caller makes the units itself (dw_slot, dw_put)
+			acctest devwork --push -w $w -n 300 --seed $seed > got.txt
+			cmp want.txt got.txt
+		done
+	done
+	# more workers than units, a single unit, and none
+	run -0 acctest devwork -w 5 -n 3
+	assert_output "$(squares 3)"
+	run -0 acctest devwork -w 2 -n 1
+	assert_output "$(squares 1)"
+	run -0 acctest devwork -w 3 -n 0
+	assert_output ""
+	run -0 acctest devwork --push -w 3 -n 0
+	assert_output ""
+}
+
+@test "the faster worker takes more units, and -v gives each worker's share and busy time" {
+	# worker 0 sleeps 20 ms a unit, worker 1 at most 2 ms
+	run -0 --separate-stderr acctest devwork -v -w 2 -n 60 --slow-worker 0
+	assert_output "$(squares 60)"
+	assert_regex "$stderr" "acctest: worker:0 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+	local u0 u1
+	u0=$(sed -n 's/.*worker:0 share.*(units \([0-9]*\))/\1/p' <<<"$stderr")
+	u1=$(sed -n 's/.*worker:1 share.*(units \([0-9]*\))/\1/p' <<<"$stderr")
+	(( u0 + u1 == 60 ))
+	(( u1 > 2 * u0 ))
+}
+
+@test "a unit that fails is reported after every unit before it is out, and once" {
+	for w in 1 2 4; do
+		for k in 0 1 13 99; do
+			for push in "" --push; do
+				run -1 --separate-stderr acctest devwork $push -w $w -n 100 --fail $k
+				assert_output "$(squares $k)"
+				assert_equal "$stderr" "acctest: unit $k: failed"
+			done
+		done
+	done
+}

@@ -362,6 +362,82 @@ print("ok")' "$D/c.npy" "$D/small.ref"
 	done
 }
 
+# ---- several GPUs (gpu:all, gpu:0,1) ----
+
+# big4: mix.txt four times over (some 10 batches at --max-device-mem 4M) and its reference
+big4() {
+	[ -s "$D/big4.ref" ] && return
+	cat "$D/mix.txt" "$D/mix.txt" "$D/mix.txt" "$D/mix.txt" >"$D/big4.txt"
+	cat "$D/mix.ref" "$D/mix.ref" "$D/mix.ref" "$D/mix.ref" >"$D/big4.ref"
+}
+
+# divided DEV ENV...: editdist4r on DEV with ENV set gives the plain DP's distances and
+# the one-device run's bytes for every engine, --path, -u and --all-vs-all, in small batches
+divided() {
+	local dev=$1 one=$2 a
+	shift 2
+	big4
+	[ $# -eq 0 ] || export "$@"
+	same "$D/big4.txt" "$D/big4.ref" -d "$dev" --max-device-mem 4M
+	for a in "--algo bp" "-t 2" "-k 50" "--path" "-O npy -o $D/many.npy"; do
+		env -u ACCELKIT_CPU_WORKERS editdist4r -d "$one" $a --max-device-mem 4M "$D/big4.txt" \
+		    >"$D/one.out"
+		[ ! -e "$D/many.npy" ] || mv "$D/many.npy" "$D/one.npy"
+		editdist4r -d "$dev" $a --max-device-mem 4M "$D/big4.txt" >"$D/many.out"
+		cmp "$D/one.out" "$D/many.out"
+		[ ! -e "$D/one.npy" ] || cmp "$D/one.npy" "$D/many.npy"
+		rm -f "$D/one.npy" "$D/many.npy"
+	done
+	# -u: UTF-8 pairs of a few characters, and of more than 256 (by code point)
+	py -c '
+import random
+r = random.Random(8)
+few = "abcé日本語ü"
+many = [chr(c) for c in range(0x4e00, 0x4e00 + 400)]
+out = []
+for i in range(6000):
+    al = few if i % 7 else many
+    a = "".join(r.choice(al) for _ in range(r.randrange(0, 300)))
+    b = "".join(c if r.random() > 0.1 else r.choice(al) for c in a)
+    out.append(a + "\t" + b + "\n")
+open("'"$D/u8.txt"'", "w", encoding="utf-8").write("".join(out))'
+	env -u ACCELKIT_CPU_WORKERS editdist4r -d "$one" -u --path --max-device-mem 4M "$D/u8.txt" \
+	    >"$D/one.out"
+	editdist4r -d "$dev" -u --path --max-device-mem 4M "$D/u8.txt" >"$D/many.out"
+	cmp "$D/one.out" "$D/many.out"
+	cut -f1 "$D/short.txt" >"$D/sa.txt"
+	cut -f2 "$D/short.txt" | head -n 400 >"$D/sb.txt"
+	env -u ACCELKIT_CPU_WORKERS editdist4r -d "$one" --all-vs-all --format lines -a "$D/sa.txt" \
+	    -b "$D/sb.txt" --max-device-mem 4M >"$D/one.out"
+	editdist4r -d "$dev" --all-vs-all --format lines -a "$D/sa.txt" -b "$D/sb.txt" \
+	    --max-device-mem 4M >"$D/many.out"
+	cmp "$D/one.out" "$D/many.out"
+}
+
+@test "divided over several workers, as over GPUs, distances are the plain DP's and one worker's bytes" {
+	# ACCELKIT_CPU_WORKERS runs the several-GPU code (common/devwork.h) on the CPU.
+	divided cpu cpu ACCELKIT_CPU_WORKERS=3
+	run -0 --separate-stderr editdist4r -v -d cpu --max-device-mem 4M "$D/big4.txt"
+	assert_regex "$stderr" "editdist4r: cpu#3 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+	assert_line --index 0 "$(head -n 1 "$D/big4.ref")"
+}
+
+@test "one GPU listed twice (gpu:0,0) gives one GPU's bytes, and -v each worker's share" {
+	require_gpu
+	divided gpu:0,0 gpu
+	run -0 --separate-stderr editdist4r -v -d gpu:0,0 --max-device-mem 4M "$D/big4.txt"
+	assert_regex "$stderr" "editdist4r: gpu:0 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+	assert_regex "$stderr" "editdist4r: gpu:0#2 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+}
+
+@test "gpu:all and gpu:1,0 give one GPU's bytes and the plain DP's distances" {
+	require_gpus 2
+	divided gpu:all gpu
+	divided gpu:1,0 gpu
+	run -0 --separate-stderr editdist4r -v -d gpu:all --max-device-mem 4M "$D/big4.txt"
+	assert_regex "$stderr" "editdist4r: gpu:1 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+}
+
 # ---- characters (-u) ----
 
 @test "man page example: characters rather than bytes" {

@@ -169,6 +169,75 @@ EOF
 	run -0 refcheck top "$T/m.txt" "$T/r.npy" --top 2 --names "$R/names.txt"
 }
 
+@test "divided over several workers, as over GPUs, the output is one worker's byte for byte" {
+	# ACCELKIT_CPU_WORKERS runs the several-GPU code (common/devwork.h) on the CPU.
+	py "$REF/gmmscore_ref.py" scores "$R" "$R/feats.npy" "$T/r.npy" --native "$R/native.txt"
+	for args in "--all" "--top 3" "--top 40" "--mode max --top 1"; do
+		for chunk in 1 7 1000; do
+			gmmscore -d cpu -m "$R/native.txt" $args --chunk $chunk -o "$T/one" "$R/feats.txt"
+			for n in 2 3; do
+				ACCELKIT_CPU_WORKERS=$n gmmscore -d cpu -m "$R/native.txt" $args \
+				    --chunk $chunk -o "$T/many" "$R/feats.txt"
+				cmp "$T/one" "$T/many"
+			done
+		done
+	done
+	# an archive's utterances across chunks, an empty one, NPY output, numpy's scores
+	ACCELKIT_CPU_WORKERS=3 gmmscore -d cpu -m "$D/native.txt" --all --chunk 7 -o "$T/u.ark" \
+	    "$D/feats.ark"
+	run -0 refcheck all "$T/u.ark" "$D/sum.npy" --keys utt0:60,utt1:1,utt2:239
+	printf 'a  [\n  1 2 3 4 5 6 ]\nempty  [ ]\nb  [ 6 5 4 3 2 1 ]\n' > "$T/e.ark"
+	gmmscore -d cpu -m "$D/native.txt" --all --chunk 1 "$T/e.ark" > "$T/e1"
+	ACCELKIT_CPU_WORKERS=2 gmmscore -d cpu -m "$D/native.txt" --all --chunk 1 "$T/e.ark" > "$T/e2"
+	cmp "$T/e1" "$T/e2"
+	ACCELKIT_CPU_WORKERS=2 gmmscore -d cpu -m "$R/native.txt" --all -O npy --chunk 50 \
+	    -o "$T/r.out.npy" - < "$R/feats.npy"
+	run -0 refcheck npy "$T/r.out.npy" "$T/r.npy"
+	# -v: each worker's share of the frames and its busy time
+	run -0 --separate-stderr env ACCELKIT_CPU_WORKERS=2 gmmscore -v -d cpu -m "$R/native.txt" \
+	    --chunk 10 -o "$T/v.txt" "$R/feats.npy"
+	assert_regex "$stderr" "gmmscore: cpu share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+	assert_regex "$stderr" "gmmscore: cpu#2 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+	run -1 --separate-stderr env ACCELKIT_CPU_WORKERS=0 gmmscore -d cpu -m "$R/native.txt" "$R/feats.npy"
+	assert_equal "$stderr" "gmmscore: ACCELKIT_CPU_WORKERS=0: expected 1 to 16"
+}
+
+# several_gpus SPEC: gmmscore on SPEC gives -d gpu's bytes, in many chunks under a small
+# --max-device-mem and in the default chunks, for every kind of output; and numpy's scores.
+several_gpus() {
+	py "$REF/gmmscore_ref.py" scores "$R" "$R/feats.npy" "$T/r.npy" --native "$R/native.txt"
+	for args in "--all" "--top 3" "--top 40" "--mode max --top 1"; do
+		for bound in "--max-device-mem 3M --chunk 50" ""; do
+			gmmscore -d gpu -m "$R/native.txt" $args $bound -o "$T/one" "$R/feats.npy"
+			gmmscore -d "$1" -m "$R/native.txt" $args $bound -o "$T/many" "$R/feats.npy"
+			cmp "$T/one" "$T/many"
+		done
+	done
+	run -0 gmmscore -d "$1" -m "$R/native.txt" --all -O npy --chunk 30 -o "$T/m.npy" "$R/feats.npy"
+	run -0 refcheck npy "$T/m.npy" "$T/r.npy"
+	run -0 gmmscore -d "$1" -m "$D/hmm.mmf" --top 3 --chunk 7 -o "$T/g3.txt" "$D/feats.ark"
+	run -0 refcheck top "$T/g3.txt" "$D/sum.npy" --top 3 --names "$D/names.txt" \
+	    --keys utt0:60,utt1:1,utt2:239
+}
+
+@test "one GPU listed twice (gpu:0,0) gives one GPU's bytes, and -v each worker's share" {
+	require_gpu
+	several_gpus gpu:0,0
+	run -0 --separate-stderr gmmscore -v -d gpu:0,0 -m "$R/native.txt" --chunk 20 \
+	    -o "$T/v.txt" "$R/feats.npy"
+	assert_regex "$stderr" "gmmscore: gpu:0 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+	assert_regex "$stderr" "gmmscore: gpu:0#2 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+}
+
+@test "gpu:all and gpu:0,1 give one GPU's bytes" {
+	require_gpus 2
+	several_gpus gpu:all
+	several_gpus gpu:1,0
+	run -0 --separate-stderr gmmscore -v -d gpu:all -m "$R/native.txt" --chunk 20 \
+	    -o "$T/v.txt" "$R/feats.npy"
+	assert_regex "$stderr" "gmmscore: gpu:1 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+}
+
 @test "-v names the tuning row chosen for the device" {
 	run -0 --separate-stderr gmmscore -v -m "$D/native.txt" -o "$T/top.txt" "$D/feats.npy"
 	if on_gpu; then

@@ -56,6 +56,16 @@ require_gpu() {
 	on_gpu || skip "GPU-only (make check-gpu)"
 }
 
+# require_gpus N: a GPU-only test that needs N distinct GPUs (gpu:0,1): skipped, with
+# the reason, on a machine with fewer. Tests that list one GPU twice (gpu:0,0) run the
+# same dividing code on one GPU and need only require_gpu.
+require_gpus() {
+	require_gpu
+	local n
+	n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+	[ "$n" -ge "$1" ] || skip "needs $1 GPUs ($n here)"
+}
+
 # The sanitizer tests/run applies: 0; 1, AddressSanitizer and UBSan (make check
 # SANITIZE=1); cuda, compute-sanitizer (make check-gpu SANITIZE=cuda).
 ACCELKIT_SANITIZE="${ACCELKIT_SANITIZE:-${SANITIZE:-0}}"
