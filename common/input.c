@@ -224,11 +224,11 @@ read_into(input *in, void *dst, size_t n, int all)
 		if (r > 0) {
 			done += (size_t)r;
 			in->fpos += (uint64_t)r;
-		}
-		else if (r == 0)
+		} else if (r == 0) {
 			in->eof = 1;
-		else if (errno != EINTR)
+		} else if (errno != EINTR) {
 			die_errno(in->name);
+		}
 	}
 	in->off += done;
 	return done;
