@@ -12,7 +12,6 @@
 #include <strings.h>
 
 #include "output.h"
-#include "ranks.h"
 
 void
 cli_init(int argc, char **argv, struct common_opts *co)
@@ -33,8 +32,6 @@ static void
 print_version(void)
 {
 	printf("%s (accelkit) %s\n", progname, ACCELKIT_VERSION);
-	/* whether mpirun can divide the work (ranks.h); tests/mpi.bats reads it */
-	printf("MPI: %s\n", ranks_compiled() ? "compiled in" : "not compiled in");
 }
 
 void

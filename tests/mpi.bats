@@ -8,7 +8,8 @@ setup() {
 	load helpers
 	T="$BATS_TEST_TMPDIR"
 	D="$TESTDATA/skyline"
-	skyline --version | grep -q '^MPI: compiled in' ||
+	# a build with MPI links its library (the Makefile: MPI=1, or mpicc found)
+	ldd "$(command -v skyline)" | grep -q 'libmpi' ||
 	    skip "this build has no MPI (make deps installs Open MPI; then rebuild)"
 	command -v mpirun >/dev/null || skip "no mpirun on PATH"
 	# Open MPI refuses root unless told; CI runs as root. 3 ranks on 2 cores.
@@ -160,6 +161,16 @@ ours() {
 	assert_failure 1
 	run ours
 	assert_output "skyline: (standard input): under mpirun each rank reads its share of a FILE; standard input and pipes cannot be shared (write it to a file first)"
+}
+
+@test "on the GPU machine, one rank a GPU (local rank modulo the GPUs) prints the CPU's skyline" {
+	require_gpu
+	make_points
+	skyline -d cpu "$T/p.npy" > "$T/cpu"
+	mpi 2 skyline -d gpu "$T/p.npy" > "$T/gpu"
+	cmp "$T/cpu" "$T/gpu"
+	run same_as_one 3 skyline -d gpu -Q "$D/places.txt" "$T/xy.txt"
+	assert_success
 }
 
 @test "man page example: the points nearest to the places, divided among 4 processes" {
