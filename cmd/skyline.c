@@ -337,6 +337,7 @@ main(int argc, char **argv)
 			cli_common(c, optarg, &co, usage);
 		}
 	}
+	ranks_init(&argc, &argv);	/* under mpirun: each rank reads its share */
 	cli_finish(&co);
 	if (co.list_devices) {
 		cuda_list_devices();
@@ -344,7 +345,6 @@ main(int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		usage_error("one input FILE at most (got %d)", argc - optind);
-	ranks_init(&argc, &argv);	/* under mpirun: each rank reads its share */
 	const char *path = optind < argc ? argv[optind] : NULL;
 	int fmt = cli_out_format(&co, co.output);
 	if (fmt == FMT_NPY && what != SKY_ROWS)

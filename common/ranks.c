@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "err.h"
 
@@ -12,6 +13,7 @@
 #include <mpi.h>
 
 static int nranks = 1, rank, local, started, finished;
+static int divides;	/* ranks_init was called: the program divides its work */
 
 /* Launched by a process manager that MPI_Init will talk to: Open MPI's mpirun sets
  * OMPI_COMM_WORLD_SIZE; PMIx (Slurm's srun --mpi=pmix) and PMI-1 launchers set theirs. */
@@ -36,6 +38,7 @@ check(int rc, const char *what)
 void
 ranks_init(int *argc, char ***argv)
 {
+	divides = 1;
 	if (started || !launched())
 		return;
 	started = 1;
@@ -64,6 +67,7 @@ int ranks_rank(void) { return rank; }
 int ranks_size(void) { return nranks; }
 int ranks_local(void) { return local; }
 int ranks_compiled(void) { return 1; }
+static int program_divides(void) { return divides; }
 
 /* MPI counts are int: big arrays go in pieces of at most this many elements. */
 #define PIECE ((size_t)1 << 28)
@@ -152,6 +156,7 @@ int ranks_rank(void) { return 0; }
 int ranks_size(void) { return 1; }
 int ranks_local(void) { return 0; }
 int ranks_compiled(void) { return 0; }
+static int program_divides(void) { return 0; }
 void ranks_sum_i64(int64_t *v, size_t n) { (void)v; (void)n; }
 void ranks_min_i64(int64_t *v, size_t n) { (void)v; (void)n; }
 void ranks_max_i64(int64_t *v, size_t n) { (void)v; (void)n; }
@@ -195,6 +200,26 @@ ranks_serial_end(void)
 	serial = 0;
 	if (ranks_rank() == 0)
 		ranks_bcast(&go, 1, 0);
+}
+
+void
+ranks_refuse_undivided(void)
+{
+	const char *size = getenv("OMPI_COMM_WORLD_SIZE"), *me = getenv("OMPI_COMM_WORLD_RANK");
+	if (size == NULL) {
+		size = getenv("PMI_SIZE");
+		me = getenv("PMI_RANK");
+	}
+	if (size == NULL || atoi(size) <= 1 || program_divides())
+		return;
+	if (me != NULL && atoi(me) != 0)
+		for (;;)
+			pause();	/* rank 0 says it; mpirun ends this rank with it */
+	if (ranks_compiled())
+		die("this program does not divide its work among MPI ranks: each of the %s "
+		    "would do all of it (run it without mpirun)", size);
+	die("this build has no MPI: each of the %s ranks would do all of the work (build "
+	    "with MPI, or run it without mpirun)", size);
 }
 
 void

@@ -26,6 +26,12 @@ extern "C" {
 /* MPI_Init when started by mpirun (once; later calls do nothing). MPI_Finalize runs at
  * a normal exit (atexit) or in ranks_finish, whichever comes first. */
 void ranks_init(int *argc, char ***argv);
+/* Under mpirun with more than one rank, a program that has not called ranks_init (it
+ * does not divide its work), or any program of a build without MPI, would have every
+ * rank do all of the work and write all of the output: this ends the job instead, with
+ * one message from rank 0 (the launcher's environment says the ranks; no MPI call is
+ * made). cli_finish calls it, so a program that divides calls ranks_init before. */
+void ranks_refuse_undivided(void);
 /* MPI_Finalize now (for a run that ends with _exit, as cuda_finish does); idempotent. */
 void ranks_finish(void);
 

@@ -131,7 +131,10 @@ PY
 # the messages of skyline's own among stderr's lines (mpirun's libevent can add a
 # warning of its own as it ends the other ranks)
 ours() {
-	printf '%s\n' "$stderr" | grep '^skyline: ' || true
+	ours_of skyline
+}
+ours_of() {
+	printf '%s\n' "$stderr" | grep "^$1: " || true
 }
 
 @test "a bad value in the last rank's share is one message naming its line, exit 1" {
@@ -176,4 +179,15 @@ ours() {
 @test "man page example: the points nearest to the places, divided among 4 processes" {
 	run same_as_one 4 skyline --index -Q "$D/places.txt" "$D/points.txt"
 	assert_success
+}
+
+@test "a program that does not divide its work refuses mpirun -np 3 once, and runs under -np 1" {
+	run --separate-stderr mpi 3 clkmeans -k 2 "$TESTDATA/clkmeans/points.txt"
+	assert_failure 1
+	assert_output ''
+	run ours_of clkmeans
+	assert_output "clkmeans: this program does not divide its work among MPI ranks: each of the 3 would do all of it (run it without mpirun)"
+	clkmeans -k 2 "$TESTDATA/clkmeans/points.txt" > "$T/one"
+	mpi 1 clkmeans -k 2 "$TESTDATA/clkmeans/points.txt" > "$T/many"
+	cmp "$T/one" "$T/many"
 }
