@@ -11,6 +11,7 @@
 #   make install         PREFIX, DESTDIR, MANPREFIX, COMPDIR honoured
 #   make deb             a Debian package, built portable in build/deb (packaging/mkdeb)
 #   make CUDA=0          build without nvcc: CUDA programs run on the CPU only
+#   make MPI=0           build without MPI: every run is one process (common/ranks.h)
 #
 # A program is cmd/PROG.c plus, when they exist, kernels/PROG_*.c (CPU code),
 # kernels/PROG.cu and kernels/PROG_*.cu (CUDA, built when CUDA=1) and kernels/PROG.cl
@@ -54,14 +55,33 @@ CUDA_ARCHS ?= 90
 GENCODE    := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
               -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
 
+# MPI (common/ranks.c, for mpirun across hosts): on when mpicc is on PATH (Debian's
+# libopenmpi-dev, which make deps installs), or MPI=1; MPI=0 leaves it out. The flags
+# come from Open MPI's `mpicc --showme'; another MPI: set MPI_CFLAGS and MPI_LIBS.
+# Linked, not loaded on demand: Open MPI's libraries cost a plain run about 1 ms of
+# dynamic loading (LD_DEBUG=statistics: 1.2M cycles against 0.1M), and MPI_Init runs
+# only under mpirun.
+MPICC      ?= $(shell command -v mpicc 2>/dev/null)
+ifeq ($(strip $(MPICC)),)
+MPI        ?= 0
+else
+MPI        ?= 1
+endif
+ifeq ($(MPI),1)
+MPICC      := $(or $(MPICC),mpicc)
+MPI_CFLAGS ?= $(shell $(MPICC) --showme:compile)
+MPI_LIBS   ?= $(shell $(MPICC) --showme:link)
+MPI_CPP    := -DACCELKIT_MPI=1 $(MPI_CFLAGS)
+endif
+
 CC         ?= cc
 CPU_ARCH   ?= native
 CPPFLAGS   += -Icommon -Ikernels -I$(BUILD)/gen -D_GNU_SOURCE -DCL_TARGET_OPENCL_VERSION=120 \
-              -DACCELKIT_VERSION='"$(VERSION)"'
+              -DACCELKIT_VERSION='"$(VERSION)"' $(MPI_CPP)
 CFLAGS     ?= -O3 -march=$(CPU_ARCH)
 CFLAGS     += -std=c11 -Wall -Wextra -fopenmp -MMD -MP $(SANFLAGS)
 LDFLAGS    += -fopenmp $(SANFLAGS)
-LDLIBS     += -lm
+LDLIBS     += $(MPI_LIBS) -lm
 NVCCFLAGS  ?= -O3
 NVCCFLAGS  += -std=c++17 $(GENCODE) -Icommon -Ikernels -DACCELKIT_CUDA=1 -MMD -MP \
               -Xcompiler -Wall,-Wextra -Xptxas -warn-spills $(CUSANFLAGS)
@@ -193,7 +213,7 @@ FUZZ_CFLAGS  := -std=c11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra \
 # small inputs then cross buffer refills, and runs are ~20x faster (no 4 MiB buffer
 # for ASan to poison per input). GMM_PAR_BYTES=0: the model readers split even a
 # fuzzer's small input into the -j threads' shares (common/gmm_read.h).
-FUZZ_CPP     := $(filter-out -DACCELKIT_CUDA=1 -I$(CUDA_HOME)/include,$(CPPFLAGS)) -Itests/fuzz \
+FUZZ_CPP     := $(filter-out -DACCELKIT_CUDA=1 -I$(CUDA_HOME)/include $(MPI_CPP),$(CPPFLAGS)) -Itests/fuzz \
                 $(if $(shell grep -s 'ifndef IN_CHUNK' common/input.c),-DIN_CHUNK=64) \
                 -DGMM_PAR_BYTES=0
 FUZZDRV      := $(BUILD)/fuzzdrv

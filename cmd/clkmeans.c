@@ -100,7 +100,7 @@ main(int argc, char **argv)
 	};
 	const char *assign = NULL, *cent_out = NULL, *init_file = NULL;
 	struct fields fields = {NULL, 0, NULL};
-	struct table_opts to = {TABLE_BLANKS, 0, 0, DT_F32, NULL};
+	struct table_opts to = {TABLE_BLANKS, 0, 0, DT_F32, NULL, 0};
 	int dist = 0, with_rows = 0, c;
 
 	cli_init(argc, argv, &co);

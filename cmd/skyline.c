@@ -12,6 +12,7 @@
 #include "fields.h"
 #include "input.h"
 #include "output.h"
+#include "ranks.h"
 #include "skyline.h"
 #include "skyline_tune.h"
 #include "table.h"
@@ -103,10 +104,12 @@ read_queries(const char *qpath, const struct table_opts *to, const struct fields
     size_t *qn)
 {
 	struct table q;
+	struct table_opts qo = *to;
 	size_t qcol[2] = {0, 1};
 	int owned;
 
-	table_open(qpath, to, &q);
+	qo.share = 0;		/* every rank needs every query point */
+	table_open(qpath, &qo, &q);
 	if (q.cols == 0)
 		die("%s: no query points", q.name);
 	if (q.cols != 2 || fields->text != NULL) {
@@ -153,7 +156,7 @@ cost_row(void)
 /* The spatial skyline of the points xy[0..n) for the query points qxy[0..qn). The
  * hull is found while the device starts; the GPU paths time their own phases. */
 static size_t
-spatial(size_t n, const float *xy, const float *qxy, size_t qn, int distinct,
+spatial(size_t n, const float *xy, const float *qxy, size_t qn, int distinct, int decide,
     struct cuda_dev *dev, size_t max_mem, uint32_t *keep)
 {
 	size_t m;
@@ -164,8 +167,9 @@ spatial(size_t n, const float *xy, const float *qxy, size_t qn, int distinct,
 	    job.tol == 0 ? "exact double" : "double with exact fallback");
 
 	/* a hull the GPU cannot hold is no work for it */
-	cuda_decide(&cost_row()->cost_spatial, h > SKY_GPU_MAXH ? 0 : (double)n * (double)h,
-	    cli_threads(), dev);
+	if (decide)
+		cuda_decide(&cost_row()->cost_spatial, h > SKY_GPU_MAXH ? 0 :
+		    (double)n * (double)h, cli_threads(), dev);
 	int gpu = dev->gpu && n > 0;
 	if (gpu && h > SKY_GPU_MAXH) {
 		vlog("the hull has %zu vertices, more than the GPU path holds (%d): using the CPU",
@@ -190,7 +194,8 @@ spatial(size_t n, const float *xy, const float *qxy, size_t qn, int distinct,
 /* The classic skyline of t's columns col[0..d) of m (n > 0). */
 static size_t
 classic(const struct table *t, const size_t *col, size_t d, const struct prefs *prefs,
-    int distinct, int is_auto, struct cuda_dev *dev, size_t max_mem, uint32_t *keep)
+    int distinct, int is_auto, int decide, struct cuda_dev *dev, size_t max_mem,
+    uint32_t *keep)
 {
 	size_t m;
 	unsigned char *maxp = xcalloc(d, 1);
@@ -199,8 +204,9 @@ classic(const struct table *t, const size_t *col, size_t d, const struct prefs *
 	struct sky_classic job = {t->m.rows, d, t->m.data, t->m.dtype == DT_F64, t->m.cols, col,
 	    maxp, distinct, NULL};
 
-	cuda_decide(&cost_row()->cost_classic, is_auto ? sky_classic_work(&job) : 0,
-	    cli_threads(), dev);
+	if (decide)
+		cuda_decide(&cost_row()->cost_classic, is_auto ? sky_classic_work(&job) : 0,
+		    cli_threads(), dev);
 	job.tune = tuning(dev->desc);
 	double tc = now_sec();
 #ifdef ACCELKIT_CUDA
@@ -214,6 +220,65 @@ classic(const struct table *t, const size_t *col, size_t d, const struct prefs *
 	(void)max_mem;		/* without CUDA */
 	free(maxp);
 	return m;
+}
+
+/* What a skyline of a table needs besides the table. */
+struct job {
+	const size_t *pos, *mcol;	/* the compared columns among the parsed, and in m */
+	size_t d;
+	const float *qxy;		/* spatial: the query points (NULL: classic) */
+	size_t qn;
+	const struct prefs *prefs;
+	int distinct, is_auto;
+	size_t max_mem;
+};
+
+/* The skyline of t's rows into keep (ascending row indexes); decide: -d auto weighs
+ * this work (the first skyline of a run only: the device is chosen once). */
+static size_t
+skyline_of(const struct table *t, const struct job *j, int decide, struct cuda_dev *dev,
+    uint32_t *keep)
+{
+	size_t n = t->m.rows, m = 0;
+
+	if (j->qxy != NULL) {
+		int owned = 0;
+		float *xy = n > 0 ? table_columns(t, j->pos, 2, DT_F32, "a coordinate", &owned) :
+		    NULL;
+		m = spatial(n, xy, j->qxy, j->qn, j->distinct, decide, dev, j->max_mem, keep);
+		if (owned)
+			free(xy);
+	} else if (n > 0) {
+		m = classic(t, j->mcol, j->d, j->prefs, j->distinct, j->is_auto, decide, dev,
+		    j->max_mem, keep);
+	} else if (decide) {
+		cuda_decide(&cost_row()->cost_classic, 0, cli_threads(), dev);
+	}
+	return m;
+}
+
+/*
+ * Under mpirun each rank has found the skyline of its share of the rows. A row of the
+ * whole skyline is in the skyline of its share (dominance is transitive), so the union
+ * of the shares' skylines, gathered on rank 0 in input order, filtered once more, is the
+ * whole skyline; --distinct keeps the first of equal rows there as in one process.
+ * Returns the skyline's size on rank 0 (0 elsewhere); keep is reallocated to hold its
+ * rows of the gathered t, and *index (freed by the caller) their rows in the input.
+ */
+static size_t
+merge_ranks(struct table *t, const struct job *j, struct cuda_dev *dev, uint32_t **keep,
+    size_t m, uint64_t **index)
+{
+	double tg = now_sec();
+	table_gather_rows(t, *keep, m, index);
+	vlog("rank %d of %d: %zu of its rows in its skyline; %zu gathered", ranks_rank(),
+	    ranks_size(), m, t->m.rows);
+	free(*keep);
+	*keep = xmallocarray(MAX(t->m.rows, 1), sizeof **keep);
+	if (ranks_rank() != 0)
+		return 0;
+	phase_add("gather", now_sec() - tg);
+	return skyline_of(t, j, 0, dev, *keep);
 }
 
 int
@@ -235,7 +300,7 @@ main(int argc, char **argv)
 	struct common_opts co;
 	struct fields fields = {NULL, 0, NULL};
 	struct prefs prefs = {NULL, 0, NULL};
-	struct table_opts to = {TABLE_BLANKS, 0, 0, DT_F64, NULL};
+	struct table_opts to = {TABLE_BLANKS, 0, 0, DT_F64, NULL, 1};
 	const char *qpath = NULL;
 	enum sky_print what = SKY_ROWS, w;
 	int distinct = 0, c;
@@ -272,6 +337,7 @@ main(int argc, char **argv)
 			cli_common(c, optarg, &co, usage);
 		}
 	}
+	ranks_init(&argc, &argv);	/* under mpirun: each rank reads its share */
 	cli_finish(&co);
 	if (co.list_devices) {
 		cuda_list_devices();
@@ -343,30 +409,33 @@ main(int argc, char **argv)
 	if (qpath == NULL && prefs.n != 0 && prefs.n != 1 && prefs.n != d && n > 0)
 		usage_error("--prefer '%s' gives %zu preferences for %zu chosen columns",
 		    prefs.text, prefs.n, d);
+	if (t.rows_total >= UINT32_MAX)
+		die("%s: %llu rows is more than skyline handles (%u)", t.name,
+		    (unsigned long long)t.rows_total, UINT32_MAX - 1);
 	uint32_t *keep = xmallocarray(MAX(n, 1), sizeof *keep);
-
-	if (qpath != NULL) {
-		int owned = 0;
-		float *xy = n > 0 ? table_columns(&t, pos, 2, DT_F32, "a coordinate", &owned) : NULL;
-		m = spatial(n, xy, qxy, qn, distinct, &dev, co.max_device_mem, keep);
-		if (owned)
-			free(xy);
-	} else if (n > 0) {
-		m = classic(&t, mcol, d, &prefs, distinct, is_auto, &dev, co.max_device_mem, keep);
-	} else {
-		cuda_decide(&cost_row()->cost_classic, 0, cli_threads(), &dev);
+	uint64_t *index = NULL;
+	struct job job = {pos, mcol, d, qxy, qn, &prefs, distinct, is_auto, co.max_device_mem};
+	m = skyline_of(&t, &job, 1, &dev, keep);
+	if (ranks_size() > 1) {
+		m = merge_ranks(&t, &job, &dev, &keep, m, &index);
+		if (what == SKY_INDEX)
+			for (size_t i = 0; i < m; i++)
+				keep[i] = (uint32_t)index[keep[i]];	/* rows of the input */
 	}
 	vlog("%zu rows in the skyline", m);
 
 	double tw = now_sec();
-	output *o = out_open(co.output);
-	sky_print(o, fmt, what, &t, keep, m);
-	out_close(o);
+	if (ranks_rank() == 0) {	/* the one writer of a run under mpirun */
+		output *o = out_open(co.output);
+		sky_print(o, fmt, what, &t, keep, m);
+		out_close(o);
+	}
 	phase_add(PH_WRITE, now_sec() - tw);
 	phases_report();
 	cuda_finish(&dev);
 
 	free(keep);
+	free(index);
 	free(cmp);
 	free(pos);
 	free(mcol);

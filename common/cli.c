@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "output.h"
+#include "ranks.h"
 
 void
 cli_init(int argc, char **argv, struct common_opts *co)
@@ -89,6 +90,7 @@ cli_finish(struct common_opts *co)
 		const char *env = getenv("ACCELKIT_DEVICE");
 		co->device = env && *env ? env : "auto";
 	}
+	ranks_refuse_undivided();	/* mpirun -np 2 of a program that would not divide */
 }
 
 int

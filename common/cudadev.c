@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "err.h"
+#include "ranks.h"
 #include "output.h"
 #include "timer.h"
 #include "tune.h"
@@ -89,7 +90,7 @@ parse_ids(const char *spec, const char *list, int *ids)
 static const char *
 select_device(const char *spec, int allow_multi, struct cuda_dev *d)
 {
-	int want[CUDADEV_MAX], nwant = 0, all = 0;
+	int want[CUDADEV_MAX], nwant = 0, all = 0, per_rank = 0;
 
 	if (spec == NULL)
 		spec = "auto";
@@ -103,8 +104,10 @@ select_device(const char *spec, int allow_multi, struct cuda_dev *d)
 			return cuda_compiled() ? " (no usable GPU)" : " (no usable GPU: built without CUDA)";
 		}
 		want[nwant++] = 0;
+		per_rank = 1;
 	} else if (strcmp(spec, "gpu") == 0) {
 		want[nwant++] = 0;
+		per_rank = 1;
 	} else if (strncmp(spec, "gpu:", 4) == 0) {
 		if (strcmp(spec + 4, "all") == 0)
 			all = 1;
@@ -118,6 +121,9 @@ select_device(const char *spec, int allow_multi, struct cuda_dev *d)
 	int have = gpu_count();
 	if (have == 0)
 		die("device '%s': no usable CUDA GPU found", spec);
+	/* under mpirun, each rank of a host its own GPU (in turn when ranks outnumber them) */
+	if (per_rank)
+		want[0] = ranks_local() % have;
 	if (all) {
 		nwant = MIN(have, CUDADEV_MAX);
 		for (int i = 0; i < nwant; i++)
@@ -430,6 +436,7 @@ cuda_finish(const struct cuda_dev *d)
 	/* start.dev is read only once its thread is joined (not abandoned) */
 	if (d->gpu || start.abandoned || start.dev.gpu) {
 		fflush(NULL);
+		ranks_finish();		/* _exit skips the atexit that would */
 		_exit(0);
 	}
 }

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "err.h"
 #include "numparse.h"
+#include "ranks.h"
 
 static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 #define NPY_HEADER_TOTAL 128	/* what we write: magic, version, length, dict, padding */
@@ -638,6 +639,39 @@ mat_read(input *in, enum dtype dt, int flags, struct matrix *m)
 	}
 	if (m->rows == 0)
 		m->cols = cols;
+	dstream_close(s);
+}
+
+void
+mat_read_share(input *in, enum dtype dt, int flags, struct matrix *m, uint64_t *first,
+    uint64_t *total)
+{
+	if (ranks_size() == 1) {
+		mat_read(in, dt, flags, m);
+		*first = 0;
+		*total = m->rows;
+		return;
+	}
+	ranks_serial_begin();	/* a bad header: rank 0 says so, once */
+	if (in_file_size(in) < 0)
+		die("%s: under mpirun each rank reads its share of a FILE; %s", in_name(in),
+		    "standard input and pipes cannot be shared (write it to a file first)");
+	dstream *s = dstream_open_dt(in, flags, dt);
+	if (!s->npy)
+		die("%s: not NPY", in_name(in));
+	ranks_serial_end();
+	uint64_t count;
+	ranks_share(s->rows_total, first, &count);
+	*total = s->rows_total;
+	memset(m, 0, sizeof *m);
+	m->dtype = dt;
+	m->cols = s->cols;
+	uint64_t row = (uint64_t)s->cols * s->fsize;
+	s->elems_done = *first * s->cols;
+	in_range(in, s->data_off + *first * row, s->data_off + (*first + count) * row);
+	m->data = xmallocarray(mul_size(MAX((size_t)count, 1), MAX(s->cols, 1), "matrix"),
+	    dtype_size(dt));
+	m->rows = count > 0 ? npy_read_rows(s, (size_t)count, dt, m->data) : 0;
 	dstream_close(s);
 }
 

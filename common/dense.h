@@ -43,6 +43,11 @@ void mat_read(input *in, enum dtype dt, int flags, struct matrix *m);
 /* mat_read of a path ("-" or NULL: standard input). */
 void mat_load(const char *path, enum dtype dt, int flags, struct matrix *m);
 void mat_free(struct matrix *m);
+/* mat_read of this rank's share of an NPY input's rows (ranks.h: equal counts in rank
+ * order): rows [*first, *first + m->rows) of *total. Under mpirun the input must be a
+ * regular file. Text input is an error here (table.h shares text). */
+void mat_read_share(input *in, enum dtype dt, int flags, struct matrix *m, uint64_t *first,
+    uint64_t *total);
 
 /* Writes m as text (tab-separated, shortest round-trip numbers) or NPY of m's dtype. */
 void mat_write(output *o, const struct matrix *m, int fmt);

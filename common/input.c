@@ -26,6 +26,9 @@ struct input {
 	uint64_t off;			/* input offset of buf[start] */
 	uint64_t line;
 	int64_t size;			/* regular file size, else -1 */
+	uint64_t fpos, limit;		/* bytes read(2) so far; in_range's end */
+	uint64_t base;			/* regular file: its offset where the input began */
+	int64_t total;			/* regular file: its bytes from there, else -1 */
 	void *reader;			/* in_set_reader */
 	void (*reader_free)(void *);
 };
@@ -45,12 +48,16 @@ in_open(const char *path)
 			die_errno(path);
 	}
 	in->size = -1;
+	in->limit = UINT64_MAX;
+	in->total = -1;
 	if (fstat(in->fd, &st) == 0) {
 		if (S_ISDIR(st.st_mode))
 			die("%s: is a directory", in->name);
 		if (S_ISREG(st.st_mode)) {
 			off_t pos = lseek(in->fd, 0, SEEK_CUR);
 			in->size = (int64_t)st.st_size - (pos > 0 ? (int64_t)pos : 0);
+			in->base = pos > 0 ? (uint64_t)pos : 0;
+			in->total = in->size;
 		}
 	}
 	in->cap = 4 * IN_CHUNK;
@@ -77,6 +84,13 @@ in_name(const input *in)
 	return in->name;
 }
 
+/* How much of n bytes a read(2) may ask for: in_range's end is the input's end. */
+static size_t
+allowed(const input *in, size_t n)
+{
+	return in->limit - in->fpos < n ? (size_t)(in->limit - in->fpos) : n;
+}
+
 /* Reads more; returns 0 at end of input. Keeps room for a NUL after the data. */
 static size_t
 fill(input *in)
@@ -93,9 +107,10 @@ fill(input *in)
 		in->buf = xrealloc(in->buf, in->cap + 1);
 	}
 	for (;;) {
-		ssize_t n = read(in->fd, in->buf + in->end, in->cap - in->end);
+		ssize_t n = read(in->fd, in->buf + in->end, allowed(in, in->cap - in->end));
 		if (n > 0) {
 			in->end += (size_t)n;
+			in->fpos += (uint64_t)n;
 			return (size_t)n;
 		}
 		if (n == 0) {
@@ -205,13 +220,15 @@ read_into(input *in, void *dst, size_t n, int all)
 	memcpy(d, in->buf + in->start, done);
 	in->start += done;
 	while (done < n && !in->eof && (all || done == 0 || ready(in))) {
-		ssize_t r = read(in->fd, d + done, n - done);
-		if (r > 0)
+		ssize_t r = read(in->fd, d + done, allowed(in, n - done));
+		if (r > 0) {
 			done += (size_t)r;
-		else if (r == 0)
+			in->fpos += (uint64_t)r;
+		} else if (r == 0) {
 			in->eof = 1;
-		else if (errno != EINTR)
+		} else if (errno != EINTR) {
 			die_errno(in->name);
+		}
 	}
 	in->off += done;
 	return done;
@@ -280,4 +297,82 @@ in_regular_bytes(const char *const *paths, int n)
 		total += st.st_size;
 	}
 	return total;
+}
+
+void
+in_range(input *in, uint64_t start, uint64_t end)
+{
+	if (in->total < 0 || end < start || end > (uint64_t)in->total)
+		die("%s: a range of bytes needs a regular file", in->name);
+	if (lseek(in->fd, (off_t)(in->base + start), SEEK_SET) < 0)
+		die_errno(in->name);
+	in->start = in->end = 0;
+	in->eof = start == end;
+	in->off = in->fpos = start;
+	in->limit = end;
+	in->size = (int64_t)end;
+}
+
+/* pread(2) of up to n bytes at off, retried on EINTR; dies on an error. */
+static size_t
+pread_some(const input *in, void *buf, size_t n, uint64_t off)
+{
+	for (;;) {
+		ssize_t r = pread(in->fd, buf, n, (off_t)(in->base + off));
+		if (r >= 0)
+			return (size_t)r;
+		if (errno != EINTR)
+			die_errno(in->name);
+	}
+}
+
+uint64_t
+in_line_start(const input *in, uint64_t off)
+{
+	static const size_t blk = (size_t)1 << 16;
+	char *buf = xmalloc(blk);
+	uint64_t at, end = (uint64_t)in->total;
+	if (off == 0 || in->total < 0 || off >= end) {
+		free(buf);
+		return in->total < 0 ? off : MIN(off, end);
+	}
+	for (at = off - 1; at < end;) {
+		size_t got = pread_some(in, buf, (size_t)MIN((uint64_t)blk, end - at), at);
+		if (got == 0)
+			break;
+		const char *nl = memchr(buf, '\n', got);
+		if (nl != NULL) {
+			uint64_t start = at + (uint64_t)(nl - buf) + 1;
+			free(buf);
+			return start;
+		}
+		at += got;
+	}
+	free(buf);
+	return end;
+}
+
+uint64_t
+in_count_lines(const input *in, uint64_t start, uint64_t end)
+{
+	static const size_t blk = (size_t)1 << 20;
+	char *buf = xmalloc(blk);
+	uint64_t lines = 0;
+	for (uint64_t at = start; at < end;) {
+		size_t got = pread_some(in, buf, (size_t)MIN((uint64_t)blk, end - at), at);
+		if (got == 0)
+			break;
+		for (const char *p = buf, *e = buf + got; (p = memchr(p, '\n', (size_t)(e - p)));
+		    p++)
+			lines++;
+		at += got;
+	}
+	free(buf);
+	return lines;
+}
+
+int64_t
+in_file_size(const input *in)
+{
+	return in->total;
 }

@@ -55,6 +55,18 @@ uint64_t in_tell(const input *in);
 /* Bytes left when the input is a regular file, else -1 (a pipe: unknown). */
 int64_t in_remaining(const input *in);
 
+/* Byte ranges of a regular file, for a rank's share of it (ranks.h). Offsets count
+ * from where the input began, as in_tell does. in_range makes [start, end) the whole input from now on: what was
+ * buffered is dropped, in_tell says start, and the end of the range is the end of
+ * input. in_line_start is where the first line beginning at or after off begins (off
+ * itself when 0 or just after a '\n'; the file's size when none does); in_count_lines
+ * counts the '\n' in [start, end). Neither moves the input. */
+void in_range(input *in, uint64_t start, uint64_t end);
+uint64_t in_line_start(const input *in, uint64_t off);
+uint64_t in_count_lines(const input *in, uint64_t start, uint64_t end);
+/* A regular file's bytes from where the input began (whatever was read), else -1. */
+int64_t in_file_size(const input *in);
+
 /* Everything left, in one malloc'd NUL-terminated buffer (free() it). */
 char *in_slurp(input *in, size_t *len);
 

@@ -10,6 +10,7 @@
 #include "chunks.h"
 #include "cli.h"
 #include "numparse.h"
+#include "ranks.h"
 
 struct span {
 	const char *s, *e;
@@ -167,6 +168,25 @@ find_width(struct table *t)
 	}
 }
 
+/* Under mpirun (table_opts.share), this rank's share of the rows that follow the header:
+ * the data's bytes cut into equal ranges, each moved on to the start of a line, so that
+ * every line is in one share. Line numbers go on from the lines of the shares before. */
+static void
+share_text(struct table *t)
+{
+	if (ranks_size() == 1)
+		return;
+	uint64_t from = in_tell(t->in), len = (uint64_t)in_file_size(t->in) - from;
+	uint64_t r = (uint64_t)ranks_rank(), R = (uint64_t)ranks_size();
+	uint64_t a = from + (uint64_t)((unsigned __int128)len * r / R);
+	uint64_t b = from + (uint64_t)((unsigned __int128)len * (r + 1) / R);
+	uint64_t s = in_line_start(t->in, a), e = in_line_start(t->in, b);
+	uint64_t before = ranks_exscan_u64(in_count_lines(t->in, s, e));
+	uint64_t line = in_lineno(t->in);
+	in_range(t->in, s, e);
+	in_set_lineno(t->in, line + before);
+}
+
 static void
 open_in(input *in, const struct table_opts *o, struct table *t)
 {
@@ -189,19 +209,35 @@ open_in(input *in, const struct table_opts *o, struct table *t)
 					dt = DT_F64;
 		}
 		t->npy = 1;
-		mat_read(t->in, dt, 0, &t->m);
+		if (o->share)
+			mat_read_share(t->in, dt, 0, &t->m, &t->row0, &t->rows_total);
+		else
+			mat_read(t->in, dt, 0, &t->m);
+		if (!o->share)
+			t->rows_total = t->m.rows;
 		t->cols = t->m.cols;
 		in_close(t->in);
 		t->in = NULL;
 		return;
 	}
+	if (o->share)
+		ranks_serial_begin();
+	if (o->share && ranks_size() > 1 && in_file_size(t->in) < 0)
+		die("%s: under mpirun each rank reads its share of a FILE; %s", t->name,
+		    "standard input and pipes cannot be shared (write it to a file first)");
 	table_skip_header(t->in, o->header, &t->head, &t->head_len);
 	find_width(t);
+	if (o->share) {
+		ranks_serial_end();
+		share_text(t);
+	}
 }
 
 void
 table_open(const char *path, const struct table_opts *o, struct table *t)
 {
+	if (o->share)
+		ranks_serial_begin();	/* a file that cannot be opened: said once */
 	open_in(in_open(path), o, t);
 }
 
@@ -408,6 +444,88 @@ table_load(struct table *t, const size_t *col, size_t k)
 		t->m.dtype = t->opts.dt;
 	in_close(t->in);
 	t->in = NULL;
+	t->rows_total = t->m.rows;
+	if (t->opts.share && ranks_size() > 1) {
+		t->row0 = ranks_exscan_u64(t->m.rows);
+		int64_t n = (int64_t)t->m.rows;
+		ranks_sum_i64(&n, 1);
+		t->rows_total = (uint64_t)n;
+	}
+}
+
+/* ---- rows gathered on rank 0 ---- */
+
+/* A row on the wire: its global index, line number and text length, then its numbers
+ * (m.cols of m's type), then its text. */
+struct wire {
+	uint64_t index, lineno, tlen;
+};
+
+void
+table_gather_rows(struct table *t, const uint32_t *keep, size_t m, uint64_t **index)
+{
+	size_t esz = dtype_size(t->m.dtype), vb = t->m.cols * esz, bytes = 0;
+	int text = t->opts.keep_text && !t->npy;	/* alike on every rank */
+
+	for (size_t i = 0; i < m; i++) {
+		size_t len = 0;
+		if (text)
+			table_row_text(t, keep[i], &len);
+		bytes += sizeof(struct wire) + vb + len;
+	}
+	char *buf = xmalloc(MAX(bytes, 1)), *p = buf;
+	for (size_t i = 0; i < m; i++) {
+		size_t len = 0;
+		const char *s = text ? table_row_text(t, keep[i], &len) : NULL;
+		struct wire w = {t->row0 + keep[i], t->npy ? 0 : t->lineno[keep[i]], len};
+		memcpy(p, &w, sizeof w);
+		memcpy(p + sizeof w, (const char *)t->m.data + keep[i] * vb, vb);
+		if (len > 0)
+			memcpy(p + sizeof w + vb, s, len);
+		p += sizeof w + vb + len;
+	}
+	size_t total;
+	char *all = ranks_gather(buf, bytes, &total);
+	free(buf);
+
+	/* every rank: t holds the gathered rows (none but on rank 0) */
+	size_t rows = 0, tl = 0;
+	for (size_t at = 0; all != NULL && at < total; rows++) {
+		struct wire w;
+		memcpy(&w, all + at, sizeof w);
+		at += sizeof w + vb + (size_t)w.tlen;
+		tl += (size_t)w.tlen;
+	}
+	*index = xmallocarray(MAX(rows, 1), sizeof **index);
+	free(t->m.data);
+	t->m.data = xmallocarray(MAX(rows, 1), MAX(vb, 1));
+	free(t->lineno);
+	t->lineno = xmallocarray(MAX(rows, 1), sizeof *t->lineno);
+	if (text) {
+		free(t->text);
+		free(t->line);
+		t->text = xmalloc(MAX(tl, 1));
+		t->line = xmallocarray(rows + 1, sizeof *t->line);
+	}
+	size_t at = 0, to = 0;
+	for (size_t i = 0; i < rows; i++) {
+		struct wire w;
+		memcpy(&w, all + at, sizeof w);
+		(*index)[i] = w.index;
+		t->lineno[i] = w.lineno;
+		memcpy((char *)t->m.data + i * vb, all + at + sizeof w, vb);
+		if (text) {
+			t->line[i] = to;
+			memcpy(t->text + to, all + at + sizeof w + vb, (size_t)w.tlen);
+			to += (size_t)w.tlen;
+		}
+		at += sizeof w + vb + (size_t)w.tlen;
+	}
+	if (text)
+		t->line[rows] = to;
+	t->m.rows = rows;
+	t->row0 = 0;
+	free(all);
 }
 
 void

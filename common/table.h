@@ -19,6 +19,12 @@
  * header lines and the delimiter do not apply. An <f4 array stays float32 and anything
  * else is double, so that values compare as they were written.
  *
+ * Under mpirun, table_opts.share has each rank read its own share of the rows (ranks.h):
+ * an NPY file's rows in equal counts, a text file's bytes in equal ranges moved on to
+ * line starts; header lines and the width come from the file's start, read by rank 0
+ * before the others (an error there is reported once). Errors name lines of the whole
+ * file. table_gather_rows brings chosen rows back to rank 0.
+ *
  * Reading is two steps, so that the caller can choose columns knowing the width:
  * table_open (header lines and the width), then table_load (the rows, with the chosen
  * columns parsed). table_read does both with a field list. */
@@ -45,6 +51,8 @@ struct table_opts {
 	int keep_text;		/* text: keep each row's line, to print it again */
 	enum dtype dt;		/* text: the type the chosen columns' numbers are kept in */
 	const char *hint;	/* added to "not a number" errors (NULL: nothing) */
+	int share;		/* under mpirun: read only this rank's share of the rows
+				   (ranks.h; a FILE, not standard input) */
 };
 
 struct table {
@@ -65,6 +73,9 @@ struct table {
 	input *in;
 	struct table_opts opts;
 	uint64_t first_line;	/* text: the first data row's line number */
+	/* opts.share: row i here is row row0 + i of rows_total in the whole input (else
+	   row0 = 0 and rows_total = m.rows) */
+	uint64_t row0, rows_total;
 };
 
 /* Opens path (NULL or "-": standard input), sets the header lines aside and finds the
@@ -120,6 +131,12 @@ table_row_text(const struct table *t, size_t i, size_t *len)
 	*len = (size_t)(t->line[i + 1] - t->line[i]);
 	return t->text + t->line[i];
 }
+
+/* Rows keep[0..m) (ascending) of every rank's table, in rank order (input order), become
+ * rank 0's table: its numbers, line numbers and (keep_text) lines; *index (malloc'd)
+ * says each one's row in the whole input. Other ranks are left with no rows. Collective
+ * (ranks.h); with one rank, keeps rows keep[0..m) alone. */
+void table_gather_rows(struct table *t, const uint32_t *keep, size_t m, uint64_t **index);
 
 /* Chosen columns sel[0..k) (places among the chosen: 0 is t->col[0]; sel NULL: all k of
  * them) of every row, rows x k of dt: t's own numbers when they are laid out so

@@ -1,0 +1,193 @@
+#!/usr/bin/env bats
+# MPI across hosts (common/ranks.h): programs run as `mpirun -np R` print what one
+# process prints, byte for byte, whatever the shares (uneven, or empty when ranks
+# outnumber the rows). The reference is the one-process run, itself checked against
+# brute force in each program's suite. Skipped only in a build without MPI.
+
+setup() {
+	load helpers
+	T="$BATS_TEST_TMPDIR"
+	D="$TESTDATA/skyline"
+	# a build with MPI links its library (the Makefile: MPI=1, or mpicc found)
+	ldd "$(command -v skyline)" | grep -q 'libmpi' ||
+	    skip "this build has no MPI (make deps installs Open MPI; then rebuild)"
+	command -v mpirun >/dev/null || skip "no mpirun on PATH"
+	# Open MPI refuses root unless told; CI runs as root. 3 ranks on 2 cores.
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	export OMPI_MCA_rmaps_base_oversubscribe=1
+}
+
+# mpi NP PROG ARGS...: the program under mpirun (-q: no banner of mpirun's own when a
+# rank exits 1); standard input is not the suite's (mpirun forwards it to rank 0).
+mpi() {
+	local np=$1
+	shift
+	mpirun -q --oversubscribe -np "$np" "$@" </dev/null
+}
+
+# same_as_one NP PROG ARGS...: the run under mpirun -np NP prints what one process
+# prints (stdout), and the one-process output is not empty.
+same_as_one() {
+	local np=$1
+	shift
+	"$@" > "$T/one" || return 1
+	[ -s "$T/one" ] || { echo "empty one-process output"; return 1; }
+	mpi "$np" "$@" > "$T/many" || { echo "mpirun -np $np failed"; return 1; }
+	cmp "$T/one" "$T/many" || { echo "-np $np differs: $*"; return 1; }
+}
+
+# Anti-correlated rows (big skylines: many rows of each share's skyline are dominated
+# by another share's), some repeated far apart, as text, <f4 NPY and <f8 NPY.
+make_points() {
+	py - "$T" <<'PY'
+import sys, numpy as np
+t = sys.argv[1]
+g = np.random.default_rng(13)
+n, d = 3000, 3
+x = g.uniform(0, 1, (n, d))
+x[:, -1] = 1 - x[:, :-1].mean(axis=1) + g.normal(0, 0.05, n)
+x = np.round(x, 3).astype(np.float32)
+x[2900] = x[10]		# equal rows in the first and the last share
+x[1500] = x[11]
+np.savetxt(t + "/p.txt", x, fmt="%.3f")
+np.save(t + "/p.npy", x)
+np.save(t + "/p64.npy", x.astype(np.float64))
+q = g.uniform(0, 100, (4000, 2)).astype(np.float32)
+np.savetxt(t + "/xy.txt", q, fmt="%.2f")
+np.save(t + "/xy.npy", q)
+PY
+}
+
+@test "the classic skyline under mpirun -np 2 and 3 is the one-process skyline, text and NPY" {
+	make_points
+	for np in 2 3; do
+		for f in p.txt p.npy p64.npy; do
+			run same_as_one $np skyline -d cpu "$T/$f"
+			assert_success
+			run same_as_one $np skyline -d cpu --index -p max,min,max "$T/$f"
+			assert_success
+		done
+	done
+}
+
+@test "the ranks' skylines are filtered once more on rank 0: gathered rows are dropped" {
+	make_points
+	run --separate-stderr mpi 3 skyline -d cpu -v --count "$T/p.txt"
+	assert_success
+	local kept=$output gathered
+	gathered=$(printf '%s\n' "$stderr" | sed -n 's/.*rank 0 of 3: .*; \([0-9]*\) gathered/\1/p')
+	[ -n "$gathered" ]
+	[ "$gathered" -gt "$kept" ]
+	run skyline -d cpu --count "$T/p.txt"
+	assert_output "$kept"
+}
+
+@test "--distinct keeps the first of equal rows in different shares, as one process" {
+	make_points
+	for np in 2 3; do
+		run same_as_one $np skyline -d cpu --distinct --index "$T/p.txt"
+		assert_success
+		run same_as_one $np skyline -d cpu --distinct "$T/p.npy"
+		assert_success
+	done
+}
+
+@test "the spatial skyline under mpirun is the one-process skyline, text and NPY" {
+	make_points
+	for np in 2 3; do
+		run same_as_one $np skyline -d cpu -Q "$D/places.txt" "$T/xy.txt"
+		assert_success
+		run same_as_one $np skyline -d cpu --index -Q "$D/places.txt" "$T/xy.npy"
+		assert_success
+	done
+}
+
+@test "header lines, a delimiter and -O npy come out as in one process" {
+	make_points
+	run same_as_one 3 skyline -d cpu -t , --header -f 2,3 -p min,max "$D/hotels.csv"
+	assert_success
+	run same_as_one 2 skyline -d cpu -f 2,3 -p min,max "$D/hotels.txt"
+	assert_success
+	run same_as_one 3 skyline -d cpu -O npy "$T/p.txt"
+	assert_success
+}
+
+@test "more ranks than rows: the ranks without a row add nothing" {
+	printf '# x y\n3 1\n\n1 3\n2 2\n' > "$T/three.txt"
+	run same_as_one 5 skyline -d cpu "$T/three.txt"
+	assert_success
+	run same_as_one 7 skyline -d cpu -Q "$D/places.txt" "$D/points.txt"
+	assert_success
+}
+
+@test "-o FILE is written by rank 0 alone, complete" {
+	make_points
+	run mpi 3 skyline -d cpu -o "$T/out.txt" "$T/p.txt"
+	assert_success
+	skyline -d cpu "$T/p.txt" > "$T/one"
+	cmp "$T/one" "$T/out.txt"
+}
+
+# the messages of skyline's own among stderr's lines (mpirun's libevent can add a
+# warning of its own as it ends the other ranks)
+ours() {
+	ours_of skyline
+}
+ours_of() {
+	printf '%s\n' "$stderr" | grep "^$1: " || true
+}
+
+@test "a bad value in the last rank's share is one message naming its line, exit 1" {
+	make_points
+	sed '2990s/.*/0.5 x 0.5/' "$T/p.txt" > "$T/bad.txt"
+	run --separate-stderr mpi 3 skyline -d cpu "$T/bad.txt"
+	assert_failure 1
+	assert_output ''
+	run ours
+	assert_output "skyline: $T/bad.txt:2990: column 2: not a number: 'x' (choose the numeric columns with -f)"
+}
+
+@test "an error every rank would meet (a missing file, a bad first row) is said once" {
+	run --separate-stderr mpi 3 skyline -d cpu "$T/missing.txt"
+	assert_failure 1
+	run ours
+	assert_output "skyline: $T/missing.txt: No such file or directory"
+	printf '1 2 3\n4 5\n' > "$T/ragged.txt"
+	run --separate-stderr mpi 3 skyline -d cpu "$T/ragged.txt"
+	assert_failure 1
+	run ours
+	assert_output "skyline: $T/ragged.txt:2: row has 2 columns, expected 3 as on line 1"
+}
+
+@test "standard input cannot be shared: one clear message" {
+	run --separate-stderr bash -c "mpirun -q --oversubscribe -np 2 skyline -d cpu < '$D/points.txt'"
+	assert_failure 1
+	run ours
+	assert_output "skyline: (standard input): under mpirun each rank reads its share of a FILE; standard input and pipes cannot be shared (write it to a file first)"
+}
+
+@test "on the GPU machine, one rank a GPU (local rank modulo the GPUs) prints the CPU's skyline" {
+	require_gpu
+	make_points
+	skyline -d cpu "$T/p.npy" > "$T/cpu"
+	mpi 2 skyline -d gpu "$T/p.npy" > "$T/gpu"
+	cmp "$T/cpu" "$T/gpu"
+	run same_as_one 3 skyline -d gpu -Q "$D/places.txt" "$T/xy.txt"
+	assert_success
+}
+
+@test "man page example: the points nearest to the places, divided among 4 processes" {
+	run same_as_one 4 skyline --index -Q "$D/places.txt" "$D/points.txt"
+	assert_success
+}
+
+@test "a program that does not divide its work refuses mpirun -np 3 once, and runs under -np 1" {
+	run --separate-stderr mpi 3 clkmeans -k 2 "$TESTDATA/clkmeans/points.txt"
+	assert_failure 1
+	assert_output ''
+	run ours_of clkmeans
+	assert_output "clkmeans: this program does not divide its work among MPI ranks: each of the 3 would do all of it (run it without mpirun)"
+	clkmeans -k 2 "$TESTDATA/clkmeans/points.txt" > "$T/one"
+	mpi 1 clkmeans -k 2 "$TESTDATA/clkmeans/points.txt" > "$T/many"
+	cmp "$T/one" "$T/many"
+}
