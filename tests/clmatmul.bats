@@ -884,6 +884,28 @@ print("\n".join("\t".join("%d" % v for v in r) for r in x.T @ x))' "$f")"
 	assert_output --regexp 'blocks=([4-9]|[1-9][0-9]+) .* source=host'
 }
 
+@test "example: two CPU devices of PoCL sharing a product in blocks, checked" {
+	POCL_DEVICES='pthread pthread' run -0 --separate-stderr clmatmul -d cpu:all -v \
+	    --bench 1024 --max-device-mem 6M --verify --repeat 1
+	assert_output --regexp '^m=1024 n=1024 k=1024 type=float32 blocks=([2-9]|[1-9][0-9]+) .* source=host '
+	[[ $stderr == *"verify: "* ]]
+	[[ $stderr =~ "device 0:0: "[0-9]+" of "[0-9]+" blocks" ]]
+	[[ $stderr =~ "device 0:1: "[0-9]+" of "[0-9]+" blocks" ]]
+}
+
+@test "example: all the GPUs of the host, each holding at most 8 GiB, with each one's share" {
+	require_gpu
+	gen "$T/a.npy" 1000 900 1
+	gen "$T/b.npy" 900 1100 2
+	cd "$T"
+	clmatmul -d gpu -O npy -o one.npy a.npy b.npy
+	run -0 --separate-stderr clmatmul -d gpu:all -v --max-device-mem 8G -O npy -o c.npy a.npy b.npy
+	[[ $stderr == *"plan: "* ]]
+	cmp one.npy c.npy
+	run -0 py "$REF/clmatmul_ref.py" a.npy b.npy c.npy
+	assert_output ok
+}
+
 @test "example: the tensor cores in TF32, checked within TF32's bound" {
 	require_gpu
 	run -0 --separate-stderr clmatmul --bench 4096 --precision tf32 --verify --repeat 3
