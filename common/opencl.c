@@ -319,6 +319,8 @@ clx_open_many(const char *spec, const char *filter, int flags, struct clx *xs, i
 		for (char *it = strtok_r(buf, ",", &save); it != NULL; it = strtok_r(NULL, ",", &save)) {
 			char item[64];
 			const char *colon = strchr(it, ':');
+			if (strlen(it) > 40)
+				bad_spec(spec);
 			if (colon == NULL) {
 				if (n == 0)
 					bad_spec(spec);
