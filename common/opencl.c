@@ -348,9 +348,6 @@ clx_open_many(const char *spec, const char *filter, int flags, struct clx *xs, i
 			}
 			if (!found)
 				no_device(&a, spec, item, filter);
-			for (int j = 0; j < n; j++)
-				if (pl[j] == pl[n] && dl[j] == dl[n])
-					usage_error("device '%s' names %d:%d twice", spec, pl[n], dl[n]);
 			n++;
 		}
 		free(buf);
@@ -365,14 +362,21 @@ clx_open_many(const char *spec, const char *filter, int flags, struct clx *xs, i
 			    "platforms; several devices must be of one platform (--platform TEXT "
 			    "keeps one)", spec, pl[0], dl[0], p0, pl[i], dl[i], pi);
 		}
+	/* A device named twice is opened twice, a queue each, in a context that lists it
+	 * once: two workers share it (the dividing code runs on a machine of one GPU). */
 	cl_device_id ids[CLX_MAX_MANY];
+	cl_uint nids = 0;
 	for (int i = 0; i < n; i++) {
 		memset(&xs[i], 0, sizeof xs[i]);
 		fill_info(&a, pl[i], dl[i], &xs[i]);
-		ids[i] = xs[i].device;
+		int seen = 0;
+		for (cl_uint j = 0; j < nids; j++)
+			seen |= ids[j] == xs[i].device;
+		if (!seen)
+			ids[nids++] = xs[i].device;
 	}
 	cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)a.plat[pl[0]], 0};
-	cl_context ctx = CL_CREATE(clCreateContext(props, (cl_uint)n, ids, NULL, NULL, &cl_err_));
+	cl_context ctx = CL_CREATE(clCreateContext(props, nids, ids, NULL, NULL, &cl_err_));
 	for (int i = 0; i < n; i++) {
 		/* Each clx holds a reference, so that clx_close works on each. */
 		if (i > 0)

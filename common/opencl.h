@@ -53,8 +53,9 @@ void clx_close(struct clx *x);
 int clx_is_many(const char *spec);
 /* Opens what spec names into xs (at most max, and CLX_MAX_MANY): one device as clx_open
  * does, or several of one platform, which share one context (each clx holds a reference
- * to it, so clx_close works on each) with a queue each. Returns how many. Devices of
- * different platforms, or one named twice, are errors that say so. */
+ * to it, so clx_close works on each) with a queue each. Returns how many. A device
+ * named twice is opened twice (two workers share it); devices of different
+ * platforms are an error that says so. */
 enum { CLX_MAX_MANY = 16 };
 int clx_open_many(const char *spec, const char *platform_filter, int flags, struct clx *xs,
     int max);
