@@ -76,7 +76,8 @@ usage(FILE *f)
 	    "  --tile T|MxN, --tile-k K, --item R|RxC, --vector W|WMxWN, --load-vector W,\n"
 	    "  --patch RxC, --band G, --unroll U, --staging local|direct, --max-regs N\n"
 	    "                               force kernel parameters\n"
-	    "  -d, --device SPEC            auto, cpu, gpu, gpu:N or P:D ($ACCELKIT_DEVICE)\n"
+	    "  -d, --device SPEC            auto, cpu, gpu, gpu:N or P:D ($ACCELKIT_DEVICE);\n"
+	    "                               several: gpu:all, cpu:all, gpu:0,1, 0:0,0:1\n"
 	    "  --platform TEXT              only platforms whose name contains TEXT\n"
 	    "  --list-devices               list the OpenCL devices and exit\n"
 	    "  -o, --output FILE            write C to FILE\n"
@@ -279,49 +280,53 @@ main(int argc, char **argv)
 		die("op(A) op(B) is %zu x %zu x %zu: sides of 2^30 and more are not supported",
 		    p.m, p.k, p.n);
 
-	struct clx x;
+	struct clx xs[CLX_MAX_MANY], *x = &xs[0];
 	double t0 = now_sec();
-	clx_open(cm_device(co.device, co.platform, &o, p.m, p.n, p.k), co.platform,
-	    verbose || bench ? CLX_PROFILE : 0, &x);
+	const int nd = clx_open_many(cm_device(co.device, co.platform, &o, p.m, p.n, p.k),
+	    co.platform, verbose || bench ? CLX_PROFILE : 0, xs, CLX_MAX_MANY);
 	phase_add("open device", now_sec() - t0);
+	if (nd > 1 && bench != NULL && !co.max_device_mem)
+		usage_error("--bench on several devices multiplies host matrices: give "
+		    "--max-device-mem (matrices made on the device time one device's kernel)");
 	if (bench == NULL) {
 		t0 = now_sec();
-		clmat_read(&A, &x, "A");
-		clmat_read(&B, &x, "B");
+		clmat_read(&A, x, "A");
+		clmat_read(&B, x, "B");
 		if (beta != 0)
-			clmat_read(&C0, &x, "C0");
+			clmat_read(&C0, x, "C0");
 		phase_add(PH_READ, now_sec() - t0);
 		p.a = A.m.data;
 		p.b = B.m.data;
 		p.c0 = C0.m.data;
 	}
-	struct cm_engine *e = cm_open(&x, &o);
+	struct cm_engine *eng[CLX_MAX_MANY];
+	cm_open_many(xs, nd, &o, eng);
 
 	/* Host matrices in pinned memory (clstaging.h): copies at the bus's speed. */
 	struct matrix C = {p.m, p.n, o.dt, NULL};
 	struct clhost hc = {0}, ha = {0}, hb = {0}, hc0 = {0};
 	void *a_host = NULL, *b_host = NULL, *c0_host = NULL;
 	if (bench == NULL) {
-		C.data = clhost_alloc(&x, mul_size(mul_size(p.m, p.n, "C"), es, "C"), "C", &hc);
+		C.data = clhost_alloc(x, mul_size(mul_size(p.m, p.n, "C"), es, "C"), "C", &hc);
 		p.c = C.data;
-		cm_multiply(e, &p);
+		cm_multiply_many(eng, nd, &p);
 	} else {
 		/* Host copies of the data: for --verify, and as the source of a run from
 		 * host memory (--max-device-mem). */
 		if (verify || co.max_device_mem) {
 			double t0 = now_sec();
-			a_host = clhost_alloc(&x, mul_size(mul_size(p.m, p.k, "A"), es, "A"), "A",
+			a_host = clhost_alloc(x, mul_size(mul_size(p.m, p.k, "A"), es, "A"), "A",
 			    &ha);
-			b_host = clhost_alloc(&x, mul_size(mul_size(p.k, p.n, "B"), es, "B"), "B",
+			b_host = clhost_alloc(x, mul_size(mul_size(p.k, p.n, "B"), es, "B"), "B",
 			    &hb);
 			cm_fill_host(a_host, o.ta ? p.k : p.m, o.ta ? p.m : p.k, o.dt, seed, CM_SALT_A);
 			cm_fill_host(b_host, o.tb ? p.n : p.k, o.tb ? p.k : p.n, o.dt, seed, CM_SALT_B);
 			if (beta != 0) {
-				c0_host = clhost_alloc(&x, mul_size(mul_size(p.m, p.n, "C0"), es,
+				c0_host = clhost_alloc(x, mul_size(mul_size(p.m, p.n, "C0"), es,
 				    "C0"), "C0", &hc0);
 				cm_fill_host(c0_host, p.m, p.n, o.dt, seed, CM_SALT_C);
 			}
-			C.data = clhost_alloc(&x, mul_size(mul_size(p.m, p.n, "C"), es, "C"), "C",
+			C.data = clhost_alloc(x, mul_size(mul_size(p.m, p.n, "C"), es, "C"), "C",
 			    &hc);
 			phase_add("generate (host)", now_sec() - t0);
 		}
@@ -330,12 +335,12 @@ main(int argc, char **argv)
 		p.c0 = co.max_device_mem ? c0_host : NULL;
 		p.c = C.data;
 		struct cm_bench_result r;
-		cm_bench(e, &p, seed, reps, &r);
+		cm_bench(eng, nd, &p, seed, reps, &r);
 		double gflops = 2e-6 * (double)p.m * (double)p.n * (double)p.k / r.ms_median;
 		printf("m=%zu n=%zu k=%zu type=%s blocks=%d reps=%d ms=%.3f best_ms=%.3f "
 		    "gflops=%.1f source=%s device=%s\n", p.m, p.n, p.k,
 		    o.dt == DT_F64 ? "float64" : o.tf32 ? "tf32" : "float32", r.blocks, r.reps,
-		    r.ms_median, r.ms_best, gflops, co.max_device_mem ? "host" : "device", x.name);
+		    r.ms_median, r.ms_best, gflops, co.max_device_mem ? "host" : "device", x->name);
 		p.a = a_host;
 		p.b = b_host;
 		p.c0 = c0_host;
@@ -359,7 +364,8 @@ main(int argc, char **argv)
 	}
 	phases_report();
 
-	cm_close(e);
+	for (int i = 0; i < nd; i++)
+		cm_close(eng[i]);
 	clmat_free(&A);
 	clmat_free(&B);
 	clmat_free(&C0);
@@ -367,6 +373,7 @@ main(int argc, char **argv)
 	clhost_free(&ha);
 	clhost_free(&hb);
 	clhost_free(&hc0);
-	clx_close(&x);
+	for (int i = 0; i < nd; i++)
+		clx_close(&xs[i]);
 	return 0;
 }

@@ -173,7 +173,8 @@ nth_of_type(const struct cl_all *a, cl_device_type type, int n, int *pi, int *di
 static void
 bad_spec(const char *spec)
 {
-	usage_error("invalid device '%s' (expected auto, cpu, cpu:N, gpu, gpu:N or P:D)", spec);
+	usage_error("invalid device '%s' (expected auto, cpu, cpu:N, gpu, gpu:N or P:D, or "
+	    "several: gpu:all, cpu:all, gpu:N,M or P:D,P:D)", spec);
 }
 
 static int
@@ -186,6 +187,42 @@ parse_index(const char *spec, const char *s)
 	return (int)v;
 }
 
+/* What clx_open learns of device d of platform p, before any context. */
+static void
+fill_info(const struct cl_all *a, int p, int d, struct clx *x)
+{
+	x->platform = a->plat[p];
+	x->device = a->dev[p][d];
+	x->platform_index = p;
+	x->device_index = d;
+	cl_device_type t = dev_type(x->device);
+	x->is_gpu = (t & CL_DEVICE_TYPE_GPU) != 0;
+	x->is_cpu = (t & CL_DEVICE_TYPE_CPU) != 0;
+	platform_str(x->platform, CL_PLATFORM_NAME, x->platform_name, sizeof x->platform_name);
+	device_str(x->device, CL_DEVICE_NAME, x->name, sizeof x->name);
+	device_str(x->device, CL_DEVICE_VERSION, x->version, sizeof x->version);
+	x->vendor = vendor_of(x->platform);
+	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof x->global_mem, &x->global_mem, NULL));
+	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof x->max_alloc, &x->max_alloc, NULL));
+	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof x->local_mem, &x->local_mem, NULL));
+	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof x->compute_units, &x->compute_units, NULL));
+	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof x->max_wg, &x->max_wg, NULL));
+	cl_device_fp_config fp64 = 0;
+	clGetDeviceInfo(x->device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL);
+	x->has_fp64 = fp64 != 0;
+}
+
+/* The device's queue in x->ctx; -v names the device. */
+static void
+open_queue(struct clx *x, int flags)
+{
+	cl_command_queue_properties qp = (flags & CLX_PROFILE) ? CL_QUEUE_PROFILING_ENABLE : 0;
+	x->queue = CL_CREATE(clCreateCommandQueue(x->ctx, x->device, qp, &cl_err_));
+	vlog("device: %d:%d %s / %s (%s, %u compute units, %.1f GiB)", x->platform_index,
+	    x->device_index, x->platform_name, x->name, x->is_gpu ? "gpu" : x->is_cpu ? "cpu" :
+	    "other", x->compute_units, (double)x->global_mem / (1 << 30));
+}
+
 void
 clx_open(const char *spec, const char *filter, int flags, struct clx *x)
 {
@@ -194,6 +231,9 @@ clx_open(const char *spec, const char *filter, int flags, struct clx *x)
 
 	if (spec == NULL)
 		spec = "auto";
+	if (clx_is_many(spec))
+		die("device '%s': %s takes one OpenCL device at a time", spec,
+		    progname);
 	memset(x, 0, sizeof *x);
 	enumerate(filter, &a);
 	if (strcmp(spec, "auto") == 0) {
@@ -225,33 +265,126 @@ clx_open(const char *spec, const char *filter, int flags, struct clx *x)
 		    filter ? " on platforms matching " : "", filter ? filter : "");
 	}
 
-	x->platform = a.plat[p];
-	x->device = a.dev[p][d];
-	x->platform_index = p;
-	x->device_index = d;
-	cl_device_type t = dev_type(x->device);
-	x->is_gpu = (t & CL_DEVICE_TYPE_GPU) != 0;
-	x->is_cpu = (t & CL_DEVICE_TYPE_CPU) != 0;
-	platform_str(x->platform, CL_PLATFORM_NAME, x->platform_name, sizeof x->platform_name);
-	device_str(x->device, CL_DEVICE_NAME, x->name, sizeof x->name);
-	device_str(x->device, CL_DEVICE_VERSION, x->version, sizeof x->version);
-	x->vendor = vendor_of(x->platform);
-	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof x->global_mem, &x->global_mem, NULL));
-	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof x->max_alloc, &x->max_alloc, NULL));
-	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof x->local_mem, &x->local_mem, NULL));
-	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof x->compute_units, &x->compute_units, NULL));
-	CL_CHECK(clGetDeviceInfo(x->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof x->max_wg, &x->max_wg, NULL));
-	cl_device_fp_config fp64 = 0;
-	clGetDeviceInfo(x->device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL);
-	x->has_fp64 = fp64 != 0;
-
+	fill_info(&a, p, d, x);
 	cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)x->platform, 0};
 	x->ctx = CL_CREATE(clCreateContext(props, 1, &x->device, NULL, NULL, &cl_err_));
-	cl_command_queue_properties qp = (flags & CLX_PROFILE) ? CL_QUEUE_PROFILING_ENABLE : 0;
-	x->queue = CL_CREATE(clCreateCommandQueue(x->ctx, x->device, qp, &cl_err_));
-	vlog("device: %d:%d %s / %s (%s, %u compute units, %.1f GiB)", p, d, x->platform_name,
-	    x->name, x->is_gpu ? "gpu" : x->is_cpu ? "cpu" : "other", x->compute_units,
-	    (double)x->global_mem / (1 << 30));
+	open_queue(x, flags);
+}
+
+int
+clx_is_many(const char *spec)
+{
+	if (spec == NULL)
+		return 0;
+	size_t n = strlen(spec);
+	return strchr(spec, ',') != NULL || (n > 4 && strcmp(spec + n - 4, ":all") == 0);
+}
+
+/* No device at item of spec: the message clx_open gives. */
+static void NORETURN
+no_device(const struct cl_all *a, const char *spec, const char *item, const char *filter)
+{
+	if (a->nplat == 0)
+		die("device '%s': no OpenCL platform found (is an ICD such as pocl-opencl-icd installed?)", spec);
+	die("device '%s': no such OpenCL device '%s'%s%s (see --list-devices)", spec, item,
+	    filter ? " on platforms matching " : "", filter ? filter : "");
+}
+
+int
+clx_open_many(const char *spec, const char *filter, int flags, struct clx *xs, int max)
+{
+	struct cl_all a;
+	int pl[CLX_MAX_MANY] = {0}, dl[CLX_MAX_MANY] = {0}, n = 0;
+
+	if (!clx_is_many(spec)) {
+		clx_open(spec, filter, flags, &xs[0]);
+		return 1;
+	}
+	max = MIN(max, CLX_MAX_MANY);
+	enumerate(filter, &a);
+	size_t len = strlen(spec);
+	if (strcmp(spec, "gpu:all") == 0 || strcmp(spec, "cpu:all") == 0) {
+		cl_device_type t = spec[0] == 'c' ? CL_DEVICE_TYPE_CPU : CL_DEVICE_TYPE_GPU;
+		while (n < max && nth_of_type(&a, t, n, &pl[n], &dl[n]))
+			n++;
+		if (n == 0)
+			no_device(&a, spec, spec, filter);
+	} else {
+		/* Items TYPE:N or P:D; a bare number takes the item before it as its
+		 * pattern: gpu:0,1 is gpu:0 and gpu:1, 0:0,1 is 0:0 and 0:1. */
+		char *buf = xstrdup(spec), *save = NULL, prefix[32] = "";
+		int typed = 0;
+		if (len == 0 || spec[0] == ',' || spec[len - 1] == ',' || strstr(spec, ",,"))
+			bad_spec(spec);
+		for (char *it = strtok_r(buf, ",", &save); it != NULL; it = strtok_r(NULL, ",", &save)) {
+			char item[64];
+			const char *colon = strchr(it, ':');
+			if (strlen(it) > 40)
+				bad_spec(spec);
+			if (colon == NULL) {
+				if (n == 0)
+					bad_spec(spec);
+				snprintf(item, sizeof item, "%s%.20s", prefix, it);
+			} else {
+				snprintf(item, sizeof item, "%.40s", it);
+				snprintf(prefix, sizeof prefix, "%.*s", (int)MIN((size_t)(colon - it + 1),
+				    sizeof prefix - 1), it);
+				typed = strncmp(it, "cpu:", 4) == 0 || strncmp(it, "gpu:", 4) == 0;
+			}
+			if (n == max)
+				die("device '%s': more than %d devices", spec, max);
+			const char *num = strchr(item, ':') + 1;
+			int found;
+			if (typed) {
+				cl_device_type t = item[0] == 'c' ? CL_DEVICE_TYPE_CPU : CL_DEVICE_TYPE_GPU;
+				found = nth_of_type(&a, t, parse_index(spec, num), &pl[n], &dl[n]);
+			} else {
+				char ps[16];
+				snprintf(ps, sizeof ps, "%.*s", (int)MIN((size_t)(num - 1 - item),
+				    sizeof ps - 1), item);
+				pl[n] = parse_index(spec, ps);
+				dl[n] = parse_index(spec, num);
+				found = pl[n] < a.nplat && a.keep[pl[n]] && (cl_uint)dl[n] < a.ndev[pl[n]];
+			}
+			if (!found)
+				no_device(&a, spec, item, filter);
+			n++;
+		}
+		free(buf);
+	}
+	/* One context holds them all, and a context is of one platform. */
+	for (int i = 1; i < n; i++)
+		if (pl[i] != pl[0]) {
+			char p0[256], pi[256];
+			platform_str(a.plat[pl[0]], CL_PLATFORM_NAME, p0, sizeof p0);
+			platform_str(a.plat[pl[i]], CL_PLATFORM_NAME, pi, sizeof pi);
+			die("device '%s': %d:%d (%s) and %d:%d (%s) are on different OpenCL "
+			    "platforms; several devices must be of one platform (--platform TEXT "
+			    "keeps one)", spec, pl[0], dl[0], p0, pl[i], dl[i], pi);
+		}
+	/* A device named twice is opened twice, a queue each, in a context that lists it
+	 * once: two workers share it (the dividing code runs on a machine of one GPU). */
+	cl_device_id ids[CLX_MAX_MANY];
+	cl_uint nids = 0;
+	for (int i = 0; i < n; i++) {
+		memset(&xs[i], 0, sizeof xs[i]);
+		fill_info(&a, pl[i], dl[i], &xs[i]);
+		int seen = 0;
+		for (cl_uint j = 0; j < nids; j++)
+			seen |= ids[j] == xs[i].device;
+		if (!seen)
+			ids[nids++] = xs[i].device;
+	}
+	cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)a.plat[pl[0]], 0};
+	cl_context ctx = CL_CREATE(clCreateContext(props, nids, ids, NULL, NULL, &cl_err_));
+	for (int i = 0; i < n; i++) {
+		/* Each clx holds a reference, so that clx_close works on each. */
+		if (i > 0)
+			CL_CHECK(clRetainContext(ctx));
+		xs[i].ctx = ctx;
+		open_queue(&xs[i], flags);
+	}
+	return n;
 }
 
 const char *

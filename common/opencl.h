@@ -6,6 +6,9 @@
  *           device; clx_open alone takes the GPU, else the CPU device
  *   cpu, cpu:N, gpu, gpu:N   the first (or N-th) device of that type over all platforms
  *   P:D     device D of platform P
+ *   gpu:all, cpu:all, gpu:N,M,..., cpu:N,M,..., P:D,P:D,...   several devices of one
+ *           platform (clx_open_many); a bare number repeats the item before it with
+ *           another last index: gpu:0,1 and 0:0,1
  * --platform TEXT keeps only platforms whose name or vendor contains TEXT (any case). */
 #ifndef ACCELKIT_OPENCL_H
 #define ACCELKIT_OPENCL_H
@@ -45,6 +48,17 @@ enum { CLX_PROFILE = 1 };	/* flags for clx_open: a profiling queue */
  * malformed spec. -v names the device. */
 void clx_open(const char *spec, const char *platform_filter, int flags, struct clx *x);
 void clx_close(struct clx *x);
+
+/* Whether spec names several devices (a list, or gpu:all / cpu:all). */
+int clx_is_many(const char *spec);
+/* Opens what spec names into xs (at most max, and CLX_MAX_MANY): one device as clx_open
+ * does, or several of one platform, which share one context (each clx holds a reference
+ * to it, so clx_close works on each) with a queue each. Returns how many. A device
+ * named twice is opened twice (two workers share it); devices of different
+ * platforms are an error that says so. */
+enum { CLX_MAX_MANY = 16 };
+int clx_open_many(const char *spec, const char *platform_filter, int flags, struct clx *xs,
+    int max);
 
 /* -d auto by the work (issue 12): the spec clx_open is to open, decided from the
  * platform and device lists alone, before any context is made, so that a run that

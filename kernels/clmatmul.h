@@ -57,20 +57,28 @@ const char *cm_device(const char *spec, const char *filter, const struct cm_opti
  * builds the program. Dies with a usage error for forced parameters that cannot work. */
 struct cm_engine *cm_open(struct clx *x, const struct cm_options *o);
 void cm_close(struct cm_engine *e);
+/* Engines for n devices (clx_open_many's): cm_open's for the first, and its kernel
+ * parameters forced on the others. */
+void cm_open_many(struct clx *xs, int n, const struct cm_options *o, struct cm_engine **es);
 
 /* The multiply, in blocks when the matrices do not fit the device bound. */
 void cm_multiply(struct cm_engine *e, const struct cm_problem *p);
+/* The same over ne engines (one a device, with the same kernel parameters): blocks of
+ * C, cut under the smallest device bound, go to whichever device is free, one host
+ * thread a device; C's bytes are those of one engine alone. -v gives each device's
+ * blocks, GFLOP, kernel time and busy time. */
+void cm_multiply_many(struct cm_engine **e, int ne, const struct cm_problem *p);
 
 /* --bench: reps timed runs after a warm-up of the multiply p describes. When p->a is
- * NULL, op(A), op(B) (and C0) are cm_uniform numbers with seed made on the device and
- * the kernel alone is timed; else they are p's host matrices and each run is a whole
- * cm_multiply, transfers and blocks included. The last result goes to p->c when that
+ * NULL, op(A), op(B) (and C0) are cm_uniform numbers with seed made on the first
+ * device and its kernel alone is timed; else they are p's host matrices and each run
+ * is a whole cm_multiply_many over the ne engines, transfers and blocks included. The last result goes to p->c when that
  * is not NULL. */
 struct cm_bench_result {
 	double ms_median, ms_best;
 	int reps, blocks;
 };
-void cm_bench(struct cm_engine *e, const struct cm_problem *p, uint64_t seed, int reps,
+void cm_bench(struct cm_engine **e, int ne, const struct cm_problem *p, uint64_t seed, int reps,
     struct cm_bench_result *r);
 
 /* The benchmark's data: element i (row-major index of the stored matrix) of matrix

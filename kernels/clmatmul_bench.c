@@ -35,9 +35,10 @@ fill_device(struct cm_engine *e, cl_mem buf, size_t rows, size_t cols, size_t pr
 }
 
 void
-cm_bench(struct cm_engine *e, const struct cm_problem *pr, uint64_t seed, int reps,
+cm_bench(struct cm_engine **es, int ne, const struct cm_problem *pr, uint64_t seed, int reps,
     struct cm_bench_result *res)
 {
+	struct cm_engine *e = es[0];
 	double *ms = xmallocarray((size_t)reps, sizeof *ms);
 	memset(res, 0, sizeof *res);
 	res->reps = reps;
@@ -48,10 +49,10 @@ cm_bench(struct cm_engine *e, const struct cm_problem *pr, uint64_t seed, int re
 		struct plan pl;
 		cm_plan(e, pr->m, pr->n, pr->k, pr->beta != 0, &pl);
 		res->blocks = (int)(pl.nbm * pl.nbn);
-		cm_multiply(e, pr);	/* warm-up */
+		cm_multiply_many(es, ne, pr);	/* warm-up */
 		for (int r = 0; r < reps; r++) {
 			double t0 = now_sec();
-			cm_multiply(e, pr);
+			cm_multiply_many(es, ne, pr);
 			ms[r] = 1e3 * (now_sec() - t0);
 		}
 	} else {

@@ -29,6 +29,9 @@ struct cm_engine {
 	cl_event *ev;
 	const char **ev_phase;
 	size_t nev, cap_ev;
+	/* the last multiply's share (-v with several devices), and its host packing */
+	size_t blocks;
+	double flops, kernel_sec, pack_sec;
 };
 
 /* ---- the plan (clmatmul_plan.c) ---- */

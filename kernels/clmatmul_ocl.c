@@ -272,6 +272,26 @@ cm_open(struct clx *x, const struct cm_options *o)
 }
 
 void
+cm_open_many(struct clx *xs, int n, const struct cm_options *o, struct cm_engine **es)
+{
+	es[0] = cm_open(&xs[0], o);
+	/* The first device's parameters for all: the same kernel for every block of C,
+	 * whichever device takes it, and so the same bytes. */
+	struct cm_options same = *o;
+	same.force = es[0]->p;
+	char d0[384], di[384];
+	clx_describe(&xs[0], d0, sizeof d0);
+	for (int i = 1; i < n; i++) {
+		clx_describe(&xs[i], di, sizeof di);
+		if (strcmp(d0, di) != 0)
+			vlog("device %d:%d (%s) runs device %d:%d's kernel parameters, so that every "
+			    "block is computed alike", xs[i].platform_index, xs[i].device_index,
+			    xs[i].name, xs[0].platform_index, xs[0].device_index);
+		es[i] = cm_open(&xs[i], &same);
+	}
+}
+
+void
 cm_close(struct cm_engine *e)
 {
 	if (e == NULL)

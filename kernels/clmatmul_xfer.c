@@ -3,6 +3,7 @@
  * (slots) they fill, and cm_multiply, which pipelines them with the kernels over
  * three queues ordered by events. Apart from the kernel parameters and launches
  * (clmatmul_ocl.c) and the plan (clmatmul_plan.c) it follows. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,8 +116,11 @@ cm_ev_report(struct cm_engine *e)
 		cl_ulong t0 = 0, t1 = 0;
 		if (clGetEventProfilingInfo(e->ev[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0,
 		    NULL) == CL_SUCCESS && clGetEventProfilingInfo(e->ev[i],
-		    CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS && t1 >= t0)
+		    CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS && t1 >= t0) {
 			phase_add(e->ev_phase[i], 1e-9 * (double)(t1 - t0));
+			if (strcmp(e->ev_phase[i], PH_COMPUTE) == 0)
+				e->kernel_sec += 1e-9 * (double)(t1 - t0);
+		}
 		clReleaseEvent(e->ev[i]);
 	}
 	e->nev = 0;
@@ -170,7 +174,7 @@ upload(struct cm_engine *e, struct slot *s, const void *host, size_t hcols, size
 				memcpy(dst + r * pitch * es, src + r * hcols * es, n * es);
 			memset(dst + (r * pitch + n) * es, 0, (pitch - n) * es);
 		}
-		phase_add("pack", now_sec() - t0);
+		e->pack_sec += now_sec() - t0;
 		CL_CHECK(clEnqueueWriteBuffer(e->qh, s->buf, CL_FALSE, 0, prows * pitch * es, dst,
 		    nw, wait ? &wait : NULL, &ev));
 		ev_set(&s->ready, ev);
@@ -222,7 +226,7 @@ unpack(struct cm_engine *e, struct slot *s, void *c, size_t n)
 	for (size_t r = 0; r < s->rows; r++)
 		memcpy((char *)c + ((s->r0 + r) * n + s->c0) * es,
 		    (const char *)s->stage + r * s->pitch * es, s->cols * es);
-	phase_add("pack", now_sec() - t0);
+	e->pack_sec += now_sec() - t0;
 	s->pending = 0;
 }
 
@@ -271,43 +275,55 @@ pick_slot(struct slot *s, int ns, long key)
 
 enum { ACC_IN = 1, RAW_OUT = 2 };	/* gemm's modes, as in clmatmul.cl */
 
-/* Blocks of C in row order; for each, the K panels in order, the first starting the
- * sums (plus beta C0) and each later one continuing them (ACC_IN), all but the last
- * storing raw sums (RAW_OUT). Uploads go on one queue, kernels on another, read-backs
- * on a third, ordered by events, so that with two slots of each kind the next panels
- * travel while the current ones are multiplied. A panel still in a slot is reused. */
-void
-cm_multiply(struct cm_engine *e, const struct cm_problem *pr)
+/* One engine's part of a multiply: its slots (made by the calling thread: clhost_alloc
+ * keeps a count of pinned bytes), the shared plan and the counter of blocks handed out. */
+struct run {
+	struct cm_engine *e;
+	const struct cm_problem *pr;
+	struct plan pl;
+	struct slot sa[2], sb[2], sc[2], s0[2];
+	size_t *next;
+	double wall;
+};
+
+/* Blocks of C taken in turn from r->next (alone, all of them in row order; with other
+ * engines, whichever comes next when this one is free, so a faster device takes more);
+ * for each, the K panels in order, the first starting the sums (plus beta C0) and each
+ * later one continuing them (ACC_IN), all but the last storing raw sums (RAW_OUT).
+ * Every block is the same kernel over the same panels whichever engine takes it, so the
+ * bytes of C do not depend on who took what. Uploads go on one queue, kernels on
+ * another, read-backs on a third, ordered by events, so that with two slots of each
+ * kind the next panels travel while the current ones are multiplied. A panel still in
+ * a slot is reused. */
+static void *
+run_blocks(void *arg)
 {
+	struct run *r = arg;
+	struct cm_engine *e = r->e;
+	const struct cm_problem *pr = r->pr;
+	const struct plan pl = r->pl;
 	const size_t M = pr->m, N = pr->n, K = pr->k, es = e->esize;
 	const size_t BMp = (size_t)e->p.bm, BNp = (size_t)e->p.bn, BKp = (size_t)e->p.bk;
 	const int beta = pr->beta != 0;
-	struct plan pl;
-	size_t big;
-	cm_plan(e, M, N, K, beta, &pl);
-	vlog("plan: %zu x %zu block%s of C of %zu x %zu, K in %zu panel%s of %zu, %s "
-	    "transfers, %zu bytes on the device", pl.nbm, pl.nbn, pl.nbm * pl.nbn > 1 ? "s" : "",
-	    pl.bm, pl.bn, pl.nbk, pl.nbk > 1 ? "s" : "", pl.bk, e->rect ? "rectangle" : "packed",
-	    cm_footprint(e, &pl, &big));
-
-	struct slot sa[2], sb[2], sc[2], s0[2];
+	struct slot *sa = r->sa, *sb = r->sb, *sc = r->sc, *s0 = r->s0;
 	const int ns = pl.slots;
-	for (int i = 0; i < ns; i++) {
-		slot_alloc(e, &sa[i], pl.bm * pl.bk, 1);
-		slot_alloc(e, &sb[i], pl.bk * pl.bn, 1);
-		slot_alloc(e, &sc[i], pl.bm * pl.bn, 0);
-		if (pl.c0slot)
-			slot_alloc(e, &s0[i], pl.bm * pl.bn, 0);
-	}
 	const size_t acols = e->o.ta ? M : K, bcols = e->o.tb ? K : N;
 
 	double t0 = now_sec();
-	int step = 0, block = 0;
-	for (size_t bi = 0; bi < pl.nbm; bi++) {
+	int step = 0, mine = 0;
+	for (;;) {
+		const size_t block = __atomic_fetch_add(r->next, 1, __ATOMIC_RELAXED);
+		if (block >= pl.nbm * pl.nbn)
+			break;
+		const size_t bi = block / pl.nbn, bj = block % pl.nbn;
 		const size_t m0 = bi * pl.bm, mr = MIN(pl.bm, M - m0), mp = round_up(mr, BMp);
-		for (size_t bj = 0; bj < pl.nbn; bj++, block++) {
+		{
 			const size_t n0 = bj * pl.bn, nr = MIN(pl.bn, N - n0), np = round_up(nr, BNp);
-			struct slot *c = &sc[block % ns], *c0 = pl.c0slot ? &s0[block % ns] : c;
+			struct slot *c = &sc[mine % ns], *c0 = pl.c0slot ? &s0[mine % ns] : c;
+
+			mine++;
+			e->blocks++;
+			e->flops += 2.0 * (double)mr * (double)nr * (double)K;
 			cl_event first[2];
 			cl_uint nfirst = 0;
 
@@ -390,13 +406,85 @@ cm_multiply(struct cm_engine *e, const struct cm_problem *pr)
 	CL_CHECK(clFinish(e->qd));
 	for (int i = 0; i < ns; i++)
 		unpack(e, &sc[i], pr->c, N);
-	phase_add("multiply (wall)", now_sec() - t0);
-	cm_ev_report(e);
-	for (int i = 0; i < ns; i++) {
-		slot_free(&sa[i]);
-		slot_free(&sb[i]);
-		slot_free(&sc[i]);
-		if (pl.c0slot)
-			slot_free(&s0[i]);
+	r->wall = now_sec() - t0;
+	return NULL;
+}
+
+void
+cm_multiply_many(struct cm_engine **es, int ne, const struct cm_problem *pr)
+{
+	/* One plan for all, under the smallest device bound: the blocks are the units
+	 * handed out, so every engine must cut C alike. */
+	int least = 0;
+	for (int i = 1; i < ne; i++)
+		if (es[i]->budget < es[least]->budget ||
+		    es[i]->x->max_alloc < es[least]->x->max_alloc)
+			least = i;
+	struct plan pl;
+	size_t big, next = 0;
+	cm_plan(es[least], pr->m, pr->n, pr->k, pr->beta != 0, &pl);
+	vlog("plan: %zu x %zu block%s of C of %zu x %zu, K in %zu panel%s of %zu, %s "
+	    "transfers, %zu bytes on the device%s", pl.nbm, pl.nbn, pl.nbm * pl.nbn > 1 ? "s" :
+	    "", pl.bm, pl.bn, pl.nbk, pl.nbk > 1 ? "s" : "", pl.bk, es[0]->rect ? "rectangle" :
+	    "packed", cm_footprint(es[least], &pl, &big), ne > 1 ? " (each)" : "");
+
+	struct run *runs = xcalloc((size_t)ne, sizeof *runs);
+	pthread_t *tid = xcalloc((size_t)ne, sizeof *tid);
+	for (int d = 0; d < ne; d++) {
+		struct run *r = &runs[d];
+		r->e = es[d];
+		r->pr = pr;
+		r->pl = pl;
+		r->next = &next;
+		r->e->blocks = 0;
+		r->e->flops = r->e->kernel_sec = r->e->pack_sec = 0;
+		for (int i = 0; i < pl.slots; i++) {
+			slot_alloc(r->e, &r->sa[i], pl.bm * pl.bk, 1);
+			slot_alloc(r->e, &r->sb[i], pl.bk * pl.bn, 1);
+			slot_alloc(r->e, &r->sc[i], pl.bm * pl.bn, 0);
+			if (pl.c0slot)
+				slot_alloc(r->e, &r->s0[i], pl.bm * pl.bn, 0);
+		}
 	}
+	double t0 = now_sec();
+	if (ne == 1) {
+		run_blocks(&runs[0]);
+	} else {
+		/* A host thread a device: each feeds its own queues, and OpenCL calls on
+		 * different queues and kernels may come from different threads. */
+		for (int d = 0; d < ne; d++) {
+			int err = pthread_create(&tid[d], NULL, run_blocks, &runs[d]);
+			if (err != 0)
+				die("a thread for device %d: %s", d, strerror(err));
+		}
+		for (int d = 0; d < ne; d++)
+			pthread_join(tid[d], NULL);
+	}
+	phase_add("multiply (wall)", now_sec() - t0);
+	for (int d = 0; d < ne; d++) {
+		struct cm_engine *e = es[d];
+		if (e->pack_sec > 0)
+			phase_add("pack", e->pack_sec);
+		cm_ev_report(e);
+		if (ne > 1)
+			vlog("device %d:%d: %zu of %zu blocks, %.3g GFLOP, kernels %.1f ms, busy "
+			    "%.1f ms", e->x->platform_index, e->x->device_index, e->blocks,
+			    pl.nbm * pl.nbn, 1e-9 * e->flops, 1e3 * e->kernel_sec,
+			    1e3 * runs[d].wall);
+		for (int i = 0; i < pl.slots; i++) {
+			slot_free(&runs[d].sa[i]);
+			slot_free(&runs[d].sb[i]);
+			slot_free(&runs[d].sc[i]);
+			if (pl.c0slot)
+				slot_free(&runs[d].s0[i]);
+		}
+	}
+	free(runs);
+	free(tid);
+}
+
+void
+cm_multiply(struct cm_engine *e, const struct cm_problem *pr)
+{
+	cm_multiply_many(&e, 1, pr);
 }

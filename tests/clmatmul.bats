@@ -522,6 +522,186 @@ EOF
 	[[ $stderr == *"no such OpenCL device"* ]]
 }
 
+# Several devices of one platform (-d cpu:all, gpu:0,1, 0:0,1): PoCL shows as many CPU
+# devices as POCL_DEVICES names pthread drivers, each of the whole machine. A run on
+# several must give the one-device run's bytes, whoever takes which block of C.
+
+# many N SIZE [OPTIONS]: $T/a.npy times $T/b.npy on one PoCL device and on N, in core
+# and (SIZE not 0) under --max-device-mem SIZE, NPY and text; every result the
+# one-device run's bytes, and -v's shares add up to the plan's blocks and to 2mnk flops.
+many() {
+	local n=$1 mem=$2 io
+	shift 2
+	local devs=$(printf 'pthread %.0s' $(seq "$n"))
+	POCL_DEVICES="pthread" clmatmul -d cpu "$@" -O npy -o "$T/one.npy" "$T/a.npy" "$T/b.npy" ||
+	    return
+	POCL_DEVICES="pthread" clmatmul -d cpu "$@" -o "$T/one.txt" "$T/a.npy" "$T/b.npy" || return
+	for io in incore ${mem#0}; do
+		local bound=()
+		[ "$io" = incore ] || bound=(--max-device-mem "$mem")
+		POCL_DEVICES="$devs" clmatmul -v -d cpu:all "$@" "${bound[@]}" -O npy \
+		    -o "$T/many.npy" "$T/a.npy" "$T/b.npy" 2> "$T/log" || { cat "$T/log"; return 1; }
+		cmp "$T/one.npy" "$T/many.npy" || return
+		POCL_DEVICES="$devs" clmatmul -d cpu:all "$@" "${bound[@]}" -o "$T/many.txt" \
+		    "$T/a.npy" "$T/b.npy" || return
+		cmp "$T/one.txt" "$T/many.txt" || return
+		# Each device's line: "device 0:D: B of T blocks, G GFLOP, ..."; the shares sum.
+		[ "$(grep -c '^clmatmul: device 0:[0-9]*: [0-9]* of ' "$T/log")" = "$n" ] ||
+		    { cat "$T/log"; echo "not $n shares"; return 1; }
+		awk -v n="$n" '/^clmatmul: device 0:[0-9]+: [0-9]+ of / { b += $4; t = $6 }
+		    /^clmatmul: plan: / { p = $3 * $5 }
+		    END { if (b != t || b != p) { print "shares " b " of " t ", plan " p; exit 1 } }' \
+		    "$T/log" || return
+	done
+}
+
+@test "two and three PoCL devices give the one device's bytes and numpy's product, in core and in blocks" {
+	gen "$T/a.npy" 300 700 1
+	gen "$T/b.npy" 700 260 2
+	run -0 many 2 600K
+	run -0 many 3 600K
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/many.npy"
+	assert_output ok
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/many.txt"
+	assert_output ok
+}
+
+@test "on three devices transposes, alpha, beta C0 and packed transfers give one device's bytes" {
+	gen "$T/a.npy" 400 130 1
+	gen "$T/b.npy" 290 400 2
+	gen "$T/c0.npy" 130 290 3
+	run -0 many 3 450K --transpose-a --transpose-b --alpha 0.5 --beta 2 -c "$T/c0.npy" \
+	    --transfers packed
+	run -0 py "$REF/clmatmul_ref.py" --ta --tb --alpha 0.5 --beta 2 --c0 "$T/c0.npy" \
+	    "$T/a.npy" "$T/b.npy" "$T/many.npy"
+	assert_output ok
+	run -0 many 2 0 --transpose-a --transpose-b --double
+	run -0 py "$REF/clmatmul_ref.py" --ta --tb --double "$T/a.npy" "$T/b.npy" "$T/many.npy"
+	assert_output ok
+}
+
+@test "a product of one block leaves the other devices none, with the same bytes" {
+	gen "$T/a.npy" 5 7 1
+	gen "$T/b.npy" 7 3 2
+	run -0 many 3 0
+	POCL_DEVICES="pthread pthread pthread" clmatmul -v -d cpu:all -o /dev/null "$T/a.npy" \
+	    "$T/b.npy" 2> "$T/log"
+	run -0 grep -c '^clmatmul: device 0:[012]: 0 of 1 blocks, 0 GFLOP' "$T/log"
+	assert_output 2
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/many.npy"
+	assert_output ok
+}
+
+@test "random shapes and bounds on 2 or 3 devices give one device's bytes" {
+	local i m n k mem nd
+	for i in 1 2 3 4 5 6; do
+		m=$((RANDOM % 300 + 1)) n=$((RANDOM % 300 + 1)) k=$((RANDOM % 300 + 1))
+		mem=$((RANDOM % 400000 + 500000)) nd=$((RANDOM % 2 + 2))
+		gen "$T/a.npy" "$m" "$k" "$i"
+		gen "$T/b.npy" "$k" "$n" "$((i + 100))"
+		many "$nd" "$mem" || { echo "failed: $m x $n x $k on $nd devices, bound $mem"; return 1; }
+		run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/many.npy"
+		assert_output ok
+	done
+}
+
+@test "cpu:all, cpu:0,1, 0:0,1 and 0:0,0:1 open the same two devices, and -v names each" {
+	local spec
+	for spec in cpu:all cpu:0,1 0:0,1 0:0,0:1 cpu:1,0; do
+		POCL_DEVICES="pthread pthread" clmatmul -v -d "$spec" -o "$T/c.txt" "$D/a.txt" \
+		    "$D/b.txt" 2> "$T/log"
+		run -0 grep -c '^clmatmul: device: 0:[01] Portable' "$T/log"
+		assert_output 2
+		run -0 grep -c '^clmatmul: device 0:[01]: [01] of 1 blocks' "$T/log"
+		assert_output 2
+		run -0 cat "$T/c.txt"
+		assert_output "$(printf '58\t64\n139\t154')"
+	done
+}
+
+@test "a device named twice is two workers sharing it, with one device's bytes" {
+	gen "$T/a.npy" 300 700 1
+	gen "$T/b.npy" 700 260 2
+	POCL_DEVICES=pthread clmatmul -d cpu -O npy -o "$T/one.npy" "$T/a.npy" "$T/b.npy"
+	POCL_DEVICES=pthread clmatmul -v -d cpu:0,0 --max-device-mem 600K -O npy \
+	    -o "$T/twice.npy" "$T/a.npy" "$T/b.npy" 2> "$T/log"
+	cmp "$T/one.npy" "$T/twice.npy"
+	run -0 grep -c '^clmatmul: device 0:0: [0-9]* of 12 blocks' "$T/log"
+	assert_output 2
+}
+
+@test "a device list naming a device that is not there, or malformed, is an error" {
+	export POCL_DEVICES="pthread pthread"
+	run -1 --separate-stderr clmatmul -d cpu:0,2 "$D/a.txt" "$D/b.txt"
+	assert_equal "$stderr" "clmatmul: device 'cpu:0,2': no such OpenCL device 'cpu:2' (see --list-devices)"
+	run -1 --separate-stderr clmatmul -d 0:0,7 "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"no such OpenCL device '0:7'"* ]]
+	local bad
+	for bad in cpu:0,,1 cpu:0, ,0:0 0:0,x 7,0:0 cpu:all,1; do
+		run -2 --separate-stderr clmatmul -d "$bad" "$D/a.txt" "$D/b.txt"
+		[[ $stderr == *"invalid device '$bad'"* ]] || { echo "$bad: $stderr"; return 1; }
+	done
+}
+
+@test "gpu:all without a GPU is an error naming it" {
+	on_gpu && skip "this machine has a GPU"
+	run -1 --separate-stderr clmatmul -d gpu:all "$D/a.txt" "$D/b.txt"
+	assert_equal "$stderr" "clmatmul: device 'gpu:all': no such OpenCL device 'gpu:all' (see --list-devices)"
+}
+
+@test "devices of two platforms are an error that says so, and --platform keeps one" {
+	# Two ICD files for one PoCL: the loader shows two platforms.
+	mkdir "$T/vendors"
+	local icd
+	for icd in /etc/OpenCL/vendors/*pocl*.icd; do
+		cp "$icd" "$T/vendors/a.icd"
+		cp "$icd" "$T/vendors/b.icd"
+	done
+	[ -e "$T/vendors/a.icd" ] || skip "no PoCL ICD file"
+	export OCL_ICD_VENDORS=$T/vendors
+	run -0 clmatmul --list-devices
+	[ "${#lines[@]}" -ge 2 ] || skip "the ICD loader shows one platform"
+	run -1 --separate-stderr clmatmul -d 0:0,1:0 "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"0:0 (Portable Computing Language) and 1:0 (Portable Computing Language) are on different OpenCL platforms"* ]]
+	run -1 --separate-stderr clmatmul -d cpu:all "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"are on different OpenCL platforms"* ]]
+	[ -z "$output" ]
+}
+
+@test "--bench on several devices multiplies host matrices in blocks and verifies" {
+	export POCL_DEVICES="pthread pthread"
+	run -0 --separate-stderr clmatmul -d cpu:all --bench 200x150x170 --max-device-mem 500K \
+	    --transpose-a --beta 0.5 --verify --repeat 2
+	assert_output --regexp '^m=200 n=150 k=170 type=float32 blocks=[0-9]+ reps=2 .* source=host '
+	run -2 --separate-stderr clmatmul -d cpu:all --bench 100
+	[[ $stderr == *"--bench on several devices multiplies host matrices: give --max-device-mem"* ]]
+}
+
+@test "clkmeans, which takes one device, refuses a list with a clear message" {
+	run -1 --separate-stderr clkmeans -k 2 -d cpu:all "$TESTDATA/clkmeans/points.txt"
+	assert_equal "$stderr" "clkmeans: device 'cpu:all': clkmeans takes one OpenCL device at a time"
+}
+
+@test "gpu:all (gpu:0,0 on a machine of one GPU) gives one GPU's bytes and numpy's product, in core and in blocks, with each worker's share" {
+	require_gpu
+	gen "$T/a.npy" 3000 2000 1
+	gen "$T/b.npy" 2000 2500 2
+	clmatmul -d gpu -O npy -o "$T/one.npy" "$T/a.npy" "$T/b.npy"
+	local ngpu=$(clmatmul --list-devices | grep -c '	gpu:') spec=gpu:all mem
+	[ "$ngpu" -gt 1 ] || { spec=gpu:0,0; ngpu=2; }
+	for mem in "" 8M; do
+		clmatmul -v -d "$spec" ${mem:+--max-device-mem "$mem"} -O npy -o "$T/all.npy" \
+		    "$T/a.npy" "$T/b.npy" 2> "$T/log" || { cat "$T/log"; return 1; }
+		cmp "$T/one.npy" "$T/all.npy"
+		run -0 grep -c '^clmatmul: device: ' "$T/log"
+		assert_output "$ngpu"
+		run -0 grep -c '^clmatmul: device [0-9]*:[0-9]*: [0-9]* of [0-9]* blocks' "$T/log"
+		assert_output "$ngpu"
+	done
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/all.npy"
+	assert_output ok
+}
+
 @test "a failed run leaves no output file" {
 	run -1 clmatmul -o "$T/out.txt" "$D/a.txt" "$D/a.txt"
 	[ ! -e "$T/out.txt" ]
@@ -709,6 +889,28 @@ print("\n".join("\t".join("%d" % v for v in r) for r in x.T @ x))' "$f")"
 @test "example: a benchmark in blocks from host memory" {
 	run -0 --separate-stderr clmatmul --bench 1024 --max-device-mem 6M --verify --repeat 1
 	assert_output --regexp 'blocks=([4-9]|[1-9][0-9]+) .* source=host'
+}
+
+@test "example: two CPU devices of PoCL sharing a product in blocks, checked" {
+	POCL_DEVICES='pthread pthread' run -0 --separate-stderr clmatmul -d cpu:all -v \
+	    --bench 1024 --max-device-mem 6M --verify --repeat 1
+	assert_output --regexp '^m=1024 n=1024 k=1024 type=float32 blocks=([2-9]|[1-9][0-9]+) .* source=host '
+	[[ $stderr == *"verify: "* ]]
+	[[ $stderr =~ "device 0:0: "[0-9]+" of "[0-9]+" blocks" ]]
+	[[ $stderr =~ "device 0:1: "[0-9]+" of "[0-9]+" blocks" ]]
+}
+
+@test "example: all the GPUs of the host, each holding at most 8 GiB, with each one's share" {
+	require_gpu
+	gen "$T/a.npy" 1000 900 1
+	gen "$T/b.npy" 900 1100 2
+	cd "$T"
+	clmatmul -d gpu -O npy -o one.npy a.npy b.npy
+	run -0 --separate-stderr clmatmul -d gpu:all -v --max-device-mem 8G -O npy -o c.npy a.npy b.npy
+	[[ $stderr == *"plan: "* ]]
+	cmp one.npy c.npy
+	run -0 py "$REF/clmatmul_ref.py" a.npy b.npy c.npy
+	assert_output ok
 }
 
 @test "example: the tensor cores in TF32, checked within TF32's bound" {
