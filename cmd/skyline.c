@@ -14,10 +14,8 @@
 #include "output.h"
 #include "ranks.h"
 #include "skyline.h"
-#include "skyline_tune.h"
 #include "table.h"
 #include "timer.h"
-#include "tune.h"
 
 enum { OPT_DISTINCT = CLI_OPT_PROG, OPT_INDEX, OPT_COUNT, OPT_HEADER };
 
@@ -135,150 +133,6 @@ read_queries(const char *qpath, const struct table_opts *to, const struct fields
 	*qn = q.m.rows;
 	table_free(&q);
 	return qxy;
-}
-
-/* The row of skyline_tune.h for the device that computes, said under -v. */
-static const struct sky_tune *
-tuning(const char *desc)
-{
-	const struct sky_tune *tu = TUNE_PICK(sky_tune_table, desc);
-	vlog("tuning: %s (%s)", *tu->device != '\0' ? tu->device : "default", tu->measured);
-	return tu;
-}
-
-/* What -d auto weighs: the row that a GPU of any name gets. */
-static const struct sky_tune *
-cost_row(void)
-{
-	return TUNE_PICK(sky_tune_table, "gpu");
-}
-
-/* The spatial skyline of the points xy[0..n) for the query points qxy[0..qn). The
- * hull is found while the device starts; the GPU paths time their own phases. */
-static size_t
-spatial(size_t n, const float *xy, const float *qxy, size_t qn, int distinct, int decide,
-    struct cuda_dev *dev, size_t max_mem, uint32_t *keep)
-{
-	size_t m;
-	float *hull = xmallocarray(mul_size(qn, 2, "hull"), sizeof *hull);
-	size_t h = sky_hull(qxy, qn, hull);
-	struct sky_spatial job = {n, xy, hull, h, sky_tolerance(xy, n, hull, h), distinct, NULL};
-	vlog("%zu query points, %zu on the hull; %s arithmetic", qn, h,
-	    job.tol == 0 ? "exact double" : "double with exact fallback");
-
-	/* a hull the GPU cannot hold is no work for it */
-	if (decide)
-		cuda_decide(&cost_row()->cost_spatial, h > SKY_GPU_MAXH ? 0 :
-		    (double)n * (double)h, cli_threads(), dev);
-	int gpu = dev->gpu && n > 0;
-	if (gpu && h > SKY_GPU_MAXH) {
-		vlog("the hull has %zu vertices, more than the GPU path holds (%d): using the CPU",
-		    h, SKY_GPU_MAXH);
-		gpu = 0;
-	}
-	job.tune = tuning(gpu ? dev->desc : "cpu");	/* the CPU's row wherever it computes */
-	double tc = now_sec();
-#ifdef ACCELKIT_CUDA
-	if (gpu)
-		m = sky_spatial_gpu(&job, dev, max_mem, keep);
-	else
-#endif
-		m = sky_spatial_cpu(&job, keep);
-	if (!gpu)
-		phase_add(PH_COMPUTE, now_sec() - tc);
-	(void)max_mem;		/* without CUDA */
-	free(hull);
-	return m;
-}
-
-/* The classic skyline of t's columns col[0..d) of m (n > 0). */
-static size_t
-classic(const struct table *t, const size_t *col, size_t d, const struct prefs *prefs,
-    int distinct, int is_auto, int decide, struct cuda_dev *dev, size_t max_mem,
-    uint32_t *keep)
-{
-	size_t m;
-	unsigned char *maxp = xcalloc(d, 1);
-	for (size_t j = 0; j < d && prefs->n > 0; j++)
-		maxp[j] = prefs->max[prefs->n == 1 ? 0 : j];
-	struct sky_classic job = {t->m.rows, d, t->m.data, t->m.dtype == DT_F64, t->m.cols, col,
-	    maxp, distinct, NULL};
-
-	if (decide)
-		cuda_decide(&cost_row()->cost_classic, is_auto ? sky_classic_work(&job) : 0,
-		    cli_threads(), dev);
-	job.tune = tuning(dev->desc);
-	double tc = now_sec();
-#ifdef ACCELKIT_CUDA
-	if (dev->gpu)
-		m = sky_classic_gpu(&job, dev, max_mem, keep);
-	else
-#endif
-		m = sky_classic_cpu(&job, keep);
-	if (!dev->gpu)
-		phase_add(PH_COMPUTE, now_sec() - tc);
-	(void)max_mem;		/* without CUDA */
-	free(maxp);
-	return m;
-}
-
-/* What a skyline of a table needs besides the table. */
-struct job {
-	const size_t *pos, *mcol;	/* the compared columns among the parsed, and in m */
-	size_t d;
-	const float *qxy;		/* spatial: the query points (NULL: classic) */
-	size_t qn;
-	const struct prefs *prefs;
-	int distinct, is_auto;
-	size_t max_mem;
-};
-
-/* The skyline of t's rows into keep (ascending row indexes); decide: -d auto weighs
- * this work (the first skyline of a run only: the device is chosen once). */
-static size_t
-skyline_of(const struct table *t, const struct job *j, int decide, struct cuda_dev *dev,
-    uint32_t *keep)
-{
-	size_t n = t->m.rows, m = 0;
-
-	if (j->qxy != NULL) {
-		int owned = 0;
-		float *xy = n > 0 ? table_columns(t, j->pos, 2, DT_F32, "a coordinate", &owned) :
-		    NULL;
-		m = spatial(n, xy, j->qxy, j->qn, j->distinct, decide, dev, j->max_mem, keep);
-		if (owned)
-			free(xy);
-	} else if (n > 0) {
-		m = classic(t, j->mcol, j->d, j->prefs, j->distinct, j->is_auto, decide, dev,
-		    j->max_mem, keep);
-	} else if (decide) {
-		cuda_decide(&cost_row()->cost_classic, 0, cli_threads(), dev);
-	}
-	return m;
-}
-
-/*
- * Under mpirun each rank has found the skyline of its share of the rows. A row of the
- * whole skyline is in the skyline of its share (dominance is transitive), so the union
- * of the shares' skylines, gathered on rank 0 in input order, filtered once more, is the
- * whole skyline; --distinct keeps the first of equal rows there as in one process.
- * Returns the skyline's size on rank 0 (0 elsewhere); keep is reallocated to hold its
- * rows of the gathered t, and *index (freed by the caller) their rows in the input.
- */
-static size_t
-merge_ranks(struct table *t, const struct job *j, struct cuda_dev *dev, uint32_t **keep,
-    size_t m, uint64_t **index)
-{
-	double tg = now_sec();
-	table_gather_rows(t, *keep, m, index);
-	vlog("rank %d of %d: %zu of its rows in its skyline; %zu gathered", ranks_rank(),
-	    ranks_size(), m, t->m.rows);
-	free(*keep);
-	*keep = xmallocarray(MAX(t->m.rows, 1), sizeof **keep);
-	if (ranks_rank() != 0)
-		return 0;
-	phase_add("gather", now_sec() - tg);
-	return skyline_of(t, j, 0, dev, *keep);
 }
 
 int
@@ -414,10 +268,11 @@ main(int argc, char **argv)
 		    (unsigned long long)t.rows_total, UINT32_MAX - 1);
 	uint32_t *keep = xmallocarray(MAX(n, 1), sizeof *keep);
 	uint64_t *index = NULL;
-	struct job job = {pos, mcol, d, qxy, qn, &prefs, distinct, is_auto, co.max_device_mem};
-	m = skyline_of(&t, &job, 1, &dev, keep);
+	struct sky_job job = {pos, mcol, d, qxy, qn, prefs.max, prefs.n, distinct, is_auto,
+	    co.max_device_mem};
+	m = sky_run(&t, &job, 1, &dev, keep);
 	if (ranks_size() > 1) {
-		m = merge_ranks(&t, &job, &dev, &keep, m, &index);
+		m = sky_merge_ranks(&t, &job, &dev, &keep, m, &index);
 		if (what == SKY_INDEX)
 			for (size_t i = 0; i < m; i++)
 				keep[i] = (uint32_t)index[keep[i]];	/* rows of the input */

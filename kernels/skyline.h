@@ -130,6 +130,29 @@ struct table;
 void sky_print(struct output *o, int fmt, enum sky_print what, const struct table *t,
     const uint32_t *keep, size_t m);
 
+/* skyline_run.c: a skyline of a table's rows, as cmd/skyline.c asks for it. */
+struct sky_job {
+	const size_t *pos, *mcol;	/* the compared columns among the parsed, and in m */
+	size_t d;
+	const float *qxy;		/* spatial: the query points (NULL: classic) */
+	size_t qn;
+	const unsigned char *pref_max;	/* --prefer: 1 for max, a column (or one for all) */
+	size_t pref_n;
+	int distinct, is_auto;
+	size_t max_mem;
+};
+struct cuda_dev;
+/* The skyline of t's rows into keep (ascending row indexes, room for t's rows); decide:
+ * -d auto weighs this work (the first skyline of a run only: the device is chosen once). */
+size_t sky_run(const struct table *t, const struct sky_job *j, int decide,
+    struct cuda_dev *dev, uint32_t *keep);
+/* Under mpirun, after sky_run on each rank's share: the shares' skylines gathered on
+ * rank 0 in input order and filtered once more. Returns the skyline's size on rank 0 (0
+ * elsewhere); keep is reallocated to hold its rows of the gathered t, and *index (freed
+ * by the caller) their rows in the input. */
+size_t sky_merge_ranks(struct table *t, const struct sky_job *j, struct cuda_dev *dev,
+    uint32_t **keep, size_t m, uint64_t **index);
+
 /* ---- order-preserving keys ---- */
 
 /* Unsigned keys that sort as the numbers do, with -0 equal to +0. */

@@ -1,0 +1,143 @@
+/* skyline_run.c: one skyline of a table on the chosen device (skyline.h): -d auto's
+ * decision on the work, the tuning row, the classic or spatial job handed to the CPU or
+ * GPU path; and, under mpirun, the shares' skylines merged on rank 0. Apart from
+ * cmd/skyline.c, which reads the options and the input and writes the result. */
+#include <stdlib.h>
+
+#include "cli.h"
+#include "cudadev.h"
+#include "err.h"
+#include "ranks.h"
+#include "skyline.h"
+#include "skyline_tune.h"
+#include "table.h"
+#include "timer.h"
+#include "tune.h"
+
+/* The row of skyline_tune.h for the device that computes, said under -v. */
+static const struct sky_tune *
+tuning(const char *desc)
+{
+	const struct sky_tune *tu = TUNE_PICK(sky_tune_table, desc);
+	vlog("tuning: %s (%s)", *tu->device != '\0' ? tu->device : "default", tu->measured);
+	return tu;
+}
+
+/* What -d auto weighs: the row that a GPU of any name gets. */
+static const struct sky_tune *
+cost_row(void)
+{
+	return TUNE_PICK(sky_tune_table, "gpu");
+}
+
+/* The spatial skyline of the points xy[0..n) for the query points qxy[0..qn). The
+ * hull is found while the device starts; the GPU paths time their own phases. */
+static size_t
+spatial(size_t n, const float *xy, const float *qxy, size_t qn, int distinct, int decide,
+    struct cuda_dev *dev, size_t max_mem, uint32_t *keep)
+{
+	size_t m;
+	float *hull = xmallocarray(mul_size(qn, 2, "hull"), sizeof *hull);
+	size_t h = sky_hull(qxy, qn, hull);
+	struct sky_spatial job = {n, xy, hull, h, sky_tolerance(xy, n, hull, h), distinct, NULL};
+	vlog("%zu query points, %zu on the hull; %s arithmetic", qn, h,
+	    job.tol == 0 ? "exact double" : "double with exact fallback");
+
+	/* a hull the GPU cannot hold is no work for it */
+	if (decide)
+		cuda_decide(&cost_row()->cost_spatial, h > SKY_GPU_MAXH ? 0 :
+		    (double)n * (double)h, cli_threads(), dev);
+	int gpu = dev->gpu && n > 0;
+	if (gpu && h > SKY_GPU_MAXH) {
+		vlog("the hull has %zu vertices, more than the GPU path holds (%d): using the CPU",
+		    h, SKY_GPU_MAXH);
+		gpu = 0;
+	}
+	job.tune = tuning(gpu ? dev->desc : "cpu");	/* the CPU's row wherever it computes */
+	double tc = now_sec();
+#ifdef ACCELKIT_CUDA
+	if (gpu)
+		m = sky_spatial_gpu(&job, dev, max_mem, keep);
+	else
+#endif
+		m = sky_spatial_cpu(&job, keep);
+	if (!gpu)
+		phase_add(PH_COMPUTE, now_sec() - tc);
+	(void)max_mem;		/* without CUDA */
+	free(hull);
+	return m;
+}
+
+/* The classic skyline of t's columns col[0..d) of m (n > 0). */
+static size_t
+classic(const struct table *t, const size_t *col, size_t d, const unsigned char *pref_max,
+    size_t pref_n,
+    int distinct, int is_auto, int decide, struct cuda_dev *dev, size_t max_mem,
+    uint32_t *keep)
+{
+	size_t m;
+	unsigned char *maxp = xcalloc(d, 1);
+	for (size_t j = 0; j < d && pref_n > 0; j++)
+		maxp[j] = pref_max[pref_n == 1 ? 0 : j];
+	struct sky_classic job = {t->m.rows, d, t->m.data, t->m.dtype == DT_F64, t->m.cols, col,
+	    maxp, distinct, NULL};
+
+	if (decide)
+		cuda_decide(&cost_row()->cost_classic, is_auto ? sky_classic_work(&job) : 0,
+		    cli_threads(), dev);
+	job.tune = tuning(dev->desc);
+	double tc = now_sec();
+#ifdef ACCELKIT_CUDA
+	if (dev->gpu)
+		m = sky_classic_gpu(&job, dev, max_mem, keep);
+	else
+#endif
+		m = sky_classic_cpu(&job, keep);
+	if (!dev->gpu)
+		phase_add(PH_COMPUTE, now_sec() - tc);
+	(void)max_mem;		/* without CUDA */
+	free(maxp);
+	return m;
+}
+
+size_t
+sky_run(const struct table *t, const struct sky_job *j, int decide, struct cuda_dev *dev,
+    uint32_t *keep)
+{
+	size_t n = t->m.rows, m = 0;
+
+	if (j->qxy != NULL) {
+		int owned = 0;
+		float *xy = n > 0 ? table_columns(t, j->pos, 2, DT_F32, "a coordinate", &owned) :
+		    NULL;
+		m = spatial(n, xy, j->qxy, j->qn, j->distinct, decide, dev, j->max_mem, keep);
+		if (owned)
+			free(xy);
+	} else if (n > 0) {
+		m = classic(t, j->mcol, j->d, j->pref_max, j->pref_n, j->distinct, j->is_auto,
+		    decide, dev, j->max_mem, keep);
+	} else if (decide) {
+		cuda_decide(&cost_row()->cost_classic, 0, cli_threads(), dev);
+	}
+	return m;
+}
+
+/* Under mpirun each rank has found the skyline of its share of the rows. A row of the
+ * whole skyline is in the skyline of its share (dominance is transitive), so the union
+ * of the shares' skylines, gathered on rank 0 in input order, filtered once more, is the
+ * whole skyline; --distinct keeps the first of equal rows there as in one process. */
+size_t
+sky_merge_ranks(struct table *t, const struct sky_job *j, struct cuda_dev *dev,
+    uint32_t **keep, size_t m, uint64_t **index)
+{
+	double tg = now_sec();
+	table_gather_rows(t, *keep, m, index);
+	vlog("rank %d of %d: %zu of its rows in its skyline; %zu gathered", ranks_rank(),
+	    ranks_size(), m, t->m.rows);
+	free(*keep);
+	*keep = xmallocarray(MAX(t->m.rows, 1), sizeof **keep);
+	if (ranks_rank() != 0)
+		return 0;
+	phase_add("gather", now_sec() - tg);
+	return sky_run(t, j, 0, dev, *keep);
+}
