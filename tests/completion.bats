@@ -144,11 +144,16 @@ lines() {
 	assert_output ""
 }
 
-@test "-d offers auto, cpu, gpu and the devices --list-devices prints" {
-	local p want
+@test "-d offers auto, cpu, gpu, the devices --list-devices prints, and gpu:all where work divides" {
+	local p want all
 	for p in $PROGS; do
+		case $p in
+		gmmscore | editdist4r) all=gpu:all ;;
+		clmatmul) all="gpu:all cpu:all" ;;
+		*) all= ;;
+		esac
 		# The first field of each line, and an OpenCL device's cpu:N or gpu:N.
-		want=$( (printf '%s\n' auto cpu gpu
+		want=$( (printf '%s\n' auto cpu gpu $all
 			"$p" --list-devices | awk -F'\t' '{ print $1 } $2 ~ /^(cpu|gpu)(:[0-9]+)?$/ { print $2 }') |
 			LC_ALL=C sort -u)
 		run -0 comp "$p -d "
