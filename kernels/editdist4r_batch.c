@@ -185,6 +185,16 @@ wide_on_cpu(struct ed_run *r, struct ed_batch *b)
 }
 #endif
 
+/* The cells of a batch's pairs: the work -v counts and a GPU's share of it. */
+static uint64_t
+batch_cells(const struct ed_batch *b)
+{
+	uint64_t c = 0;
+	for (size_t i = 0; i < b->n; i++)
+		c += (uint64_t)b->pairs[i].alen * b->pairs[i].blen;
+	return c;
+}
+
 static void
 compute_start(struct ed_run *r, struct ed_batch *b)
 {
@@ -195,8 +205,7 @@ compute_start(struct ed_run *r, struct ed_batch *b)
 		phase_add("characters", now_sec() - t0);
 		t0 = now_sec();
 	}
-	for (size_t i = 0; i < b->n; i++)
-		r->cells += (uint64_t)b->pairs[i].alen * b->pairs[i].blen;
+	r->cells += batch_cells(b);
 #ifdef ACCELKIT_CUDA
 	if (on_gpu(r)) {
 		if (b->nwide > 0)
@@ -510,15 +519,6 @@ multi_fini(void *ctx, void *state, int w)
 	(void)ctx;
 	(void)w;
 	free(state);	/* an ed_gpu is never closed (editdist4r.h): the run ends in _exit */
-}
-
-static uint64_t
-batch_cells(const struct ed_batch *b)
-{
-	uint64_t c = 0;
-	for (size_t i = 0; i < b->n; i++)
-		c += (uint64_t)b->pairs[i].alen * b->pairs[i].blen;
-	return c;
 }
 
 static double
