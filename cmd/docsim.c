@@ -5,7 +5,12 @@
  *
  * main reads the inputs (text, libsvm, MatrixMarket or dense: common/docs.c), turns them
  * into weighted, normalised vectors (common/tokenize.c, kernels/docsim_weight.c), runs
- * the CPU or GPU path and prints QUERY<TAB>DOC<TAB>SCORE (kernels/docsim_out.c). */
+ * the CPU or GPU path and prints QUERY<TAB>DOC<TAB>SCORE (kernels/docsim_out.c).
+ *
+ * Under mpirun (common/ranks.h) each rank tokenises its share of a text corpus, the
+ * vocabularies merge into the one a single process would build, every rank gathers
+ * the whole weighted corpus and computes its block of rows (kernels/docsim_ranks.c),
+ * and rank 0 writes the results. */
 #include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +24,7 @@
 #include "err.h"
 #include "input.h"
 #include "output.h"
+#include "ranks.h"
 #include "timer.h"
 #include "tokenize.h"
 #include "tune.h"
@@ -105,26 +111,43 @@ parse_df(const char *opt, const char *s, double *v, int *prop)
 		*v = (double)cli_int(opt, s, 0, INT64_MAX);
 }
 
-/* Text: the vocabulary (the corpus's terms, merged as it was read) finished, and the
- * weighted vectors of the corpus and the queries (q NULL: none) in cv and qv; returns
- * the dimension. */
+/* Under mpirun: the vocabularies of the ranks' shares of the corpus, merged on every
+ * rank into the whole corpus's, numbered as one process numbers it. */
+static void
+share_vocab(struct tok_vocab *vocab)
+{
+	if (ranks_size() == 1)
+		return;
+	size_t bytes, total;
+	void *mine = tok_vocab_pack(vocab, &bytes);
+	char *all = ranks_allgather(mine, bytes, &total, NULL);
+	free(mine);
+	tok_vocab_adopt(vocab, all, total);
+}
+
+/* Text: the vocabulary (the corpus's terms, merged as it was read) finished over the
+ * corpus's ndocs documents, and the weighted vectors of the corpus and the queries (q
+ * NULL: none) in cv and qv; returns the dimension. Under mpirun c is this rank's share
+ * of the corpus, and cv gets every rank's. */
 static size_t
-text_vectors(struct opts *o, struct tok_vocab *vocab, struct docs *c, struct docs *q,
-    struct csr *cv, struct csr *qv)
+text_vectors(struct opts *o, struct tok_vocab *vocab, struct docs *c, size_t ndocs,
+    struct docs *q, struct csr *cv, struct csr *qv)
 {
 	char *stop_text = NULL;
 	if (o->stop_path != NULL)
 		o->text.stop = tok_read_words(o->stop_path, &o->text.nstop, &stop_text);
-	double lo = o->text.min_df_prop ? o->text.min_df * (double)c->n : o->text.min_df;
-	double hi = o->text.max_df_prop ? o->text.max_df * (double)c->n : o->text.max_df;
-	if (hi < lo && c->n > 0)
+	double lo = o->text.min_df_prop ? o->text.min_df * (double)ndocs : o->text.min_df;
+	double hi = o->text.max_df_prop ? o->text.max_df * (double)ndocs : o->text.max_df;
+	if (hi < lo && ndocs > 0)
 		usage_error("--max-df %g keeps fewer documents than --min-df %g asks for", hi, lo);
 	struct tok_counts counts;
-	tok_vocab_finish(vocab, &o->text, c->n);
+	share_vocab(vocab);
+	tok_vocab_finish(vocab, &o->text, ndocs);
 	tok_count(vocab, c->parts, c->nparts, &counts);
 	size_t dim = tok_vocab_size(vocab);
-	double *idf = ds_text_idf(tok_vocab_df(vocab), dim, c->n);
+	double *idf = ds_text_idf(tok_vocab_df(vocab), dim, ndocs);
 	ds_weigh_counts(&counts, idf, (enum ds_weight)o->weight, o->sublinear, cv);
+	ds_ranks_csr(cv);
 	if (q != NULL) {
 		tok_count(vocab, q->parts, q->nparts, &counts);
 		ds_weigh_counts(&counts, idf, (enum ds_weight)o->weight, o->sublinear, qv);
@@ -198,6 +221,8 @@ make_job(struct ds_job *job, const struct opts *o, const struct common_opts *co,
 	}
 	job->single = o->precision == 1;
 	job->max_mem = co->max_device_mem;
+	if (ranks_rank() != 0)
+		return;	/* under mpirun the results are gathered on rank 0 */
 	if (job->mode == DS_TOPK) {
 		size_t cells = mul_size(job->nq, job->k ? job->k : 1, "top-k lists");
 		job->top_s = xmallocarray(cells, sizeof *job->top_s);
@@ -272,6 +297,7 @@ main(int argc, char **argv)
 			cli_common(c, optarg, &co, usage);
 		}
 	}
+	ranks_init(&argc, &argv);	/* under mpirun: each rank its block of rows */
 	cli_finish(&co);
 	if (co.list_devices) {
 		cuda_list_devices();
@@ -308,19 +334,34 @@ main(int argc, char **argv)
 	double t = now_sec();
 	struct docs cr, qr;
 	struct tok_vocab *vocab = tok_vocab_new();
-	enum doc_format f = docs_read(cpath, o.format, o.ids, vocab, &cr);
+	uint64_t row0, total;
+	enum doc_format f = docs_read_share(cpath, o.format, o.ids, vocab, &cr, &row0, &total);
 	if (o.qpath != NULL) {
+		/* every rank reads every query (rank 0 first: an error said once) */
+		ranks_serial_begin();
+		if (ranks_size() > 1 && in_regular_bytes(&o.qpath, 1) < 0)
+			die("%s: under mpirun every rank reads the queries: they must be a FILE",
+			    strcmp(o.qpath, "-") == 0 ? "(standard input)" : o.qpath);
 		docs_read(o.qpath, f, o.ids, NULL, &qr);
+		ranks_serial_end();
 		qr.before = (uint64_t)o.first - 1;
 	}
 	phase_add(PH_READ, now_sec() - t);
-	vlog("corpus: %zu documents, %s", cr.n, doc_format_names[f]);
+	vlog("corpus: %llu documents, %s", (unsigned long long)total, doc_format_names[f]);
+	if (ranks_size() > 1 && f == DOC_TEXT)
+		vlog("rank %d of %d: read documents %llu to %llu", ranks_rank(), ranks_size(),
+		    (unsigned long long)row0 + 1, (unsigned long long)(row0 + cr.n));
 
 	/* vectors */
 	t = now_sec();
 	struct csr cv, qv;
-	size_t dim = f == DOC_TEXT ? text_vectors(&o, vocab, &cr, o.qpath ? &qr : NULL, &cv, &qv) :
+	size_t dim = f == DOC_TEXT ?
+	    text_vectors(&o, vocab, &cr, total, o.qpath ? &qr : NULL, &cv, &qv) :
 	    given_vectors(&o, &cr, o.qpath ? &qr : NULL);
+	if (f == DOC_TEXT) {
+		ds_ranks_ids(&cr);	/* the shares' ids, for rank 0 to write */
+		cr.n = total;
+	}
 	phase_add("vectorise", now_sec() - t);
 
 	/* the job */
@@ -329,14 +370,17 @@ main(int argc, char **argv)
 	    f == DOC_TEXT ? &qv : cr.sparse ? &qr.sp : NULL, &cr, &qr, dim);
 
 	/* run: with -d auto, on the GPU only where its start pays (the cost models are
-	 * those of the tuning table's row for any GPU: the GPU is not known yet) */
-	double work = ds_work(&job);
+	 * those of the tuning table's row for any GPU: the GPU is not known yet; under
+	 * mpirun, a rank's part of the work, the same on every rank) */
+	double work = ds_work(&job) / ranks_size();
 	const struct docsim_tune *any_gpu = TUNE_PICK(docsim_tune_table, "gpu");
 	cuda_decide(job.sparse ? &any_gpu->cost_sparse : &any_gpu->cost_dense, work, cli_threads(), &dev);
 	job.tune = TUNE_PICK(docsim_tune_table, dev.desc);
 	vlog("tuning: %s (%s)", *job.tune->device ? job.tune->device : "every device", job.tune->measured);
 	int nonempty = job.nq > 0 && job.n > 0 && !(job.mode == DS_TOPK && job.k == 0);
-	if (nonempty) {
+	if (nonempty && ranks_size() > 1) {
+		ds_ranks_run(&job, &dev);
+	} else if (nonempty) {
 		if (dev.gpu) {
 #ifdef ACCELKIT_CUDA
 			ds_gpu_run(&job, &dev);
@@ -350,10 +394,12 @@ main(int argc, char **argv)
 
 	/* write */
 	t = now_sec();
-	output *out = out_open(co.output);
-	if (nonempty || job.mode == DS_MATRIX)
-		ds_write(out, &job, job.sym ? &cr : &qr, &cr, cli_out_format(&co, co.output));
-	out_close(out);
+	if (ranks_rank() == 0) {	/* the one writer of a run under mpirun */
+		output *out = out_open(co.output);
+		if (nonempty || job.mode == DS_MATRIX)
+			ds_write(out, &job, job.sym ? &cr : &qr, &cr, cli_out_format(&co, co.output));
+		out_close(out);
+	}
 	phase_add(PH_WRITE, now_sec() - t);
 	phases_report();
 	cuda_finish(&dev);	/* a GPU run, or an abandoned start, ends here */

@@ -6,11 +6,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chunks.h"
 #include "err.h"
 #include "input.h"
 #include "numparse.h"
+#include "ranks.h"
 
 const char *const doc_format_names[] = {"auto", "text", "libsvm", "mm", "dense", NULL};
 
@@ -195,15 +197,27 @@ parse_text(void *ctx, struct chunk *c)
 	c->lines = it.n;
 }
 
+/* A bad line kept for later (docs_read_share): its number in the input, and why. */
+struct text_err {
+	uint64_t line;	/* 0: none */
+	char msg[CHUNK_ERR];
+};
+
+/* err NULL: a bad line is an error at once; else it is kept in *err and reading stops. */
 static void
-read_text(input *in, int ids, struct tok_vocab *vocab, struct docs *r)
+read_text(input *in, int ids, struct tok_vocab *vocab, struct docs *r, struct text_err *err)
 {
 	static const struct chunk_ops ops = {chunk_cut_lines, parse_text, text_res_free};
 	chunks *e = chunks_open(in, &ops, &ids);
 	size_t pcap = 0, idcap = 0;
 	for (struct chunk *c; (c = chunks_next(e)) != NULL;) {
-		if (c->err_line != 0)
+		if (c->err_line != 0 && err == NULL)
 			chunk_die(e, c);
+		if (c->err_line != 0) {
+			err->line = c->line0 + c->err_line;
+			memcpy(err->msg, c->err, sizeof err->msg);
+			break;
+		}
 		struct text_res *t = c->res;
 		c->res = NULL;
 		if (vocab != NULL)
@@ -313,17 +327,13 @@ read_dense_ids(input *in, struct docs *r)
 	r->dm.data = data;
 }
 
-enum doc_format
-docs_read(const char *path, enum doc_format f, int ids, struct tok_vocab *vocab, struct docs *r)
+/* The records of in, in format f (not DOC_AUTO). */
+static void
+read_format(input *in, enum doc_format f, int ids, struct tok_vocab *vocab, struct docs *r)
 {
-	input *in = in_open(path);
-	memset(r, 0, sizeof *r);
-	r->name = xstrdup(in_name(in));
-	if (f == DOC_AUTO)
-		f = detect(in, ids);
 	switch (f) {
 	case DOC_TEXT:
-		read_text(in, ids, vocab, r);
+		read_text(in, ids, vocab, r, NULL);
 		break;
 	case DOC_LIBSVM:
 		r->sparse = 1;
@@ -356,7 +366,85 @@ docs_read(const char *path, enum doc_format f, int ids, struct tok_vocab *vocab,
 	default:
 		break;
 	}
+}
+
+enum doc_format
+docs_read(const char *path, enum doc_format f, int ids, struct tok_vocab *vocab, struct docs *r)
+{
+	input *in = in_open(path);
+	memset(r, 0, sizeof *r);
+	r->name = xstrdup(in_name(in));
+	if (f == DOC_AUTO)
+		f = detect(in, ids);
+	read_format(in, f, ids, vocab, r);
 	in_close(in);
+	return f;
+}
+
+/* The first bad line of the ranks' shares, in input order, said once: by the rank
+ * whose share it is in. The others wait for mpirun to end them as that rank exits 1. */
+static void
+share_errors(const char *name, const struct text_err *err)
+{
+	int64_t first = err->line ? (int64_t)err->line : INT64_MAX;
+	ranks_min_i64(&first, 1);
+	if (first == INT64_MAX)
+		return;
+	int64_t who = err->line && (int64_t)err->line == first ? ranks_rank() : INT64_MAX;
+	ranks_min_i64(&who, 1);
+	if (who == ranks_rank())
+		die_at(name, err->line, "%s", err->msg);
+	for (;;)
+		pause();
+}
+
+enum doc_format
+docs_read_share(const char *path, enum doc_format f, int ids, struct tok_vocab *vocab,
+    struct docs *r, uint64_t *row0, uint64_t *total)
+{
+	if (ranks_size() == 1) {
+		f = docs_read(path, f, ids, vocab, r);
+		*row0 = 0;
+		*total = r->n;
+		return f;
+	}
+	ranks_serial_begin();	/* a file that cannot be opened: said once, by rank 0 */
+	input *in = in_open(path);
+	memset(r, 0, sizeof *r);
+	r->name = xstrdup(in_name(in));
+	if (in_file_size(in) < 0)
+		die("%s: under mpirun each rank reads its share of a FILE; %s", r->name,
+		    "standard input and pipes cannot be shared (write it to a file first)");
+	if (f == DOC_AUTO)
+		f = detect(in, ids);
+	if (f != DOC_TEXT) {
+		/* vectors: every rank reads them all (each needs the whole corpus), rank 0
+		 * first, so that a bad line is said once */
+		read_format(in, f, ids, vocab, r);
+		ranks_serial_end();
+		in_close(in);
+		*row0 = 0;
+		*total = r->n;
+		return f;
+	}
+	ranks_serial_end();
+	/* the file's bytes in equal ranges, each moved on to a line start: every line in
+	 * one share, numbered on from the lines of the shares before */
+	uint64_t len = (uint64_t)in_file_size(in), rk = (uint64_t)ranks_rank();
+	uint64_t R = (uint64_t)ranks_size();
+	uint64_t a = in_line_start(in, (uint64_t)((unsigned __int128)len * rk / R));
+	uint64_t b = in_line_start(in, (uint64_t)((unsigned __int128)len * (rk + 1) / R));
+	uint64_t before = ranks_exscan_u64(in_count_lines(in, a, b));
+	in_range(in, a, b);
+	in_set_lineno(in, before);
+	struct text_err err = {0, ""};
+	read_text(in, ids, vocab, r, &err);
+	in_close(in);
+	share_errors(r->name, &err);
+	*row0 = ranks_exscan_u64(r->n);
+	int64_t n = (int64_t)r->n;
+	ranks_sum_i64(&n, 1);
+	*total = (uint64_t)n;
 	return f;
 }
 

@@ -148,7 +148,44 @@ ranks_gather(const void *buf, size_t bytes, size_t *total)
 	return out;
 }
 
+void *
+ranks_allgather(const void *buf, size_t bytes, size_t *total, uint64_t **each)
+{
+	uint64_t mine = bytes, *size = xmallocarray((size_t)nranks, sizeof *size);
+	if (nranks > 1)
+		check(MPI_Allgather(&mine, 1, MPI_UINT64_T, size, 1, MPI_UINT64_T, MPI_COMM_WORLD),
+		    "MPI_Allgather");
+	else
+		size[0] = mine;
+	size_t sum = 0, at = 0;
+	for (int r = 0; r < nranks; r++)
+		sum += size[r];
+	char *out = xmalloc(MAX(sum, 1));
+	for (int r = 0; r < nranks; r++) {
+		if (r == rank && bytes > 0)
+			memcpy(out + at, buf, bytes);
+		ranks_bcast(out + at, size[r], r);
+		at += size[r];
+	}
+	*total = sum;
+	if (each != NULL)
+		*each = size;
+	else
+		free(size);
+	return out;
+}
+
 #else	/* one rank */
+
+void *
+ranks_allgather(const void *buf, size_t bytes, size_t *total, uint64_t **each)
+{
+	if (each != NULL) {
+		*each = xmalloc(sizeof **each);
+		(*each)[0] = bytes;
+	}
+	return ranks_gather(buf, bytes, total);
+}
 
 void ranks_init(int *argc, char ***argv) { (void)argc; (void)argv; }
 void ranks_finish(void) {}

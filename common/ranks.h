@@ -71,6 +71,9 @@ void ranks_bcast(void *buf, size_t bytes, int root);
  * it; one byte at least) and its length in *total. Other ranks get NULL. Sizes may
  * differ between ranks and pass 2 GiB. */
 void *ranks_gather(const void *buf, size_t bytes, size_t *total);
+/* ranks_gather's concatenation on every rank (each rank's bytes broadcast in turn). If
+ * each is not NULL, it gets each rank's length (size() entries, malloc'd: free() it). */
+void *ranks_allgather(const void *buf, size_t bytes, size_t *total, uint64_t **each);
 
 #ifdef __cplusplus
 }

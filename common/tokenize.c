@@ -526,6 +526,8 @@ struct tok_vocab {
 	size_t dfcap;
 	uint32_t *keep;		/* global term -> kept term number, or NOT_FOUND */
 	size_t nkept;
+	uint32_t *remap;	/* tok_vocab_adopt: the parts' global terms -> g's */
+	char *adopted;		/* the bytes of g's terms after tok_vocab_adopt */
 };
 
 struct tok_vocab *
@@ -555,6 +557,59 @@ tok_vocab_merge(struct tok_vocab *v, struct tok_part *p)
 		v->df[g] += p->df[l];
 		p->map[l] = g;
 	}
+}
+
+/* A pack: for each term, its length and document count (uint32, native order: every
+ * rank of a job is the same build) and its bytes. */
+void *
+tok_vocab_pack(const struct tok_vocab *v, size_t *bytes)
+{
+	size_t n = 0;
+	for (size_t g = 0; g < v->g.n; g++)
+		n += 8 + v->g.len[g];
+	char *b = xmalloc(MAX(n, 1)), *at = b;
+	for (size_t g = 0; g < v->g.n; g++) {
+		uint32_t h[2] = {v->g.len[g], v->df[g]};
+		memcpy(at, h, 8);
+		memcpy(at + 8, v->g.p[g], v->g.len[g]);
+		at += 8 + v->g.len[g];
+	}
+	*bytes = n;
+	return b;
+}
+
+void
+tok_vocab_adopt(struct tok_vocab *v, char *all, size_t bytes)
+{
+	struct tab g;
+	size_t dfcap = 4096;
+	uint32_t *df = xcalloc(dfcap, sizeof *df);
+	tab_init(&g, v->g.n);
+	for (size_t at = 0; at + 8 <= bytes;) {
+		uint32_t h[2];
+		memcpy(h, all + at, 8);
+		const char *p = all + at + 8;
+		uint32_t id = tab_get(&g, p, h[0], hash_bytes(p, h[0]), 1, NULL);
+		if (id >= dfcap) {
+			df = xreallocarray(df, 2 * dfcap, sizeof *df);
+			memset(df + dfcap, 0, dfcap * sizeof *df);
+			dfcap *= 2;
+		}
+		df[id] += h[1];
+		at += 8 + (size_t)h[0];
+	}
+	v->remap = xmallocarray(v->g.n ? v->g.n : 1, sizeof *v->remap);
+	for (size_t l = 0; l < v->g.n; l++) {
+		v->remap[l] = tab_get(&g, v->g.p[l], v->g.len[l], v->g.hash[l], 0, NULL);
+		if (v->remap[l] == NOT_FOUND)
+			die("a term of this rank's share is missing from the merged vocabulary");
+	}
+	tab_free(&v->g);
+	free(v->df);
+	v->g = g;
+	v->df = df;
+	v->dfcap = dfcap;
+	v->adopted = all;
 }
 
 void
@@ -608,6 +663,8 @@ kept_terms(const struct tok_vocab *v, const struct tok_part *p)
 	for (size_t l = 0; l < t->n; l++) {
 		uint32_t g = p->vocab == v ? p->map[l] :
 		    tab_get((struct tab *)&v->g, t->p[l], t->len[l], t->hash[l], 0, NULL);
+		if (p->vocab == v && v->remap != NULL)
+			g = v->remap[g];
 		k[l] = g == NOT_FOUND ? NOT_FOUND : v->keep[g];
 	}
 	return k;
@@ -710,6 +767,8 @@ tok_vocab_free(struct tok_vocab *v)
 	tab_free(&v->g);
 	free(v->keep);
 	free(v->df);
+	free(v->remap);
+	free(v->adopted);
 	free(v);
 }
 

@@ -59,6 +59,15 @@ struct tok_vocab;
 struct tok_vocab *tok_vocab_new(void);
 /* Adds the terms of the corpus's next part, in input order (the part must outlive v). */
 void tok_vocab_merge(struct tok_vocab *v, struct tok_part *p);
+/* A corpus divided among processes (docsim under mpirun: each tokenises and merges its
+ * share of the documents): tok_vocab_pack gives the terms merged so far, in order, with
+ * their document counts, as *bytes bytes (malloc'd); tok_vocab_adopt renumbers v as the
+ * vocabulary of the whole corpus from every share's pack, concatenated in input order
+ * (v's own among them): a term's number is its first occurrence in the first share
+ * that has it, as one vocabulary merging every part would number it, and its count is
+ * the sum. v takes all (malloc'd); v's parts count in the new numbers; no merge after. */
+void *tok_vocab_pack(const struct tok_vocab *v, size_t *bytes);
+void tok_vocab_adopt(struct tok_vocab *v, char *all, size_t bytes);
 /* Once every corpus part is merged: the terms kept over its ndocs documents. */
 void tok_vocab_finish(struct tok_vocab *v, const struct tok_opts *o, size_t ndocs);
 /* The counts of the documents of nparts parts, in the finished vocabulary: the corpus's

@@ -122,6 +122,15 @@ struct output;
 void ds_write(struct output *o, struct ds_job *job, const struct docs *qr, const struct docs *cr,
     int fmt);
 
+/* Under mpirun (docsim_ranks.c; ranks.h). ds_ranks_csr: every rank's rows of m, in
+ * rank order, on every rank (the corpus weighed in shares). ds_ranks_ids: every rank's
+ * ids of d, in rank order, on rank 0 (the writer). ds_ranks_run: this rank's block of
+ * the job's query rows (all pairs: rows of the pair matrix) against the whole corpus,
+ * on dev, its results in job on rank 0 as the one-process run leaves them there. */
+void ds_ranks_csr(struct csr *m);
+void ds_ranks_ids(struct docs *d);
+void ds_ranks_run(struct ds_job *job, const struct cuda_dev *dev);
+
 /* The weighting (docsim_weight.c), then L2 normalisation unless DS_NONE_W. */
 enum ds_weight { DS_TFIDF, DS_TF, DS_BINARY, DS_NONE_W };
 
