@@ -191,3 +191,160 @@ ours_of() {
 	mpi 1 clkmeans -k 2 "$TESTDATA/clkmeans/points.txt" > "$T/many"
 	cmp "$T/one" "$T/many"
 }
+
+# ---- docsim
+# The corpus is divided (text: each rank tokenises its share of the lines, the
+# vocabularies merge), each rank computes its block of rows, rank 0 writes: the bytes of
+# one process, itself checked against scikit-learn in tests/docsim.bats (and once here).
+
+dgen() {
+	py "$REF/docsim_gen.py" "$@"
+}
+dref() {
+	py "$REF/docsim_ref.py" "$@"
+}
+
+# A Zipf corpus of 3000 lines (empty and repeated lines among them; the lines of a
+# later share repeat those of an earlier one, so equal scores cross shares), the same
+# with ids, one of many scripts (terms first met in different shares), queries, and
+# the TF-IDF vectors of a part of it as NPY and libsvm.
+make_docs() {
+	dgen zipf 3000 7 "$T/z.txt"
+	dgen uzipf 1500 3 "$T/u.txt"
+	dgen zipf 60 8 "$T/zq.txt"
+	awk '{ printf "doc%d\t%s\n", NR * 7, $0 }' "$T/z.txt" > "$T/zid.txt"
+	head -400 "$T/z.txt" > "$T/z400.txt"
+	dref convert "$T/z400.txt" npy "$T/z.npy"
+	dref convert "$T/z400.txt" libsvm "$T/z.svm"
+}
+
+@test "docsim: all pairs from raw text under mpirun -np 2 and 3 are one process's, -k, -t and --matrix" {
+	make_docs
+	for np in 2 3; do
+		for a in "-k 10" "-k 3 -t 0.2" "-k 0 -t 0.3" "--min-df 2 --max-df 0.5 --sublinear-tf -k 4"; do
+			run same_as_one $np docsim -d cpu $a "$T/z.txt"
+			assert_success
+		done
+		run same_as_one $np docsim -d cpu -k 5 "$T/u.txt"
+		assert_success
+		# every score as float32 prints its last bit: the merged term numbers sum each
+		# dot product in one process's order
+		run same_as_one $np docsim -d cpu --matrix "$T/z400.txt"
+		assert_success
+	done
+}
+
+@test "docsim: -q under mpirun divides the queries: one process's lines, with --ids and -t" {
+	make_docs
+	awk '{ printf "q%d\t%s\n", NR, $0 }' "$T/zq.txt" > "$T/zqid.txt"
+	for np in 2 3; do
+		run same_as_one $np docsim -d cpu -k 7 -q "$T/zq.txt" "$T/z.txt"
+		assert_success
+		run same_as_one $np docsim -d cpu --ids -k 0 -t 0.1 -q "$T/zqid.txt" "$T/zid.txt"
+		assert_success
+	done
+}
+
+@test "docsim: --ids under mpirun: ids from every rank's share, rank 0 writes them" {
+	make_docs
+	run same_as_one 3 docsim -d cpu --ids -k 4 "$T/zid.txt"
+	assert_success
+	run same_as_one 2 docsim -d cpu --ids -k 0 -t 0.5 "$T/zid.txt"
+	assert_success
+	run mpi 2 docsim -d cpu --ids -k 0 -t 0.5 -o "$T/out.txt" "$T/zid.txt"
+	assert_success
+	assert_output ''
+	cmp "$T/one" "$T/out.txt"
+}
+
+@test "docsim: dense NPY and libsvm vectors under mpirun are one process's" {
+	make_docs
+	for np in 2 3; do
+		run same_as_one $np docsim -d cpu -k 5 "$T/z.npy"
+		assert_success
+		run same_as_one $np docsim -d cpu -k 0 -t 0.4 "$T/z.svm"
+		assert_success
+		run same_as_one $np docsim -d cpu --weight tfidf -k 3 "$T/z.svm"
+		assert_success
+		run same_as_one $np docsim -d cpu -k 2 -q "$T/z.npy" "$T/z.npy"
+		assert_success
+	done
+}
+
+@test "docsim: more ranks than documents: the ranks without one add nothing" {
+	head -3 "$TESTDATA/docsim/corpus.txt" > "$T/three.txt"
+	run same_as_one 5 docsim -d cpu -t 0 "$T/three.txt"
+	assert_success
+	printf '1 0\n0 1\n1 1\n' > "$T/three.dense"
+	run same_as_one 7 docsim -d cpu --matrix "$T/three.dense"
+	assert_success
+}
+
+@test "docsim: the -np 2 output is scikit-learn's TfidfVectorizer and cosine similarity" {
+	make_docs
+	dref sim "$T/z400.txt" "$T/S.npy"
+	mpi 2 docsim -d cpu -k 5 "$T/z400.txt" > "$T/out"
+	run dref check "$T/S.npy" "$T/out" -k 5 --all-pairs
+	assert_success
+	assert_output --regexp '^ok: [0-9]+ lines$'
+}
+
+@test "docsim: a bad line in one rank's share is one message naming its line, exit 1" {
+	make_docs
+	sed '2950s/\t/ /' "$T/zid.txt" > "$T/bad.txt"
+	run --separate-stderr mpi 3 docsim -d cpu --ids "$T/bad.txt"
+	assert_failure 1
+	assert_output ''
+	run ours_of docsim
+	assert_output "docsim: $T/bad.txt:2950: no TAB after the id (--ids)"
+	# two bad lines in different shares: the first, as one process says it
+	sed '40s/\t/ /' "$T/bad.txt" > "$T/bad2.txt"
+	run --separate-stderr docsim -d cpu --ids "$T/bad2.txt"
+	assert_failure 1
+	local one=$stderr
+	run --separate-stderr mpi 3 docsim -d cpu --ids "$T/bad2.txt"
+	assert_failure 1
+	run ours_of docsim
+	assert_output "$one"
+	assert_output "docsim: $T/bad2.txt:40: no TAB after the id (--ids)"
+}
+
+@test "docsim: a missing file is said once; standard input cannot be divided" {
+	run --separate-stderr mpi 3 docsim -d cpu "$T/missing.txt"
+	assert_failure 1
+	run ours_of docsim
+	assert_output "docsim: $T/missing.txt: No such file or directory"
+	run --separate-stderr bash -c "mpirun -q --oversubscribe -np 2 docsim -d cpu < '$TESTDATA/docsim/corpus.txt'"
+	assert_failure 1
+	run ours_of docsim
+	assert_output "docsim: (standard input): under mpirun each rank reads its share of a FILE; standard input and pipes cannot be shared (write it to a file first)"
+	run --separate-stderr bash -c "mpirun -q --oversubscribe -np 2 docsim -d cpu -q - '$TESTDATA/docsim/corpus.txt' < '$TESTDATA/docsim/queries.txt'"
+	assert_failure 1
+	run ours_of docsim
+	assert_output "docsim: (standard input): under mpirun every rank reads the queries: they must be a FILE"
+}
+
+@test "docsim: -v says each rank's share of the documents and of the rows" {
+	make_docs
+	run --separate-stderr mpi 2 docsim -d cpu -v -k 2 "$T/z.txt"
+	assert_success
+	run ours_of docsim
+	assert_line --regexp '^docsim: rank 0 of 2: read documents 1 to [0-9]+$'
+	assert_line --regexp '^docsim: rank 1 of 2: read documents [0-9]+ to 3000$'
+	assert_line "docsim: rank 0 of 2: rows 1 to 1500 of 3000, against 3000 documents"
+	assert_line "docsim: rank 1 of 2: rows 1501 to 3000 of 3000, against 3000 documents"
+}
+
+@test "docsim on the GPU machine: one rank a GPU prints one GPU's lines" {
+	require_gpu
+	make_docs
+	run same_as_one 2 docsim -d gpu -k 5 -q "$T/zq.txt" "$T/z.txt"
+	assert_success
+	run same_as_one 2 docsim -d gpu -k 5 "$T/z.npy"
+	assert_success
+}
+
+@test "docsim man page example: near-duplicate pairs, divided among 4 processes" {
+	run same_as_one 4 docsim -k 0 -t 0.9 "$TESTDATA/docsim/corpus.txt"
+	assert_success
+}
