@@ -35,7 +35,13 @@
  *       thread whose init made its worker's state, and that no more units are in
  *       flight than there are slots; -v gives each worker's share
  *   acctest devices                   both device lists
- *   acctest tune DESC PATTERN...      the index of the first pattern that matches DESC */
+ *   acctest tune DESC PATTERN...      the index of the first pattern that matches DESC
+ *   acctest vocab FILE SHARES         the term counts of FILE's lines ("TERM:COUNT ..." a
+ *                                     line, then "df" and each term's document count), its
+ *                                     lines tokenised in SHARES consecutive shares of
+ *                                     parts of 3 lines, each share's vocabulary packed and
+ *                                     all of them adopted as docsim's MPI ranks do it
+ *                                     (tokenize.h); 1 share: one vocabulary, no packs */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +63,7 @@
 #include "sparse.h"
 #include "speech.h"
 #include "timer.h"
+#include "tokenize.h"
 #include "tune.h"
 
 #ifdef ACCELKIT_CUDA
@@ -1014,6 +1021,92 @@ cmd_devwork(int argc, char **argv, struct common_opts *co)
 	return c.t.bad ? 1 : 0;
 }
 
+static int
+cmd_vocab(int argc, char **argv)
+{
+	if (argc != 3)
+		usage_error("vocab FILE SHARES");
+	size_t shares = (size_t)cli_int("SHARES", argv[2], 1, 64), n = 0, cap = 64, len;
+	input *in = in_open(argv[1]);
+	char **line = xmallocarray(cap, sizeof *line), *l;
+	size_t *llen = xmallocarray(cap, sizeof *llen);
+	while ((l = in_getline(in, &len)) != NULL) {
+		if (n == cap) {
+			cap *= 2;
+			line = xreallocarray(line, cap, sizeof *line);
+			llen = xreallocarray(llen, cap, sizeof *llen);
+		}
+		line[n] = xstrdup(l);
+		llen[n++] = len;
+	}
+	in_close(in);
+	struct tok_vocab **v = xmallocarray(shares, sizeof *v);
+	struct tok_part ***parts = xmallocarray(shares, sizeof *parts);
+	size_t *np = xcalloc(shares, sizeof *np), total = 0;
+	char **pack = xmallocarray(shares, sizeof *pack);
+	size_t *plen = xmallocarray(shares, sizeof *plen);
+	for (size_t s = 0; s < shares; s++) {
+		size_t a = n * s / shares, b = n * (s + 1) / shares;
+		v[s] = tok_vocab_new();
+		parts[s] = xmallocarray(b - a + 1, sizeof **parts);
+		for (size_t i = a; i < b; i++) {
+			if ((i - a) % 3 == 0)
+				parts[s][np[s]++] = tok_part_new();
+			tok_part_add(parts[s][np[s] - 1], line[i], llen[i]);
+		}
+		for (size_t p = 0; p < np[s]; p++)
+			tok_vocab_merge(v[s], parts[s][p]);
+		pack[s] = tok_vocab_pack(v[s], &plen[s]);
+		total += plen[s];
+	}
+	struct tok_opts o = {1, 1.0, 0, 1, NULL, 0};
+	for (size_t s = 0; s < shares; s++) {
+		if (shares > 1) {
+			char *all = xmalloc(MAX(total, 1)), *at = all;
+			for (size_t t = 0; t < shares; t++) {
+				memcpy(at, pack[t], plen[t]);
+				at += plen[t];
+			}
+			tok_vocab_adopt(v[s], all, total);
+		}
+		tok_vocab_finish(v[s], &o, n);
+		struct tok_counts c;
+		tok_count(v[s], parts[s], np[s], &c);
+		for (size_t d = 0; d < c.rows; d++) {
+			for (uint64_t e = c.ptr[d]; e < c.ptr[d + 1]; e++)
+				printf("%s%u:%u", e > c.ptr[d] ? " " : "", c.idx[e], c.cnt[e]);
+			printf("\n");
+		}
+		if (s + 1 == shares) {
+			const uint32_t *df = tok_vocab_df(v[s]);
+			printf("df");
+			for (size_t t = 0; t < tok_vocab_size(v[s]); t++)
+				printf(" %u", df[t]);
+			printf("\n");
+		}
+		free(c.ptr);
+		free(c.idx);
+		free(c.cnt);
+	}
+	for (size_t s = 0; s < shares; s++) {
+		tok_vocab_free(v[s]);
+		for (size_t p = 0; p < np[s]; p++)
+			tok_part_free(parts[s][p]);
+		free(parts[s]);
+		free(pack[s]);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(line[i]);
+	free(line);
+	free(llen);
+	free(v);
+	free(parts);
+	free(np);
+	free(pack);
+	free(plen);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1060,6 +1153,8 @@ main(int argc, char **argv)
 		free(t);
 		return 0;
 	}
+	if (strcmp(cmd, "vocab") == 0)
+		return cmd_vocab(argc, argv);
 	if (strcmp(cmd, "devices") == 0) {
 		cuda_list_devices();
 		clx_list_devices(NULL);

@@ -218,6 +218,20 @@ make_docs() {
 	dref convert "$T/z400.txt" libsvm "$T/z.svm"
 }
 
+@test "docsim: the vocabularies of 2, 3 and 7 shares merge into one process's term numbers and counts" {
+	# acctest vocab: the merge docsim's ranks make, in one process (tests/acctest.c);
+	# a term numbered otherwise would change few scores' printed digits
+	make_docs
+	acctest vocab "$T/u.txt" 1 > "$T/v1"
+	[ "$(wc -l < "$T/v1")" -eq 1501 ]
+	for s in 2 3 7; do
+		acctest vocab "$T/u.txt" $s > "$T/v$s"
+		cmp "$T/v1" "$T/v$s"
+		acctest vocab "$T/z.txt" $s > "$T/z$s"
+		acctest vocab "$T/z.txt" 1 | cmp - "$T/z$s"
+	done
+}
+
 @test "docsim: all pairs from raw text under mpirun -np 2 and 3 are one process's, -k, -t and --matrix" {
 	make_docs
 	for np in 2 3; do
