@@ -417,6 +417,24 @@ docs_read_share(const char *path, enum doc_format f, int ids, struct tok_vocab *
 		    "standard input and pipes cannot be shared (write it to a file first)");
 	if (f == DOC_AUTO)
 		f = detect(in, ids);
+	size_t avail;
+	const unsigned char *magic = in_peek(in, 1, &avail);
+	if (f == DOC_DENSE && !ids && avail && magic[0] == 0x93) {
+		/* NPY: each rank reads its share of the rows, then every rank gets all */
+		uint64_t first, rows;
+		mat_read_share(in, DT_F32, 0, &r->dm, &first, &rows);
+		ranks_serial_end();
+		in_close(in);
+		size_t bytes;
+		void *all = ranks_allgather(r->dm.data, r->dm.rows * r->dm.cols * sizeof(float),
+		    &bytes, NULL);
+		free(r->dm.data);
+		r->dm.data = all;
+		r->dm.rows = r->n = (size_t)rows;
+		*row0 = 0;
+		*total = rows;
+		return f;
+	}
 	if (f != DOC_TEXT) {
 		/* vectors: every rank reads them all (each needs the whole corpus), rank 0
 		 * first, so that a bad line is said once */

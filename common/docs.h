@@ -52,9 +52,9 @@ enum doc_format docs_read(const char *path, enum doc_format f, int ids, struct t
  * Text: this rank's share of the lines (the file's bytes cut into equal ranges, each
  * moved on to a line start), its records [*row0, *row0 + d->n) of *total, merged
  * into vocab; lines are numbered as in the whole file, and the first bad line of all
- * the shares is said once, by the rank that read it. Other formats: the whole input
- * on every rank (*row0 = 0, *total = d->n), rank 0 first so that an error is said
- * once. Collective; under more than one rank path must be a FILE. */
+ * the shares is said once, by the rank that read it. Vectors: the whole input on
+ * every rank (*row0 = 0, *total = d->n): NPY read in shares of rows and gathered,
+ * other formats read whole by every rank, rank 0 first so that an error is said once. Collective; under more than one rank path must be a FILE. */
 enum doc_format docs_read_share(const char *path, enum doc_format f, int ids,
     struct tok_vocab *vocab, struct docs *d, uint64_t *row0, uint64_t *total);
 void docs_free(struct docs *d);
