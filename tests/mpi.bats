@@ -191,3 +191,14 @@ ours_of() {
 	mpi 1 clkmeans -k 2 "$TESTDATA/clkmeans/points.txt" > "$T/many"
 	cmp "$T/one" "$T/many"
 }
+
+@test "a usage error under mpirun is said once, by rank 0, exit 2" {
+	run --separate-stderr mpi 3 skyline -d cpu --no-such-option "$D/points.txt"
+	assert_failure 2
+	run ours
+	assert_output "skyline: unrecognized option '--no-such-option'"
+	[ "$(printf '%s\n' "$stderr" | grep -c "Try 'skyline --help'")" -eq 1 ]
+	run --separate-stderr mpi 2 skyline -d cpu -k 0 "$D/points.txt"
+	assert_failure 2
+	[ "$(printf '%s\n' "$stderr" | grep -c "^skyline: ")" -eq 1 ]
+}
