@@ -45,6 +45,7 @@ struct dw {
 	int ninit;		/* workers whose init has run */
 	pthread_t maker;
 	int maker_started;
+	int joined;		/* dw_join has run */
 	pthread_mutex_t mu;	/* everything above and below */
 	pthread_cond_t cv;	/* any change of it */
 	uint64_t want;		/* the next unit to hand out */
@@ -138,8 +139,11 @@ worker_main(void *arg)
 		pthread_cond_broadcast(&e->cv);
 	}
 	pthread_mutex_unlock(&e->mu);
-	if (e->ops->fini != NULL)
+	if (e->ops->fini != NULL) {
+		double t0 = now_sec();
 		e->ops->fini(e->ctx, state, wk->w);
+		wk->busy += now_sec() - t0;	/* read after the join only */
+	}
 	return NULL;
 }
 
@@ -326,9 +330,9 @@ dw_report(const dw *e, const char *const *names)
 }
 
 void
-dw_close(dw *e)
+dw_join(dw *e)
 {
-	if (e == NULL)
+	if (e->joined)
 		return;
 	pthread_mutex_lock(&e->mu);
 	e->stop = 1;
@@ -338,6 +342,15 @@ dw_close(dw *e)
 		pthread_join(e->maker, NULL);
 	for (int w = 0; w < e->nworkers; w++)
 		pthread_join(e->wk[w].tid, NULL);
+	e->joined = 1;
+}
+
+void
+dw_close(dw *e)
+{
+	if (e == NULL)
+		return;
+	dw_join(e);
 	pthread_cond_destroy(&e->cv);
 	pthread_mutex_destroy(&e->mu);
 	free(e->state);

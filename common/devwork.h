@@ -104,10 +104,14 @@ void dw_put(dw *e, void *slot);
 void dw_unslot(dw *e, void *slot);
 void dw_end(dw *e);
 void dw_done(dw *e);
+/* After dw_next returned NULL: the workers run fini and end (dw_close does this when
+ * it has not been done); their busy times then include fini, for a worker whose
+ * process only queues work on its device and whose fini waits for it to drain. */
+void dw_join(dw *e);
 /* Under -v, one line a worker: "NAME share 48% busy 1.23 s (units 12)", names[w]
- * naming worker w ("gpu:1"). After the last unit. */
+ * naming worker w ("gpu:1"). After the last unit (and after dw_join to count fini). */
 void dw_report(const dw *e, const char *const *names);
-/* Worker w's busy seconds (inside process) and its share (0..1) of the weight. */
+/* Worker w's busy seconds (inside process, and fini after dw_join) and its share (0..1) of the weight. */
 double dw_busy(const dw *e, int w);
 double dw_share(const dw *e, int w);
 /* After dw_next returned NULL: the workers run fini and end; frees e (the slots stay
