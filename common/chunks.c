@@ -1,5 +1,6 @@
-/* chunks.c: the chunked record reader (see chunks.h), on ordered.h's threads: making
- * an item reads a chunk (one thread at a time, in order), processing it parses it. */
+/* chunks.c: the chunked record reader (see chunks.h), on devwork.h's -j threads
+ * (dw_open_threads): making a unit reads a chunk (one thread at a time, in order),
+ * processing it parses it. */
 #include "chunks.h"
 
 #include <pthread.h>
@@ -8,7 +9,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
-#include "ordered.h"
+#include "devwork.h"
 
 #define CHUNK_DEFAULT ((size_t)1 << 20)
 
@@ -16,12 +17,12 @@ struct chunks {
 	input *in;
 	const struct chunk_ops *ops;
 	void *ctx;
-	ord *o;
+	dw *o;
 	struct chunk *slot;
 	void **slotp;
 	int nslots;
 	size_t target;		/* bytes a chunk starts with */
-	/* the reading side (ord's make: one thread at a time) */
+	/* the reading side (the engine's make: one thread at a time) */
 	char *tail;		/* bytes after the last cut: the next chunk's start */
 	size_t tail_len, tail_cap;
 	int tail_hint;
@@ -89,7 +90,7 @@ chunk_cut_fastq(const char *p, size_t len, int *hint)
 	}
 }
 
-/* ord's make: the next chunk, from the tail of the last one and fresh input. */
+/* The engine's make: the next chunk, from the tail of the last one and fresh input. */
 static int
 make(void *ctx, void *slot, uint64_t k)
 {
@@ -98,7 +99,7 @@ make(void *ctx, void *slot, uint64_t k)
 	size_t want = MAX(e->target, 2 * e->tail_len), len, cut;
 
 	if (e->eof && e->tail_len == 0)
-		return ORD_NONE;
+		return DW_NONE;
 	if (c->data == NULL || c->cap < want || c->cap > 8 * want) {
 		/* a chunk that grew for a long record shrinks back when reused */
 		free(c->data);
@@ -140,21 +141,22 @@ make(void *ctx, void *slot, uint64_t k)
 		}
 	}
 	if (cut == 0)
-		return ORD_NONE;
+		return DW_NONE;
 	c->data[cut] = '\0';
 	c->len = cut;
 	c->index = k;
 	c->lines = UINT64_MAX;
 	c->err_line = 0;
 	c->err[0] = '\0';
-	return e->eof && e->tail_len == 0 ? ORD_LAST : ORD_MORE;
+	return e->eof && e->tail_len == 0 ? DW_LAST : DW_MORE;
 }
 
-/* ord's process: parse, and count the lines when the parser did not or stopped at an
- * error (the next chunk's lines are numbered from them, even if the caller parses this
- * one again). */
-static void
-process(void *ctx, void *slot)
+/* The engine's process: parse, and count the lines when the parser did not or stopped
+ * at an error (the next chunk's lines are numbered from them, even if the caller parses
+ * this one again). A parse error never fails the unit: it waits in the chunk for the
+ * caller, which meets it in input order. */
+static int
+process(void *ctx, void *state, int w, void *slot, char *err)
 {
 	chunks *e = ctx;
 	struct chunk *c = slot;
@@ -167,9 +169,13 @@ process(void *ctx, void *slot)
 			n++;
 		c->lines = n + (c->len > 0 && c->data[c->len - 1] != '\n');
 	}
+	(void)state;
+	(void)w;
+	(void)err;
+	return 0;
 }
 
-static const struct ord_ops chunk_ord = {make, process};
+static const struct dw_ops chunk_ops = {NULL, make, process, NULL, NULL};
 
 static size_t
 chunk_bytes(void)
@@ -190,12 +196,12 @@ chunks_open(input *in, const struct chunk_ops *ops, void *ctx)
 	e->ctx = ctx;
 	e->target = chunk_bytes();
 	e->lines = in_lineno(in);
-	e->nslots = ord_slots(nthreads);
+	e->nslots = nthreads > 1 ? dw_slots(nthreads) : 1;
 	e->slot = xcalloc((size_t)e->nslots, sizeof *e->slot);
 	e->slotp = xcalloc((size_t)e->nslots, sizeof *e->slotp);
 	for (int i = 0; i < e->nslots; i++)
 		e->slotp[i] = &e->slot[i];
-	e->o = ord_open(&chunk_ord, e, e->slotp, e->nslots, nthreads);
+	e->o = dw_open_threads(&chunk_ops, e, e->slotp, e->nslots, nthreads);
 	pthread_mutex_lock(&open_mu);
 	if ((e->next = open_list) != NULL)
 		open_list->prev = e;
@@ -207,7 +213,7 @@ chunks_open(input *in, const struct chunk_ops *ops, void *ctx)
 struct chunk *
 chunks_next(chunks *e)
 {
-	struct chunk *c = ord_next(e->o);
+	struct chunk *c = dw_next(e->o, NULL);
 	if (c == NULL)
 		return NULL;
 	c->line0 = e->lines;
@@ -242,7 +248,7 @@ chunks_close(chunks *e)
 	if (e->next != NULL)
 		e->next->prev = e->prev;
 	pthread_mutex_unlock(&open_mu);
-	ord_close(e->o);
+	dw_close(e->o);
 	in_set_lineno(e->in, e->lines);
 	for (int i = 0; i < e->nslots; i++) {
 		if (e->ops->free_res != NULL && e->slot[i].res != NULL)

@@ -27,6 +27,8 @@ cli_init(int argc, char **argv, struct common_opts *co)
 	signal(SIGPIPE, SIG_DFL);
 	memset(co, 0, sizeof *co);
 	co->out_format = FMT_DEFAULT;
+	/* Under mpirun every rank parses the same options: rank 0 alone names a bad one. */
+	opterr = ranks_launch_rank() == 0;
 }
 
 static void
@@ -77,7 +79,9 @@ cli_common(int c, const char *arg, struct common_opts *co, void (*usage)(FILE *)
 			usage_error("invalid value for --max-device-mem: '%s' (must be positive)", arg);
 		break;
 	default:
-		/* getopt already named the unknown option or the missing argument. */
+		/* getopt already named the unknown option or the missing argument
+		 * (on rank 0 alone: cli_init). */
+		ranks_quiet_unless_first();
 		fprintf(stderr, "Try '%s --help' for more information.\n", progname);
 		err_exit(2);
 	}

@@ -1,5 +1,6 @@
 /* err.c: diagnostics and checked allocation (see err.h). */
 #include "err.h"
+#include "ranks.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -136,6 +137,7 @@ void
 usage_error(const char *fmt, ...)
 {
 	abandoned_self_stops();
+	ranks_quiet_unless_first();	/* every rank parses the same options */
 	va_list ap;
 	va_start(ap, fmt);
 	vmsg(NULL, fmt, ap);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "ordered.h"
+#include "devwork.h"
 
 #define OUT_BUF ((size_t)1 << 20)
 
@@ -625,7 +625,8 @@ out_fixed(output *o, double v, int decimals)
 	out_write(o, buf, (size_t)fmt_fixed(buf, v, decimals));
 }
 
-/* ---- ordered parallel formatting (ordered.h: make = name a range, process = format) ---- */
+/* ---- ordered parallel formatting (devwork.h's -j threads: make = name a range,
+ * process = format it) ---- */
 
 char *
 obuf_room(struct obuf *b, size_t n)
@@ -655,40 +656,44 @@ par_make(void *ctx, void *slot, uint64_t k)
 	struct par_slot *s = slot;
 
 	if (k >= CEIL_DIV(p->n, p->per))
-		return ORD_NONE;
+		return DW_NONE;
 	s->first = (size_t)k * p->per;
 	s->count = MIN(p->per, p->n - s->first);
-	return s->first + s->count == p->n ? ORD_LAST : ORD_MORE;
+	return s->first + s->count == p->n ? DW_LAST : DW_MORE;
 }
 
-static void
-par_format(void *ctx, void *slot)
+static int
+par_format(void *ctx, void *state, int w, void *slot, char *err)
 {
 	const struct par *p = ctx;
 	struct par_slot *s = slot;
 
+	(void)state;
+	(void)w;
+	(void)err;
 	s->b.len = 0;
 	p->fmt(p->ctx, s->first, s->count, &s->b);
+	return 0;
 }
 
-static const struct ord_ops par_ops = {par_make, par_format};
+static const struct dw_ops par_ops = {NULL, par_make, par_format, NULL, NULL};
 
 void
 out_par(output *o, size_t n, size_t per_chunk, out_format_fn fmt, void *ctx)
 {
 	struct par p = {n, MAX(per_chunk, 1), fmt, ctx};
 	int nthreads = n > p.per ? MAX(cli_threads(), 1) : 1;
-	int nslots = ord_slots(nthreads);
+	int nslots = nthreads > 1 ? dw_slots(nthreads) : 1;
 	struct par_slot *slot = xcalloc((size_t)nslots, sizeof *slot);
 	void **slotp = xcalloc((size_t)nslots, sizeof *slotp);
 
 	for (int i = 0; i < nslots; i++)
 		slotp[i] = &slot[i];
-	ord *q = ord_open(&par_ops, &p, slotp, nslots, nthreads);
+	dw *q = dw_open_threads(&par_ops, &p, slotp, nslots, nthreads);
 	struct par_slot *s;
-	while ((s = ord_next(q)) != NULL)
+	while ((s = dw_next(q, NULL)) != NULL)
 		out_write(o, s->b.p, s->b.len);
-	ord_close(q);
+	dw_close(q);
 	for (int i = 0; i < nslots; i++)
 		free(slot[i].b.p);
 	free(slot);

@@ -239,19 +239,42 @@ ranks_serial_end(void)
 		ranks_bcast(&go, 1, 0);
 }
 
+/* The launcher's word on this process: its rank and the ranks' number (NULL when not
+ * launched by one), readable before MPI_Init and in a build without MPI. */
+static const char *
+launch_env(const char **me)
+{
+	const char *size = getenv("OMPI_COMM_WORLD_SIZE");
+	*me = getenv("OMPI_COMM_WORLD_RANK");
+	if (size == NULL) {
+		size = getenv("PMI_SIZE");
+		*me = getenv("PMI_RANK");
+	}
+	return size;
+}
+
+int
+ranks_launch_rank(void)
+{
+	const char *me, *size = launch_env(&me);
+	return size != NULL && atoi(size) > 1 && me != NULL ? atoi(me) : 0;
+}
+
+void
+ranks_quiet_unless_first(void)
+{
+	if (ranks_launch_rank() != 0)
+		for (;;)
+			pause();	/* rank 0 says it; mpirun ends this rank with it */
+}
+
 void
 ranks_refuse_undivided(void)
 {
-	const char *size = getenv("OMPI_COMM_WORLD_SIZE"), *me = getenv("OMPI_COMM_WORLD_RANK");
-	if (size == NULL) {
-		size = getenv("PMI_SIZE");
-		me = getenv("PMI_RANK");
-	}
+	const char *me, *size = launch_env(&me);
 	if (size == NULL || atoi(size) <= 1 || program_divides())
 		return;
-	if (me != NULL && atoi(me) != 0)
-		for (;;)
-			pause();	/* rank 0 says it; mpirun ends this rank with it */
+	ranks_quiet_unless_first();
 	if (ranks_compiled())
 		die("this program does not divide its work among MPI ranks: each of the %s "
 		    "would do all of it (run it without mpirun)", size);

@@ -32,6 +32,13 @@ void ranks_init(int *argc, char ***argv);
  * one message from rank 0 (the launcher's environment says the ranks; no MPI call is
  * made). cli_finish calls it, so a program that divides calls ranks_init before. */
 void ranks_refuse_undivided(void);
+/* Under a launcher with several ranks, every rank but the first waits here for
+ * mpirun to end it; elsewhere it returns at once. For a message every rank would
+ * print alike before any MPI call (a usage error): rank 0 alone says it. */
+void ranks_quiet_unless_first(void);
+/* This process's rank as its launcher's environment says, before MPI_Init and in a
+ * build without MPI; 0 when not launched with several ranks. */
+int ranks_launch_rank(void);
 /* MPI_Finalize now (for a run that ends with _exit, as cuda_finish does); idempotent. */
 void ranks_finish(void);
 

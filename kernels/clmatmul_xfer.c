@@ -4,11 +4,13 @@
  * three queues ordered by events. Apart from the kernel parameters and launches
  * (clmatmul_ocl.c) and the plan (clmatmul_plan.c) it follows. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clmatmul_engine.h"
 #include "clstaging.h"
+#include "devwork.h"
 #include "timer.h"
 
 /* A device buffer of the multiply's pipeline, with what it holds and the events that
@@ -275,140 +277,218 @@ pick_slot(struct slot *s, int ns, long key)
 
 enum { ACC_IN = 1, RAW_OUT = 2 };	/* gemm's modes, as in clmatmul.cl */
 
-/* One engine's part of a multiply: its slots (made by the calling thread: clhost_alloc
- * keeps a count of pinned bytes), the shared plan and the counter of blocks handed out. */
-struct run {
-	struct cm_engine *e;
+/* The multiply on common/devwork: a unit is a block of C (its index, row-major over
+ * the plan's blocks), a worker is a device with its own buffers, and the engine hands
+ * the next block to whichever device frees up first, so a faster device takes more.
+ * A block's bytes go straight into the user's C (written in place): the caller only
+ * takes the units back in order to free their slots. */
+struct mm {
+	struct cm_engine **es;
 	const struct cm_problem *pr;
 	struct plan pl;
-	struct slot sa[2], sb[2], sc[2], s0[2];
-	size_t *next;
-	double wall;
+	pthread_mutex_t alloc_mu;	/* clhost_alloc's count of pinned bytes is unguarded */
 };
 
-/* Blocks of C taken in turn from r->next (alone, all of them in row order; with other
- * engines, whichever comes next when this one is free, so a faster device takes more);
- * for each, the K panels in order, the first starting the sums (plus beta C0) and each
- * later one continuing them (ACC_IN), all but the last storing raw sums (RAW_OUT).
- * Every block is the same kernel over the same panels whichever engine takes it, so the
- * bytes of C do not depend on who took what. Uploads go on one queue, kernels on
- * another, read-backs on a third, ordered by events, so that with two slots of each
- * kind the next panels travel while the current ones are multiplied. A panel still in
- * a slot is reused. */
+/* A device's part of a multiply: its engine, its buffers and where its blocks stand. */
+struct run {
+	struct cm_engine *e;
+	struct slot sa[2], sb[2], sc[2], s0[2];
+	int step, mine;
+	double t0;
+};
+
+struct unit {
+	size_t block;
+};
+
 static void *
-run_blocks(void *arg)
+mm_init(void *ctx, int w)
 {
-	struct run *r = arg;
+	struct mm *m = ctx;
+	const struct plan *pl = &m->pl;
+	struct run *r = xcalloc(1, sizeof *r);
+
+	r->e = m->es[w];
+	r->e->blocks = 0;
+	r->e->flops = r->e->kernel_sec = r->e->pack_sec = 0;
+	pthread_mutex_lock(&m->alloc_mu);
+	for (int i = 0; i < pl->slots; i++) {
+		slot_alloc(r->e, &r->sa[i], pl->bm * pl->bk, 1);
+		slot_alloc(r->e, &r->sb[i], pl->bk * pl->bn, 1);
+		slot_alloc(r->e, &r->sc[i], pl->bm * pl->bn, 0);
+		if (pl->c0slot)
+			slot_alloc(r->e, &r->s0[i], pl->bm * pl->bn, 0);
+	}
+	pthread_mutex_unlock(&m->alloc_mu);
+	return r;
+}
+
+static int
+mm_make(void *ctx, void *slot, uint64_t k)
+{
+	const struct mm *m = ctx;
+	const uint64_t total = (uint64_t)m->pl.nbm * m->pl.nbn;
+	struct unit *u = slot;
+
+	if (k >= total)
+		return DW_NONE;
+	u->block = (size_t)k;
+	return k + 1 == total ? DW_LAST : DW_MORE;
+}
+
+/* One block of C: the K panels in order, the first starting the sums (plus beta C0)
+ * and each later one continuing them (ACC_IN), all but the last storing raw sums
+ * (RAW_OUT). Every block is the same kernel over the same panels whichever device
+ * takes it, so the bytes of C do not depend on who took what. Uploads go on one
+ * queue, kernels on another, read-backs on a third, ordered by events, so that with
+ * two slots of each kind the next panels travel while the current ones are
+ * multiplied. A panel still in a slot is reused. The block waits first for the one
+ * that last used its C slot (two blocks back) to be read: a device keeps at most two
+ * blocks in flight, and takes its next from the engine only as it frees up. */
+static int
+mm_process(void *ctx, void *state, int w, void *slot, char *err)
+{
+	const struct mm *m = ctx;
+	struct run *r = state;
 	struct cm_engine *e = r->e;
-	const struct cm_problem *pr = r->pr;
-	const struct plan pl = r->pl;
+	const struct cm_problem *pr = m->pr;
+	const struct plan pl = m->pl;
 	const size_t M = pr->m, N = pr->n, K = pr->k, es = e->esize;
 	const size_t BMp = (size_t)e->p.bm, BNp = (size_t)e->p.bn, BKp = (size_t)e->p.bk;
 	const int beta = pr->beta != 0;
-	struct slot *sa = r->sa, *sb = r->sb, *sc = r->sc, *s0 = r->s0;
+	struct slot *sa = r->sa, *sb = r->sb;
 	const int ns = pl.slots;
 	const size_t acols = e->o.ta ? M : K, bcols = e->o.tb ? K : N;
+	const size_t block = ((const struct unit *)slot)->block;
+	const size_t bi = block / pl.nbn, bj = block % pl.nbn;
+	const size_t m0 = bi * pl.bm, mr = MIN(pl.bm, M - m0), mp = round_up(mr, BMp);
+	const size_t n0 = bj * pl.bn, nr = MIN(pl.bn, N - n0), np = round_up(nr, BNp);
+	struct slot *c = &r->sc[r->mine % ns], *c0 = pl.c0slot ? &r->s0[r->mine % ns] : c;
 
-	double t0 = now_sec();
-	int step = 0, mine = 0;
-	for (;;) {
-		const size_t block = __atomic_fetch_add(r->next, 1, __ATOMIC_RELAXED);
-		if (block >= pl.nbm * pl.nbn)
-			break;
-		const size_t bi = block / pl.nbn, bj = block % pl.nbn;
-		const size_t m0 = bi * pl.bm, mr = MIN(pl.bm, M - m0), mp = round_up(mr, BMp);
-		{
-			const size_t n0 = bj * pl.bn, nr = MIN(pl.bn, N - n0), np = round_up(nr, BNp);
-			struct slot *c = &sc[mine % ns], *c0 = pl.c0slot ? &s0[mine % ns] : c;
+	(void)w;
+	(void)err;
+	if (r->mine == 0)
+		r->t0 = now_sec();
+	r->mine++;
+	e->blocks++;
+	e->flops += 2.0 * (double)mr * (double)nr * (double)K;
+	cl_event first[2];
+	cl_uint nfirst = 0;
 
-			mine++;
-			e->blocks++;
-			e->flops += 2.0 * (double)mr * (double)nr * (double)K;
-			cl_event first[2];
-			cl_uint nfirst = 0;
-
-			/* The slot's previous block goes home before the slot is reused. */
-			unpack(e, c, pr->c, N);
-			if (c->read)
-				first[nfirst++] = c->read;
-			if (beta) {
-				cl_event up = upload(e, c0, pr->c0, N, m0, n0, mr, nr, mp, np,
-				    c0 == c ? c->read : c0->used);
-				cm_ev_log(e, PH_H2D, up);
-				first[nfirst++] = c0->ready;
-			}
-			for (size_t bp = 0; bp < pl.nbk; bp++, step++) {
-				const size_t k0 = bp * pl.bk, kr = MIN(pl.bk, K - k0),
-				    kp = round_up(kr, BKp);
-				const long akey = (long)(bi * pl.nbk + bp), bkey = (long)(bp * pl.nbn + bj);
-				struct slot *a = pick_slot(sa, ns, akey), *b = pick_slot(sb, ns, bkey);
-				size_t lda = e->o.ta ? mp : kp, ldb = e->o.tb ? kp : np;
-
-				if (a->key != akey) {
-					upload_panel(e, a, 0, pr->a, acols, e->o.ta, m0, mr, mp, k0, kr,
-					    kp, &lda);
-					a->key = akey;
-				}
-				if (b->key != bkey) {
-					upload_panel(e, b, 1, pr->b, bcols, !e->o.tb, n0, nr, np, k0, kr,
-					    kp, &ldb);
-					b->key = bkey;
-				}
-				a->last = b->last = step;
-				CL_CHECK(clFlush(e->qh));
-
-				int mode = (bp > 0 ? ACC_IN : 0) | (bp + 1 < pl.nbk ? RAW_OUT : 0);
-				cm_set_gemm_args(e, mp, np, kp, a->packed ? a->packed : a->buf, lda,
-				    b->packed ? b->packed : b->buf, ldb, c->buf, np, c0->buf, np,
-				    pr->alpha, pr->beta, mode);
-				cl_event wait[4] = {a->ready, b->ready}, k;
-				cl_uint nw = 2;
-				for (cl_uint i = 0; bp == 0 && i < nfirst; i++)
-					wait[nw++] = first[i];
-				k = cm_launch_gemm(e, mp, np, nw, wait);
-				CL_CHECK(clFlush(e->x->queue));
-				ev_set(&a->used, k);
-				ev_set(&b->used, k);
-				ev_set(&c->used, k);
-				ev_set(&c0->used, k);
-
-				if (bp + 1 == pl.nbk) {
-					cl_event rd;
-					if (n0 == 0 && nr == N && np == N) {
-						/* whole rows at C's own pitch */
-						CL_CHECK(clEnqueueReadBuffer(e->qd, c->buf, CL_FALSE, 0,
-						    mr * N * es, (char *)pr->c + m0 * N * es, 1, &k, &rd));
-					} else if (e->rect) {
-						size_t bo[3] = {0, 0, 0}, ho[3] = {n0 * es, m0, 0};
-						size_t region[3] = {nr * es, mr, 1};
-						CL_CHECK(clEnqueueReadBufferRect(e->qd, c->buf, CL_FALSE, bo, ho,
-						    region, np * es, 0, N * es, 0, pr->c, 1, &k, &rd));
-					} else {
-						CL_CHECK(clEnqueueReadBuffer(e->qd, c->buf, CL_FALSE, 0,
-						    mr * np * es, c->stage, 1, &k, &rd));
-						c->pending = 1;
-						c->r0 = m0;
-						c->c0 = n0;
-						c->rows = mr;
-						c->cols = nr;
-						c->pitch = np;
-					}
-					CL_CHECK(clFlush(e->qd));
-					ev_set(&c->read, rd);
-					cm_ev_log(e, PH_D2H, rd);
-				}
-				cm_ev_log(e, PH_COMPUTE, k);
-			}
-		}
+	/* The slot's previous block goes home before the slot is reused. */
+	if (c->read)
+		CL_CHECK(clWaitForEvents(1, &c->read));
+	unpack(e, c, pr->c, N);
+	if (c->read)
+		first[nfirst++] = c->read;
+	if (beta) {
+		cl_event up = upload(e, c0, pr->c0, N, m0, n0, mr, nr, mp, np,
+		    c0 == c ? c->read : c0->used);
+		cm_ev_log(e, PH_H2D, up);
+		first[nfirst++] = c0->ready;
 	}
+	for (size_t bp = 0; bp < pl.nbk; bp++, r->step++) {
+		const size_t k0 = bp * pl.bk, kr = MIN(pl.bk, K - k0), kp = round_up(kr, BKp);
+		const long akey = (long)(bi * pl.nbk + bp), bkey = (long)(bp * pl.nbn + bj);
+		struct slot *a = pick_slot(sa, ns, akey), *b = pick_slot(sb, ns, bkey);
+		size_t lda = e->o.ta ? mp : kp, ldb = e->o.tb ? kp : np;
+
+		if (a->key != akey) {
+			upload_panel(e, a, 0, pr->a, acols, e->o.ta, m0, mr, mp, k0, kr, kp, &lda);
+			a->key = akey;
+		}
+		if (b->key != bkey) {
+			upload_panel(e, b, 1, pr->b, bcols, !e->o.tb, n0, nr, np, k0, kr, kp, &ldb);
+			b->key = bkey;
+		}
+		a->last = b->last = r->step;
+		CL_CHECK(clFlush(e->qh));
+
+		int mode = (bp > 0 ? ACC_IN : 0) | (bp + 1 < pl.nbk ? RAW_OUT : 0);
+		cm_set_gemm_args(e, mp, np, kp, a->packed ? a->packed : a->buf, lda,
+		    b->packed ? b->packed : b->buf, ldb, c->buf, np, c0->buf, np, pr->alpha,
+		    pr->beta, mode);
+		cl_event wait[4] = {a->ready, b->ready}, k;
+		cl_uint nw = 2;
+		for (cl_uint i = 0; bp == 0 && i < nfirst; i++)
+			wait[nw++] = first[i];
+		k = cm_launch_gemm(e, mp, np, nw, wait);
+		CL_CHECK(clFlush(e->x->queue));
+		ev_set(&a->used, k);
+		ev_set(&b->used, k);
+		ev_set(&c->used, k);
+		ev_set(&c0->used, k);
+
+		if (bp + 1 == pl.nbk) {
+			cl_event rd;
+			if (n0 == 0 && nr == N && np == N) {
+				/* whole rows at C's own pitch */
+				CL_CHECK(clEnqueueReadBuffer(e->qd, c->buf, CL_FALSE, 0, mr * N * es,
+				    (char *)pr->c + m0 * N * es, 1, &k, &rd));
+			} else if (e->rect) {
+				size_t bo[3] = {0, 0, 0}, ho[3] = {n0 * es, m0, 0};
+				size_t region[3] = {nr * es, mr, 1};
+				CL_CHECK(clEnqueueReadBufferRect(e->qd, c->buf, CL_FALSE, bo, ho, region,
+				    np * es, 0, N * es, 0, pr->c, 1, &k, &rd));
+			} else {
+				CL_CHECK(clEnqueueReadBuffer(e->qd, c->buf, CL_FALSE, 0, mr * np * es,
+				    c->stage, 1, &k, &rd));
+				c->pending = 1;
+				c->r0 = m0;
+				c->c0 = n0;
+				c->rows = mr;
+				c->cols = nr;
+				c->pitch = np;
+			}
+			CL_CHECK(clFlush(e->qd));
+			ev_set(&c->read, rd);
+			cm_ev_log(e, PH_D2H, rd);
+		}
+		cm_ev_log(e, PH_COMPUTE, k);
+	}
+	return 0;
+}
+
+/* The device's queues drain, the last blocks go home, its buffers go: within the
+ * worker's busy time (devwork counts fini), as the device is busy until then. */
+static void
+mm_fini(void *ctx, void *state, int w)
+{
+	struct mm *m = ctx;
+	struct run *r = state;
+	struct cm_engine *e = r->e;
+
+	(void)w;
 	CL_CHECK(clFinish(e->qh));
 	CL_CHECK(clFinish(e->x->queue));
 	CL_CHECK(clFinish(e->qd));
-	for (int i = 0; i < ns; i++)
-		unpack(e, &sc[i], pr->c, N);
-	r->wall = now_sec() - t0;
-	return NULL;
+	for (int i = 0; i < m->pl.slots; i++)
+		unpack(e, &r->sc[i], m->pr->c, m->pr->n);
+	pthread_mutex_lock(&m->alloc_mu);
+	for (int i = 0; i < m->pl.slots; i++) {
+		slot_free(&r->sa[i]);
+		slot_free(&r->sb[i]);
+		slot_free(&r->sc[i]);
+		if (m->pl.c0slot)
+			slot_free(&r->s0[i]);
+	}
+	pthread_mutex_unlock(&m->alloc_mu);
+	free(r);
 }
+
+/* A block's share of the work for -v: its flops. */
+static double
+mm_weight(void *ctx, const void *slot)
+{
+	const struct mm *m = ctx;
+	const size_t block = ((const struct unit *)slot)->block;
+	const size_t bi = block / m->pl.nbn, bj = block % m->pl.nbn;
+	const double mr = (double)MIN(m->pl.bm, m->pr->m - bi * m->pl.bm);
+	const double nr = (double)MIN(m->pl.bn, m->pr->n - bj * m->pl.bn);
+	return 2.0 * mr * nr * (double)m->pr->k;
+}
+
+static const struct dw_ops mm_ops = {mm_init, mm_make, mm_process, mm_fini, mm_weight};
 
 void
 cm_multiply_many(struct cm_engine **es, int ne, const struct cm_problem *pr)
@@ -420,67 +500,53 @@ cm_multiply_many(struct cm_engine **es, int ne, const struct cm_problem *pr)
 		if (es[i]->budget < es[least]->budget ||
 		    es[i]->x->max_alloc < es[least]->x->max_alloc)
 			least = i;
-	struct plan pl;
-	size_t big, next = 0;
-	cm_plan(es[least], pr->m, pr->n, pr->k, pr->beta != 0, &pl);
+	struct mm m = {.es = es, .pr = pr};
+	size_t big;
+	cm_plan(es[least], pr->m, pr->n, pr->k, pr->beta != 0, &m.pl);
+	const struct plan *pl = &m.pl;
 	vlog("plan: %zu x %zu block%s of C of %zu x %zu, K in %zu panel%s of %zu, %s "
-	    "transfers, %zu bytes on the device%s", pl.nbm, pl.nbn, pl.nbm * pl.nbn > 1 ? "s" :
-	    "", pl.bm, pl.bn, pl.nbk, pl.nbk > 1 ? "s" : "", pl.bk, es[0]->rect ? "rectangle" :
-	    "packed", cm_footprint(es[least], &pl, &big), ne > 1 ? " (each)" : "");
+	    "transfers, %zu bytes on the device%s", pl->nbm, pl->nbn, pl->nbm * pl->nbn > 1 ?
+	    "s" : "", pl->bm, pl->bn, pl->nbk, pl->nbk > 1 ? "s" : "", pl->bk, es[0]->rect ?
+	    "rectangle" : "packed", cm_footprint(es[least], pl, &big), ne > 1 ? " (each)" : "");
 
-	struct run *runs = xcalloc((size_t)ne, sizeof *runs);
-	pthread_t *tid = xcalloc((size_t)ne, sizeof *tid);
-	for (int d = 0; d < ne; d++) {
-		struct run *r = &runs[d];
-		r->e = es[d];
-		r->pr = pr;
-		r->pl = pl;
-		r->next = &next;
-		r->e->blocks = 0;
-		r->e->flops = r->e->kernel_sec = r->e->pack_sec = 0;
-		for (int i = 0; i < pl.slots; i++) {
-			slot_alloc(r->e, &r->sa[i], pl.bm * pl.bk, 1);
-			slot_alloc(r->e, &r->sb[i], pl.bk * pl.bn, 1);
-			slot_alloc(r->e, &r->sc[i], pl.bm * pl.bn, 0);
-			if (pl.c0slot)
-				slot_alloc(r->e, &r->s0[i], pl.bm * pl.bn, 0);
-		}
-	}
+	/* A worker thread a device: each feeds its own queues, and OpenCL calls on
+	 * different queues and kernels may come from different threads. */
+	const int nslots = dw_slots(ne);
+	struct unit *units = xcalloc((size_t)nslots, sizeof *units);
+	void **slotp = xcalloc((size_t)nslots, sizeof *slotp);
+	for (int i = 0; i < nslots; i++)
+		slotp[i] = &units[i];
+	pthread_mutex_init(&m.alloc_mu, NULL);
 	double t0 = now_sec();
-	if (ne == 1) {
-		run_blocks(&runs[0]);
-	} else {
-		/* A host thread a device: each feeds its own queues, and OpenCL calls on
-		 * different queues and kernels may come from different threads. */
-		for (int d = 0; d < ne; d++) {
-			int err = pthread_create(&tid[d], NULL, run_blocks, &runs[d]);
-			if (err != 0)
-				die("a thread for device %d: %s", d, strerror(err));
-		}
-		for (int d = 0; d < ne; d++)
-			pthread_join(tid[d], NULL);
+	dw *d = dw_open(&mm_ops, &m, slotp, nslots, ne);
+	while (dw_next(d, NULL) != NULL)
+		;	/* each block is in C already */
+	char (*name)[32] = xcalloc((size_t)ne, sizeof *name);
+	const char **names = xcalloc((size_t)ne, sizeof *names);
+	for (int i = 0; i < ne; i++) {
+		snprintf(name[i], sizeof name[i], "device %d:%d", es[i]->x->platform_index,
+		    es[i]->x->device_index);
+		names[i] = name[i];
 	}
+	dw_join(d);	/* the queues drain in fini: busy until then */
 	phase_add("multiply (wall)", now_sec() - t0);
-	for (int d = 0; d < ne; d++) {
-		struct cm_engine *e = es[d];
+	if (ne > 1)
+		dw_report(d, names);
+	dw_close(d);
+	for (int i = 0; i < ne; i++) {
+		struct cm_engine *e = es[i];
 		if (e->pack_sec > 0)
 			phase_add("pack", e->pack_sec);
 		cm_ev_report(e);
 		if (ne > 1)
-			vlog("device %d:%d: %zu of %zu blocks, %.3g GFLOP, kernels %.1f ms, busy "
-			    "%.1f ms", e->x->platform_index, e->x->device_index, e->blocks,
-			    pl.nbm * pl.nbn, 1e-9 * e->flops, 1e3 * e->kernel_sec,
-			    1e3 * runs[d].wall);
-		for (int i = 0; i < pl.slots; i++) {
-			slot_free(&runs[d].sa[i]);
-			slot_free(&runs[d].sb[i]);
-			slot_free(&runs[d].sc[i]);
-			if (pl.c0slot)
-				slot_free(&runs[d].s0[i]);
-		}
+			vlog("%s: %zu of %zu blocks, %.3g GFLOP, kernels %.1f ms", names[i],
+			    e->blocks, pl->nbm * pl->nbn, 1e-9 * e->flops, 1e3 * e->kernel_sec);
 	}
-	free(runs);
-	free(tid);
+	pthread_mutex_destroy(&m.alloc_mu);
+	free(units);
+	free(slotp);
+	free(name);
+	free(names);
 }
 
 void

@@ -27,10 +27,13 @@
  *       back into OUT, K buffers of BYTES, the results written out slowly; prints
  *       "h2d|d2h CHUNK BUFFER" for each copy, and checks that a buffer comes back from
  *       the ring only once its last copy has completed; -v gives each way's GB/s
- *   acctest devwork [-w WORKERS] [-n UNITS] [--fail K] [--slow-worker W] [--seed S] [--push]
- *       the device engine (devwork.h) on CPU threads: unit k's result "k<TAB>k*k+1"
+ *   acctest devwork [-w WORKERS] [-n UNITS] [--fail K] [--slow-worker W] [--seed S]
+ *       [--push | --pool]
+ *       the work engine (devwork.h) on CPU threads: unit k's result "k<TAB>k*k+1"
  *       in input order, each unit delayed at random (0-2 ms; 20 ms on worker W);
  *       --push: this thread makes the units (dw_slot, dw_put) instead of make;
+ *       --pool: dw_open_threads, as the chunk engine runs (the workers make the
+ *       units in turn, no state; one worker runs in this thread);
  *       --fail K fails unit K ("unit K: failed"); checks that every unit runs in the
  *       thread whose init made its worker's state, and that no more units are in
  *       flight than there are slots; -v gives each worker's share
@@ -897,7 +900,7 @@ dwt_process(void *ctx, void *state, int w, void *slot, char *err)
 	struct dw_test *t = ctx;
 	struct dw_state *s = state;
 	struct dw_unit *u = slot;
-	if (s->w != w || !pthread_equal(s->self, pthread_self())) {
+	if (s != NULL && (s->w != w || !pthread_equal(s->self, pthread_self()))) {
 		warnmsg("unit %llu: worker %d's state used in another thread",
 		    (unsigned long long)u->k, w);
 		t->bad = 1;
@@ -954,10 +957,11 @@ cmd_devwork(int argc, char **argv, struct common_opts *co)
 		{"slow-worker", required_argument, NULL, 'S'},
 		{"seed", required_argument, NULL, 's'},
 		{"push", no_argument, NULL, 'P'},
+		{"pool", no_argument, NULL, 'T'},
 		{NULL, 0, NULL, 0},
 	};
 	struct dw_count c = {.n = 100};
-	int workers = 2, ch, push = 0;
+	int workers = 2, ch, push = 0, threads = 0;
 	uint64_t seed = 1;
 
 	c.t.fail = UINT64_MAX;
@@ -976,18 +980,24 @@ cmd_devwork(int argc, char **argv, struct common_opts *co)
 			seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX);
 		else if (ch == 'P')
 			push = 1;
+		else if (ch == 'T')
+			threads = 1;
 		else
 			cli_common(ch, optarg, co, usage);
 	}
 	rng_seed(&c.t.rng, seed);
-	c.t.nslots = dw_slots(workers);
+	if (push && threads)
+		usage_error("--push and --pool exclude each other");
+	c.t.nslots = threads && workers == 1 ? 1 : dw_slots(workers);
 	struct dw_unit *units = xcalloc((size_t)c.t.nslots, sizeof *units);
 	void **slots = xcalloc((size_t)c.t.nslots, sizeof *slots);
 	for (int i = 0; i < c.t.nslots; i++)
 		slots[i] = &units[i];
 	static const struct dw_ops ops = {dwt_init, dwc_make, dwt_process, dwt_fini, NULL};
 	static const struct dw_ops push_ops = {dwt_init, NULL, dwt_process, dwt_fini, NULL};
-	dw *e = dw_open(push ? &push_ops : &ops, &c, slots, c.t.nslots, workers);
+	static const struct dw_ops thread_ops = {NULL, dwc_make, dwt_process, NULL, NULL};
+	dw *e = threads ? dw_open_threads(&thread_ops, &c, slots, c.t.nslots, workers) :
+	    dw_open(push ? &push_ops : &ops, &c, slots, c.t.nslots, workers);
 	output *o = out_open(co->output);
 	if (push) {
 		for (uint64_t k = 0; k < c.n; k++) {

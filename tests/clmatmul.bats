@@ -552,6 +552,13 @@ many() {
 		    /^clmatmul: plan: / { p = $3 * $5 }
 		    END { if (b != t || b != p) { print "shares " b " of " t ", plan " p; exit 1 } }' \
 		    "$T/log" || return
+		# And the engine's line a device (common/devwork's dw_report): "device 0:D share
+		# S% busy T s (units B)", the units adding up to the plan's blocks.
+		[ "$(grep -cE '^clmatmul: device 0:[0-9]+ share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)$' \
+		    "$T/log")" = "$n" ] || { cat "$T/log"; echo "not $n engine lines"; return 1; }
+		awk '/^clmatmul: device 0:[0-9]+ share / { u += substr($10, 1, length($10) - 1) }
+		    /^clmatmul: plan: / { p = $3 * $5 }
+		    END { if (u != p) { print "units " u ", plan " p; exit 1 } }' "$T/log" || return
 	done
 }
 
@@ -587,6 +594,8 @@ many() {
 	POCL_DEVICES="pthread pthread pthread" clmatmul -v -d cpu:all -o /dev/null "$T/a.npy" \
 	    "$T/b.npy" 2> "$T/log"
 	run -0 grep -c '^clmatmul: device 0:[012]: 0 of 1 blocks, 0 GFLOP' "$T/log"
+	assert_output 2
+	run -0 grep -cE '^clmatmul: device 0:[012] share 0% busy [0-9.]+ s \(units 0\)$' "$T/log"
 	assert_output 2
 	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/many.npy"
 	assert_output ok

@@ -1240,7 +1240,9 @@ ring_ok() {
 	assert_output --partial 'tuning table without a catch-all row'
 }
 
-# ---- the device engine (common/devwork.h), through acctest devwork on CPU threads ----
+# ---- the work engine (common/devwork.h), through acctest devwork on CPU threads ----
+# (dw_open: a worker a device, with a maker thread or --push; --pool: dw_open_threads,
+# the chunk engine's and the ordered writer's way, tested through them above too)
 
 # squares N: the reference for acctest devwork, "k<TAB>k*k+1" for k < N, from Python.
 squares() {
@@ -1256,6 +1258,9 @@ squares() {
 			# the caller makes the units itself (dw_slot, dw_put)
 			acctest devwork --push -w $w -n 300 --seed $seed > got.txt
 			cmp want.txt got.txt
+			# the workers make the units in turn (dw_open_threads)
+			acctest devwork --pool -w $w -n 300 --seed $seed > got.txt
+			cmp want.txt got.txt
 		done
 	done
 	# more workers than units, a single unit, and none
@@ -1266,6 +1271,12 @@ squares() {
 	run -0 acctest devwork -w 3 -n 0
 	assert_output ""
 	run -0 acctest devwork --push -w 3 -n 0
+	assert_output ""
+	run -0 acctest devwork --pool -w 5 -n 3
+	assert_output "$(squares 3)"
+	run -0 acctest devwork --pool -w 2 -n 1
+	assert_output "$(squares 1)"
+	run -0 acctest devwork --pool -w 3 -n 0
 	assert_output ""
 }
 
@@ -1279,12 +1290,19 @@ squares() {
 	u1=$(sed -n 's/.*worker:1 share.*(units \([0-9]*\))/\1/p' <<<"$stderr")
 	(( u0 + u1 == 60 ))
 	(( u1 > 2 * u0 ))
+	# the same when the workers make the units themselves
+	run -0 --separate-stderr acctest devwork --pool -v -w 2 -n 60 --slow-worker 0
+	assert_output "$(squares 60)"
+	u0=$(sed -n 's/.*worker:0 share.*(units \([0-9]*\))/\1/p' <<<"$stderr")
+	u1=$(sed -n 's/.*worker:1 share.*(units \([0-9]*\))/\1/p' <<<"$stderr")
+	(( u0 + u1 == 60 ))
+	(( u1 > 2 * u0 ))
 }
 
 @test "a unit that fails is reported after every unit before it is out, and once" {
 	for w in 1 2 4; do
 		for k in 0 1 13 99; do
-			for push in "" --push; do
+			for push in "" --push --pool; do
 				run -1 --separate-stderr acctest devwork $push -w $w -n 100 --fail $k
 				assert_output "$(squares $k)"
 				assert_equal "$stderr" "acctest: unit $k: failed"
