@@ -2,7 +2,9 @@
  *
  *   clkmeans -k K [options] [FILE]          cluster the rows; labels to stdout
  *   clkmeans --assign CENTROIDS [FILE]      label the rows with the nearest centroid
- */
+ *
+ * Several devices (-d gpu:all) divide the rows; under mpirun each rank reads its share
+ * of FILE, and rank 0 gathers the labels and writes them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +50,8 @@ usage(FILE *f)
 	    "      --tol X             stop when the centroids' squared shift is at most X times\n"
 	    "                          the mean column variance (1e-4); 0 runs every iteration\n"
 	    "      --max-device-mem BYTES  device memory to use (rows beyond it are streamed)\n"
-	    "  -d, --device SPEC       auto, cpu, gpu, gpu:N or P:D (see --list-devices)\n"
+	    "  -d, --device SPEC       auto, cpu, gpu, gpu:N or P:D (see --list-devices);\n"
+	    "                          several divide the rows: gpu:all, cpu:all, gpu:0,1\n"
 	    "      --platform TEXT     only OpenCL platforms whose name contains TEXT\n"
 	    "      --list-devices      list the OpenCL devices and exit\n"
 	    "  -o, --output FILE       write the labels to FILE\n"

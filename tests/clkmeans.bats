@@ -885,6 +885,15 @@ split() {
 	assert_success
 }
 
+@test "EXAMPLES: divide the rows over two PoCL CPU devices" {
+	cd "$D"
+	run -0 env POCL_DEVICES="pthread pthread" clkmeans -d cpu:all -k 3 points.txt
+	assert_equal "$output" "$(POCL_DEVICES=pthread clkmeans -d cpu -k 3 points.txt)"
+	POCL_DEVICES="pthread pthread" clkmeans -d cpu:all -k 3 -C "$T/c.txt" points.txt > "$T/l.txt"
+	run -0 py "$REF/clkmeans_ref.py" centroids "$T/c.txt" points.txt "$T/l.txt"
+	assert_output ok
+}
+
 @test "--list-devices shows every device that cpu:all divides among" {
 	run -0 env POCL_DEVICES="pthread pthread pthread" clkmeans --list-devices
 	assert_equal "$(grep -c '^0:[0-2]	cpu:[0-2]	' <<< "$output")" 3
