@@ -20,6 +20,8 @@
 #ifndef CLKMEANS_DEV_H
 #define CLKMEANS_DEV_H
 
+#include <math.h>
+
 #include "clkmeans.h"
 #include "err.h"
 #include "opencl.h"
@@ -94,6 +96,16 @@ struct kmset {
 	double t_start;			/* when the devices' work of this step began (-v) */
 };
 enum { KM_TAIL_MOVED = 0, KM_TAIL_NEXACT = 1 };
+
+/* A float's fixed-point value as the kernels make it (convert_long_rte of the exact
+ * float product): v rounded half to even, |v| < 2^62. rint and a cast, not llrint: the
+ * compiler makes rint one instruction, llrint a call (the column statistics convert
+ * every value twice). */
+static inline int64_t
+km_fix(double v)
+{
+	return (int64_t)rint(v);
+}
 
 /* ---- device helpers (clkmeans_dev.c) ---- */
 

@@ -55,7 +55,7 @@ kpp_pass(struct km *m, const double *cand, int L, int update, float kscale)
 static int64_t
 weight(float closest, float kscale)
 {
-	return llrint((double)(closest * kscale));
+	return km_fix((double)(closest * kscale));
 }
 
 /* numpy's searchsorted(cumsum(closest), v) over the rows of every rank: the first row

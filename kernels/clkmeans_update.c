@@ -59,7 +59,7 @@ km_column_stats(struct kmset *s, double tol, const double *given)
 	for (size_t b = 0; b < nb; b++)
 		for (size_t r = b * blk; r < MIN(n, (b + 1) * blk); r++)
 			for (size_t i = 0; i < d; i++)
-				part[b * d + i] += (uint64_t)llrint((double)(X[r * d + i] * fs[i]));
+				part[b * d + i] += (uint64_t)km_fix((double)(X[r * d + i] * fs[i]));
 	for (size_t b = 0; b < nb; b++)
 		for (size_t i = 0; i < d; i++)
 			acc[i] = (int64_t)((uint64_t)acc[i] + part[b * d + i]);
@@ -73,7 +73,7 @@ km_column_stats(struct kmset *s, double tol, const double *given)
 		for (size_t r = b * blk; r < MIN(n, (b + 1) * blk); r++)
 			for (size_t i = 0; i < d; i++) {
 				double v = X[r * d + i] - mean[i];
-				part[b * d + i] += (uint64_t)llrint(v * v * sc[i]);
+				part[b * d + i] += (uint64_t)km_fix(v * v * sc[i]);
 			}
 	memset(acc, 0, d * sizeof *acc);
 	for (size_t b = 0; b < nb; b++)
@@ -279,7 +279,7 @@ km_relocate(struct kmset *s, int e, int have_dists)
 		size_t r = g[t] - s->row0;
 		for (size_t i = 0; i < d; i++)
 			/* The kernel's conversion: an exact float product, rounded half even. */
-			q[t * (d + 1) + i] = llrint((double)(s->hx[r * d + i] * s->fscale[i]));
+			q[t * (d + 1) + i] = km_fix((double)(s->hx[r * d + i] * s->fscale[i]));
 		q[t * (d + 1) + d] = s->lab[r];
 	}
 	if (s->ranks > 1)
