@@ -280,6 +280,27 @@ km_same() {
 	assert_regex "$stderr" "rank 0 of 3: device 0 \(.*\): rows 0 to 0, 0 rows"
 }
 
+@test "clkmeans: empty clusters take the farthest rows of all ranks, as in one process" {
+	# starts far off the data leave clusters empty: they take the farthest rows, which
+	# lie in any rank's share
+	py - "$T" <<'PY'
+import sys, numpy as np
+t = sys.argv[1]
+g = np.random.default_rng(22)
+x = g.normal(0, 3, (250, 3))[g.integers(0, 250, 2000)].astype(np.float32)
+np.save(t + "/dup.npy", x)
+c = np.repeat(x[:1].astype(np.float64), 12, axis=0)
+c[1:, 0] += 1000 + np.arange(11)
+np.savetxt(t + "/far.txt", c, fmt="%.9g")
+PY
+	run --separate-stderr clkmeans -d cpu -v --init "$T/far.txt" "$T/dup.npy"
+	assert_regex "$stderr" "relocated 11 empty clusters"
+	for np in 2 3; do
+		run km_same $np --init "$T/far.txt" "$T/dup.npy"
+		assert_success
+	done
+}
+
 @test "clkmeans: more clusters than all ranks' rows is one message" {
 	printf '1 2\n8 9\n' > "$T/two.txt"
 	run --separate-stderr mpi 3 clkmeans -d cpu -k 3 "$T/two.txt"
