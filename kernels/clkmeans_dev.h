@@ -72,9 +72,6 @@ struct km {
 	int npend;
 	struct { cl_event ev; int kernel; } pend[64];
 	double kernel_ms[7];
-	double t_iter;			/* seconds in Lloyd iterations, for -v */
-	double t_vdist;			/* of which -v's inertia of each iteration */
-	int n_iter;
 };
 
 /* The devices of one process and the rows of the whole run. */
@@ -160,9 +157,9 @@ void km_pull_rows(struct kmset *s, int labels);
  * holds each. */
 void km_rows(struct kmset *s, const uint64_t *g, int L, double *C);
 /* Which of nitem items holds the first running sum that reaches target (int64 weights
- * wt, summed from item 0), skipping items with no rows (cnt 0): target less the sums of
- * the items before it in *rest (cnt NULL: every item has rows). The last item with rows if none reaches it; -1 if no
- * item has rows. */
+ * wt, summed from item 0), skipping items with no rows (cnt[i] 0; cnt NULL: every item
+ * has rows), with target less the sums of the items before it in *rest. The last item
+ * with rows if none reaches it (*rest then INT64_MAX); -1 if no item has rows. */
 int km_search(const int64_t *wt, const uint64_t *cnt, int nitem, int64_t target,
     int64_t *rest);
 /* The sum of s->dist[0, n) over all ranks, in 128-bit fixed point: the same whatever

@@ -149,7 +149,7 @@ lines() {
 	for p in $PROGS; do
 		case $p in
 		gmmscore | editdist4r) all=gpu:all ;;
-		clmatmul | clkmeans) all="gpu:all cpu:all" ;;
+		clmatmul) all="gpu:all cpu:all" ;;
 		*) all= ;;
 		esac
 		# The first field of each line, and an OpenCL device's cpu:N or gpu:N.
