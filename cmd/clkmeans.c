@@ -184,11 +184,12 @@ main(int argc, char **argv)
 		to.hint = " (choose the feature columns with -f)";
 	to.keep_text = with_rows;
 	const int many = ranks_size() > 1;
-	if (many && with_rows)
-		usage_error("--with-rows under mpirun is not supported: each rank holds only its "
-		    "own rows' text");
-	if (many && cpath != NULL && strcmp(cpath, "-") == 0)
-		usage_error("under mpirun the centroids come from a FILE, not standard input");
+	if (many && (with_rows || (cpath != NULL && strcmp(cpath, "-") == 0))) {
+		ranks_serial_begin();	/* said once, by rank 0 */
+		usage_error(with_rows ? "--with-rows under mpirun is not supported: each rank "
+		    "holds only its own rows' text" : "under mpirun the centroids come from a "
+		    "FILE, not standard input");
+	}
 	to.share = many;
 
 	/* An NPY file of features alone waits for the device, which reads it into pinned

@@ -328,6 +328,18 @@ PY
 	assert_output "clkmeans: (standard input): under mpirun each rank reads its share of a FILE; standard input and pipes cannot be shared (write it to a file first)"
 }
 
+@test "clkmeans: --with-rows and centroids from standard input under mpirun are one usage error" {
+	make_blobs
+	run --separate-stderr mpi 3 clkmeans -d cpu -k 6 --with-rows "$T/km.txt"
+	assert_failure 2
+	run ours_of clkmeans
+	assert_output "clkmeans: --with-rows under mpirun is not supported: each rank holds only its own rows' text"
+	run --separate-stderr mpi 2 clkmeans -d cpu --assign - "$T/km.txt"
+	assert_failure 2
+	run ours_of clkmeans
+	assert_output "clkmeans: under mpirun the centroids come from a FILE, not standard input"
+}
+
 @test "clkmeans: -o FILE and -O npy are written by rank 0 alone, complete" {
 	make_blobs
 	run mpi 3 clkmeans -d cpu -k 6 -O npy -o "$T/out.npy" "$T/km.npy"
