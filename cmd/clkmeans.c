@@ -2,7 +2,9 @@
  *
  *   clkmeans -k K [options] [FILE]          cluster the rows; labels to stdout
  *   clkmeans --assign CENTROIDS [FILE]      label the rows with the nearest centroid
- */
+ *
+ * Several devices (-d gpu:all) divide the rows; under mpirun each rank reads its share
+ * of FILE, and rank 0 gathers the labels and writes them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include "dense.h"
 #include "fields.h"
 #include "opencl.h"
+#include "ranks.h"
 #include "table.h"
 #include "timer.h"
 
@@ -47,7 +50,8 @@ usage(FILE *f)
 	    "      --tol X             stop when the centroids' squared shift is at most X times\n"
 	    "                          the mean column variance (1e-4); 0 runs every iteration\n"
 	    "      --max-device-mem BYTES  device memory to use (rows beyond it are streamed)\n"
-	    "  -d, --device SPEC       auto, cpu, gpu, gpu:N or P:D (see --list-devices)\n"
+	    "  -d, --device SPEC       auto, cpu, gpu, gpu:N or P:D (see --list-devices);\n"
+	    "                          several divide the rows: gpu:all, cpu:all, gpu:0,1\n"
 	    "      --platform TEXT     only OpenCL platforms whose name contains TEXT\n"
 	    "      --list-devices      list the OpenCL devices and exit\n"
 	    "  -o, --output FILE       write the labels to FILE\n"
@@ -156,6 +160,7 @@ main(int argc, char **argv)
 			cli_common(c, optarg, &co, usage);
 		}
 	}
+	ranks_init(&argc, &argv);	/* under mpirun: each rank reads its share of the rows */
 	cli_finish(&co);
 	if (co.list_devices) {
 		clx_list_devices(co.platform);
@@ -178,6 +183,14 @@ main(int argc, char **argv)
 	if (fields.text == NULL)
 		to.hint = " (choose the feature columns with -f)";
 	to.keep_text = with_rows;
+	const int many = ranks_size() > 1;
+	if (many && (with_rows || (cpath != NULL && strcmp(cpath, "-") == 0))) {
+		ranks_serial_begin();	/* said once, by rank 0 */
+		usage_error(with_rows ? "--with-rows under mpirun is not supported: each rank "
+		    "holds only its own rows' text" : "under mpirun the centroids come from a "
+		    "FILE, not standard input");
+	}
+	to.share = many;
 
 	/* An NPY file of features alone waits for the device, which reads it into pinned
 	 * memory (km_run); anything else is a table of rows. */
@@ -186,12 +199,16 @@ main(int argc, char **argv)
 	struct table tab = {0};
 	int owned = 1;		/* X's data is not the table's */
 	double t = now_sec();
-	input *in = in_open(path);
 	const char *name = data_stdin ? "(standard input)" : path;
-	if (table_is_npy(in) && fields.text == NULL && !with_rows) {
+	input *in = many ? NULL : in_open(path);
+	if (!many && table_is_npy(in) && fields.text == NULL && !with_rows) {
 		clmat_open_in(in, DT_F32, &X);
 	} else {
-		table_read_in(in, &to, &fields, &tab);
+		/* under mpirun this rank's share: rows [tab.row0, + rows) of tab.rows_total */
+		if (many)
+			table_read(path, &to, &fields, &tab);
+		else
+			table_read_in(in, &to, &fields, &tab);
 		void *cols = table_columns(&tab, NULL, tab.k, DT_F32, "a value", &owned);
 		clmat_wrap((struct matrix){tab.m.rows, tab.k, DT_F32, cols}, &X);
 	}
@@ -203,12 +220,17 @@ main(int argc, char **argv)
 		cfg.centroids = C.data;
 	}
 	phase_add(PH_READ, now_sec() - t);
-	if (assign == NULL && (size_t)cfg.k > X.m.rows)
-		die("%s: %zu row%s, fewer than the %d clusters asked for", name, X.m.rows,
-		    X.m.rows == 1 ? "" : "s", cfg.k);
+	uint64_t ntotal = many ? tab.rows_total : X.m.rows;
+	if (assign == NULL && (uint64_t)cfg.k > ntotal) {
+		ranks_serial_begin();	/* said once, by rank 0 */
+		die("%s: %llu row%s, fewer than the %d clusters asked for", name,
+		    (unsigned long long)ntotal, ntotal == 1 ? "" : "s", cfg.k);
+	}
 
 	struct km_result res = {0};
-	if (X.m.rows > 0) {
+	if (ntotal > 0) {
+		cfg.row0 = many ? tab.row0 : 0;
+		cfg.ntotal = ntotal;
 		cfg.device = co.device;
 		cfg.platform = co.platform;
 		cfg.max_device_mem = co.max_device_mem;
@@ -220,6 +242,21 @@ main(int argc, char **argv)
 	}
 
 	t = now_sec();
+	size_t nout = X.m.rows;
+	if (many) {
+		/* the ranks' labels (and distances) in input order, on rank 0, which writes */
+		size_t bytes;
+		int *lab = ranks_gather(res.labels, X.m.rows * sizeof *res.labels, &bytes);
+		double *dst = dist ? ranks_gather(res.dists, X.m.rows * sizeof *res.dists, &bytes) :
+		    NULL;
+		free(res.labels);
+		free(res.dists);
+		res.labels = lab;
+		res.dists = dst;
+		nout = (size_t)ntotal;
+		if (ranks_rank() != 0)
+			goto done;
+	}
 	if (cent_out != NULL)
 		km_write_centroids(cent_out, cli_out_format(&co, cent_out), res.centroids,
 		    (size_t)cfg.k, X.m.cols);
@@ -227,7 +264,8 @@ main(int argc, char **argv)
 		km_write_rows(co.output, &res, &tab, to.delim == TABLE_BLANKS ? '\t' : to.delim,
 		    dist);
 	else
-		km_write_labels(co.output, fmt, &res, X.m.rows, dist);
+		km_write_labels(co.output, fmt, &res, nout, dist);
+done:
 	phase_add(PH_WRITE, now_sec() - t);
 	phases_report();
 	km_result_free(&res);

@@ -426,6 +426,17 @@ clx_close(struct clx *x)
 	memset(x, 0, sizeof *x);
 }
 
+int
+clx_count_gpus(const char *filter)
+{
+	struct cl_all a;
+	int n = 0, p, d;
+	enumerate(filter, &a);
+	while (nth_of_type(&a, CL_DEVICE_TYPE_GPU, n, &p, &d))
+		n++;
+	return n;
+}
+
 void
 clx_list_devices(const char *filter)
 {

@@ -77,6 +77,9 @@ const char *clx_decide(const char *spec, const char *filter, double work,
  * bare CUDA process takes 300 ms on the lent H200 (issue 12); to be checked by
  * bench/e2e against clmatmul -d gpu -v's "open device". */
 #define CLX_GPU_START_SEC 0.30
+/* How many GPU devices the kept platforms have (0 with no OpenCL at all): for a rank
+ * under mpirun that takes the GPU of its place on the host. */
+int clx_count_gpus(const char *platform_filter);
 /* --list-devices: one device a line on stdout. */
 void clx_list_devices(const char *platform_filter);
 /* The device's description for the tuning tables (tune.h): "gpu nvidia NAME",

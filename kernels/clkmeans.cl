@@ -639,23 +639,42 @@ rowdist(__global const float *restrict X, int nb, __global const real *restrict 
 
 /* ---- kpp -------------------------------------------------------------------- */
 
+/* Sums a group's per-work-item integers (order-free) into part[g]. */
+static void
+group_sum_l(__local long *l, long v, __global long *part, long g)
+{
+	const int tid = get_local_id(0);
+	l[tid] = v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int w = WG / 2; w > 0; w >>= 1) {
+		if (tid < w)
+			l[tid] += l[tid + w];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (tid == 0)
+		part[g] = l[0];
+	barrier(CLK_LOCAL_MEM_FENCE);
+}
+
 /*
  * k-means++ over the batch's rows, with `closest' each row's squared distance to the
  * nearest centroid chosen so far (float; +inf before the first). For each of the L
  * candidate rows in cand (L x DIM, as real): part[t * ngt + g0 + group] = the sum over the
- * group's rows of min(closest, distance to candidate t). With update set (L = 1),
- * closest takes that minimum too.
+ * group's rows of min(closest, distance to candidate t), each in fixed point: the float
+ * times kscale (a power of two) rounded half even, as the host converts it
+ * (kernels/clkmeans_seed.c). Integer sums do not depend on how the rows are split over
+ * devices and ranks. With update set (L = 1), closest takes that minimum too.
  */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 kpp(__global const float *restrict X, int nb, __global const real *restrict cand, int L,
-    __global float *restrict closest, long row0, __global real *restrict part, long g0,
-    long ngt, int update)
+    __global float *restrict closest, long row0, __global long *restrict part, long g0,
+    long ngt, int update, float kscale)
 {
-	__local real l[WG];
+	__local long l[WG];
 	const int tid = get_local_id(0);
 
 	for (int t = 0; t < L; t++) {
-		real acc = 0;
+		long acc = 0;
 		for (int q = 0; q < RG / WG; q++) {
 			int r = get_group_id(0) * RG + q * WG + tid;
 			if (r >= nb)
@@ -664,8 +683,8 @@ kpp(__global const float *restrict X, int nb, __global const real *restrict cand
 			float m = fmin(closest[row0 + r], (float)s);
 			if (update)
 				closest[row0 + r] = m;
-			acc += m;
+			acc += convert_long_rte(m * kscale);
 		}
-		group_sum(l, acc, part, (long)t * ngt + g0 + get_group_id(0));
+		group_sum_l(l, acc, part, (long)t * ngt + g0 + get_group_id(0));
 	}
 }

@@ -21,6 +21,8 @@ struct km_config {
 	uint64_t seed;
 	int n_init, max_iter;
 	double tol;			/* relative to the mean column variance; 0: all iterations */
+	uint64_t row0, ntotal;		/* under mpirun: X is rows [row0, row0 + rows) of
+					   ntotal (0: X is every row) */
 };
 
 struct km_result {
@@ -32,9 +34,12 @@ struct km_result {
 };
 
 /* Clusters the rows of X (float32, n x d, 1 <= k <= n) as cfg says, on the OpenCL device
- * it names (for auto, by the work: clx_decide with clkmeans_tune.h's cost column); dies
- * (exit 1) on device errors. Data that clmat_open left unread is read here, into
- * pinned memory, once the device is open. */
+ * it names (for auto, by the work: clx_decide with clkmeans_tune.h's cost column), or
+ * the devices (gpu:all, ...) among which the rows are divided; under mpirun each rank
+ * calls it with its share of the rows, and every rank gets the same centroids and
+ * inertia, with labels and dists of its own rows. Dies (exit 1) on device errors.
+ * Data that clmat_open left unread is read here, into pinned memory, once the device
+ * is open. */
 void km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res);
 void km_result_free(struct km_result *res);
 

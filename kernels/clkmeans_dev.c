@@ -19,6 +19,7 @@
 
 #include "clkmeans_dev.h"
 #include "clkmeans_tune.h"
+#include "ranks.h"
 #include "rng.h"
 #include "timer.h"
 #include "tune.h"
@@ -87,6 +88,8 @@ km_launch(struct km *m, cl_kernel k, size_t global, size_t local)
 void
 km_fill_zero(struct km *m, cl_mem b, size_t off, size_t bytes)
 {
+	if (bytes == 0)
+		return;
 	cl_uint zero = 0;
 	CL_CHECK(clEnqueueFillBuffer(m->x.queue, b, &zero, sizeof zero, off, bytes, 0, NULL, NULL));
 }
@@ -94,12 +97,16 @@ km_fill_zero(struct km *m, cl_mem b, size_t off, size_t bytes)
 void
 km_read_buf(struct km *m, cl_mem b, size_t off, size_t bytes, void *dst)
 {
+	if (bytes == 0)
+		return;
 	CL_CHECK(clEnqueueReadBuffer(m->x.queue, b, CL_TRUE, off, bytes, dst, 0, NULL, NULL));
 }
 
 void
 km_write_buf(struct km *m, cl_mem b, size_t off, size_t bytes, const void *src)
 {
+	if (bytes == 0)
+		return;
 	CL_CHECK(clEnqueueWriteBuffer(m->x.queue, b, CL_TRUE, off, bytes, src, 0, NULL, NULL));
 }
 
@@ -321,21 +328,40 @@ row_cost(const char *desc, void *ctx)
 	return &TUNE_PICK(clkmeans_tune_table, desc)->cost;
 }
 
-static void
-km_open(struct km *m, struct clmat *X, const struct km_config *cfg)
+/* "rank R of N: " for -v's lines about one rank's share. */
+static const char *
+rank_tag(void)
 {
-	memset(m, 0, sizeof *m);
-	const char *prof = getenv("CLKMEANS_PROFILE");
-	m->prof = prof != NULL && *prof != '\0' && strcmp(prof, "0") != 0;
-	clx_open(clx_decide(cfg->device, cfg->platform, km_work(X->m.rows, X->m.cols, cfg),
-	    row_cost, NULL), cfg->platform, m->prof ? CLX_PROFILE : 0, &m->x);
-	double t0 = now_sec();
-	clmat_read(X, &m->x, "the rows");
-	phase_add(PH_READ, now_sec() - t0);
-	m->n = X->m.rows;
-	m->d = X->m.cols;
-	m->k = (size_t)cfg->k;
-	m->hx = X->m.data;
+	static char buf[48];
+	snprintf(buf, sizeof buf, "rank %d of %d: ", ranks_rank(), ranks_size());
+	return buf;
+}
+
+/* The spec each rank opens: under mpirun, gpu and auto (when it decides on a GPU) take
+ * the GPU of the rank's place on its host, modulo the host's GPUs. */
+static const char *
+rank_spec(const char *spec, const char *platform, char *buf, size_t size)
+{
+	if (ranks_size() == 1 || strcmp(spec, "gpu") != 0)
+		return spec;
+	int ng = clx_count_gpus(platform);
+	if (ng <= 0)
+		return spec;	/* clx_open says there is none */
+	snprintf(buf, size, "gpu:%d", ranks_local() % ng);
+	return buf;
+}
+
+/* Device m, already open in m->x, for its share of the rows: kernel parameters, the
+ * build, the memory plan, the column scales. */
+static void
+km_open(struct kmset *s, struct km *m, size_t first, size_t n, int prof)
+{
+	m->prof = prof;
+	m->first = first;
+	m->n = n;
+	m->d = s->d;
+	m->k = s->k;
+	m->hx = s->hx + first * s->d;
 	m->fp64 = m->x.has_fp64;
 	m->atom64 = has_extension(&m->x, "cl_khr_int64_base_atomics");
 	choose_tune(m);
@@ -343,17 +369,70 @@ km_open(struct km *m, struct clmat *X, const struct km_config *cfg)
 		vlog("no float64: distances and their sums in float");
 	const struct tune *t = &m->t;
 	vlog("%zu rows x %zu columns, k = %zu; tiles of %zu rows x %d centroids x %d columns%s",
-	    m->n, m->d, m->k, m->tm, t->tnt * t->rnv * 4, t->tk,
+	    s->n, m->d, m->k, m->tm, t->tnt * t->rnv * 4, t->tk,
 	    !t->local ? " (direct)" : t->a_res ? " (rows resident)" : "");
-	t0 = now_sec();
+	double t0 = now_sec();
 	build(m);
 	phase_add("build", now_sec() - t0);
 	m->exact_groups = (size_t)m->x.compute_units * t->exact_cu;
 	m->update_groups = (size_t)m->x.compute_units * t->update_cu;
-	km_plan_memory(m, cfg->max_device_mem);
+}
+
+/* Opens the devices cfg names (each rank its own under mpirun), reads what X left to
+ * read, and divides the rows among the devices. */
+static void
+set_open(struct kmset *s, struct clmat *X, const struct km_config *cfg)
+{
+	memset(s, 0, sizeof *s);
+	const char *prof = getenv("CLKMEANS_PROFILE");
+	int pr = prof != NULL && *prof != '\0' && strcmp(prof, "0") != 0;
+	s->ranks = ranks_size();
+	s->n = X->m.rows;
+	s->d = X->m.cols;
+	s->k = (size_t)cfg->k;
+	s->row0 = cfg->row0;
+	s->ntotal = cfg->ntotal ? cfg->ntotal : s->n;
+	/* auto weighs the whole run's rows: every rank decides alike */
+	char buf[32];
+	const char *spec = rank_spec(clx_decide(cfg->device, cfg->platform,
+	    km_work(s->ntotal, s->d, cfg), row_cost, NULL), cfg->platform, buf, sizeof buf);
+	struct clx xs[CLX_MAX_MANY];
+	double t0 = now_sec();
+	s->nd = clx_open_many(spec, cfg->platform, pr ? CLX_PROFILE : 0, xs, CLX_MAX_MANY);
+	phase_add("open device", now_sec() - t0);
 	t0 = now_sec();
-	km_column_stats(m, cfg->tol);
+	clmat_read(X, &xs[0], "the rows");
+	phase_add(PH_READ, now_sec() - t0);
+	s->hx = X->m.data;
+	s->exchange = s->nd > 1 || s->ranks > 1;
+	s->sums = xcalloc(s->k * s->d + s->k + 2, sizeof *s->sums);
+	s->dist = xmallocarray(MAX(s->n, (size_t)1), sizeof *s->dist);
+	s->lab = xmallocarray(MAX(s->n, (size_t)1), sizeof *s->lab);
+	for (int i = 0; i < s->nd; i++)
+		s->dev[i].x = xs[i];
+	/* the shares: even, on multiples of the first device's tiles and groups */
+	size_t first[CLX_MAX_MANY], count[CLX_MAX_MANY];
+	km_open(s, &s->dev[0], 0, 0, pr);
+	size_t align = MAX(s->dev[0].tm, (size_t)s->dev[0].t.rg);
+	km_shares(s->n, s->nd, align, first, count);
+	s->dev[0].first = first[0];
+	s->dev[0].n = count[0];
+	s->dev[0].hx = s->hx;
+	for (int i = 1; i < s->nd; i++)
+		km_open(s, &s->dev[i], first[i], count[i], pr);
+	if (s->nd > 1 || s->ranks > 1)
+		for (int i = 0; i < s->nd; i++)
+			vlog("%sdevice %d (%s): rows %zu to %zu, %zu rows", s->ranks > 1 ? rank_tag() :
+			    "", i, s->dev[i].x.name, (size_t)s->row0 + first[i],
+			    (size_t)s->row0 + first[i] + count[i], count[i]);
+	t0 = now_sec();
+	km_column_stats(s, cfg->tol, cfg->init == KM_INIT_GIVEN || cfg->assign_only ?
+	    cfg->centroids : NULL);
 	phase_add("stats", now_sec() - t0);
+	for (int i = 0; i < s->nd; i++) {
+		km_plan_memory(&s->dev[i], cfg->max_device_mem);
+		km_upload_stats(s, &s->dev[i]);
+	}
 }
 
 static void
@@ -377,45 +456,104 @@ km_close(struct km *m)
 	if (m->prog)
 		clReleaseProgram(m->prog);
 	clx_close(&m->x);
-	free(m->fscale);
+}
+
+static void
+set_close(struct kmset *s)
+{
+	for (int i = 0; i < s->nd; i++) {
+		if (s->exchange)
+			vlog("%sdevice %d (%s): %zu rows, busy %.6f s", s->ranks > 1 ? rank_tag() :
+			    "", i, s->dev[i].x.name, s->dev[i].n, s->dev[i].busy);
+		km_close(&s->dev[i]);
+	}
+	free(s->fscale);
+	free(s->iscale);
+	free(s->sums);
+	free(s->dist);
+	free(s->lab);
 }
 
 /* ---- Lloyd ---- */
 
+/* Every device's state: moved and nexact are totals already (km_exchange), the rest
+ * alike on every device; -v's inertia is each device's part, added here. */
+static void
+set_state(struct kmset *s, struct state *st)
+{
+	double inertia = 0;
+	for (int i = 0; i < s->nd; i++) {
+		struct state one;
+		read_state(&s->dev[i], &one);
+		if (!s->exchange)
+			s->dev[i].busy += now_sec() - s->t_start;
+		inertia += one.inertia;
+		if (i == 0)
+			*st = one;
+	}
+	st->inertia = inertia;
+	if (s->ranks > 1 && verbose)
+		ranks_sum_f64(&st->inertia, 1);	/* -v's only: not exact */
+}
+
+static void
+set_finalize(struct kmset *s, int mode, int npart)
+{
+	for (int i = 0; i < s->nd; i++)
+		km_finalize(&s->dev[i], mode, npart);
+}
+
+static void
+set_labels_reset(struct kmset *s)
+{
+	const int minus1 = -1;
+	for (int i = 0; i < s->nd; i++)
+		if (s->dev[i].n > 0)
+			CL_CHECK(clEnqueueFillBuffer(s->dev[i].x.queue, s->dev[i].labels, &minus1,
+			    sizeof minus1, 0, s->dev[i].n * 4, 0, NULL, NULL));
+}
+
 /* Runs Lloyd's iterations from the current centroids; leaves labels, dists and the
- * final centroids on the device and returns the inertia. */
+ * final centroids on the devices and returns the inertia. */
 static double
-lloyd(struct km *m, int max_iter, int tol_on)
+lloyd(struct kmset *s, int max_iter, int tol_on, int *n_iter, double *t_vdist)
 {
 	struct state st;
 	int it, strict = 0;
-	const int minus1 = -1;
-	double t0 = now_sec();
 
-	m->t_vdist = 0;
-	CL_CHECK(clEnqueueFillBuffer(m->x.queue, m->labels, &minus1, sizeof minus1, 0, m->n * 4,
-	    0, NULL, NULL));
+	*t_vdist = 0;
+	set_labels_reset(s);
 	for (it = 0; it < max_iter; it++) {
-		km_fill_zero(m, m->sums, 0, m->k * m->d * 8);
-		km_fill_zero(m, m->counts, 0, m->k * 4);
-		km_fill_zero(m, m->state, 4 * SI_MOVED, 4);
-		km_fill_zero(m, m->state, 4 * SI_NEXACT, 4);
-		km_assign_pass(m, 1);
+		s->t_start = now_sec();
+		for (int i = 0; i < s->nd; i++) {
+			struct km *m = &s->dev[i];
+			km_fill_zero(m, m->sums, 0, m->k * m->d * 8);
+			km_fill_zero(m, m->counts, 0, m->k * 4);
+			km_fill_zero(m, m->state, 4 * SI_MOVED, 4);
+			km_fill_zero(m, m->state, 4 * SI_NEXACT, 4);
+			km_assign_pass(m, 1);
+		}
 		if (verbose) {
 			/* Timed apart, so -v reports what an iteration costs without it. */
-			CL_CHECK(clFinish(m->x.queue));
+			for (int i = 0; i < s->nd; i++)
+				CL_CHECK(clFinish(s->dev[i].x.queue));
 			double t = now_sec();
-			km_rowdist_pass(m);
-			CL_CHECK(clFinish(m->x.queue));
-			m->t_vdist += now_sec() - t;
+			for (int i = 0; i < s->nd; i++)
+				km_rowdist_pass(&s->dev[i]);
+			for (int i = 0; i < s->nd; i++)
+				CL_CHECK(clFinish(s->dev[i].x.queue));
+			*t_vdist += now_sec() - t;
 		}
-		km_finalize(m, 1, verbose);
-		read_state(m, &st);
-		if (st.empty > 0 && km_relocate(m, st.empty, verbose)) {
-			km_finalize(m, 1, verbose);
-			read_state(m, &st);
+		if (s->exchange)
+			km_exchange(s);
+		set_finalize(s, 1, verbose);
+		set_state(s, &st);
+		if (st.empty > 0 && km_relocate(s, st.empty, verbose)) {
+			set_finalize(s, 1, verbose);
+			set_state(s, &st);
 		}
-		m->cur = 1 - m->cur;
+		for (int i = 0; i < s->nd; i++)
+			s->dev[i].cur = 1 - s->dev[i].cur;
 		if (verbose)
 			vlog("iteration %d: inertia %.10g, moved %d, exact %d, shift %.6g", it + 1,
 			    st.inertia, st.moved, st.nexact, st.shift);
@@ -425,47 +563,62 @@ lloyd(struct km *m, int max_iter, int tol_on)
 			it++;
 			break;
 		}
-		if (tol_on && st.shift <= m->tol_abs) {
+		if (tol_on && st.shift <= s->tol_abs) {
 			vlog("converged at iteration %d: shift %.6g within tolerance %.6g", it + 1,
-			    st.shift, m->tol_abs);
+			    st.shift, s->tol_abs);
 			it++;
 			break;
 		}
 	}
-	m->n_iter = it;
-	m->t_iter = now_sec() - t0;
+	*n_iter = it;
 	if (!strict) {
 		/* Labels that match the final centroids. */
-		km_fill_zero(m, m->state, 4 * SI_MOVED, 4);
-		km_assign_pass(m, 0);
+		for (int i = 0; i < s->nd; i++) {
+			km_fill_zero(&s->dev[i], s->dev[i].state, 4 * SI_MOVED, 4);
+			km_assign_pass(&s->dev[i], 0);
+		}
 	}
-	km_rowdist_pass(m);
-	km_finalize(m, 0, 1);
-	read_state(m, &st);
-	return st.inertia;
+	for (int i = 0; i < s->nd; i++) {
+		km_rowdist_pass(&s->dev[i]);
+		km_finalize(&s->dev[i], 0, 0);
+	}
+	km_pull_rows(s, 0);
+	return km_inertia(s);
 }
 
-/* Labels, dists and centroids of the current set, to the host. */
+/* Labels, dists and centroids of the current set, to the host (s->dist holds the
+ * dists already). */
 static void
-fetch(struct km *m, struct km_result *res)
+fetch(struct kmset *s, struct km_result *res)
 {
 	double t = now_sec();
-	km_read_buf(m, m->labels, 0, m->n * 4, res->labels);
-	km_read_real(m, m->dists, 0, m->n, res->dists);
+	for (int i = 0; i < s->nd; i++) {
+		struct km *m = &s->dev[i];
+		km_read_buf(m, m->labels, 0, m->n * 4, res->labels + m->first);
+	}
+	memcpy(res->dists, s->dist, s->n * sizeof *res->dists);
+	struct km *m = &s->dev[0];
 	km_read_real(m, m->set[m->cur].c64, 0, m->k * m->d, res->centroids);
 	phase_add(PH_D2H, now_sec() - t);
 }
 
-/* ---- initial centroids ---- */
+static void
+set_centroids(struct kmset *s, const double *C)
+{
+	for (int i = 0; i < s->nd; i++) {
+		s->dev[i].cur = 0;
+		km_set_centroids(&s->dev[i], C);
+	}
+}
 
 /* ---- the whole run ---- */
 
 void
 km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 {
-	struct km m;
-	km_open(&m, X, cfg);
-	const size_t n = m.n, d = m.d, k = m.k;
+	struct kmset s;
+	set_open(&s, X, cfg);
+	const size_t n = s.n, d = s.d, k = s.k;
 	res->labels = xmallocarray(MAX(n, (size_t)1), sizeof *res->labels);
 	res->dists = xmallocarray(MAX(n, (size_t)1), sizeof *res->dists);
 	res->centroids = xmallocarray(k * d, sizeof *res->centroids);
@@ -474,20 +627,18 @@ km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 
 	if (cfg->assign_only) {
 		double t = now_sec();
-		km_set_centroids(&m, cfg->centroids);
-		const int minus1 = -1;
-		CL_CHECK(clEnqueueFillBuffer(m.x.queue, m.labels, &minus1, sizeof minus1, 0, n * 4,
-		    0, NULL, NULL));
-		km_assign_pass(&m, 0);
-		km_rowdist_pass(&m);
-		km_finalize(&m, 0, 1);
-		struct state st;
-		read_state(&m, &st);
+		set_centroids(&s, cfg->centroids);
+		set_labels_reset(&s);
+		for (int i = 0; i < s.nd; i++) {
+			km_assign_pass(&s.dev[i], 0);
+			km_rowdist_pass(&s.dev[i]);
+		}
+		km_pull_rows(&s, 0);
+		res->inertia = km_inertia(&s);
 		phase_add(PH_COMPUTE, now_sec() - t);
-		res->inertia = st.inertia;
-		fetch(&m, res);
+		fetch(&s, res);
 		vlog("inertia %.10g", res->inertia);
-		km_close(&m);
+		set_close(&s);
 		return;
 	}
 
@@ -500,27 +651,29 @@ km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 		if (cfg->init == KM_INIT_GIVEN)
 			memcpy(C, cfg->centroids, k * d * sizeof *C);
 		else if (cfg->init == KM_INIT_RANDOM)
-			km_init_random(&m, &g, C);
+			km_init_random(&s, &g, C);
 		else
-			km_init_kpp(&m, &g, C);
-		m.cur = 0;
-		km_set_centroids(&m, C);
-		CL_CHECK(clFinish(m.x.queue));
+			km_init_kpp(&s, &g, C);
+		set_centroids(&s, C);
+		for (int i = 0; i < s.nd; i++)
+			CL_CHECK(clFinish(s.dev[i].x.queue));
 		phase_add("init", now_sec() - t);
 		t = now_sec();
-		double inertia = lloyd(&m, cfg->max_iter, cfg->tol > 0);
-		phase_add(PH_COMPUTE, now_sec() - t);
+		int n_iter;
+		double t_vdist, inertia = lloyd(&s, cfg->max_iter, cfg->tol > 0, &n_iter, &t_vdist);
+		double t_iter = now_sec() - t;
+		phase_add(PH_COMPUTE, t_iter);
 		vlog("run %d: %d iterations in %.6f s, %.6f ms each (-v's inertia aside: %.6f s), inertia %.10g",
-		    run + 1, m.n_iter, m.t_iter - m.t_vdist,
-		    1e3 * (m.t_iter - m.t_vdist) / MAX(m.n_iter, 1), m.t_vdist, inertia);
+		    run + 1, n_iter, t_iter - t_vdist, 1e3 * (t_iter - t_vdist) / MAX(n_iter, 1),
+		    t_vdist, inertia);
 		if (run == 0 || inertia < res->inertia) {
 			res->inertia = inertia;
-			res->iterations = m.n_iter;
-			fetch(&m, res);
+			res->iterations = n_iter;
+			fetch(&s, res);
 		}
 	}
 	free(C);
-	km_close(&m);
+	set_close(&s);
 }
 
 void

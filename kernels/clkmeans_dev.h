@@ -7,9 +7,20 @@
  *                      near ties (and the update's sums), and each row's distance
  *   clkmeans_update.c  the fixed-point sums: per-column scales, new centroids from the
  *                      sums, empty clusters relocated
- *   clkmeans_seed.c    initial centroids: random rows, or greedy k-means++ */
+ *   clkmeans_seed.c    initial centroids: random rows, or greedy k-means++
+ *   clkmeans_split.c   the rows split over devices and MPI ranks: shares, the sums
+ *                      added on the host and over the ranks, rows by global index,
+ *                      the exact inertia
+ *
+ * A process drives a set of devices (struct kmset), each a struct km with its own
+ * contiguous share of the process's rows; under mpirun each rank holds a share of the
+ * input's rows. Everything a result depends on is summed in integers (the update's
+ * fixed-point sums, the column statistics, k-means++'s weights, the inertia), so the
+ * split does not change a byte of it. */
 #ifndef CLKMEANS_DEV_H
 #define CLKMEANS_DEV_H
+
+#include <math.h>
 
 #include "clkmeans.h"
 #include "err.h"
@@ -40,6 +51,8 @@ struct state {
 
 struct km {
 	struct clx x;
+	size_t first;			/* its first row among the process's */
+	double busy;			/* seconds of work, for -v */
 	cl_program prog;
 	cl_kernel assign, exact, update, finalize, scalars, rowdist, kpp;
 	struct tune t;
@@ -50,8 +63,7 @@ struct km {
 	size_t ngroups;			/* RG-row groups of partial sums */
 	size_t exact_groups, update_groups;
 	const float *hx;		/* the rows, on the host */
-	float *fscale;			/* 2^p of each column's fixed point */
-	double tol_abs;
+	const float *fscale;		/* 2^p of each column's fixed point (the set's) */
 	cl_mem X, labels, dists, list, state, sums, counts, fscale_m, iscale, shift, empty, part,
 	    cand;
 	struct cset set[2];
@@ -60,10 +72,37 @@ struct km {
 	int npend;
 	struct { cl_event ev; int kernel; } pend[64];
 	double kernel_ms[7];
-	double t_iter;			/* seconds in Lloyd iterations, for -v */
-	double t_vdist;			/* of which -v's inertia of each iteration */
-	int n_iter;
 };
+
+/* The devices of one process and the rows of the whole run. */
+struct kmset {
+	int nd;
+	struct km dev[CLX_MAX_MANY];
+	size_t n, d, k;			/* this process's rows */
+	uint64_t row0, ntotal;		/* its first row among all ranks'; all ranks' rows */
+	int ranks;			/* ranks_size() */
+	int exchange;			/* several devices or ranks: sums added on the host */
+	const float *hx;		/* this process's rows */
+	float *fscale;			/* 2^p of each column's fixed point */
+	double *iscale;			/* 2^-p */
+	double tol_abs;
+	float kscale;			/* k-means++'s weights' fixed point */
+	int64_t *sums;			/* k x d totals, then k counts, moved, nexact */
+	double *dist;			/* n: the rows' distances (relocation, inertia) */
+	int *lab;			/* n: their labels (relocation) */
+	double t_start;			/* when the devices' work of this step began (-v) */
+};
+enum { KM_TAIL_MOVED = 0, KM_TAIL_NEXACT = 1 };
+
+/* A float's fixed-point value as the kernels make it (convert_long_rte of the exact
+ * float product): v rounded half to even, |v| < 2^62. rint and a cast, not llrint: the
+ * compiler makes rint one instruction, llrint a call (the column statistics convert
+ * every value twice). */
+static inline int64_t
+km_fix(double v)
+{
+	return (int64_t)rint(v);
+}
 
 /* ---- device helpers (clkmeans_dev.c) ---- */
 
@@ -89,14 +128,42 @@ void km_rowdist_pass(struct km *m);
 
 /* ---- the fixed-point sums and the centroids (clkmeans_update.c) ---- */
 
-void km_column_stats(struct km *m, double tol);
+void km_column_stats(struct kmset *s, double tol, const double *given);
+void km_upload_stats(struct kmset *s, struct km *m);
 void km_finalize(struct km *m, int mode, int npart);
 void km_set_centroids(struct km *m, const double *C);
-int km_relocate(struct km *m, int e, int have_dists);
+int km_relocate(struct kmset *s, int e, int have_dists);
 
 /* ---- initial centroids (clkmeans_seed.c) ---- */
 
-void km_init_random(struct km *m, struct rng *g, double *C);
-void km_init_kpp(struct km *m, struct rng *g, double *C);
+void km_init_random(struct kmset *s, struct rng *g, double *C);
+void km_init_kpp(struct kmset *s, struct rng *g, double *C);
+
+/* ---- the split (clkmeans_split.c) ---- */
+
+/* The devices' shares of the process's n rows: contiguous, about even, their bounds
+ * multiples of align; a share may be empty. */
+void km_shares(size_t n, int nd, size_t align, size_t *first, size_t *count);
+/* sums[0, k d) + counts + the tail (moved, nexact) of every device, added on the host
+ * and over the ranks (one all-reduce), into s->sums; then the totals to every device. */
+void km_exchange(struct kmset *s);
+/* s->sums to every device's sums and counts (after a relocation edits them). */
+void km_push_sums(struct kmset *s);
+/* The totals of the one device and rank to s->sums (no exchange). */
+void km_pull_sums(struct kmset *s);
+/* Every device's labels and dists into s->lab and s->dist. */
+void km_pull_rows(struct kmset *s, int labels);
+/* The rows of global indexes g[0, L) as float64 into C (L x d), from whichever rank
+ * holds each. */
+void km_rows(struct kmset *s, const uint64_t *g, int L, double *C);
+/* Which of nitem items holds the first running sum that reaches target (int64 weights
+ * wt, summed from item 0), skipping items with no rows (cnt[i] 0; cnt NULL: every item
+ * has rows), with target less the sums of the items before it in *rest. The last item
+ * with rows if none reaches it (*rest then INT64_MAX); -1 if no item has rows. */
+int km_search(const int64_t *wt, const uint64_t *cnt, int nitem, int64_t target,
+    int64_t *rest);
+/* The sum of s->dist[0, n) over all ranks, in 128-bit fixed point: the same whatever
+ * the split. */
+double km_inertia(struct kmset *s);
 
 #endif

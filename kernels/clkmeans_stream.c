@@ -27,7 +27,7 @@ km_plan_memory(struct km *m, size_t max_device_mem)
 	const int maxl = 2 + (int)log((double)k);
 	m->ngroups = CEIL_DIV(n, (size_t)m->t.rg);
 	size_t fixed = STATE_BYTES + d * (4 + R) + k * d * 8 + k * 4 + kpad * (R + 4) +
-	    m->ngroups * (size_t)maxl * R + (size_t)maxl * d * R +
+	    m->ngroups * (size_t)maxl * 8 + (size_t)maxl * d * R +
 	    2 * (k * d * R + d * kpad * R + m->dpad * kpad * 4 + 2 * kpad * 4);
 	size_t per_row = 4 + R;			/* labels, dists */
 	size_t row_bytes = d * 4 + 4;		/* the row, its place in the exact list */
@@ -39,7 +39,9 @@ km_plan_memory(struct km *m, size_t max_device_mem)
 		    budget, n, d, k, least);
 	size_t fit = (budget - base) / row_bytes;
 	size_t max_rows = (size_t)m->x.max_alloc / MAX(d * 4, (size_t)4);
-	if (n <= fit && n <= max_rows) {
+	if (n == 0) {
+		m->batch = 0;		/* a device with no rows: centroids only */
+	} else if (n <= fit && n <= max_rows) {
 		m->batch = n;
 	} else {
 		m->batch = MIN(fit, max_rows) / align * align;
@@ -48,9 +50,11 @@ km_plan_memory(struct km *m, size_t max_device_mem)
 			    "of %zu columns", m->x.name, (unsigned long long)m->x.max_alloc, align,
 			    d);
 	}
-	m->nbatch = CEIL_DIV(n, m->batch);
+	m->nbatch = n == 0 ? 0 : CEIL_DIV(n, m->batch);
 	m->loaded = SIZE_MAX;
-	if (m->nbatch > 1)
+	if (n == 0)
+		vlog("%s has no rows: it makes the centroids only", m->x.name);
+	else if (m->nbatch > 1)
 		vlog("streaming the rows in %zu batches of %zu rows", m->nbatch, m->batch);
 	else
 		vlog("the rows stay in device memory (%.1f MiB)", (double)n * d * 4 / (1 << 20));
@@ -64,7 +68,7 @@ km_plan_memory(struct km *m, size_t max_device_mem)
 	m->counts = km_buf(m, k * 4);
 	m->shift = km_buf(m, kpad * R);
 	m->empty = km_buf(m, kpad * 4);
-	m->part = km_buf(m, m->ngroups * (size_t)maxl * R);
+	m->part = km_buf(m, m->ngroups * (size_t)maxl * 8);	/* kpp's are integers */
 	m->cand = km_buf(m, (size_t)maxl * d * R);
 	for (int s = 0; s < 2; s++) {
 		m->set[s].c64 = km_buf(m, k * d * R);

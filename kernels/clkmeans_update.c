@@ -7,68 +7,110 @@
 #include <string.h>
 
 #include "clkmeans_dev.h"
+#include "ranks.h"
 
 /* Fixed point per column: sums of n values below 2^62 in magnitude; per column the
- * tolerance (mean variance times tol). Deterministic: blocks of rows summed in order. */
+ * tolerance (mean variance times tol). Every sum here is of integers (each value
+ * rounded to fixed point alone), so neither the threads nor the devices nor the ranks
+ * that hold the rows change a bit of it: the mean in the update's own fixed point, the
+ * squared deviations in one of their own, scaled by the column's largest value. given:
+ * k x d centroids from the user (or NULL), whose values bound the scale of k-means++'s
+ * weights too. */
 void
-km_column_stats(struct km *m, double tol)
+km_column_stats(struct kmset *s, double tol, const double *given)
 {
-	const size_t n = m->n, d = m->d, blk = 4096, nb = CEIL_DIV(n, blk);
-	double *sum = xcalloc(nb * d, sizeof *sum), *sq = xcalloc(nb * d, sizeof *sq);
-	float *mx = xcalloc(nb * d, sizeof *mx);
-	double *mean = xcalloc(d, sizeof *mean);
-	const float *X = m->hx;
+	const size_t n = s->n, d = s->d, blk = 4096, nb = CEIL_DIV(n, blk);
+	const float *X = s->hx;
+	double *big = xcalloc(d, sizeof *big);
+	float *mx = xcalloc(MAX(nb, (size_t)1) * d, sizeof *mx);
+	uint64_t *part = xcalloc(MAX(nb, (size_t)1) * d, sizeof *part);
+	int64_t *acc = xcalloc(d, sizeof *acc);
 
+	/* blocks of rows, row-major as the rows lie; each block's integers (and maxima)
+	 * apart, added after: any order gives the same */
 	#pragma omp parallel for schedule(static)
 	for (size_t b = 0; b < nb; b++)
 		for (size_t r = b * blk; r < MIN(n, (b + 1) * blk); r++)
-			for (size_t i = 0; i < d; i++) {
-				sum[b * d + i] += X[r * d + i];
+			for (size_t i = 0; i < d; i++)
 				mx[b * d + i] = fmaxf(mx[b * d + i], fabsf(X[r * d + i]));
-			}
 	for (size_t b = 0; b < nb; b++)
 		for (size_t i = 0; i < d; i++)
-			mean[i] += sum[b * d + i];
+			big[i] = fmax(big[i], mx[b * d + i]);
+	ranks_max_f64(big, d);
+	int lg = 0;
+	while (lg < 63 && ((uint64_t)1 << lg) < s->ntotal + 1)
+		lg++;
+	s->fscale = xmallocarray(d, sizeof *s->fscale);
+	s->iscale = xmallocarray(d, sizeof *s->iscale);
+	double *sc = xmallocarray(d, sizeof *sc);
+	for (size_t i = 0; i < d; i++) {
+		int e = 0;
+		frexpf((float)big[i], &e);	/* big < 2^e */
+		int p = big[i] > 0 ? 62 - lg - e : 0;
+		p = MAX(-126, MIN(127, p));
+		s->fscale[i] = ldexpf(1.0f, p);
+		s->iscale[i] = ldexp(1.0, -p);
+		/* squared deviations below (2 big)^2 < 2^(2e + 2), n of them below 2^62 */
+		sc[i] = ldexp(1.0, 62 - lg - 2 * e - 2);
+	}
+	/* the mean: the update's conversion of each value, summed */
+	const float *fs = s->fscale;
+	#pragma omp parallel for schedule(static)
+	for (size_t b = 0; b < nb; b++)
+		for (size_t r = b * blk; r < MIN(n, (b + 1) * blk); r++)
+			for (size_t i = 0; i < d; i++)
+				part[b * d + i] += (uint64_t)km_fix((double)(X[r * d + i] * fs[i]));
+	for (size_t b = 0; b < nb; b++)
+		for (size_t i = 0; i < d; i++)
+			acc[i] = (int64_t)((uint64_t)acc[i] + part[b * d + i]);
+	ranks_sum_i64(acc, d);
+	double *mean = xmallocarray(d, sizeof *mean);
 	for (size_t i = 0; i < d; i++)
-		mean[i] /= (double)n;
+		mean[i] = (double)acc[i] * s->iscale[i] / (double)s->ntotal;
+	memset(part, 0, MAX(nb, (size_t)1) * d * sizeof *part);
 	#pragma omp parallel for schedule(static)
 	for (size_t b = 0; b < nb; b++)
 		for (size_t r = b * blk; r < MIN(n, (b + 1) * blk); r++)
 			for (size_t i = 0; i < d; i++) {
-				double t = X[r * d + i] - mean[i];
-				sq[b * d + i] += t * t;
+				double v = X[r * d + i] - mean[i];
+				part[b * d + i] += (uint64_t)km_fix(v * v * sc[i]);
 			}
-	double var = 0;
-	int lg = 0;
-	while (lg < 63 && ((uint64_t)1 << lg) < (uint64_t)n + 1)
-		lg++;
-	m->fscale = xmallocarray(d, sizeof *m->fscale);
-	double *iscale = xmallocarray(d, sizeof *iscale);
+	memset(acc, 0, d * sizeof *acc);
+	for (size_t b = 0; b < nb; b++)
+		for (size_t i = 0; i < d; i++)
+			acc[i] = (int64_t)((uint64_t)acc[i] + part[b * d + i]);
+	ranks_sum_i64(acc, d);
+	double var = 0, bound = 0;
 	for (size_t i = 0; i < d; i++) {
-		double v = 0;
-		float big = 0;
-		for (size_t b = 0; b < nb; b++) {
-			v += sq[b * d + i];
-			big = fmaxf(big, mx[b * d + i]);
-		}
-		var += v / (double)n;
-		int e = 0;
-		frexpf(big, &e);	/* big < 2^e */
-		int p = big > 0 ? 62 - lg - e : 0;
-		p = MAX(-126, MIN(127, p));
-		m->fscale[i] = ldexpf(1.0f, p);
-		iscale[i] = ldexp(1.0, -p);
+		var += (double)acc[i] / sc[i] / (double)s->ntotal;
+		double c = big[i];
+		for (size_t j = 0; given != NULL && j < s->k; j++)
+			c = fmax(c, fabs(given[j * d + i]));
+		bound += (big[i] + c) * (big[i] + c);
 	}
-	m->tol_abs = var / (double)d * tol;
-	m->fscale_m = km_buf(m, d * 4);
-	m->iscale = km_buf(m, d * m->rsz);
-	km_write_buf(m, m->fscale_m, 0, d * 4, m->fscale);
-	km_write_real(m, m->iscale, d, iscale);
-	free(iscale);
-	free(sum);
-	free(sq);
+	s->tol_abs = var / (double)d * tol;
+	/* k-means++'s weights: a row's squared distance to a centroid (a row, or a given
+	 * one) is at most bound, a little more in float; n of them below 2^62 */
+	int e = 0;
+	frexp(bound * 1.01, &e);
+	s->kscale = ldexpf(1.0f, MAX(-126, MIN(127, 62 - lg - e)));
+	free(big);
 	free(mx);
+	free(part);
+	free(acc);
+	free(sc);
 	free(mean);
+}
+
+/* The set's column scales to device m. */
+void
+km_upload_stats(struct kmset *s, struct km *m)
+{
+	m->fscale = s->fscale;
+	m->fscale_m = km_buf(m, s->d * 4);
+	m->iscale = km_buf(m, s->d * m->rsz);
+	km_write_buf(m, m->fscale_m, 0, s->d * 4, s->fscale);
+	km_write_real(m, m->iscale, s->d, s->iscale);
 }
 
 /* New centroids into the other set (mode 1: from the sums), or the current set from
@@ -126,7 +168,7 @@ sift_down(const double *dist, size_t *heap, size_t h, size_t i, size_t r)
 }
 
 /* The m rows farthest from their centroids, farthest first (a heap of m). */
-static void
+static size_t
 farthest(const double *dist, size_t n, size_t mcount, size_t *out)
 {
 	size_t h = 0;
@@ -143,12 +185,63 @@ farthest(const double *dist, size_t n, size_t mcount, size_t *out)
 		}
 	}
 	/* The nearest on top to the end, in turn: farthest-first order. */
+	size_t got = h;
 	while (h > 1) {
 		size_t top = out[0];
 		h--;
 		sift_down(dist, out, h, 0, out[h]);
 		out[h] = top;
 	}
+	return got;
+}
+
+/* Orders candidates (distance, global row) farthest first, the lower row among equals. */
+static int
+cmp_far(const void *a, const void *b)
+{
+	const double *x = a, *y = b;
+	if (x[0] != y[0])
+		return x[0] > y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* The e rows farthest from their centroids over all ranks, as global indexes into g:
+ * each rank's own e farthest, gathered, and the e farthest of those. Returns how many
+ * (fewer than e only when there are fewer rows). */
+static size_t
+farthest_all(struct kmset *s, size_t e, uint64_t *g)
+{
+	size_t *far = xmallocarray(e, sizeof *far);
+	size_t got = farthest(s->dist, s->n, e, far);
+	if (s->ranks == 1) {
+		for (size_t i = 0; i < got; i++)
+			g[i] = far[i];
+		free(far);
+		return got;
+	}
+	const size_t R = (size_t)s->ranks, me = (size_t)ranks_rank();
+	int64_t *v = xcalloc(R * e * 2, sizeof *v);
+	for (size_t i = 0; i < got; i++) {
+		memcpy(&v[(me * e + i) * 2], &s->dist[far[i]], 8);
+		v[(me * e + i) * 2 + 1] = (int64_t)(s->row0 + far[i] + 1);	/* 0: none */
+	}
+	ranks_sum_i64(v, R * e * 2);
+	double *c = xmallocarray(R * e * 2, sizeof *c);
+	size_t nc = 0;
+	for (size_t i = 0; i < R * e; i++)
+		if (v[i * 2 + 1] != 0) {
+			memcpy(&c[nc * 2], &v[i * 2], 8);
+			c[nc * 2 + 1] = (double)(v[i * 2 + 1] - 1);
+			nc++;
+		}
+	qsort(c, nc, 2 * sizeof *c, cmp_far);
+	got = MIN(nc, e);
+	for (size_t i = 0; i < got; i++)
+		g[i] = (uint64_t)c[i * 2 + 1];
+	free(c);
+	free(v);
+	free(far);
+	return got;
 }
 
 /*
@@ -156,53 +249,59 @@ farthest(const double *dist, size_t n, size_t mcount, size_t *out)
  * farthest from their centroids (farthest first; the lower row among equals): the
  * row's values leave its cluster's sum and become the empty cluster's. Labels stay.
  * Nothing moves when every row sits on its centroid. Returns whether anything moved.
+ * The sums are the totals of every device and rank (s->sums), edited alike on every
+ * rank: each relocated row's fixed-point values and label come from the rank that
+ * holds it.
  */
 int
-km_relocate(struct km *m, int e, int have_dists)
+km_relocate(struct kmset *s, int e, int have_dists)
 {
-	const size_t n = m->n, d = m->d, k = m->k;
+	const size_t n = s->n, d = s->d, k = s->k;
 	if (!have_dists)
-		km_rowdist_pass(m);
-	double *dist = xmallocarray(n, sizeof *dist);
-	int *lab = xmallocarray(n, sizeof *lab);
-	km_read_real(m, m->dists, 0, n, dist);
-	km_read_buf(m, m->labels, 0, n * 4, lab);
+		for (int i = 0; i < s->nd; i++)
+			km_rowdist_pass(&s->dev[i]);
+	km_pull_rows(s, 1);
 	double big = 0;
 	for (size_t r = 0; r < n; r++)
-		big = fmax(big, dist[r]);
-	int moved = 0;
-	if (big > 0) {
-		size_t *far = xmallocarray((size_t)e, sizeof *far);
-		int64_t *sums = xmallocarray(k * d, sizeof *sums);
-		int *counts = xmallocarray(k, sizeof *counts);
-		farthest(dist, n, (size_t)e, far);
-		km_read_buf(m, m->sums, 0, k * d * 8, sums);
-		km_read_buf(m, m->counts, 0, k * 4, counts);
-		size_t idx = 0;
-		for (size_t j = 0; j < k && idx < (size_t)e; j++) {
-			if (counts[j] != 0)
-				continue;
-			size_t r = far[idx++];
-			size_t old = (size_t)lab[r];
-			for (size_t i = 0; i < d; i++) {
-				/* The kernel's conversion: an exact float product, rounded half even. */
-				int64_t q = llrint((double)(m->hx[r * d + i] * m->fscale[i]));
-				sums[old * d + i] = (int64_t)((uint64_t)sums[old * d + i] - (uint64_t)q);
-				sums[j * d + i] = q;
-			}
-			counts[j] = 1;
-			counts[old]--;
-		}
-		km_write_buf(m, m->sums, 0, k * d * 8, sums);
-		km_write_buf(m, m->counts, 0, k * 4, counts);
-		vlog("relocated %d empty cluster%s", e, e == 1 ? "" : "s");
-		moved = 1;
-		free(far);
-		free(sums);
-		free(counts);
+		big = fmax(big, s->dist[r]);
+	ranks_max_f64(&big, 1);
+	if (!(big > 0))
+		return 0;
+	if (!s->exchange)
+		km_pull_sums(s);
+	uint64_t *g = xmallocarray((size_t)e, sizeof *g);
+	size_t got = farthest_all(s, (size_t)e, g);
+	/* each row's fixed-point values and its label, from its holder */
+	int64_t *q = xcalloc(got * (d + 1), sizeof *q);
+	for (size_t t = 0; t < got; t++) {
+		if (g[t] < s->row0 || g[t] >= s->row0 + n)
+			continue;
+		size_t r = g[t] - s->row0;
+		for (size_t i = 0; i < d; i++)
+			/* The kernel's conversion: an exact float product, rounded half even. */
+			q[t * (d + 1) + i] = km_fix((double)(s->hx[r * d + i] * s->fscale[i]));
+		q[t * (d + 1) + d] = s->lab[r];
 	}
-	free(dist);
-	free(lab);
-	return moved;
+	if (s->ranks > 1)
+		ranks_sum_i64(q, got * (d + 1));
+	int64_t *sums = s->sums, *counts = s->sums + k * d;
+	size_t idx = 0;
+	for (size_t j = 0; j < k && idx < got; j++) {
+		if (counts[j] != 0)
+			continue;
+		const int64_t *row = q + idx * (d + 1);
+		size_t old = (size_t)row[d];
+		idx++;
+		for (size_t i = 0; i < d; i++) {
+			sums[old * d + i] = (int64_t)((uint64_t)sums[old * d + i] - (uint64_t)row[i]);
+			sums[j * d + i] = row[i];
+		}
+		counts[j] = 1;
+		counts[old]--;
+	}
+	km_push_sums(s);
+	vlog("relocated %d empty cluster%s", e, e == 1 ? "" : "s");
+	free(g);
+	free(q);
+	return 1;
 }
-

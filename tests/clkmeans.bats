@@ -781,3 +781,133 @@ print(a.shape, bool((a == b).all()), c.shape, bool((c == d).all()))"
 	dd if="$T/x.txt" bs=1 status=none | clkmeans -k 4 --distances > "$T/txt.txt"
 	cmp "$T/file.txt" "$T/txt.txt"
 }
+
+# ---- several devices (-d cpu:all, gpu:all, gpu:0,1, 0:0,1) ----
+# PoCL shows as many CPU devices as POCL_DEVICES names pthread drivers. The rows are
+# split over them; labels, distances and centroids must be the one device's bytes
+# (the fixed-point sums are added on the host), and the one device's run is itself
+# checked against scikit-learn above and here.
+
+# split N FILE [OPTION...]: FILE clustered on one PoCL device and on N (-d cpu:all),
+# with --distances and -C; every output of the N devices is the one device's bytes.
+# -v's lines of the N-device run are left in $T/log.
+split() {
+	local n=$1 f=$2
+	shift 2
+	local devs=$(printf 'pthread %.0s' $(seq "$n"))
+	POCL_DEVICES=pthread clkmeans -d cpu --distances -C "$T/c1.txt" "$@" "$f" > "$T/one" ||
+	    return
+	POCL_DEVICES="$devs" clkmeans -v -d cpu:all --distances -C "$T/cn.txt" "$@" "$f" \
+	    > "$T/many" 2> "$T/log" || { cat "$T/log"; return 1; }
+	cmp "$T/one" "$T/many" || { echo "$n devices: labels differ: $*"; return 1; }
+	cmp "$T/c1.txt" "$T/cn.txt" || { echo "$n devices: centroids differ: $*"; return 1; }
+	[ "$(grep -c '^clkmeans: device [0-9]* (.*): [0-9]* rows, busy ' "$T/log")" = "$n" ] ||
+	    { cat "$T/log"; echo "not $n devices' shares"; return 1; }
+}
+
+@test "two and three devices give one device's labels, distances and centroids: NPY and text, k-means++, random and given starts" {
+	gen overlapping 2500 17 8 31
+	py -c "import numpy as np; np.savetxt('$T/x.txt', np.load('$T/x.npy'), fmt='%.9g')"
+	for n in 2 3; do
+		for f in "$T/x.npy" "$T/x.txt"; do
+			run split $n "$f" -k 8
+			assert_success
+			run split $n "$f" -k 8 --init random --seed 3 --n-init 2
+			assert_success
+		done
+		run split $n "$T/x.npy" --init "$T/c0.txt"
+		assert_success
+	done
+	# and the split run against scikit-learn from the same start
+	POCL_DEVICES="pthread pthread pthread" run -0 vs sklearn -d cpu:all
+	assert_output ok
+}
+
+@test "-v prints each device's rows, which cover the rows once, and its busy time" {
+	gen separated 2100 5 7 32
+	run split 3 "$T/x.npy" -k 7
+	assert_success
+	# "device I (NAME): rows A to B, C rows": contiguous from 0 to 2100
+	run -0 awk '/^clkmeans: device [0-9]+ \(.*\): rows / {
+		for (i = 1; i <= NF; i++) if ($i == "rows" && $(i + 2) == "to") { a = $(i + 1); b = $(i + 3) }
+		sub(",", "", b); if (a != at) bad = 1; at = b; n++ }
+	    END { print n, at, bad ? "gap" : "contiguous" }' "$T/log"
+	assert_output "3 2100 contiguous"
+}
+
+@test "a device with no rows, and k above a device's rows, give one device's bytes and scikit-learn's labels" {
+	# 300 rows over 3 devices in multiples of 256 rows: 0, 256 and 44 rows; k = 50 > 44
+	gen overlapping 300 4 50 33
+	run split 3 "$T/x.npy" --init "$T/c0.txt"
+	assert_success
+	assert_equal "$(grep -c ': rows 0 to 0, 0 rows' "$T/log")" 1
+	assert_equal "$(grep -c ', 44 rows$' "$T/log")" 1
+	run split 3 "$T/x.npy" -k 50
+	assert_success
+	POCL_DEVICES="pthread pthread pthread" run -0 vs sklearn -d cpu:all
+	assert_output ok
+}
+
+@test "--max-device-mem bounds each device: its share streams in batches and gives the in-core bytes" {
+	gen overlapping 5000 17 8 34
+	# one device cannot hold 5000 rows' labels and distances in 60000 bytes; a third can
+	run -1 --separate-stderr env POCL_DEVICES=pthread clkmeans -d cpu -k 8 --max-device-mem 60000 "$T/x.npy"
+	assert_regex "$stderr" "max-device-mem: 60000 bytes are too few"
+	POCL_DEVICES=pthread clkmeans -d cpu --distances -C "$T/c1.txt" -k 8 "$T/x.npy" > "$T/one"
+	for init in k-means++ random; do
+		POCL_DEVICES="pthread pthread pthread" clkmeans -v -d cpu:all --distances \
+		    -C "$T/cn.txt" -k 8 --init $init --max-device-mem 60000 "$T/x.npy" > "$T/many" 2> "$T/log"
+		assert_equal "$(grep -c 'streaming the rows in [0-9]* batches' "$T/log")" 3
+		POCL_DEVICES=pthread clkmeans -d cpu --distances -C "$T/c1.txt" -k 8 --init $init \
+		    "$T/x.npy" > "$T/one"
+		cmp "$T/one" "$T/many"
+		cmp "$T/c1.txt" "$T/cn.txt"
+	done
+}
+
+@test "--assign on several devices gives one device's labels and distances" {
+	gen overlapping 3000 9 6 35
+	run split 2 "$T/x.npy" --assign "$T/c0.txt"
+	assert_success
+	py "$REF/clkmeans_ref.py" assign "$T/x.npy" "$T/c0.txt" > "$T/ref.txt" 2> /dev/null
+	run -0 cut -f 1 "$T/many"
+	assert_output "$(cat "$T/ref.txt")"
+}
+
+@test "empty clusters relocated on several devices: the one device's bytes" {
+	# far-off duplicate starts leave clusters empty in the first iteration
+	gen duplicates 2000 3 12 36
+	head -n 1 "$T/c0.txt" > "$T/c.txt"
+	for i in $(seq 11); do awk '{ print $1 + 1000 + '$i', $2, $3 }' "$T/c0.txt" | head -n 1; done >> "$T/c.txt"
+	run split 3 "$T/x.npy" --init "$T/c.txt"
+	assert_success
+	run grep -c 'relocated' "$T/log"
+	assert_success
+}
+
+@test "EXAMPLES: divide the rows over two PoCL CPU devices" {
+	cd "$D"
+	run -0 env POCL_DEVICES="pthread pthread" clkmeans -d cpu:all -k 3 points.txt
+	assert_equal "$output" "$(POCL_DEVICES=pthread clkmeans -d cpu -k 3 points.txt)"
+	POCL_DEVICES="pthread pthread" clkmeans -d cpu:all -k 3 -C "$T/c.txt" points.txt > "$T/l.txt"
+	run -0 py "$REF/clkmeans_ref.py" centroids "$T/c.txt" points.txt "$T/l.txt"
+	assert_output ok
+}
+
+@test "--list-devices shows every device that cpu:all divides among" {
+	run -0 env POCL_DEVICES="pthread pthread pthread" clkmeans --list-devices
+	assert_equal "$(grep -c '^0:[0-2]	cpu:[0-2]	' <<< "$output")" 3
+}
+
+@test "gpu:all and gpu:0,0 give one GPU's labels, distances and centroids" {
+	require_gpu
+	gen overlapping 200000 32 64 37
+	clkmeans -d gpu -k 64 --distances -C "$T/c1.txt" "$T/x.npy" > "$T/one"
+	for spec in gpu:all gpu:0,0; do
+		clkmeans -v -d $spec -k 64 --distances -C "$T/cn.txt" "$T/x.npy" > "$T/many" 2> "$T/log"
+		cmp "$T/one" "$T/many"
+		cmp "$T/c1.txt" "$T/cn.txt"
+	done
+	run -0 vs sklearn -d gpu:all
+	assert_output ok
+}

@@ -686,11 +686,6 @@ many() {
 	[[ $stderr == *"--bench on several devices multiplies host matrices: give --max-device-mem"* ]]
 }
 
-@test "clkmeans, which takes one device, refuses a list with a clear message" {
-	run -1 --separate-stderr clkmeans -k 2 -d cpu:all "$TESTDATA/clkmeans/points.txt"
-	assert_equal "$stderr" "clkmeans: device 'cpu:all': clkmeans takes one OpenCL device at a time"
-}
-
 @test "gpu:all (gpu:0,0 on a machine of one GPU) gives one GPU's bytes and numpy's product, in core and in blocks, with each worker's share" {
 	require_gpu
 	gen "$T/a.npy" 3000 2000 1

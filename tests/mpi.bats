@@ -185,14 +185,184 @@ ours_of() {
 }
 
 @test "a program that does not divide its work refuses mpirun -np 3 once, and runs under -np 1" {
-	run --separate-stderr mpi 3 clkmeans -k 2 "$TESTDATA/clkmeans/points.txt"
+	run --separate-stderr mpi 3 editdist4r -d cpu "$TESTDATA/editdist4r/pairs.txt"
+	assert_failure 1
+	assert_output ''
+	run ours_of editdist4r
+	assert_output "editdist4r: this program does not divide its work among MPI ranks: each of the 3 would do all of it (run it without mpirun)"
+	editdist4r -d cpu "$TESTDATA/editdist4r/pairs.txt" > "$T/one"
+	mpi 1 editdist4r -d cpu "$TESTDATA/editdist4r/pairs.txt" > "$T/many"
+	cmp "$T/one" "$T/many"
+}
+
+# ---- clkmeans
+# Each rank reads its share of the rows (NPY: equal counts; text: byte ranges moved on
+# to line starts), one all-reduce of the fixed-point sums a Lloyd iteration, k-means++
+# seeds drawn over all ranks' rows by their exact weights; rank 0 writes the labels
+# in input order. Labels, distances and centroids must be one process's bytes (one
+# process is checked against scikit-learn in tests/clkmeans.bats).
+
+# Overlapping blobs (many rows near two centroids), as text with lines of very
+# different lengths (so the byte ranges hold uneven numbers of rows), <f4 and <f8 NPY.
+make_blobs() {
+	py - "$T" <<'PY'
+import sys, numpy as np
+t = sys.argv[1]
+g = np.random.default_rng(21)
+n, d, k = 3000, 5, 6
+c = g.normal(0, 2, (k, d))
+x = (c[g.integers(0, k, n)] + g.normal(0, 1, (n, d))).astype(np.float32)
+x[:600] = np.round(x[:600], 1)		# short lines first, long ones after
+np.save(t + "/km.npy", x)
+np.save(t + "/km64.npy", x.astype(np.float64))
+with open(t + "/km.txt", "w") as f:
+    for r in x:
+        f.write(" ".join("%.9g" % v for v in r) + "\n")
+np.savetxt(t + "/c0.txt", x[g.choice(n, k, replace=False)].astype(np.float64), fmt="%.9g")
+PY
+}
+
+# km_same NP ARGS...: clkmeans under mpirun -np NP prints one process's labels (and
+# distances) and writes its centroids (-C), byte for byte.
+km_same() {
+	local np=$1
+	shift
+	clkmeans -d cpu --distances -C "$T/c1.txt" "$@" > "$T/one" || return 1
+	[ -s "$T/one" ] || { echo "empty one-process output"; return 1; }
+	mpi "$np" clkmeans -d cpu --distances -C "$T/cn.txt" "$@" > "$T/many" ||
+	    { echo "mpirun -np $np failed"; return 1; }
+	cmp "$T/one" "$T/many" || { echo "-np $np: labels differ: $*"; return 1; }
+	cmp "$T/c1.txt" "$T/cn.txt" || { echo "-np $np: centroids differ: $*"; return 1; }
+}
+
+@test "clkmeans under mpirun -np 2 and 3 gives one process's labels, distances and centroids, text and NPY" {
+	make_blobs
+	for np in 2 3; do
+		for f in km.txt km.npy km64.npy; do
+			run km_same $np -k 6 "$T/$f"
+			assert_success
+		done
+		run km_same $np -k 6 --init random --n-init 3 --seed 5 "$T/km.txt"
+		assert_success
+		run km_same $np --init "$T/c0.txt" "$T/km.npy"
+		assert_success
+		run km_same $np --assign "$T/c0.txt" "$T/km.txt"
+		assert_success
+	done
+}
+
+@test "clkmeans: -v gives each rank's share; uneven text shares cover the rows once" {
+	make_blobs
+	run --separate-stderr mpi 3 clkmeans -d cpu -v -k 6 "$T/km.txt"
+	assert_success
+	# "rank R of 3: device 0 (NAME): rows A to B, C rows", contiguous from 0 to 3000
+	run -0 awk '/^clkmeans: rank [0-9] of 3: device 0 \(.*\): rows / {
+		for (i = 1; i <= NF; i++) if ($i == "rows" && $(i + 2) == "to") { a[$3] = $(i + 1); b[$3] = $(i + 3) }
+	    } END { at = 0; for (r = 0; r < 3; r++) { sub(",", "", b[r]); if (a[r] != at) bad = 1; at = b[r];
+		printf "%d ", b[r] - a[r] } print at, bad ? "gap" : "contiguous" }' <<< "$stderr"
+	# short lines first: rank 0's third of the bytes holds more rows than an even share
+	assert_regex "$output" "^[0-9]+ [0-9]+ [0-9]+ 3000 contiguous$"
+	local r0=${output%% *}
+	[ "$r0" -gt 1000 ]
+}
+
+@test "clkmeans: ranks without rows (more ranks than rows, a share of comments only) add nothing" {
+	printf '1 2\n8 9\n' > "$T/two.txt"
+	run km_same 3 -k 2 "$T/two.txt"
+	assert_success
+	py -c "import numpy as np; np.save('$T/two.npy', np.array([[1, 2], [8, 9]], np.float32))"
+	run km_same 3 -k 2 "$T/two.npy"
+	assert_success
+	# rank 0's third of the bytes is a comment: its share has no row
+	{ for i in $(seq 60); do echo "# a comment line to fill the first rank's share"; done
+	  seq 1 40 | awk '{ print $1, $1 % 7 }'; } > "$T/comments.txt"
+	run km_same 3 -k 4 --init random "$T/comments.txt"
+	assert_success
+	run --separate-stderr mpi 3 clkmeans -d cpu -v -k 4 "$T/comments.txt"
+	assert_success
+	assert_regex "$stderr" "rank 0 of 3: device 0 \(.*\): rows 0 to 0, 0 rows"
+}
+
+@test "clkmeans: empty clusters take the farthest rows of all ranks, as in one process" {
+	# starts far off the data leave clusters empty: they take the farthest rows, which
+	# lie in any rank's share
+	py - "$T" <<'PY'
+import sys, numpy as np
+t = sys.argv[1]
+g = np.random.default_rng(22)
+x = g.normal(0, 3, (250, 3))[g.integers(0, 250, 2000)].astype(np.float32)
+np.save(t + "/dup.npy", x)
+c = np.repeat(x[:1].astype(np.float64), 12, axis=0)
+c[1:, 0] += 1000 + np.arange(11)
+np.savetxt(t + "/far.txt", c, fmt="%.9g")
+PY
+	run --separate-stderr clkmeans -d cpu -v --init "$T/far.txt" "$T/dup.npy"
+	assert_regex "$stderr" "relocated 11 empty clusters"
+	for np in 2 3; do
+		run km_same $np --init "$T/far.txt" "$T/dup.npy"
+		assert_success
+	done
+}
+
+@test "clkmeans: more clusters than all ranks' rows is one message" {
+	printf '1 2\n8 9\n' > "$T/two.txt"
+	run --separate-stderr mpi 3 clkmeans -d cpu -k 3 "$T/two.txt"
+	assert_failure 1
+	run ours_of clkmeans
+	assert_output "clkmeans: $T/two.txt: 2 rows, fewer than the 3 clusters asked for"
+}
+
+@test "clkmeans: a bad value in the last rank's share is one message naming its line, exit 1" {
+	make_blobs
+	sed '2990s/^[^ ]*/x/' "$T/km.txt" > "$T/bad.txt"
+	run --separate-stderr mpi 3 clkmeans -d cpu -k 6 "$T/bad.txt"
 	assert_failure 1
 	assert_output ''
 	run ours_of clkmeans
-	assert_output "clkmeans: this program does not divide its work among MPI ranks: each of the 3 would do all of it (run it without mpirun)"
-	clkmeans -k 2 "$TESTDATA/clkmeans/points.txt" > "$T/one"
-	mpi 1 clkmeans -k 2 "$TESTDATA/clkmeans/points.txt" > "$T/many"
+	assert_regex "$output" "^clkmeans: $T/bad.txt:2990: column 1: not a number: 'x'"
+	assert_equal "${#lines[@]}" 1
+}
+
+@test "clkmeans: standard input cannot be shared: one clear message" {
+	make_blobs
+	run --separate-stderr bash -c "mpirun -q --oversubscribe -np 2 clkmeans -d cpu -k 3 < '$T/km.txt'"
+	assert_failure 1
+	run ours_of clkmeans
+	assert_output "clkmeans: (standard input): under mpirun each rank reads its share of a FILE; standard input and pipes cannot be shared (write it to a file first)"
+}
+
+@test "clkmeans: --with-rows and centroids from standard input under mpirun are one usage error" {
+	make_blobs
+	run --separate-stderr mpi 3 clkmeans -d cpu -k 6 --with-rows "$T/km.txt"
+	assert_failure 2
+	run ours_of clkmeans
+	assert_output "clkmeans: --with-rows under mpirun is not supported: each rank holds only its own rows' text"
+	run --separate-stderr mpi 2 clkmeans -d cpu --assign - "$T/km.txt"
+	assert_failure 2
+	run ours_of clkmeans
+	assert_output "clkmeans: under mpirun the centroids come from a FILE, not standard input"
+}
+
+@test "clkmeans: -o FILE and -O npy are written by rank 0 alone, complete" {
+	make_blobs
+	run mpi 3 clkmeans -d cpu -k 6 -O npy -o "$T/out.npy" "$T/km.npy"
+	assert_success
+	clkmeans -d cpu -k 6 -O npy -o "$T/one.npy" "$T/km.npy"
+	cmp "$T/one.npy" "$T/out.npy"
+}
+
+@test "clkmeans: man page example, k-means++ over 4 ranks" {
+	run km_same 4 -k 3 "$TESTDATA/clkmeans/points.txt"
+	assert_success
+}
+
+@test "clkmeans on the GPU machine, one rank a GPU, gives one process's bytes" {
+	require_gpu
+	make_blobs
+	clkmeans -d gpu --distances -k 6 -C "$T/c1.txt" "$T/km.npy" > "$T/one"
+	mpi 2 clkmeans -d gpu --distances -k 6 -C "$T/cn.txt" "$T/km.npy" > "$T/many"
 	cmp "$T/one" "$T/many"
+	cmp "$T/c1.txt" "$T/cn.txt"
 }
 
 @test "a usage error under mpirun is said once, by rank 0, exit 2" {
