@@ -598,22 +598,27 @@ scalars(int k, __global const real *restrict shift, __global const int *restrict
 
 /* ---- rowdist ---------------------------------------------------------------- */
 
-/* Sums a group's per-work-item values in a fixed order into part[g]. */
-static void
-group_sum(__local real *l, real v, __global real *part, long g)
-{
-	const int tid = get_local_id(0);
-	l[tid] = v;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (int w = WG / 2; w > 0; w >>= 1) {
-		if (tid < w)
-			l[tid] += l[tid + w];
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
-	if (tid == 0)
-		part[g] = l[0];
-	barrier(CLK_LOCAL_MEM_FENCE);
+/* NAME(l, v, part, g): sums a group's per-work-item values of type T in a fixed
+ * order (a tree over the work-items) into part[g]. One body for the float64 sums
+ * (group_sum) and the integer ones (group_sum_l: order-free). */
+#define GROUP_SUM(NAME, T)						\
+static void								\
+NAME(__local T *l, T v, __global T *part, long g)			\
+{									\
+	const int tid = get_local_id(0);				\
+	l[tid] = v;							\
+	barrier(CLK_LOCAL_MEM_FENCE);					\
+	for (int w = WG / 2; w > 0; w >>= 1) {				\
+		if (tid < w)						\
+			l[tid] += l[tid + w];				\
+		barrier(CLK_LOCAL_MEM_FENCE);				\
+	}								\
+	if (tid == 0)							\
+		part[g] = l[0];						\
+	barrier(CLK_LOCAL_MEM_FENCE);					\
 }
+GROUP_SUM(group_sum, real)
+GROUP_SUM(group_sum_l, long)
 
 /* dists[r] = float64 ||x_r - c_label||^2 for the batch's rows; part[g0 + group] the
  * sum over each group's RG rows. */
@@ -638,23 +643,6 @@ rowdist(__global const float *restrict X, int nb, __global const real *restrict 
 }
 
 /* ---- kpp -------------------------------------------------------------------- */
-
-/* Sums a group's per-work-item integers (order-free) into part[g]. */
-static void
-group_sum_l(__local long *l, long v, __global long *part, long g)
-{
-	const int tid = get_local_id(0);
-	l[tid] = v;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (int w = WG / 2; w > 0; w >>= 1) {
-		if (tid < w)
-			l[tid] += l[tid + w];
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
-	if (tid == 0)
-		part[g] = l[0];
-	barrier(CLK_LOCAL_MEM_FENCE);
-}
 
 /*
  * k-means++ over the batch's rows, with `closest' each row's squared distance to the
