@@ -273,27 +273,33 @@ if pid == 0:
     os.environ.update(PS1="$ ", INPUTRC="/dev/null")
     os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
 os.write(fd, ("source '%s'\n" % sys.argv[1]).encode())
-for c in cases:
+out = b""
+
+def results():
+    return [l for l in out.decode(errors="replace").splitlines() if l.startswith("RESULT[")]
+
+# Each case waits for the one before it to print; one deadline for all, generous for a
+# loaded machine (30 s was not always enough under make check beside other work).
+end = time.time() + 120
+for i, c in enumerate(cases):
     # Ctrl-A, then echo the line between markers; Ctrl-E back to its end.
     os.write(fd, (c + "\t").encode())
-    time.sleep(0.3)
+    time.sleep(0.3)	# what the completion runs gets the terminal: no keys ahead of it
     os.write(fd, b'\x01echo "RESULT[" \x05 "]"\n')
+    while len(results()) <= i and time.time() < end:
+        if not select.select([fd], [], [], 1)[0]:
+            continue
+        try:
+            b = os.read(fd, 4096)
+        except OSError:
+            break
+        if not b:
+            break
+        out += b
 os.write(fd, b"exit\n")
-out, end = b"", time.time() + 30
-while time.time() < end:
-    if not select.select([fd], [], [], 1)[0]:
-        continue
-    try:
-        b = os.read(fd, 4096)
-    except OSError:
-        break
-    if not b:
-        break
-    out += b
 os.waitpid(pid, 0)
-for line in out.decode(errors="replace").splitlines():
-    if line.startswith("RESULT["):
-        print(line[len("RESULT[ "):-len(" ]")])
+for line in results():
+    print(line[len("RESULT[ "):-len(" ]")])
 EOF
 	assert_output "clkmeans --device=cpu:0
 docsim --weight=binary
