@@ -400,7 +400,8 @@ load_text(struct table *t)
 			if (t->opts.keep_text)
 				t->line = xreallocarray(t->line, cap + 1, sizeof *t->line);
 		}
-		memcpy((char *)t->m.data + rows * t->k * esz, r->val, r->nrows * t->k * esz);
+		if (r->nrows > 0)	/* a chunk whose first line is bad has no values */
+			memcpy((char *)t->m.data + rows * t->k * esz, r->val, r->nrows * t->k * esz);
 		for (size_t i = 0; i < r->nrows; i++)
 			t->lineno[rows + i] = c->line0 + r->line[i];
 		if (t->opts.keep_text) {
@@ -408,7 +409,8 @@ load_text(struct table *t)
 				tcap = MAX(tlen + r->tlen, 2 * tcap);
 				t->text = xrealloc(t->text, tcap);
 			}
-			memcpy(t->text + tlen, r->text, r->tlen);
+			if (r->tlen > 0)
+				memcpy(t->text + tlen, r->text, r->tlen);
 			for (size_t i = 0; i < r->nrows; i++)
 				t->line[rows + i] = tlen + r->toff[i];
 			tlen += r->tlen;
