@@ -274,6 +274,8 @@ out_name(const output *o)
 void
 out_write(output *o, const void *p, size_t n)
 {
+	if (n == 0)
+		return;		/* p may be NULL then (a formatted range that printed nothing) */
 	if (o->n + n > OUT_BUF) {
 		flush(o);
 		if (n >= OUT_BUF) {
