@@ -446,15 +446,7 @@ docs_read_share(const char *path, enum doc_format f, int ids, struct tok_vocab *
 		return f;
 	}
 	ranks_serial_end();
-	/* the file's bytes in equal ranges, each moved on to a line start: every line in
-	 * one share, numbered on from the lines of the shares before */
-	uint64_t len = (uint64_t)in_file_size(in), rk = (uint64_t)ranks_rank();
-	uint64_t R = (uint64_t)ranks_size();
-	uint64_t a = in_line_start(in, (uint64_t)((unsigned __int128)len * rk / R));
-	uint64_t b = in_line_start(in, (uint64_t)((unsigned __int128)len * (rk + 1) / R));
-	uint64_t before = ranks_exscan_u64(in_count_lines(in, a, b));
-	in_range(in, a, b);
-	in_set_lineno(in, before);
+	in_share_lines(in);
 	struct text_err err = {0, ""};
 	read_text(in, ids, vocab, r, &err);
 	in_close(in);

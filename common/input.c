@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "ranks.h"
 
 /* One read(2) asks for at least this much. The fuzz build sets a small one (Makefile:
  * FUZZ_CPP), so that small inputs cross the buffer's refills. */
@@ -369,6 +370,21 @@ in_count_lines(const input *in, uint64_t start, uint64_t end)
 	}
 	free(buf);
 	return lines;
+}
+
+void
+in_share_lines(input *in)
+{
+	if (ranks_size() == 1)
+		return;
+	uint64_t from = in_tell(in), len = (uint64_t)in_file_size(in) - from;
+	uint64_t r = (uint64_t)ranks_rank(), R = (uint64_t)ranks_size();
+	uint64_t a = in_line_start(in, from + (uint64_t)((unsigned __int128)len * r / R));
+	uint64_t b = in_line_start(in, from + (uint64_t)((unsigned __int128)len * (r + 1) / R));
+	uint64_t before = ranks_exscan_u64(in_count_lines(in, a, b));
+	uint64_t line = in_lineno(in);
+	in_range(in, a, b);
+	in_set_lineno(in, line + before);
 }
 
 int64_t

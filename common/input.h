@@ -64,6 +64,11 @@ int64_t in_remaining(const input *in);
 void in_range(input *in, uint64_t start, uint64_t end);
 uint64_t in_line_start(const input *in, uint64_t off);
 uint64_t in_count_lines(const input *in, uint64_t start, uint64_t end);
+/* Under mpirun, this rank's share of the lines from here to the end of a regular file
+ * (one rank: all of them): the bytes cut into equal ranges, each moved on to the start
+ * of a line, so that every line is in one share; line numbers go on from the lines of
+ * the shares before (collective: every rank calls it). */
+void in_share_lines(input *in);
 /* A regular file's bytes from where the input began (whatever was read), else -1. */
 int64_t in_file_size(const input *in);
 

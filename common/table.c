@@ -168,25 +168,6 @@ find_width(struct table *t)
 	}
 }
 
-/* Under mpirun (table_opts.share), this rank's share of the rows that follow the header:
- * the data's bytes cut into equal ranges, each moved on to the start of a line, so that
- * every line is in one share. Line numbers go on from the lines of the shares before. */
-static void
-share_text(struct table *t)
-{
-	if (ranks_size() == 1)
-		return;
-	uint64_t from = in_tell(t->in), len = (uint64_t)in_file_size(t->in) - from;
-	uint64_t r = (uint64_t)ranks_rank(), R = (uint64_t)ranks_size();
-	uint64_t a = from + (uint64_t)((unsigned __int128)len * r / R);
-	uint64_t b = from + (uint64_t)((unsigned __int128)len * (r + 1) / R);
-	uint64_t s = in_line_start(t->in, a), e = in_line_start(t->in, b);
-	uint64_t before = ranks_exscan_u64(in_count_lines(t->in, s, e));
-	uint64_t line = in_lineno(t->in);
-	in_range(t->in, s, e);
-	in_set_lineno(t->in, line + before);
-}
-
 static void
 open_in(input *in, const struct table_opts *o, struct table *t)
 {
@@ -229,7 +210,7 @@ open_in(input *in, const struct table_opts *o, struct table *t)
 	find_width(t);
 	if (o->share) {
 		ranks_serial_end();
-		share_text(t);
+		in_share_lines(t->in);
 	}
 }
 
