@@ -382,6 +382,7 @@ clx_open_many(const char *spec, const char *filter, int flags, struct clx *xs, i
 		if (i > 0)
 			CL_CHECK(clRetainContext(ctx));
 		xs[i].ctx = ctx;
+		xs[i].slot = i;
 		open_queue(&xs[i], flags);
 	}
 	return n;
@@ -485,8 +486,17 @@ clx_build(struct clx *x, const char *name, const char *embedded_src, const char 
 		src = loaded;
 		vlog("kernel source: %s", path);
 	}
+	/* PoCL 5's CPU drivers keep one cache of loaded kernel binaries for all devices,
+	 * keyed by the program's build and the work-group size. A kernel run on two devices
+	 * at once with grids of different widths makes two entries of one key, and the
+	 * release after a run decrements the first it finds, not its own: the count goes
+	 * below zero and PoCL aborts (its common.c, pocl_release_dlhandle_cache). A define
+	 * per device makes each device's build, and so its key, its own. */
+	char slot[32] = "";
+	if (x->vendor == CLX_POCL && x->slot > 0)
+		snprintf(slot, sizeof slot, " -D CLX_SLOT=%d", x->slot);
 	char opts[2048];
-	snprintf(opts, sizeof opts, "-cl-std=CL1.2 %s", options ? options : "");
+	snprintf(opts, sizeof opts, "-cl-std=CL1.2 %s%s", options ? options : "", slot);
 	vlog("building %s.cl: %s", name, opts);
 	cl_program prog = CL_CREATE(clCreateProgramWithSource(x->ctx, 1, &src, NULL, &cl_err_));
 	cl_int err = clBuildProgram(prog, 1, &x->device, opts, NULL, NULL);

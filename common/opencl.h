@@ -40,6 +40,7 @@ struct clx {
 	cl_uint compute_units;
 	size_t max_wg;
 	int has_fp64;
+	int slot;	/* its place among the devices clx_open_many opened (0 for one) */
 };
 
 enum { CLX_PROFILE = 1 };	/* flags for clx_open: a profiling queue */

@@ -331,7 +331,7 @@ PY
 
 @test "clkmeans: standard input cannot be shared: one clear message" {
 	make_blobs
-	run --separate-stderr bash -c "mpirun -q --oversubscribe -np 2 clkmeans -d cpu -k 3 < '$T/km.txt'"
+	run --separate-stderr bash -c "mpirun $MPIQ --oversubscribe -np 2 clkmeans -d cpu -k 3 < '$T/km.txt'"
 	assert_failure 1
 	run ours_of clkmeans
 	assert_output "clkmeans: (standard input): under mpirun each rank reads its share of a FILE; standard input and pipes cannot be shared (write it to a file first)"
