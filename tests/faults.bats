@@ -111,10 +111,14 @@ stalled() {
 	shift
 	rm -f "$T/ready"
 	echo "old contents" > "$T/out.txt"
-	# shellcheck disable=SC2046
-	env --default-signal=INT "$@" LD_PRELOAD="$SHIM" FAULT_STALL=4096 \
+	# A background job of a non-interactive shell starts with SIGINT ignored: env puts
+	# it back. STALL_ENV replaces that option (the test of an inherited ignored signal
+	# has none: some coreutils' env resets more than the signal it names). Without fd 3
+	# a stalled program left behind by a failed test cannot hold Bats up.
+	# shellcheck disable=SC2046,SC2086
+	env ${STALL_ENV---default-signal=INT} "$@" LD_PRELOAD="$SHIM" FAULT_STALL=4096 \
 	    FAULT_READY="$T/ready" "$prog" $(args "$prog") -o "$T/out.txt" \
-	    >"$T/stdout" 2>"$T/stderr" &
+	    >"$T/stdout" 2>"$T/stderr" 3>&- &
 	pid=$!
 	if ! wait_for "$T/ready"; then
 		kill -KILL "$pid"
@@ -223,10 +227,15 @@ reap() {
 	# Ignored by the shell, so inherited as ignored through env and exec (env's own
 	# --ignore-signal is not in every coreutils that the GPU machine may have).
 	trap '' HUP
-	stalled skyline
+	STALL_ENV='' stalled skyline
 	trap - HUP
-	grep -q "^SigIgn:" "/proc/$pid/status"
-	(( 0x$(sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/$pid/status") & 1 ))	# SIGHUP is bit 0
+	local ign
+	ign=$(sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/$pid/status")
+	if ! (( 0x$ign & 1 )); then	# SIGHUP is bit 0
+		kill -KILL "$pid"
+		echo "skyline started with SIGHUP ignored, and it is not now (SigIgn $ign)"
+		return 1
+	fi
 	kill -HUP "$pid"
 	sleep 0.3
 	kill -0 "$pid"
