@@ -468,11 +468,12 @@ exact(__global const float *restrict X, __global const real *restrict c64T, int 
 
 /* ---- update ----------------------------------------------------------------- */
 
-/* sums[l][i] += round(x[i] * 2^p_i) as 64-bit integers; counts[l] += 1. */
+/* sums[l][i] += round(x[i] * 2^p_i) as 64-bit integers; counts[l] += 1, also 64-bit:
+ * one device streaming billions of rows can put more than 2^32 in one cluster. */
 __kernel void
 update(__global const float *restrict X, long nelem, __global const int *restrict labels,
     long row0, __global const float *restrict fscale, __global ulong *restrict sums,
-    __global int *restrict counts)
+    __global ulong *restrict counts)
 {
 	for (long e = get_global_id(0); e < nelem; e += get_global_size(0)) {
 		long r = e / DIM;
@@ -492,8 +493,16 @@ update(__global const float *restrict X, long nelem, __global const int *restric
 		if (hi)
 			atomic_add(p32 + 1, hi);
 #endif
-		if (i == 0)
-			atomic_inc(&counts[l]);
+		if (i == 0) {
+#if HAVE_ATOM64
+			atom_inc((volatile __global ulong *)&counts[l]);
+#else
+			/* the low half's wrap carries one into the high half, once */
+			__global uint *c32 = (__global uint *)&counts[l];
+			if (atomic_inc(c32) == 0xffffffffu)
+				atomic_inc(c32 + 1);
+#endif
+		}
 	}
 }
 
@@ -508,7 +517,7 @@ update(__global const float *restrict X, long nelem, __global const int *restric
  */
 __kernel void
 finalize(int mode, int k, int kpad, __global const ulong *restrict sums,
-    __global const int *restrict counts, __global const real *restrict iscale,
+    __global const ulong *restrict counts, __global const real *restrict iscale,
     __global const real *c64old, __global real *c64, __global real *restrict c64T,
     __global float *restrict cT, __global float *restrict cn, __global float *restrict cnrm,
     __global real *restrict shift, __global int *restrict empty)
@@ -527,7 +536,7 @@ finalize(int mode, int k, int kpad, __global const ulong *restrict sums,
 		empty[j] = 0;
 		return;
 	}
-	const int cnt = mode ? counts[j] : 0;
+	const long cnt = mode ? (long)counts[j] : 0;
 	real nrm = 0, sh = 0;
 	for (int i = 0; i < DIM; i++) {
 		long ji = (long)j * DIM + i;

@@ -528,7 +528,7 @@ lloyd(struct kmset *s, int max_iter, int tol_on, int *n_iter, double *t_vdist)
 		for (int i = 0; i < s->nd; i++) {
 			struct km *m = &s->dev[i];
 			km_fill_zero(m, m->sums, 0, m->k * m->d * 8);
-			km_fill_zero(m, m->counts, 0, m->k * 4);
+			km_fill_zero(m, m->counts, 0, m->k * 8);
 			km_fill_zero(m, m->state, 4 * SI_MOVED, 4);
 			km_fill_zero(m, m->state, 4 * SI_NEXACT, 4);
 			km_assign_pass(m, 1);

@@ -44,7 +44,6 @@ km_exchange(struct kmset *s)
 {
 	const size_t kd = s->k * s->d, k = s->k;
 	int64_t *part = xmallocarray(kd + k, sizeof *part);
-	int *cnt = xmallocarray(k, sizeof *cnt);
 	memset(s->sums, 0, (kd + k + 2) * sizeof *s->sums);
 	for (int i = 0; i < s->nd; i++) {
 		struct km *m = &s->dev[i];
@@ -52,13 +51,13 @@ km_exchange(struct kmset *s)
 		/* blocking reads: device i's iteration is done when they return, while the
 		 * devices after it go on */
 		km_read_buf(m, m->sums, 0, kd * 8, part);
-		km_read_buf(m, m->counts, 0, k * 4, cnt);
+		km_read_buf(m, m->counts, 0, k * 8, part + kd);
 		km_read_buf(m, m->state, 0, sizeof st, st);
 		m->busy += now_sec() - s->t_start;
 		for (size_t j = 0; j < kd; j++)
 			s->sums[j] = add_wrap(s->sums[j], part[j]);
 		for (size_t j = 0; j < k; j++)
-			s->sums[kd + j] += cnt[j];
+			s->sums[kd + j] += part[kd + j];
 		int moved, nexact;
 		memcpy(&moved, st + 4 * SI_MOVED, 4);
 		memcpy(&nexact, st + 4 * SI_NEXACT, 4);
@@ -69,7 +68,6 @@ km_exchange(struct kmset *s)
 	ranks_sum_i64(s->sums, kd + k + 2);
 	phase_add("all-reduce", now_sec() - t1);
 	free(part);
-	free(cnt);
 	km_push_sums(s);
 	/* moved and nexact, for read_state */
 	for (int i = 0; i < s->nd; i++) {
@@ -84,26 +82,18 @@ void
 km_push_sums(struct kmset *s)
 {
 	const size_t kd = s->k * s->d, k = s->k;
-	int *cnt = xmallocarray(k, sizeof *cnt);
-	for (size_t j = 0; j < k; j++)
-		cnt[j] = (int)s->sums[kd + j];
 	for (int i = 0; i < s->nd; i++) {
 		km_write_buf(&s->dev[i], s->dev[i].sums, 0, kd * 8, s->sums);
-		km_write_buf(&s->dev[i], s->dev[i].counts, 0, k * 4, cnt);
+		km_write_buf(&s->dev[i], s->dev[i].counts, 0, k * 8, s->sums + kd);
 	}
-	free(cnt);
 }
 
 void
 km_pull_sums(struct kmset *s)
 {
 	const size_t kd = s->k * s->d, k = s->k;
-	int *cnt = xmallocarray(k, sizeof *cnt);
 	km_read_buf(&s->dev[0], s->dev[0].sums, 0, kd * 8, s->sums);
-	km_read_buf(&s->dev[0], s->dev[0].counts, 0, k * 4, cnt);
-	for (size_t j = 0; j < k; j++)
-		s->sums[kd + j] = cnt[j];
-	free(cnt);
+	km_read_buf(&s->dev[0], s->dev[0].counts, 0, k * 8, s->sums + kd);
 }
 
 void

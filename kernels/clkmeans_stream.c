@@ -26,7 +26,7 @@ km_plan_memory(struct km *m, size_t max_device_mem)
 	const size_t align = MAX(m->tm, (size_t)m->t.rg);
 	const int maxl = 2 + (int)log((double)k);
 	m->ngroups = CEIL_DIV(n, (size_t)m->t.rg);
-	size_t fixed = STATE_BYTES + d * (4 + R) + k * d * 8 + k * 4 + kpad * (R + 4) +
+	size_t fixed = STATE_BYTES + d * (4 + R) + k * d * 8 + k * 8 + kpad * (R + 4) +
 	    m->ngroups * (size_t)maxl * 8 + (size_t)maxl * d * R +
 	    2 * (k * d * R + d * kpad * R + m->dpad * kpad * 4 + 2 * kpad * 4);
 	size_t per_row = 4 + R;			/* labels, dists */
@@ -65,7 +65,7 @@ km_plan_memory(struct km *m, size_t max_device_mem)
 	m->list = km_buf(m, m->batch * 4);
 	m->state = km_buf(m, STATE_BYTES);
 	m->sums = km_buf(m, k * d * 8);
-	m->counts = km_buf(m, k * 4);
+	m->counts = km_buf(m, k * 8);
 	m->shift = km_buf(m, kpad * R);
 	m->empty = km_buf(m, kpad * 4);
 	m->part = km_buf(m, m->ngroups * (size_t)maxl * 8);	/* kpp's are integers */
