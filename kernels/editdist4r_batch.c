@@ -195,29 +195,40 @@ batch_cells(const struct ed_batch *b)
 	return c;
 }
 
+/* Starts batch b's distances: its characters coded first (-u); then on g, a GPU
+ * (submitted: ed_gpu_wait ends it), or, where g is NULL, on the CPU (done on return).
+ * The one-GPU pipeline and each worker of several run batches through it. */
 static void
-compute_start(struct ed_run *r, struct ed_batch *b)
+batch_start(struct ed_run *r, struct ed_gpu *g, struct ed_batch *b)
 {
 	double t0 = now_sec();
 	if (b->nutf8 > 0) {
 		ed_sym_batch(b);
-		r->nwide += b->nwide;
 		phase_add("characters", now_sec() - t0);
 		t0 = now_sec();
 	}
-	r->cells += batch_cells(b);
 #ifdef ACCELKIT_CUDA
-	if (on_gpu(r)) {
+	if (g != NULL) {
 		if (b->nwide > 0)
 			wide_on_cpu(r, b);
-		ed_gpu_submit(r->g, b->pool, b->used, b->shared_pool, b->pairs, b->kind, b->n,
+		ed_gpu_submit(g, b->pool, b->used, b->shared_pool, b->pairs, b->kind, b->n,
 		    b->dist);
 		phase_add(PH_COMPUTE, now_sec() - t0);
 		return;
 	}
+#else
+	(void)g;
 #endif
 	ed_cpu_batch(b->pool, b->pairs, b->n, &r->eo, b->kind, b->wide, b->dist);
 	phase_add(PH_COMPUTE, now_sec() - t0);
+}
+
+static void
+compute_start(struct ed_run *r, struct ed_batch *b)
+{
+	batch_start(r, on_gpu(r) ? r->g : NULL, b);
+	r->nwide += b->nwide;
+	r->cells += batch_cells(b);
 }
 
 /* --path: each pair's alignment, on the CPU whatever computed the distances. */
@@ -490,24 +501,14 @@ multi_process(void *ctx, void *state, int w, void *slot, char *err)
 	struct ed_batch *b = slot;
 	(void)w;
 	(void)err;
-	double t0 = now_sec();
-	if (b->nutf8 > 0) {
-		ed_sym_batch(b);
-		phase_add("characters", now_sec() - t0);
-		t0 = now_sec();
-	}
+	batch_start(r, wk->g, b);
 #ifdef ACCELKIT_CUDA
 	if (wk->g != NULL) {
-		if (b->nwide > 0)
-			wide_on_cpu(r, b);
-		ed_gpu_submit(wk->g, b->pool, b->used, b->shared_pool, b->pairs, b->kind, b->n,
-		    b->dist);
+		double t0 = now_sec();
 		ed_gpu_wait(wk->g);
-	} else
+		phase_add(PH_COMPUTE, now_sec() - t0);
+	}
 #endif
-		ed_cpu_batch(b->pool, b->pairs, b->n, &r->eo, b->kind, b->wide, b->dist);
-	(void)wk;
-	phase_add(PH_COMPUTE, now_sec() - t0);
 	if (r->path)
 		align_batch(r, b);
 	return 0;
