@@ -204,12 +204,12 @@ _accelkit_files() {
 
 # _accelkit_devices CMD CUR: auto, cpu, gpu and the devices CMD --list-devices names
 # (the first field; the OpenCL programs' second field, cpu:N or gpu:N, too); gpu:all
-# (and clmatmul's cpu:all) for the programs that divide their work over devices.
+# (and cpu:all for the OpenCL programs) for the programs that divide their work over devices.
 _accelkit_devices() {
 	local d=' auto cpu gpu ' f1 f2 rest
 	case ${1##*/} in
 	gmmscore | editdist4r) d+='gpu:all ' ;;
-	clmatmul) d+='gpu:all cpu:all ' ;;
+	clmatmul | clkmeans) d+='gpu:all cpu:all ' ;;
 	esac
 	while IFS=$'\t' read -r f1 f2 rest; do
 		[[ $d == *" $f1 "* ]] || d+="$f1 "

@@ -149,7 +149,7 @@ lines() {
 	for p in $PROGS; do
 		case $p in
 		gmmscore | editdist4r) all=gpu:all ;;
-		clmatmul) all="gpu:all cpu:all" ;;
+		clmatmul | clkmeans) all="gpu:all cpu:all" ;;
 		*) all= ;;
 		esac
 		# The first field of each line, and an OpenCL device's cpu:N or gpu:N.
@@ -165,7 +165,8 @@ lines() {
 
 @test "a device with a colon completes after the colon, as readline replaces it" {
 	local want
-	want=$(clkmeans --list-devices | awk -F'\t' '{ print $1; print $2 }' | sed -n 's/^cpu://p' | LC_ALL=C sort -u)
+	want=$( (echo cpu:all; clkmeans --list-devices | awk -F'\t' '{ print $1; print $2 }') |
+		sed -n 's/^cpu://p' | LC_ALL=C sort -u)
 	[ -n "$want" ] || fail "clkmeans lists no CPU device (make deps installs PoCL)"
 	run -0 comp "clkmeans -d cpu:"
 	assert_output "$want"
@@ -266,7 +267,7 @@ help_shorts() {
 	# A pseudo-terminal drives bash -i: type, TAB, then print the line as completed.
 	run -0 py - "$ACCELKIT_ROOT/completion/accelkit.bash" <<'EOF'
 import os, pty, select, sys, time
-cases = ["clkmeans --device=cpu:", "docsim --weight=bi", "skyline -p min,ma",
+cases = ["clkmeans --device=cpu:a", "docsim --weight=bi", "skyline -p min,ma",
          "editdist4r --alg", "gmmscore -m models/fi", "clkmeans --init k-"]
 pid, fd = pty.fork()
 if pid == 0:
@@ -301,7 +302,7 @@ os.waitpid(pid, 0)
 for line in results():
     print(line[len("RESULT[ "):-len(" ]")])
 EOF
-	assert_output "clkmeans --device=cpu:0
+	assert_output "clkmeans --device=cpu:all
 docsim --weight=binary
 skyline -p min,max
 editdist4r --algo
