@@ -1,6 +1,7 @@
 /* clstaging.c: see clstaging.h. */
 #include "clstaging.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,8 +110,18 @@ clstaging_release(struct clstage *b)
 
 /* ---- whole matrices ---- */
 
-/* Bytes of pinned host memory the process holds in clhost buffers. */
+/* Bytes of pinned host memory the process holds in clhost buffers (devices' workers
+ * allocate at once: the check against the cap and the count go under one lock). */
 static size_t pinned_total;
+static pthread_mutex_t pinned_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+pinned_add(size_t n, int sign)
+{
+	pthread_mutex_lock(&pinned_mu);
+	pinned_total = sign > 0 ? pinned_total + n : pinned_total - n;
+	pthread_mutex_unlock(&pinned_mu);
+}
 
 /* How much it may hold: half of the machine's memory, or ACCELKIT_PINNED_BYTES (tests
  * set it low to take the pageable way). */
@@ -135,12 +146,16 @@ clhost_alloc(struct clx *x, size_t bytes, const char *what, struct clhost *h)
 	double t0 = now_sec();
 	memset(h, 0, sizeof *h);
 	h->bytes = bytes;
+	pthread_mutex_lock(&pinned_mu);
 	if (n > x->max_alloc)
 		why = "larger than the device's largest allocation";
 	else if (n > cap || pinned_total > cap - n) {
 		snprintf(bound, sizeof bound, "pinned memory would pass %zu bytes", cap);
 		why = bound;
+	} else {
+		pinned_total += n;	/* held for this buffer; given back if it fails */
 	}
+	pthread_mutex_unlock(&pinned_mu);
 	if (why == NULL)
 		h->mem = clCreateBuffer(x->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, n, NULL,
 		    &err);
@@ -152,8 +167,10 @@ clhost_alloc(struct clx *x, size_t bytes, const char *what, struct clhost *h)
 			h->p = NULL;
 		}
 	}
-	if (why == NULL && err != CL_SUCCESS)
+	if (why == NULL && err != CL_SUCCESS) {
 		why = cl_errname(err);
+		pinned_add(n, -1);
+	}
 	if (why != NULL) {
 		h->mem = NULL;
 		vlog("%s: %zu bytes in pageable memory (%s): slower copies", what, bytes, why);
@@ -165,7 +182,6 @@ clhost_alloc(struct clx *x, size_t bytes, const char *what, struct clhost *h)
 	    bytes);
 	CL_CHECK(clRetainCommandQueue(x->queue));
 	h->queue = x->queue;
-	pinned_total += n;
 	phase_add("host buffers", now_sec() - t0);	/* pinning is not free: -v shows it */
 	return h->p;
 }
@@ -178,7 +194,7 @@ clhost_free(struct clhost *h)
 		CL_CHECK(clFinish(h->queue));
 		CL_CHECK(clReleaseMemObject(h->mem));
 		CL_CHECK(clReleaseCommandQueue(h->queue));
-		pinned_total -= MAX(h->bytes, (size_t)16);
+		pinned_add(MAX(h->bytes, (size_t)16), -1);
 	} else {
 		free(h->p);
 	}

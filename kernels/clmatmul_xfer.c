@@ -3,7 +3,6 @@
  * (slots) they fill, and cm_multiply, which pipelines them with the kernels over
  * three queues ordered by events. Apart from the kernel parameters and launches
  * (clmatmul_ocl.c) and the plan (clmatmul_plan.c) it follows. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,7 +285,6 @@ struct mm {
 	struct cm_engine **es;
 	const struct cm_problem *pr;
 	struct plan pl;
-	pthread_mutex_t alloc_mu;	/* clhost_alloc's count of pinned bytes is unguarded */
 };
 
 /* A device's part of a multiply: its engine, its buffers and where its blocks stand. */
@@ -311,7 +309,6 @@ mm_init(void *ctx, int w)
 	r->e = m->es[w];
 	r->e->blocks = 0;
 	r->e->flops = r->e->kernel_sec = r->e->pack_sec = 0;
-	pthread_mutex_lock(&m->alloc_mu);
 	for (int i = 0; i < pl->slots; i++) {
 		slot_alloc(r->e, &r->sa[i], pl->bm * pl->bk, 1);
 		slot_alloc(r->e, &r->sb[i], pl->bk * pl->bn, 1);
@@ -319,7 +316,6 @@ mm_init(void *ctx, int w)
 		if (pl->c0slot)
 			slot_alloc(r->e, &r->s0[i], pl->bm * pl->bn, 0);
 	}
-	pthread_mutex_unlock(&m->alloc_mu);
 	return r;
 }
 
@@ -464,7 +460,6 @@ mm_fini(void *ctx, void *state, int w)
 	CL_CHECK(clFinish(e->qd));
 	for (int i = 0; i < m->pl.slots; i++)
 		unpack(e, &r->sc[i], m->pr->c, m->pr->n);
-	pthread_mutex_lock(&m->alloc_mu);
 	for (int i = 0; i < m->pl.slots; i++) {
 		slot_free(&r->sa[i]);
 		slot_free(&r->sb[i]);
@@ -472,7 +467,6 @@ mm_fini(void *ctx, void *state, int w)
 		if (m->pl.c0slot)
 			slot_free(&r->s0[i]);
 	}
-	pthread_mutex_unlock(&m->alloc_mu);
 	free(r);
 }
 
@@ -516,7 +510,6 @@ cm_multiply_many(struct cm_engine **es, int ne, const struct cm_problem *pr)
 	void **slotp = xcalloc((size_t)nslots, sizeof *slotp);
 	for (int i = 0; i < nslots; i++)
 		slotp[i] = &units[i];
-	pthread_mutex_init(&m.alloc_mu, NULL);
 	double t0 = now_sec();
 	dw *d = dw_open(&mm_ops, &m, slotp, nslots, ne);
 	while (dw_next(d, NULL) != NULL)
@@ -542,7 +535,6 @@ cm_multiply_many(struct cm_engine **es, int ne, const struct cm_problem *pr)
 			vlog("%s: %zu of %zu blocks, %.3g GFLOP, kernels %.1f ms", names[i],
 			    e->blocks, pl->nbm * pl->nbn, 1e-9 * e->flops, 1e3 * e->kernel_sec);
 	}
-	pthread_mutex_destroy(&m.alloc_mu);
 	free(units);
 	free(slotp);
 	free(name);
