@@ -380,7 +380,9 @@ main(int argc, char **argv)
 	}
 	cuda_input_size(sc.total);
 	cuda_decides_early();	/* on the first 8 MiB of pairs (ED_SETTLE_BYTES) */
-	cuda_start(spec, 1, NULL, &sc.dev);	/* gpu:all divides the batches */
+	/* gpu:all divides the batches; auto stays on one GPU: it settles at the first
+	 * batch, and batches already read stay on the GPU that started them */
+	cuda_start(spec, CUDA_MULTI_WHEN_ASKED, NULL, &sc.dev);
 	ed_run_begin(&r, co.max_device_mem, sc.total >= 0, settle, &sc);
 	/* Nothing to weigh or to wait for; several GPUs are set up before the first pair
 	 * (each worker opens its GPU), so CUDA's start is waited for at once. */

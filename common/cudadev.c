@@ -360,6 +360,47 @@ start_left(void)
 
 static void settle_cpu(struct cuda_dev *d);
 
+/* -d auto, the GPU chosen, in a program that divides its work (cuda_start's
+ * allow_multi) and not under mpirun (there each rank has a GPU of its own): every GPU of
+ * the host, where sharing one GPU's estimated time among them saves more than a further
+ * GPU's start costs (its context, made by its worker while the first GPU works, and the
+ * program's set-up on it: models, buffers). ACCELKIT_EXTRA_GPU_SEC replaces that cost. */
+static void
+maybe_every_gpu(const struct cost_model *m, double work, struct cuda_dev *d)
+{
+	if (start.allow_multi != 1 || !d->gpu || d->ngpus != 1 || ranks_size() > 1)
+		return;
+	const int have = MIN(gpu_count(), CUDADEV_MAX);
+	if (have < 2 || !(m->gpu_rate > 0))
+		return;
+	double extra = CUDA_EXTRA_GPU_SEC;
+	const char *e = getenv("ACCELKIT_EXTRA_GPU_SEC");
+	if (e != NULL && *e != '\0')
+		extra = cli_double("ACCELKIT_EXTRA_GPU_SEC", e, 0, 1e6);
+	const double one = work / m->gpu_rate, saved = one * (1.0 - 1.0 / have);
+	if (saved <= extra) {
+		vlog("auto: one GPU of %d: %.3f s of work, %d would save %.3f s, not more than "
+		    "another GPU's start (%.3f s)", have, one, have, saved, extra);
+		return;
+	}
+	vlog("auto: all %d GPUs: %.3f s of work on one, %.3f s saved, more than another "
+	    "GPU's start (%.3f s)", have, one, saved, extra);
+	/* the name's model is the first GPU's, as for gpu:all (its tuning row too) */
+	const char *model = strchr(d->name, ' ');
+	char name[sizeof d->name];
+	int n = snprintf(name, sizeof name, "%d GPUs gpu:%d", have, d->ids[0]);
+	for (int i = 1; i < have; i++) {
+		d->ids[i] = (d->ids[0] + i) % have;
+		if (n > 0 && (size_t)n < sizeof name)
+			n += snprintf(name + n, sizeof name - (size_t)n, ",%d", d->ids[i]);
+	}
+	if (n > 0 && (size_t)n < sizeof name)
+		snprintf(name + n, sizeof name - (size_t)n, "%s", model != NULL ? model : "");
+	memcpy(d->name, name, sizeof name);
+	d->ngpus = have;
+	vlog("device: %s", d->name);
+}
+
 void
 cuda_decide(const struct cost_model *m, double work, int threads, struct cuda_dev *d)
 {
@@ -368,6 +409,7 @@ cuda_decide(const struct cost_model *m, double work, int threads, struct cuda_de
 		/* the GPU's estimate carries CUDA's whole start; the CPU starts nothing */
 		if (cost_pick_gpu(m, work, threads, start_left())) {
 			cuda_start_wait();
+			maybe_every_gpu(m, work, d);
 			return;
 		}
 		start.deferred = 0;
@@ -383,6 +425,7 @@ cuda_decide(const struct cost_model *m, double work, int threads, struct cuda_de
 	}
 	if (cost_pick_gpu(m, work, threads, start_left())) {
 		cuda_start_wait();
+		maybe_every_gpu(m, work, d);
 		return;
 	}
 	settle_cpu(d);

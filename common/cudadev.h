@@ -39,7 +39,10 @@ void cuda_select(const char *spec, int allow_multi, struct cuda_dev *d);
  * streams, handles, constant tables). Until cuda_start_wait returns, an error exit
  * (die*, usage_error) first waits for the start-up to end. The program must call
  * cuda_start_wait before it uses d, and before any other exit. With spec "cpu", or
- * without CUDA, everything happens at once in the calling thread. */
+ * without CUDA, everything happens at once in the calling thread. allow_multi as for
+ * cuda_select; CUDA_MULTI_WHEN_ASKED: several GPUs where the spec names them, but -d
+ * auto never takes more than one (a program that cannot divide work already begun). */
+#define CUDA_MULTI_WHEN_ASKED 2
 void cuda_start(const char *spec, int allow_multi, void (*init)(const struct cuda_dev *),
     struct cuda_dev *d);
 /* Before cuda_start: the inputs' bytes when known (in_regular_bytes), else -1. Under
@@ -65,10 +68,18 @@ void cuda_start_wait(void);
 /* CUDA's own start (driver and primary context), measured on the lent machines as a bare
  * process doing cudaFree(0): 300 ms. What is left of it is charged to the GPU. */
 #define CUDA_START_SEC 0.30
+/* What -d auto charges each GPU past the first when it weighs using every GPU of the
+ * host (cuda_decide): a context made beside the first GPU's work (100-150 ms), the
+ * program's set-up on it, and its share of the host's copies. Reasoned from bench/scale
+ * on 2 x H100 (gmmscore 1M frames: 1.16 s on one GPU, 0.59 s on two, the whole process
+ * 0.50 s faster): a guess to be measured, not yet swept. */
+#define CUDA_EXTRA_GPU_SEC 0.25
 
 /* Settles the device once the work is known. With -d auto, cost_pick (tune.h) weighs
  * the program's cost model with what is left of CUDA's start charged to the GPU, and -v
- * says both estimates. Choosing the CPU abandons the start-up thread: it
+ * says both estimates; where the GPU wins and the program divides its work, every GPU
+ * of the host where they save more than they cost (CUDA_EXTRA_GPU_SEC a GPU past the
+ * first), which d->ngpus then says. Choosing the CPU abandons the start-up thread: it
  * is never waited for, at work or at exit (end the run with cuda_finish). Any other spec
  * (cpu, gpu, gpu:N) is obeyed as given. Returns with d filled as cuda_start_wait does;
  * d->gpu says which path to run. threads is the CPU path's thread count. */

@@ -330,6 +330,25 @@ several_gpus() {
 	[[ $stderr == *"gmmscore: device: gpu:0 "* ]]
 }
 
+@test "auto on a machine of several GPUs: all of them where one GPU's time saved pays their start, one otherwise" {
+	require_gpus 2
+	py -c "import numpy as n; n.save('$T/big.npy', n.random.default_rng(3).normal(0, 2, (40000, 39)).astype('f4'))"
+	gmmscore -d gpu -m "$R/native.txt" -o "$T/one.txt" "$T/big.npy"
+	# 40,000 frames are some 50 ms on one GPU: a second GPU's start costs more
+	run -0 --separate-stderr gmmscore -v -d auto -j 1 -m "$R/native.txt" -o "$T/a.txt" "$T/big.npy"
+	[[ $stderr == *"gmmscore: auto: gpu, estimated "* ]]
+	[[ $stderr == *"gmmscore: auto: one GPU of "*", not more than another GPU's start (0.250 s)"* ]]
+	[[ $stderr != *"share"*"busy"* ]]
+	cmp "$T/a.txt" "$T/one.txt"
+	# a start that costs nothing: every GPU, each with its share, the same bytes
+	run -0 --separate-stderr env ACCELKIT_EXTRA_GPU_SEC=0 gmmscore -v -d auto -j 1 \
+	    -m "$R/native.txt" -o "$T/a.txt" "$T/big.npy"
+	[[ $stderr =~ "gmmscore: auto: all "[0-9]+" GPUs: " ]]
+	[[ $stderr =~ "gmmscore: device: "[0-9]+" GPUs gpu:0,1" ]]
+	[[ $stderr == *"gmmscore: gpu:1 share "* ]]
+	cmp "$T/a.txt" "$T/one.txt"
+}
+
 @test "features from a pipe that delivers one byte at a time score as from the file" {
 	# slow FILE: FILE on stdout, one byte a write, a pause after each
 	cat > "$T/slow.py" <<'EOF'
