@@ -216,7 +216,7 @@ ds_split_run(struct ds_job *job, const struct cuda_dev *dev, int nworkers)
 	sp.nunits = CEIL_DIV(sp.rows, sp.step);
 	vlog("%zu %s in %zu units of %zu over %d workers", sp.rows, job->sym ? "rows" : "queries",
 	    sp.nunits, sp.step, nworkers);
-	phase_add("device set-up", now_sec() - t);
+	phase_add("worker set-up", now_sec() - t);
 
 	t = now_sec();
 	size_t npairs = 0, cap = 0;
