@@ -633,20 +633,22 @@ same_divided() {
 }
 
 # several_gpus SPEC: docsim on SPEC prints -d gpu's bytes: all pairs (-k, -t, --matrix)
-# and queries, text, libsvm and dense, in one tile and, under --max-device-mem, in
-# many (then in many units); and scikit-learn's scores.
+# and queries, text, libsvm and dense, in one tile (one unit: its worker's lists are
+# merged with the idle one's) and, under --max-device-mem, in many tiles and units;
+# and scikit-learn's scores.
 several_gpus() {
 	gen zipf 3000 13 "$D/z.txt"
 	head -n 500 "$D/z.txt" > "$D/q.txt"
 	awk '{ printf "doc-%d\t%s\n", NR, $0 }' "$D/z.txt" > "$D/c.txt"
 	awk 'NR % 3 == 0 { printf "q%d\t%s\n", NR, $0 }' "$D/z.txt" > "$D/qi.txt"
 	gen dense 5000 96 4 "$D/x.npy"
+	gen dense 700 48 5 "$D/m.npy"
 	ref convert "$D/z.txt" libsvm "$D/z.svm"
-	for bound in "" "--max-device-mem 2M" "--max-device-mem 6M"; do
-		for args in "-k 10 $D/z.txt" "-k 40 $D/z.txt" "-k 0 -t 0.3 $D/z.txt" \
+	for bound in "" "--max-device-mem 4M"; do
+		for args in "-k 10 $D/z.txt" "-k 20 $D/z.txt" "-k 0 -t 0.3 $D/z.txt" \
 		    "--matrix $T/corpus.txt" "-k 10 -q $D/q.txt $D/z.txt" \
 		    "--ids -k 5 -q $D/qi.txt $D/c.txt" "-k 10 $D/x.npy" "-k 0 -t 0.3 $D/x.npy" \
-		    "--matrix -O npy -o /dev/stdout $D/x.npy" "--precision single -k 10 $D/x.npy" \
+		    "--matrix -O npy -o /dev/stdout $D/m.npy" "--precision single -k 10 $D/x.npy" \
 		    "-k 8 $D/z.svm" "-k 3 -t 0 $T/corpus.txt" "-k 2 $T/corpus.txt"; do
 			docsim -d gpu $bound $args > "$D/one"
 			docsim -d "$1" $bound $args > "$D/many"
@@ -655,7 +657,7 @@ several_gpus() {
 		done
 	done
 	ref sim "$D/x.npy" "$D/S.npy" --format dense
-	docsim -d "$1" --max-device-mem 2M -k 6 "$D/x.npy" > "$D/out"
+	docsim -d "$1" --max-device-mem 4M -k 6 "$D/x.npy" > "$D/out"
 	run ref check "$D/S.npy" "$D/out" -k 6 --all-pairs
 	assert_success
 }
@@ -664,7 +666,7 @@ several_gpus() {
 	require_gpu
 	several_gpus gpu:0,0
 	gen dense 5000 96 4 "$D/x.npy"
-	run -0 --separate-stderr docsim -v -d gpu:0,0 --max-device-mem 2M -k 5 -o "$D/v.txt" "$D/x.npy"
+	run -0 --separate-stderr docsim -v -d gpu:0,0 --max-device-mem 4M -k 5 -o "$D/v.txt" "$D/x.npy"
 	assert_regex "$stderr" "docsim: 5000 rows in [0-9]+ units of [0-9]+ over 2 workers"
 	assert_regex "$stderr" "docsim: gpu:0 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
 	assert_regex "$stderr" "docsim: gpu:0#2 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
@@ -675,7 +677,7 @@ several_gpus() {
 	several_gpus gpu:all
 	several_gpus gpu:1,0
 	gen dense 5000 96 4 "$D/x.npy"
-	run -0 --separate-stderr docsim -v -d gpu:all --max-device-mem 2M -k 5 -o "$D/v.txt" "$D/x.npy"
+	run -0 --separate-stderr docsim -v -d gpu:all --max-device-mem 4M -k 5 -o "$D/v.txt" "$D/x.npy"
 	assert_regex "$stderr" "docsim: gpu:1 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
 }
 
