@@ -77,7 +77,7 @@ usage(FILE *f)
 	    "      --stop-words FILE    drop the words in FILE\n"
 	    "      --precision P        double (default) or single: float32 GEMM on a GPU\n"
 	    "      --max-device-mem B   device memory to use at most (e.g. 512M)\n"
-	    "  -d, --device SPEC        auto, cpu, gpu or gpu:N (default $ACCELKIT_DEVICE or auto)\n"
+	    "  -d, --device SPEC        auto, cpu, gpu, gpu:N, gpu:all or gpu:N,M ($ACCELKIT_DEVICE)\n"
 	    "  -j, --threads N          CPU threads\n"
 	    "  -o, --output FILE        write to FILE\n"
 	    "  -O, --output-format F    text or npy (--matrix only)\n"
@@ -323,11 +323,11 @@ main(int argc, char **argv)
 	const char *ins[2] = {cpath, o.qpath};
 	cuda_input_size(in_regular_bytes(ins, o.qpath != NULL ? 2 : 1));
 #ifdef ACCELKIT_CUDA
-	cuda_start(co.device, 0, ds_gpu_init, &dev);
+	cuda_start(co.device, 1, ds_gpu_init, &dev);	/* gpu:all divides the rows */
 	if (strcmp(co.device, "cpu") != 0 && !cuda_deferred())
 		ds_gpu_preload();
 #else
-	cuda_start(co.device, 0, NULL, &dev);
+	cuda_start(co.device, 1, NULL, &dev);
 #endif
 
 	/* read */
@@ -380,6 +380,8 @@ main(int argc, char **argv)
 	int nonempty = job.nq > 0 && job.n > 0 && !(job.mode == DS_TOPK && job.k == 0);
 	if (nonempty && ranks_size() > 1) {
 		ds_ranks_run(&job, &dev);
+	} else if (nonempty && cuda_workers(&dev) > 1) {
+		ds_split_run(&job, &dev, cuda_workers(&dev));	/* gpu:all: blocks of rows a GPU */
 	} else if (nonempty) {
 		if (dev.gpu) {
 #ifdef ACCELKIT_CUDA

@@ -21,6 +21,7 @@
  * This file is the driver (the plan, the two streams, the tile loop, the results back);
  * the kernels live by role in docsim_gemm.cu, docsim_sparse.cu and docsim_rank.cu (see
  * docsim_dev.cuh). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,206 +136,348 @@ tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c
 	*d2h += now_sec() - t;
 }
 
-/* What stays set up for the run: made once, by ds_gpu_init in the start-up thread. */
-static struct {
-	int ready;
+/* A device's streams, staging ring and cuBLAS handle: a worker's own (several GPUs:
+ * each worker makes its own in its thread, on its device; nothing here is shared). */
+struct ds_ctx {
 	cudaStream_t sa, sb, su;	/* see struct gpu */
 	cudaEvent_t ev_work, ev_up;
 	staging *ring;		/* pinned, for copies on su */
-} ds_dev;
+	cublasHandle_t blas;
+};
+
+/* The one-GPU run's (and the first worker's), made once by ds_gpu_init in the start-up
+ * thread, beside the reading. */
+static struct ds_ctx ds_dev;
+static int ds_dev_ready;
+
+/* A context on the calling thread's device, its GEMMs run once. */
+static void
+ctx_open(struct ds_ctx *c)
+{
+	ds_cublas_load();
+	c->blas = ds_cublas_new();
+	/* ranking at the higher priority: its blocks go first as GEMM blocks retire */
+	int lo_prio, hi_prio;
+	CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo_prio, &hi_prio));
+	CUDA_CHECK(cudaStreamCreateWithPriority(&c->sa, cudaStreamNonBlocking, lo_prio));
+	CUDA_CHECK(cudaStreamCreateWithPriority(&c->sb, cudaStreamNonBlocking, hi_prio));
+	CUDA_CHECK(cudaStreamCreateWithFlags(&c->su, cudaStreamNonBlocking));
+	CUDA_CHECK(cudaEventCreateWithFlags(&c->ev_work, cudaEventDisableTiming));
+	CUDA_CHECK(cudaEventCreateWithFlags(&c->ev_up, cudaEventDisableTiming));
+	c->ring = staging_open(DS_RING_K, DS_RING_BYTES, c->su);
+	ds_gemm_warm(c->sa, c->blas);
+}
+
+static void
+ctx_close(struct ds_ctx *c)
+{
+	staging_close(c->ring);
+	BLAS_CHECK(ds_cublas.destroy(c->blas));
+	CUDA_CHECK(cudaEventDestroy(c->ev_work));
+	CUDA_CHECK(cudaEventDestroy(c->ev_up));
+	CUDA_CHECK(cudaStreamDestroy(c->sa));
+	CUDA_CHECK(cudaStreamDestroy(c->sb));
+	CUDA_CHECK(cudaStreamDestroy(c->su));
+}
 
 extern "C" void
 ds_gpu_init(const struct cuda_dev *dev)
 {
 	CUDA_CHECK(cudaSetDevice(dev->ids[0]));
-	if (ds_dev.ready)
+	if (ds_dev_ready)
 		return;
-	ds_cublas_load();
-	/* ranking at the higher priority: its blocks go first as GEMM blocks retire */
-	int lo_prio, hi_prio;
-	CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo_prio, &hi_prio));
-	CUDA_CHECK(cudaStreamCreateWithPriority(&ds_dev.sa, cudaStreamNonBlocking, lo_prio));
-	CUDA_CHECK(cudaStreamCreateWithPriority(&ds_dev.sb, cudaStreamNonBlocking, hi_prio));
-	CUDA_CHECK(cudaStreamCreateWithFlags(&ds_dev.su, cudaStreamNonBlocking));
-	CUDA_CHECK(cudaEventCreateWithFlags(&ds_dev.ev_work, cudaEventDisableTiming));
-	CUDA_CHECK(cudaEventCreateWithFlags(&ds_dev.ev_up, cudaEventDisableTiming));
-	ds_dev.ring = staging_open(DS_RING_K, DS_RING_BYTES, ds_dev.su);
-	ds_gemm_warm(ds_dev.sa);
-	ds_dev.ready = 1;
+	ctx_open(&ds_dev);
+	ds_dev_ready = 1;
 }
 
-extern "C" void
-ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
-{
+/* A run on one device: the one-GPU run, or a worker's share of a divided one. */
+struct ds_gpu {
 	struct gpu g;
-	ds_gpu_init(dev);
-	double t0 = now_sec();
-	memset(&g, 0, sizeof g);
-	g.job = job;
-	g.sparse = job->sparse;
-	g.sa = ds_dev.sa;
-	g.sb = ds_dev.sb;
-	g.su = ds_dev.su;
-	g.ev_work = ds_dev.ev_work;
-	g.ev_up = ds_dev.ev_up;
-	g.ring = ds_dev.ring;
-	g.sym = job->sym && job->mode != DS_MATRIX;
-	g.dbl = g.sparse || !job->single;
-	g.esz = g.dbl ? 8 : 4;
+	struct ds_ctx *ctx;
+	int own_ctx;		/* a worker's own context, closed with it */
+	int phases;		/* the one-GPU run: -v's phases are its own */
+	struct side cs, qs;
+	size_t rows_side, rows_q;	/* rows_q: queries of their own */
+	size_t fixed;		/* device bytes of the sparse vectors and the top-k lists */
+	int allocated;		/* the plan's buffers are made (at the first rows) */
+	struct hpairs hp;
+	cudaEvent_t rows_done[2];	/* the last two ds_gpu_rows calls' work */
+	unsigned long calls;
+	double t0, t1, d2h;
+};
 
-	size_t n = job->n, nq = job->nq, rows_side = g.sym ? n : nq;
+extern "C" struct ds_gpu *
+ds_gpu_open(const struct ds_job *job, const struct cuda_dev *dev, int w, size_t *budget)
+{
+	struct ds_gpu *d = (struct ds_gpu *)xcalloc(1, sizeof *d);
+	struct gpu *g = &d->g;
+	if (w == 0) {
+		ds_gpu_init(dev);	/* made in the start-up thread: the device is ids[0] */
+		d->ctx = &ds_dev;
+	} else {
+		cuda_worker_use(dev, w);
+		d->ctx = (struct ds_ctx *)xcalloc(1, sizeof *d->ctx);
+		ctx_open(d->ctx);
+		d->own_ctx = 1;
+	}
+	d->t0 = now_sec();
+	g->job = job;
+	g->sparse = job->sparse;
+	g->sa = d->ctx->sa;
+	g->sb = d->ctx->sb;
+	g->su = d->ctx->su;
+	g->ev_work = d->ctx->ev_work;
+	g->ev_up = d->ctx->ev_up;
+	g->ring = d->ctx->ring;
+	g->blas = d->ctx->blas;
+	g->sym = job->sym && job->mode != DS_MATRIX;
+	g->dbl = g->sparse || !job->single;
+	g->esz = g->dbl ? 8 : 4;
+
+	size_t n = job->n, nq = job->nq;
+	d->rows_side = g->sym ? n : nq;
 	if (n >= (size_t)INT32_MAX || nq >= (size_t)INT32_MAX)
 		die("more than %d documents are too many for the GPU path (use -d cpu)", INT32_MAX - 1);
-	const float *qh = job->sym ? job->cd : job->qd;
-	struct side cs, qs;
-	memset(&cs, 0, sizeof cs);
-	memset(&qs, 0, sizeof qs);
-	cs.rows = n;
-	qs.rows = nq;
-	size_t fixed = 0, rows_q = job->sym ? 0 : nq;	/* rows_q: queries of their own */
-
-	if (g.sparse) {
-		fixed += ds_sparse_upload(&g, &cs, &qs);
+	d->cs.rows = n;
+	d->qs.rows = nq;
+	d->rows_q = job->sym ? 0 : nq;
+	if (g->sparse) {
+		d->fixed += ds_sparse_upload(g, &d->cs, &d->qs);
 	} else {
-		g.K = job->dim;
-		cs.host = job->cd;
-		qs.host = qh;
+		g->K = job->dim;
+		d->cs.host = job->cd;
+		d->qs.host = job->sym ? job->cd : job->qd;
 	}
 	if (job->mode == DS_TOPK)
-		fixed += rows_side * job->k * 8;
-	size_t budget = job->max_mem;
-	if (budget == 0) {
+		d->fixed += d->rows_side * job->k * 8;
+	*budget = job->max_mem;
+	if (*budget == 0) {
 		size_t fr, tot, margin = (size_t)256 << 20;	/* cuBLAS workspace and the like */
 		CUDA_CHECK(cudaMemGetInfo(&fr, &tot));
-		budget = fr / 100 * 92 > margin ? fr / 100 * 92 - margin : 0;
+		*budget = fr / 100 * 92 > margin ? fr / 100 * 92 - margin : 0;
 	}
-	size_t other = fixed;
+	for (int b = 0; b < 2; b++)
+		CUDA_CHECK(cudaEventCreateWithFlags(&d->rows_done[b], cudaEventDisableTiming));
+	return d;
+}
+
+extern "C" size_t
+ds_gpu_plan(struct ds_gpu *d, size_t budget, int say)
+{
+	struct gpu *g = &d->g;
+	const struct ds_job *job = g->job;
+	size_t fixed = d->fixed;
 	if (job->mode == DS_PAIRS) {
-		g.cap = (pairs_bytes(budget) - 8) / sizeof(struct ds_pair);
+		g->cap = (pairs_bytes(budget) - 8) / sizeof(struct ds_pair);
 		fixed += pairs_bytes(budget);
 	}
-	if (!ds_choose_plan(&g, budget, fixed, rows_side, rows_q)) {
-		size_t need = other + ds_plan_least(&g, rows_q);
+	if (!ds_choose_plan(g, budget, fixed, d->rows_side, d->rows_q)) {
+		size_t need = d->fixed + ds_plan_least(g, d->rows_q);
 		die("device memory of %zu bytes is too small for this input (it needs at least %zu; see --max-device-mem)",
 		    budget, job->mode == DS_PAIRS ? pairs_least(need) : need);
 	}
-	vlog("gpu: tiles of %zu x %zu, vectors %s, %s", g.BR, g.BC,
-	    g.resident ? "resident" : "streamed by panel", g.dbl ? "float64 accumulation" : "float32 GEMM");
+	if (say)
+		vlog("gpu: tiles of %zu x %zu, vectors %s, %s", g->BR, g->BC,
+		    g->resident ? "resident" : "streamed by panel", g->dbl ? "float64 accumulation" : "float32 GEMM");
+	return g->BR;
+}
 
-	g.nbuf = job->mode == DS_TOPK ? 2 : 1;
-	for (int b = 0; b < g.nbuf; b++) {
-		g.Sbuf[b] = dalloc<char>(g.BR * g.BC * g.esz);
-		CUDA_CHECK(cudaEventCreate(&g.gstart[b]));
-		CUDA_CHECK(cudaEventCreate(&g.gdone[b]));
-		CUDA_CHECK(cudaEventCreate(&g.sstart[b]));
-		CUDA_CHECK(cudaEventCreate(&g.sdone[b]));
+/* The plan's buffers, the resident vectors and the top-k lists: made at the worker's
+ * first rows, in its thread. */
+static void
+gpu_alloc(struct ds_gpu *d)
+{
+	struct gpu *g = &d->g;
+	const struct ds_job *job = g->job;
+	size_t n = job->n;
+	g->nbuf = job->mode == DS_TOPK ? 2 : 1;
+	for (int b = 0; b < g->nbuf; b++) {
+		g->Sbuf[b] = dalloc<char>(g->BR * g->BC * g->esz);
+		CUDA_CHECK(cudaEventCreate(&g->gstart[b]));
+		CUDA_CHECK(cudaEventCreate(&g->gdone[b]));
+		CUDA_CHECK(cudaEventCreate(&g->sstart[b]));
+		CUDA_CHECK(cudaEventCreate(&g->sdone[b]));
 	}
-	BLAS_CHECK(ds_cublas.set_stream(ds_cublas.h, g.sa));
-	if (job->mode == DS_MATRIX && g.esz == 8)
-		g.conv = dalloc<float>(g.BR * g.BC);
-	if (!g.sparse && g.dbl) {
-		g.stage_floats = ds_stage_floats(&g, g.resident, g.BR, g.BC, MAX(n, rows_q));
-		g.stage = dalloc<float>(g.stage_floats);
+	BLAS_CHECK(ds_cublas.set_stream(g->blas, g->sa));
+	if (job->mode == DS_MATRIX && g->esz == 8)
+		g->conv = dalloc<float>(g->BR * g->BC);
+	if (!g->sparse && g->dbl) {
+		g->stage_floats = ds_stage_floats(g, g->resident, g->BR, g->BC, MAX(n, d->rows_q));
+		g->stage = dalloc<float>(g->stage_floats);
 	}
-	if (g.resident) {
-		ds_make_resident(&g, &cs);
-		if (rows_q)
-			ds_make_resident(&g, &qs);
+	if (g->resident) {
+		ds_make_resident(g, &d->cs);
+		if (d->rows_q)
+			ds_make_resident(g, &d->qs);
 		else
-			qs.res = cs.res;
+			d->qs.res = d->cs.res;
 	} else {
-		g.pa = dalloc<char>(g.BR * g.K * g.esz);
-		g.pb = dalloc<char>(g.BC * g.K * g.esz);
+		g->pa = dalloc<char>(g->BR * g->K * g->esz);
+		g->pb = dalloc<char>(g->BC * g->K * g->esz);
 	}
 	if (job->mode == DS_TOPK && job->k > 0) {
-		g.tops = dalloc<float>(rows_side * job->k);
-		g.topi = dalloc<int32_t>(rows_side * job->k);
-		ds_fill_state(&g, rows_side * job->k);
+		g->tops = dalloc<float>(d->rows_side * job->k);
+		g->topi = dalloc<int32_t>(d->rows_side * job->k);
+		ds_fill_state(g, d->rows_side * job->k);
 	}
 	if (job->mode == DS_PAIRS) {
-		g.pairs = dalloc<struct ds_pair>(g.cap);
-		g.count = dalloc<unsigned long long>(1);
+		g->pairs = dalloc<struct ds_pair>(g->cap);
+		g->count = dalloc<unsigned long long>(1);
 	}
+	/* this thread's device: the default stream's set-up (ds_fill_state, the sparse
+	 * panels) and the uploads before the streams use them */
 	CUDA_CHECK(cudaDeviceSynchronize());
-	double t1 = now_sec(), d2h = 0;
-	phase_add(PH_H2D, t1 - t0);
+	d->allocated = 1;
+	d->t1 = now_sec();
+	if (d->phases)
+		phase_add(PH_H2D, d->t1 - d->t0);
+}
 
+extern "C" void
+ds_gpu_rows(struct ds_gpu *d, size_t a, size_t b, struct ds_pair **pairs, size_t *npairs)
+{
+	struct gpu *g = &d->g;
+	const struct ds_job *job = g->job;
+	size_t n = job->n;
+	struct side *cs = &d->cs, *qs = &d->qs;
+	if (!d->allocated)
+		gpu_alloc(d);
 	/* the host's time filling the ring (g.up_sec) is host-to-device time; the copies
-	 * themselves overlap the work queued before them */
-	struct hpairs hp = {NULL, 0, 0};
-	if (g.sym) {
+	 * themselves overlap the work queued before them. Tiles start at multiples of BR
+	 * (a is one), so each is the one-GPU run's, computed by the same GEMM. */
+	if (g->sym) {
 		/* the lower triangle: row panel I against the columns below its last row */
-		for (size_t r0 = 0; r0 < n; r0 += g.BR) {
-			size_t r1 = MIN(n, r0 + g.BR);
-			ds_side_ready(&g, &cs, r1);
-			const void *A = ds_panel(&g, &cs, r0, r1, g.pa);
-			for (size_t c0 = 0; c0 < r1; c0 += g.BC) {
-				size_t c1 = MIN(r1, c0 + g.BC);
-				const void *B = ds_panel(&g, &cs, c0, c1, g.pb);
-				tile(&g, A, B, r0, r1 - r0, c0, c1 - c0, 1, &qs, &hp, &d2h);
+		for (size_t r0 = a; r0 < b; r0 += g->BR) {
+			size_t r1 = MIN(n, r0 + g->BR);
+			ds_side_ready(g, cs, r1);
+			const void *A = ds_panel(g, cs, r0, r1, g->pa);
+			for (size_t c0 = 0; c0 < r1; c0 += g->BC) {
+				size_t c1 = MIN(r1, c0 + g->BC);
+				const void *B = ds_panel(g, cs, c0, c1, g->pb);
+				tile(g, A, B, r0, r1 - r0, c0, c1 - c0, 1, qs, &d->hp, &d->d2h);
 			}
 		}
 	} else {
 		/* every query row is needed from the first column panel on (all of the corpus
 		 * when the queries are the corpus, for --matrix) */
-		ds_side_ready(&g, qs.res == cs.res ? &cs : &qs, nq);
-		for (size_t c0 = 0; c0 < n; c0 += g.BC) {
-			size_t c1 = MIN(n, c0 + g.BC);
-			ds_side_ready(&g, &cs, c1);
-			const void *B = ds_panel(&g, &cs, c0, c1, g.pb);
-			for (size_t r0 = 0; r0 < nq; r0 += g.BR) {
-				size_t r1 = MIN(nq, r0 + g.BR);
-				const void *A = ds_panel(&g, &qs, r0, r1, g.pa);
-				tile(&g, A, B, r0, r1 - r0, c0, c1 - c0, 0, &qs, &hp, &d2h);
+		ds_side_ready(g, qs->res == cs->res ? cs : qs, b);
+		for (size_t c0 = 0; c0 < n; c0 += g->BC) {
+			size_t c1 = MIN(n, c0 + g->BC);
+			ds_side_ready(g, cs, c1);
+			const void *B = ds_panel(g, cs, c0, c1, g->pb);
+			for (size_t r0 = a; r0 < b; r0 += g->BR) {
+				size_t r1 = MIN(b, r0 + g->BR);
+				const void *A = ds_panel(g, qs, r0, r1, g->pa);
+				tile(g, A, B, r0, r1 - r0, c0, c1 - c0, 0, qs, &d->hp, &d->d2h);
 			}
 		}
 	}
-	CUDA_CHECK(cudaDeviceSynchronize());
+	*pairs = d->hp.p;
+	*npairs = d->hp.n;
+	memset(&d->hp, 0, sizeof d->hp);
+	/* At most this call's work and the last one's stay queued (sb's last event follows
+	 * every GEMM it ranked), so a worker takes its next rows as its device frees up,
+	 * not all of them at once. */
+	CUDA_CHECK(cudaEventRecord(d->rows_done[d->calls % 2], g->sb));
+	if (d->calls > 0)
+		CUDA_CHECK(cudaEventSynchronize(d->rows_done[(d->calls - 1) % 2]));
+	d->calls++;
+}
+
+static void gpu_free(struct ds_gpu *d);
+
+extern "C" void
+ds_gpu_close(struct ds_gpu *d, float *top_s, int32_t *top_i)
+{
+	struct gpu *g = &d->g;
+	const struct ds_job *job = g->job;
+	if (!d->allocated) {
+		/* a worker that was given no rows: empty lists, as ds_fill_state makes them */
+		for (size_t i = 0; job->mode == DS_TOPK && i < d->rows_side * job->k; i++) {
+			top_s[i] = -INFINITY;
+			top_i[i] = DS_NONE;
+		}
+		gpu_free(d);
+		return;
+	}
+	CUDA_CHECK(cudaStreamSynchronize(g->su));
+	CUDA_CHECK(cudaStreamSynchronize(g->sa));
+	CUDA_CHECK(cudaStreamSynchronize(g->sb));
 	double t2 = now_sec();
-	phase_add(PH_H2D, g.up_sec);
-	phase_add(PH_COMPUTE, t2 - t1 - d2h - g.up_sec);
+	if (d->phases) {
+		phase_add(PH_H2D, g->up_sec);
+		phase_add(PH_COMPUTE, t2 - d->t1 - d->d2h - g->up_sec);
+	}
 	if (verbose) {
-		if (g.up_bytes > 0)
+		if (g->up_bytes > 0)
 			vlog("gpu: %.1f MB of vectors up through %s buffers, the host %.1f ms filling them",
-			    g.up_bytes / 1e6, staging_pinned(g.ring) ? "pinned" : "pageable", g.up_sec * 1e3);
-		for (int b = 0; b < g.nbuf; b++)
-			if (g.used[b])
-				busy_time(&g, b);
+			    g->up_bytes / 1e6, staging_pinned(g->ring) ? "pinned" : "pageable", g->up_sec * 1e3);
+		for (int b = 0; b < g->nbuf; b++)
+			if (g->used[b])
+				busy_time(g, b);
 		vlog("gpu: GEMM%s %.1f ms, ranking %.1f ms (on two streams, overlapping)",
-		    g.sparse ? " and postings" : "", g.gemm_ms, g.rank_ms);
+		    g->sparse ? " and postings" : "", g->gemm_ms, g->rank_ms);
 	}
-
 	if (job->mode == DS_TOPK && job->k > 0) {
-		CUDA_CHECK(cudaMemcpy(job->top_s, g.tops, rows_side * job->k * 4, cudaMemcpyDeviceToHost));
-		CUDA_CHECK(cudaMemcpy(job->top_i, g.topi, rows_side * job->k * 4, cudaMemcpyDeviceToHost));
+		CUDA_CHECK(cudaMemcpy(top_s, g->tops, d->rows_side * job->k * 4, cudaMemcpyDeviceToHost));
+		CUDA_CHECK(cudaMemcpy(top_i, g->topi, d->rows_side * job->k * 4, cudaMemcpyDeviceToHost));
 	}
-	if (job->mode == DS_PAIRS) {
-		job->pairs = hp.p;
-		job->npairs = hp.n;
-	}
-	phase_add(PH_D2H, now_sec() - t2 + d2h);
+	if (d->phases)
+		phase_add(PH_D2H, now_sec() - t2 + d->d2h);
+	gpu_free(d);
+}
 
-	if (g.resident) {
-		cudaFree(cs.res);
-		if (qs.res != cs.res)
-			cudaFree(qs.res);
+/* Everything d holds, and d. */
+static void
+gpu_free(struct ds_gpu *d)
+{
+	struct gpu *g = &d->g;
+	if (g->resident) {
+		cudaFree(d->cs.res);
+		if (d->qs.res != d->cs.res)
+			cudaFree(d->qs.res);
 	}
-	if (g.sparse)
-		ds_sparse_free(&g, &cs, &qs);
-	cudaFree(g.pa);
-	cudaFree(g.pb);
-	cudaFree(g.stage);
-	for (int b = 0; b < g.nbuf; b++) {
-		cudaFree(g.Sbuf[b]);
-		cudaEventDestroy(g.gstart[b]);
-		cudaEventDestroy(g.gdone[b]);
-		cudaEventDestroy(g.sstart[b]);
-		cudaEventDestroy(g.sdone[b]);
+	if (g->sparse)
+		ds_sparse_free(g, &d->cs, &d->qs);
+	cudaFree(g->pa);
+	cudaFree(g->pb);
+	cudaFree(g->stage);
+	for (int b = 0; b < g->nbuf; b++) {
+		cudaFree(g->Sbuf[b]);
+		cudaEventDestroy(g->gstart[b]);
+		cudaEventDestroy(g->gdone[b]);
+		cudaEventDestroy(g->sstart[b]);
+		cudaEventDestroy(g->sdone[b]);
 	}
-	BLAS_CHECK(ds_cublas.set_stream(ds_cublas.h, NULL));
-	cudaFree(g.conv);
-	cudaFree(g.tops);
-	cudaFree(g.topi);
-	cudaFree(g.pairs);
-	cudaFree(g.count);
+	BLAS_CHECK(ds_cublas.set_stream(g->blas, NULL));
+	cudaFree(g->conv);
+	cudaFree(g->tops);
+	cudaFree(g->topi);
+	cudaFree(g->pairs);
+	cudaFree(g->count);
+	for (int b = 0; b < 2; b++)
+		cudaEventDestroy(d->rows_done[b]);
+	free(d->hp.p);
+	if (d->own_ctx) {
+		ctx_close(d->ctx);
+		free(d->ctx);
+	}
+	free(d);
+}
+
+extern "C" void
+ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev)
+{
+	size_t budget;
+	struct ds_gpu *d = ds_gpu_open(job, dev, 0, &budget);
+	d->phases = 1;
+	ds_gpu_plan(d, budget, 1);
+	struct ds_pair *pairs;
+	size_t npairs;
+	ds_gpu_rows(d, 0, d->rows_side, &pairs, &npairs);
+	if (job->mode == DS_PAIRS) {
+		job->pairs = pairs;
+		job->npairs = npairs;
+	}
+	ds_gpu_close(d, job->top_s, job->top_i);
 }

@@ -87,6 +87,7 @@ struct ds_job {
 	int single;		/* --precision single: float32 GEMM for dense input on a GPU */
 	size_t max_mem;		/* device bytes to use, 0: what is free */
 	const struct docsim_tune *tune;	/* the device's row of the tuning table */
+	size_t r0, r1;		/* the CPU path computes rows [r0, r1) of nq (r1 0: every row) */
 	/* results */
 	float *top_s;		/* DS_TOPK: nq x k, best first */
 	int32_t *top_i;		/* DS_NONE where a row has fewer than k */
@@ -111,6 +112,24 @@ struct cuda_dev;
 void ds_gpu_preload(void);
 void ds_gpu_init(const struct cuda_dev *dev);
 void ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev);
+/* ds_gpu_run in steps, for a worker a GPU (docsim_split.c). ds_gpu_open, in worker w's
+ * thread: its device, streams, staging ring and cuBLAS handle (worker 0 takes
+ * ds_gpu_init's), the sparse vectors uploaded; *budget the device bytes it may use
+ * (--max-device-mem, else what is free). ds_gpu_plan: the tiles for budget, the same on
+ * every worker given the same budget (any thread; say: -v names them); returns the
+ * rows of a tile, which the worker's row ranges start at multiples of.
+ * ds_gpu_rows, in the worker's thread: rows [a, b) of the pair matrix (all pairs: the
+ * lower triangle's rows a to b, whose scores also go to their columns' lists) or of
+ * the queries, on the tiles the one-GPU run computes them in; the pairs found (-k 0) in
+ * *pairs; returns with at most the work of this call and the last one on the device.
+ * ds_gpu_close, in the worker's thread: waits for its work, copies its top-k lists (every
+ * row's, nq x k) into top_s and top_i, frees what it holds. */
+struct ds_gpu;
+struct ds_gpu *ds_gpu_open(const struct ds_job *job, const struct cuda_dev *dev, int w,
+    size_t *budget);
+size_t ds_gpu_plan(struct ds_gpu *d, size_t budget, int say);
+void ds_gpu_rows(struct ds_gpu *d, size_t a, size_t b, struct ds_pair **pairs, size_t *npairs);
+void ds_gpu_close(struct ds_gpu *d, float *top_s, int32_t *top_i);
 /* Copies n bytes on the -j threads (docsim_copy.c): filling pinned buffers from the
  * vectors at the memory's speed rather than one core's. */
 void ds_host_copy(void *dst, const void *src, size_t n);
@@ -130,6 +149,13 @@ void ds_write(struct output *o, struct ds_job *job, const struct docs *qr, const
 void ds_ranks_csr(struct csr *m);
 void ds_ranks_ids(struct docs *d);
 void ds_ranks_run(struct ds_job *job, const struct cuda_dev *dev);
+
+/* Several workers in one process (docsim_split.c; common/devwork.h): -d gpu:all,
+ * gpu:0,1 (a worker a GPU), or ACCELKIT_CPU_WORKERS on the CPU (the tests). Blocks of
+ * rows of the pair matrix (all pairs) or of the queries go to the workers as they free
+ * up; each worker's top-k lists are merged, its pairs gathered: the results in job are
+ * the one-worker run's. */
+void ds_split_run(struct ds_job *job, const struct cuda_dev *dev, int nworkers);
 
 /* The weighting (docsim_weight.c), then L2 normalisation unless DS_NONE_W. */
 enum ds_weight { DS_TFIDF, DS_TF, DS_BINARY, DS_NONE_W };

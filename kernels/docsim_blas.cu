@@ -63,11 +63,18 @@ sym(void *lib, const char *lname, const char *name)
 	return p;
 }
 
+static pthread_mutex_t load_mu = PTHREAD_MUTEX_INITIALIZER;
+static int loaded;
+
 void
 ds_cublas_load(void)
 {
-	if (ds_cublas.h != NULL)
+	/* the workers of several GPUs start at once */
+	pthread_mutex_lock(&load_mu);
+	if (loaded) {
+		pthread_mutex_unlock(&load_mu);
 		return;
+	}
 	size_t n = sizeof libnames / sizeof libnames[0], i;
 	void *lib = NULL;
 	const char *why = "";
@@ -80,12 +87,22 @@ ds_cublas_load(void)
 		die("cannot load cuBLAS (%s), which the GPU path needs: %s (use -d cpu)", libnames[0], why);
 	const char *lname = libnames[i - 1];
 	ds_cublas.create = (decltype(ds_cublas.create))sym(lib, lname, "cublasCreate_v2");
+	ds_cublas.destroy = (decltype(ds_cublas.destroy))sym(lib, lname, "cublasDestroy_v2");
 	ds_cublas.set_stream = (decltype(ds_cublas.set_stream))sym(lib, lname, "cublasSetStream_v2");
 	ds_cublas.dgemm = (decltype(ds_cublas.dgemm))sym(lib, lname, "cublasDgemm_v2");
 	ds_cublas.sgemm = (decltype(ds_cublas.sgemm))sym(lib, lname, "cublasSgemm_v2");
 	ds_cublas.status_name = (decltype(ds_cublas.status_name))sym(lib, lname, "cublasGetStatusName");
 	ds_cublas.status_string = (decltype(ds_cublas.status_string))sym(lib, lname, "cublasGetStatusString");
-	BLAS_CHECK(ds_cublas.create(&ds_cublas.h));
+	loaded = 1;
+	pthread_mutex_unlock(&load_mu);
+}
+
+cublasHandle_t
+ds_cublas_new(void)
+{
+	cublasHandle_t h;
+	BLAS_CHECK(ds_cublas.create(&h));
+	return h;
 }
 
 void

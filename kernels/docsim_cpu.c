@@ -1,4 +1,5 @@
-/* docsim_cpu.c: the native CPU path (OpenMP over query rows).
+/* docsim_cpu.c: the native CPU path (OpenMP over query rows: all of them, or the
+ * job's rows [r0, r1) for a worker of docsim_split.c; a row's arithmetic is its own).
  *
  * Sparse vectors: an inverted index of the corpus; each row adds its terms' postings
  * into a float64 accumulator, in ascending term order, so score(i,j) and score(j,i) are
@@ -221,6 +222,7 @@ cpu_sparse(struct ds_job *job)
 
 	int nthreads = omp_get_max_threads();
 	struct pairvec *pv = xcalloc((size_t)nthreads, sizeof *pv);
+	size_t first = job->r0, end = job->r1 ? job->r1 : job->nq;
 	#pragma omp parallel if (ds_work(job) > PAR_WORK)
 	{
 		double *acc = xcalloc(n ? n : 1, sizeof *acc);
@@ -228,7 +230,7 @@ cpu_sparse(struct ds_job *job)
 		uint32_t *touched = xmallocarray(n ? n : 1, sizeof *touched);
 		struct pairvec *mine = &pv[omp_get_thread_num()];
 		#pragma omp for schedule(dynamic, 16)
-		for (size_t r = 0; r < job->nq; r++) {
+		for (size_t r = first; r < end; r++) {
 			size_t nt = 0;
 			for (uint64_t e = q->ptr[r]; e < q->ptr[r + 1]; e++) {
 				uint32_t t = q->idx[e];
@@ -286,7 +288,8 @@ cpu_dense(struct ds_job *job)
 	const float *x = job->cd, *qx = job->sym ? job->cd : job->qd;
 	int nthreads = omp_get_max_threads();
 	struct pairvec *pv = xcalloc((size_t)nthreads, sizeof *pv);
-	size_t rows = job->tune->cpu_rows, nblocks = CEIL_DIV(nq, rows);
+	size_t first = job->r0, end = job->r1 ? job->r1 : nq;
+	size_t rows = job->tune->cpu_rows, nblocks = CEIL_DIV(end - first, rows);
 
 	#pragma omp parallel if (ds_work(job) > PAR_WORK)
 	{
@@ -294,7 +297,7 @@ cpu_dense(struct ds_job *job)
 		struct pairvec *mine = &pv[omp_get_thread_num()];
 		#pragma omp for schedule(dynamic, 1)
 		for (size_t b = 0; b < nblocks; b++) {
-			size_t r0 = b * rows, r1 = MIN(nq, r0 + rows);
+			size_t r0 = first + b * rows, r1 = MIN(end, r0 + rows);
 			for (size_t j = 0; j < n; j++)
 				for (size_t r = r0; r < r1; r++)
 					acc[(r - r0) * n + j] = dot_fd(qx + r * m, x + j * m, m);

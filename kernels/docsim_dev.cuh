@@ -25,10 +25,11 @@
 #define DS_RING_K 4
 #define DS_RING_BYTES ((size_t)8 << 20)
 
-/* The cuBLAS functions docsim calls (docsim_blas.cu), loaded with dlopen. */
+/* The cuBLAS functions docsim calls (docsim_blas.cu), loaded with dlopen. The handles
+ * are each context's (docsim.cu: one a worker, on its device). */
 struct ds_cublas {
-	cublasHandle_t h;
 	decltype(&cublasCreate_v2) create;
+	decltype(&cublasDestroy_v2) destroy;
 	decltype(&cublasSetStream_v2) set_stream;
 	decltype(&cublasDgemm_v2) dgemm;
 	decltype(&cublasSgemm_v2) sgemm;
@@ -36,8 +37,10 @@ struct ds_cublas {
 	decltype(&cublasGetStatusString) status_string;
 };
 extern struct ds_cublas ds_cublas;
-/* Loads cuBLAS and creates the handle, once; exit 1 naming the library where it fails. */
+/* Loads cuBLAS, once (from any thread); exit 1 naming the library where it fails. */
 void ds_cublas_load(void);
+/* A new handle on the calling thread's device. */
+cublasHandle_t ds_cublas_new(void);
 void ds_cublas_fail(const char *expr, const char *file, int line, int status) NORETURN;
 /* CUDA_CHECK's twin for the cuBLAS functions docsim loads (docsim_blas.cu). */
 #define BLAS_CHECK(expr)                                                       \
@@ -107,6 +110,7 @@ struct gpu {
 	int nbuf, cur, used[2];
 	cudaStream_t sa, sb;	/* sa: panels, GEMM, scatter; sb: ranking and results */
 	cudaStream_t su;	/* dense uploads and their widening */
+	cublasHandle_t blas;	/* this device's (its context's), on sa */
 	cudaEvent_t ev_work, ev_up;	/* su after sa's work; sa after su's uploads */
 	cudaEvent_t gstart[2], gdone[2], sstart[2], sdone[2];
 	double gemm_ms, rank_ms;	/* -v: the busy time of each stream */
@@ -127,7 +131,7 @@ const void *ds_panel(struct gpu *g, struct side *s, size_t r0, size_t r1, void *
 size_t ds_stage_floats(const struct gpu *g, int resident, size_t BR, size_t BC, size_t rows);
 void ds_make_resident(struct gpu *g, struct side *s);
 void ds_side_ready(struct gpu *g, struct side *s, size_t r1);
-void ds_gemm_warm(cudaStream_t st);
+void ds_gemm_warm(cudaStream_t st, cublasHandle_t h);
 void ds_gemm(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c0, size_t nc,
     int sym);
 int ds_choose_plan(struct gpu *g, size_t budget, size_t fixed, size_t rows_side, size_t rows_q);

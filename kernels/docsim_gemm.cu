@@ -110,22 +110,22 @@ ds_side_ready(struct gpu *g, struct side *s, size_t r1)
  * SGEMM of the kind ds_gemm makes, and k_f2d, run once in the start-up thread take that
  * off the run's own time. */
 void
-ds_gemm_warm(cudaStream_t st)
+ds_gemm_warm(cudaStream_t st, cublasHandle_t h)
 {
 	const int m = 128;
 	const double one = 1, zero = 0;
 	const float onef = 1, zerof = 0;
 	double *a = dalloc<double>(3 * m * m);
 	CUDA_CHECK(cudaMemsetAsync(a, 0, 3 * m * m * sizeof *a, st));
-	BLAS_CHECK(ds_cublas.set_stream(ds_cublas.h, st));
-	BLAS_CHECK(ds_cublas.dgemm(ds_cublas.h, CUBLAS_OP_T, CUBLAS_OP_N, m, m, m, &one, a, m, a + m * m, m,
+	BLAS_CHECK(ds_cublas.set_stream(h, st));
+	BLAS_CHECK(ds_cublas.dgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, m, m, &one, a, m, a + m * m, m,
 	    &zero, a + 2 * m * m, m));
-	BLAS_CHECK(ds_cublas.sgemm(ds_cublas.h, CUBLAS_OP_T, CUBLAS_OP_N, m, m, m, &onef, (const float *)a, m,
+	BLAS_CHECK(ds_cublas.sgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, m, m, &onef, (const float *)a, m,
 	    (const float *)(a + m * m), m, &zerof, (float *)(a + 2 * m * m), m));
 	k_f2d<<<1, 256, 0, st>>>((const float *)a, a + m * m, (size_t)m);
 	CUDA_LAUNCH_CHECK();
 	CUDA_CHECK(cudaStreamSynchronize(st));
-	BLAS_CHECK(ds_cublas.set_stream(ds_cublas.h, NULL));
+	BLAS_CHECK(ds_cublas.set_stream(h, NULL));
 	CUDA_CHECK(cudaFree(a));
 }
 
@@ -138,11 +138,11 @@ gemm_block(struct gpu *g, const void *A, const void *B, size_t nr, size_t nc, si
 		return;
 	if (g->dbl) {
 		const double one = 1, zero = 0;
-		BLAS_CHECK(ds_cublas.dgemm(ds_cublas.h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const double *)B, k,
+		BLAS_CHECK(ds_cublas.dgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const double *)B, k,
 		    (const double *)A, k, &zero, (double *)C, (int)ldc));
 	} else {
 		const float one = 1, zero = 0;
-		BLAS_CHECK(ds_cublas.sgemm(ds_cublas.h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const float *)B, k,
+		BLAS_CHECK(ds_cublas.sgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const float *)B, k,
 		    (const float *)A, k, &zero, (float *)C, (int)ldc));
 	}
 }

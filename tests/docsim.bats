@@ -537,6 +537,150 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 	assert_success
 }
 
+# ---- several workers: gpu:all, gpu:0,1 (kernels/docsim_split.c)
+
+# same_divided N ARGS...: docsim -d cpu ARGS as N workers (ACCELKIT_CPU_WORKERS, the
+# several-GPU division run on the CPU) prints one worker's bytes.
+same_divided() {
+	local n=$1
+	shift
+	docsim -d cpu "$@" > "$D/one" || return 1
+	ACCELKIT_CPU_WORKERS=$n docsim -d cpu "$@" > "$D/many" || return 1
+	cmp "$D/one" "$D/many" || return 1
+	[ -s "$D/one" ] || [ "${ALLOW_EMPTY:-}" = 1 ] || { echo "no output: $*"; return 1; }
+}
+
+@test "divided over 2, 3 and 5 workers, raw-text all pairs print one worker's bytes: -k, -t, --matrix" {
+	gen zipf 1500 11 "$D/z.txt"
+	for n in 2 3 5; do
+		for args in "-k 10" "-k 40" "-k 0 -t 0.3" "-k 5 -t 0.2" "-k 3 -t -1"; do
+			run -0 same_divided $n $args "$D/z.txt"
+		done
+		run -0 same_divided $n --matrix "$T/corpus.txt"
+		run -0 same_divided $n -k 30 -t 0 "$T/corpus.txt"
+		run -0 same_divided $n --matrix -O npy -o /dev/stdout "$T/corpus.txt"
+	done
+	# and scikit-learn's
+	ref sim "$D/z.txt" "$D/S.npy"
+	ACCELKIT_CPU_WORKERS=3 docsim -d cpu -k 10 "$D/z.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 10 --all-pairs
+	assert_success
+}
+
+@test "divided over workers, -q with --ids prints one worker's bytes" {
+	gen zipf 1200 12 "$D/z.txt"
+	awk '{ printf "doc-%d\t%s\n", NR, $0 }' "$D/z.txt" > "$D/c.txt"
+	awk 'NR % 3 == 0 { printf "q%d\t%s\n", NR, $0 }' "$D/z.txt" > "$D/q.txt"
+	head -n 20 "$D/q.txt" > "$D/q20.txt"
+	for n in 2 3 5; do
+		run -0 same_divided $n --ids -k 7 -q "$D/q.txt" "$D/c.txt"
+		run -0 same_divided $n --ids -k 0 -t 0.25 -q "$D/q.txt" "$D/c.txt"
+		run -0 same_divided $n --ids --matrix -q "$D/q20.txt" "$D/c.txt"
+	done
+	ref sim "$D/c.txt" "$D/S.npy" -q "$D/q.txt" --ids
+	ACCELKIT_CPU_WORKERS=5 docsim -d cpu --ids -k 4 -q "$D/q.txt" "$D/c.txt" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 4 --ids "$D/c.txt" "$D/q.txt"
+	assert_success
+}
+
+@test "divided over workers, dense NPY and libsvm vectors print one worker's bytes" {
+	gen dense 700 48 5 "$D/x.npy"
+	gen zipf 800 13 "$D/z.txt"
+	ref convert "$D/z.txt" libsvm "$D/z.svm"
+	for n in 2 3 5; do
+		run -0 same_divided $n -k 6 "$D/x.npy"
+		run -0 same_divided $n -k 0 -t 0.4 "$D/x.npy"
+		run -0 same_divided $n -k 3 -q "$D/x.npy" "$D/x.npy"
+		run -0 same_divided $n -k 8 "$D/z.svm"
+		run -0 same_divided $n --weight tfidf -k 0 -t 0.3 "$D/z.svm"
+	done
+	ref sim "$D/x.npy" "$D/S.npy" --format dense
+	ACCELKIT_CPU_WORKERS=2 docsim -d cpu -k 6 "$D/x.npy" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 6 --all-pairs
+	assert_success
+}
+
+@test "divided over more workers than rows: the idle ones add nothing; one row has no pairs" {
+	head -3 "$T/corpus.txt" > "$D/three.txt"
+	head -1 "$T/corpus.txt" > "$D/one.txt"
+	for n in 2 5; do
+		run -0 same_divided $n -k 5 -t 0 "$D/three.txt"
+		run -0 same_divided $n --matrix "$D/three.txt"
+		run -0 same_divided $n -k 2 -q "$D/one.txt" "$T/corpus.txt"
+		run -0 same_divided $n --matrix "$D/one.txt"
+		ALLOW_EMPTY=1 run -0 same_divided $n -k 5 -t -1 "$D/one.txt"
+	done
+	run -0 env ACCELKIT_CPU_WORKERS=5 docsim -d cpu -k 5 -t -1 "$D/one.txt"
+	assert_output ""
+}
+
+@test "-v over several workers: each one's share and busy time, the units adding up to the rows" {
+	gen zipf 400 14 "$D/z.txt"
+	run -0 --separate-stderr env ACCELKIT_CPU_WORKERS=3 docsim -v -d cpu -k 5 -o "$D/out" "$D/z.txt"
+	assert_regex "$stderr" "docsim: 400 rows in [0-9]+ units of [0-9]+ over 3 workers"
+	assert_regex "$stderr" "docsim: cpu share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+	assert_regex "$stderr" "docsim: cpu#2 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+	assert_regex "$stderr" "docsim: cpu#3 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+	# the units handed out, and their rows, are the plan's
+	local units step got pct
+	units=$(sed -n 's/^docsim: 400 rows in \([0-9]*\) units of \([0-9]*\) over 3 workers$/\1/p' <<< "$stderr")
+	step=$(sed -n 's/^docsim: 400 rows in \([0-9]*\) units of \([0-9]*\) over 3 workers$/\2/p' <<< "$stderr")
+	[ "$units" -eq $(( (400 + step - 1) / step )) ]
+	got=$(sed -n 's/^docsim: cpu[#0-9]* share .*(units \([0-9]*\))$/\1/p' <<< "$stderr" | paste -sd+)
+	assert_equal "$(( got ))" "$units"
+	pct=$(sed -n 's/^docsim: cpu[#0-9]* share \([0-9]*\)%.*/\1/p' <<< "$stderr" | paste -sd+)
+	(( pct >= 98 && pct <= 102 ))
+}
+
+# several_gpus SPEC: docsim on SPEC prints -d gpu's bytes: all pairs (-k, -t, --matrix)
+# and queries, text, libsvm and dense, in one tile (one unit: its worker's lists are
+# merged with the idle one's) and, under --max-device-mem, in many tiles and units;
+# and scikit-learn's scores.
+several_gpus() {
+	gen zipf 3000 13 "$D/z.txt"
+	head -n 500 "$D/z.txt" > "$D/q.txt"
+	awk '{ printf "doc-%d\t%s\n", NR, $0 }' "$D/z.txt" > "$D/c.txt"
+	awk 'NR % 3 == 0 { printf "q%d\t%s\n", NR, $0 }' "$D/z.txt" > "$D/qi.txt"
+	gen dense 5000 96 4 "$D/x.npy"
+	gen dense 700 48 5 "$D/m.npy"
+	ref convert "$D/z.txt" libsvm "$D/z.svm"
+	for bound in "" "--max-device-mem 4M"; do
+		for args in "-k 10 $D/z.txt" "-k 20 $D/z.txt" "-k 0 -t 0.3 $D/z.txt" \
+		    "--matrix $T/corpus.txt" "-k 10 -q $D/q.txt $D/z.txt" \
+		    "--ids -k 5 -q $D/qi.txt $D/c.txt" "-k 10 $D/x.npy" "-k 0 -t 0.3 $D/x.npy" \
+		    "--matrix -O npy -o /dev/stdout $D/m.npy" "--precision single -k 10 $D/x.npy" \
+		    "-k 8 $D/z.svm" "-k 3 -t 0 $T/corpus.txt" "-k 2 $T/corpus.txt"; do
+			docsim -d gpu $bound $args > "$D/one"
+			docsim -d "$1" $bound $args > "$D/many"
+			run cmp "$D/one" "$D/many"
+			assert_success
+		done
+	done
+	ref sim "$D/x.npy" "$D/S.npy" --format dense
+	docsim -d "$1" --max-device-mem 4M -k 6 "$D/x.npy" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 6 --all-pairs
+	assert_success
+}
+
+@test "one GPU listed twice (gpu:0,0) gives one GPU's bytes, and -v each worker's share" {
+	require_gpu
+	several_gpus gpu:0,0
+	gen dense 5000 96 4 "$D/x.npy"
+	run -0 --separate-stderr docsim -v -d gpu:0,0 --max-device-mem 4M -k 5 -o "$D/v.txt" "$D/x.npy"
+	assert_regex "$stderr" "docsim: 5000 rows in [0-9]+ units of [0-9]+ over 2 workers"
+	assert_regex "$stderr" "docsim: gpu:0 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+	assert_regex "$stderr" "docsim: gpu:0#2 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+}
+
+@test "gpu:all and gpu:1,0 give one GPU's bytes" {
+	require_gpus 2
+	several_gpus gpu:all
+	several_gpus gpu:1,0
+	gen dense 5000 96 4 "$D/x.npy"
+	run -0 --separate-stderr docsim -v -d gpu:all --max-device-mem 4M -k 5 -o "$D/v.txt" "$D/x.npy"
+	assert_regex "$stderr" "docsim: gpu:1 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+}
+
 @test "-d gpu in a build without CUDA says so, -d cpu always works" {
 	run docsim -d cpu -k 1 "$T/corpus.txt"
 	assert_success
