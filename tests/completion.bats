@@ -148,7 +148,7 @@ lines() {
 	local p want all
 	for p in $PROGS; do
 		case $p in
-		gmmscore | editdist4r) all=gpu:all ;;
+		gmmscore | editdist4r | skyline) all=gpu:all ;;
 		clmatmul) all="gpu:all cpu:all" ;;
 		*) all= ;;
 		esac
