@@ -632,7 +632,7 @@ divided_same() {
 }
 
 @test "divided over CPU workers, the brute-force cases of every group give the checker's skyline" {
-	export ACCELKIT_CPU_WORKERS=3
+	export ACCELKIT_DEVICE=cpu ACCELKIT_CPU_WORKERS=3
 	for g in classic prefer distinct spatial; do
 		run run_cases $g
 		assert_success
@@ -673,6 +673,11 @@ divided_same() {
 	run divided_same gpu gpu:0,0
 	assert_success
 	assert_output ''
+	for g in distinct spatial; do
+		ACCELKIT_DEVICE=gpu:0,0 run run_cases $g
+		assert_success
+		assert_output ''
+	done
 	py "$R" gen anti 200000 4 12 --npy > "$T/a.npy"
 	py "$R" gen indep 200000 2 13 --npy > "$T/p.npy"
 	printf '0.4 0.4\n0.6 0.45\n0.5 0.6\n' > "$T/q.txt"
