@@ -56,12 +56,13 @@ spatial(size_t n, const float *xy, const float *qxy, size_t qn, int distinct, in
 	}
 	job.tune = tuning(gpu ? dev->desc : "cpu");	/* the CPU's row wherever it computes */
 	double tc = now_sec();
+	int timed = gpu;	/* the GPU path times its own phases */
 	/* several workers where each computes on its own device: a hull too large for
 	 * the GPU keeps the whole skyline on the CPU, as on one GPU */
 	if (n > 0 && cuda_workers(dev) > 1 && gpu == dev->gpu) {
 		struct sky_divide dv = {NULL, &job, TUNE_PICK(sky_tune_table, "cpu"), dev, max_mem};
 		m = sky_divided(&dv, keep);
-		gpu = 1;	/* the phases are the workers' */
+		timed = 1;	/* and so does the division */
 	} else
 #ifdef ACCELKIT_CUDA
 	if (gpu)
@@ -69,7 +70,7 @@ spatial(size_t n, const float *xy, const float *qxy, size_t qn, int distinct, in
 	else
 #endif
 		m = sky_spatial_cpu(&job, keep);
-	if (!gpu)
+	if (!timed)
 		phase_add(PH_COMPUTE, now_sec() - tc);
 	(void)max_mem;		/* without CUDA */
 	free(hull);
