@@ -39,7 +39,8 @@ usage(FILE *f)
 	    "      --count           print the number of skyline rows only\n"
 	    "  -o, --output FILE     write to FILE (default standard output)\n"
 	    "  -O, --output-format F text (default) or npy (float32 rows)\n"
-	    "  -d, --device SPEC     auto, cpu, gpu or gpu:N (default $ACCELKIT_DEVICE or auto)\n"
+	    "  -d, --device SPEC     auto, cpu, gpu, gpu:N, or several: gpu:all, gpu:0,1\n"
+	    "                        (default $ACCELKIT_DEVICE or auto)\n"
 	    "  -j, --threads N       CPU threads\n"
 	    "      --max-device-mem BYTES  bound on GPU memory (work is split to fit)\n"
 	    "      --list-devices    print the usable devices and exit\n"
@@ -220,9 +221,9 @@ main(int argc, char **argv)
 	const char *ins[2] = {path, qpath};
 	cuda_input_size(in_regular_bytes(ins, qpath != NULL ? 2 : 1));
 #ifdef ACCELKIT_CUDA
-	cuda_start(co.device, 0, sky_gpu_init, &dev);
+	cuda_start(co.device, 1, sky_gpu_init, &dev);	/* gpu:all divides the rows */
 #else
-	cuda_start(co.device, 0, NULL, &dev);
+	cuda_start(co.device, 1, NULL, &dev);
 #endif
 
 	double t0 = now_sec();

@@ -208,7 +208,7 @@ _accelkit_files() {
 _accelkit_devices() {
 	local d=' auto cpu gpu ' f1 f2 rest
 	case ${1##*/} in
-	gmmscore | editdist4r | docsim) d+='gpu:all ' ;;
+	gmmscore | editdist4r | docsim | skyline) d+='gpu:all ' ;;
 	clmatmul | clkmeans) d+='gpu:all cpu:all ' ;;
 	esac
 	while IFS=$'\t' read -r f1 f2 rest; do

@@ -100,17 +100,46 @@ void sky_pack_points(const struct sky_spatial *job, const uint32_t *rows, size_t
     float *out);
 #ifdef ACCELKIT_CUDA
 struct cuda_dev;
+struct staging;
+/* What a GPU run needs of its own, one a worker (a GPU, or a share of one): no state of
+ * a run is global, so that several run at once, each in its worker's thread with its
+ * device current (cuda_worker_use). */
+struct sky_gpu {
+	int id;				/* the CUDA device */
+	cudaStream_t stream;		/* every launch and copy of its runs */
+	struct staging *ring;		/* pinned buffers for the uploads (skyline_upload.c) */
+	size_t budget;			/* device bytes a run may use; 0: what is free at
+					   each run, under --max-device-mem */
+	size_t h;			/* the hull this device's constant memory holds */
+	float hull[2 * SKY_GPU_MAXH];
+};
+/* skyline_gpu.cu. sky_gpu_open: a state on the current device (its stream and ring).
+ * sky_gpu_reserve: its runs' device bytes fixed now at its share of the free memory
+ * (sharers workers on one GPU) under max_mem, or (sharers 0) taken at each run.
+ * sky_gpu_init: cuda_start's init, the one-GPU run's state made in the start-up
+ * thread (none for several GPUs); sky_gpu_one: that state, with its device made the
+ * calling thread's. */
+struct sky_gpu *sky_gpu_open(void);
+void sky_gpu_reserve(struct sky_gpu *gp, size_t max_mem, int sharers);
 void sky_gpu_init(const struct cuda_dev *dev);
-/* skyline_upload.c: sky_upload_open makes the pinned ring for copies on stream (once;
- * sky_gpu_init calls it). sky_upload queues the copy of bytes at host to dev on that
- * stream, through the ring when large; host may be reused once sky_upload returns, dev
- * read once the stream has passed the copy. */
-void sky_upload_open(cudaStream_t stream);
-void sky_upload(void *dev, const void *host, size_t bytes);
-size_t sky_classic_gpu(const struct sky_classic *job, const struct cuda_dev *dev,
-    size_t max_mem, uint32_t *keep);
-size_t sky_spatial_gpu(const struct sky_spatial *job, const struct cuda_dev *dev,
-    size_t max_mem, uint32_t *keep);
+struct sky_gpu *sky_gpu_one(const struct cuda_dev *dev);
+/* skyline_upload.c: sky_upload_open makes gp's pinned ring for copies on its stream
+ * (once; sky_gpu_open calls it). sky_upload queues the copy of bytes at host to dev on
+ * that stream, through the ring when large; host may be reused once sky_upload
+ * returns, dev read once the stream has passed the copy. */
+void sky_upload_open(struct sky_gpu *gp);
+void sky_upload(struct sky_gpu *gp, void *dev, const void *host, size_t bytes);
+/* The GPU paths on gp's device and stream, within max_mem bytes of it (or gp's budget);
+ * larger inputs are taken in parts of the rows that fit (sky_*_fit: at least 1024, else
+ * an error). sky_gpu_hull puts the hull in the device's constant memory, unless gp
+ * put the same there already (sky_spatial_gpu calls it). */
+size_t sky_classic_fit(const struct sky_classic *job, struct sky_gpu *gp, size_t max_mem);
+size_t sky_spatial_fit(struct sky_gpu *gp, size_t max_mem);
+size_t sky_classic_gpu(const struct sky_classic *job, struct sky_gpu *gp, size_t max_mem,
+    uint32_t *keep);
+size_t sky_spatial_gpu(const struct sky_spatial *job, struct sky_gpu *gp, size_t max_mem,
+    uint32_t *keep);
+void sky_gpu_hull(struct sky_gpu *gp, const float *hull, size_t h);
 #endif
 
 /* skyline_hull.c: the convex hull of q (n float pairs) into hull (room for n pairs),
@@ -152,6 +181,21 @@ size_t sky_run(const struct table *t, const struct sky_job *j, int decide,
  * by the caller) their rows in the input. */
 size_t sky_merge_ranks(struct table *t, const struct sky_job *j, struct cuda_dev *dev,
     uint32_t **keep, size_t m, uint64_t **index);
+
+/* skyline_divide.c: one skyline over several workers (common/devwork.h): a GPU each
+ * (gpu:all, gpu:0,1, gpu:0,0), or ACCELKIT_CPU_WORKERS on the CPU. The rows are cut
+ * into units of contiguous rows, each unit's skyline found on whichever worker is
+ * free, and their union filtered once more (on the first GPU or the CPU, as the cost
+ * model picks for its size). Exactly one of cl and sp is given; its tune is the
+ * workers' row, cpu_tune the CPU's. keep as sky_run's. */
+struct sky_divide {
+	const struct sky_classic *cl;
+	const struct sky_spatial *sp;
+	const struct sky_tune *cpu_tune;
+	const struct cuda_dev *dev;
+	size_t max_mem;
+};
+size_t sky_divided(const struct sky_divide *dv, uint32_t *keep);
 
 /* ---- order-preserving keys ---- */
 

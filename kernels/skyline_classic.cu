@@ -275,21 +275,22 @@ template <int D>
 static void
 launch_scan(int d, const uint32_t *cv, const uint32_t *cm, const uint32_t *perm, uint32_t nmax,
     const uint32_t *ncand, const uint32_t *lv, const uint32_t *lm, const uint32_t *llen,
-    int own, uint8_t *flag, uint8_t *status, const uint32_t *spos, size_t sbase)
+    int own, uint8_t *flag, uint8_t *status, const uint32_t *spos, size_t sbase,
+    cudaStream_t st)
 {
 	unsigned g = (unsigned)CEIL_DIV(nmax, NT);
 	if constexpr (D == 0)
-		k_scan_wide<<<g, NT, 0, sky_stream>>>(cv, cm, perm, nmax, ncand, lv, lm, llen, own, d,
+		k_scan_wide<<<g, NT, 0, st>>>(cv, cm, perm, nmax, ncand, lv, lm, llen, own, d,
 		    flag, status, spos, sbase);
 	else
-		k_scan<D><<<g, NT, 0, sky_stream>>>(cv, cm, perm, nmax, ncand, lv, lm, llen, own, flag,
+		k_scan<D><<<g, NT, 0, st>>>(cv, cm, perm, nmax, ncand, lv, lm, llen, own, flag,
 		    status, spos, sbase);
 	CUDA_LAUNCH_CHECK();
 }
 
 typedef void (*scan_launcher)(int, const uint32_t *, const uint32_t *, const uint32_t *,
     uint32_t, const uint32_t *, const uint32_t *, const uint32_t *, const uint32_t *, int,
-    uint8_t *, uint8_t *, const uint32_t *, size_t);
+    uint8_t *, uint8_t *, const uint32_t *, size_t, cudaStream_t);
 
 /* The padded width for d columns and its scan. */
 static scan_launcher
@@ -315,31 +316,32 @@ classic_row_bytes(size_t d, int f64)
 
 template <class T, class K>
 static size_t
-classic_run(const T *host, size_t n, int d, const unsigned char *maxpref, int distinct,
-    const struct sky_tune *tu, uint32_t *keep)
+classic_run(struct sky_gpu *gp, const T *host, size_t n, int d, const unsigned char *maxpref,
+    int distinct, const struct sky_tune *tu, uint32_t *keep)
 {
+	cudaStream_t st = gp->stream;
 	Dmem mem;
 	Temp tmp;
 	int dd;
 	scan_launcher scan = pick_width(d, &dd);
 	uint32_t bmax = (uint32_t)std::min<size_t>(tu->batch_max, n);
 
-	tmp.need(sort_bytes<K>(n));
-	tmp.need(sort_bytes<uint64_t>(n));
-	tmp.need(sort_bytes<uint32_t>(bmax));
-	tmp.need(select_bytes(n));
+	tmp.need(sort_bytes<K>(n, st));
+	tmp.need(sort_bytes<uint64_t>(n, st));
+	tmp.need(sort_bytes<uint32_t>(bmax, st));
+	tmp.need(select_bytes(n, st));
 	{
 		size_t b = 0;
 		CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, b, (uint32_t *)nullptr,
-		    (uint32_t *)nullptr, (int64_t)n, sky_stream));
+		    (uint32_t *)nullptr, (int64_t)n, st));
 		tmp.need(b);
 	}
 	tmp.alloc(mem);
 
 	double t0 = now_sec();
 	T *raw = mem.get<T>((size_t)n * d);
-	sky_upload(raw, host, (size_t)n * d * sizeof(T));
-	CUDA_CHECK(cudaStreamSynchronize(sky_stream));
+	sky_upload(gp, raw, host, (size_t)n * d * sizeof(T));
+	CUDA_CHECK(cudaStreamSynchronize(st));
 	double t1 = now_sec();
 	phase_add(PH_H2D, t1 - t0);
 
@@ -352,33 +354,33 @@ classic_run(const T *host, size_t n, int d, const unsigned char *maxpref, int di
 	for (int j = 0; j < d; j++) {
 		cub::DoubleBuffer<K> kb((K *)kbuf, (K *)kbuf + n);
 		cub::DoubleBuffer<uint32_t> vb(vbuf, vbuf + n);
-		k_keys<T, K><<<g, NT, 0, sky_stream>>>(raw, n, d, j, maxpref[j], kb.Current(),
+		k_keys<T, K><<<g, NT, 0, st>>>(raw, n, d, j, maxpref[j], kb.Current(),
 		    vb.Current());
 		CUDA_LAUNCH_CHECK();
-		sort_pairs<K>(tmp, kb, vb, n, 8 * sizeof(K));
-		k_newvalue<K><<<g, NT, 0, sky_stream>>>(kb.Current(), n, u32);
+		sort_pairs<K>(tmp, kb, vb, n, 8 * sizeof(K), st);
+		k_newvalue<K><<<g, NT, 0, st>>>(kb.Current(), n, u32);
 		CUDA_LAUNCH_CHECK();
 		size_t b = tmp.bytes;
-		CUDA_CHECK(cub::DeviceScan::InclusiveSum(tmp.p, b, u32, u32 + n, (int64_t)n, sky_stream));
-		k_rank_scatter<<<g, NT, 0, sky_stream>>>(u32 + n, vb.Current(), n, r + (size_t)j * n,
+		CUDA_CHECK(cub::DeviceScan::InclusiveSum(tmp.p, b, u32, u32 + n, (int64_t)n, st));
+		k_rank_scatter<<<g, NT, 0, st>>>(u32 + n, vb.Current(), n, r + (size_t)j * n,
 		    q + 3 * j);
 		CUDA_LAUNCH_CHECK();
 	}
 
-	step("gpu rank", &ts);
+	step("gpu rank", &ts, st);
 
 	/* Presort by rank sum. */
 	uint32_t *mask = mem.get<uint32_t>(n);
 	cub::DoubleBuffer<uint64_t> sk(kbuf, kbuf + n);
 	cub::DoubleBuffer<uint32_t> sv(vbuf, vbuf + n);
-	k_score<<<g, NT, 0, sky_stream>>>(r, n, d, q, sk.Current(), mask, sv.Current());
+	k_score<<<g, NT, 0, st>>>(r, n, d, q, sk.Current(), mask, sv.Current());
 	CUDA_LAUNCH_CHECK();
-	sort_pairs<uint64_t>(tmp, sk, sv, n, bits_for((uint64_t)d * n));
+	sort_pairs<uint64_t>(tmp, sk, sv, n, bits_for((uint64_t)d * n), st);
 	const uint32_t *idx = sv.Current();
 	uint32_t *v = mem.get<uint32_t>((size_t)n * dd), *vm = mem.get<uint32_t>(n);
-	k_gather_rows<<<g, NT, 0, sky_stream>>>(r, n, d, dd, idx, mask, v, vm);
+	k_gather_rows<<<g, NT, 0, st>>>(r, n, d, dd, idx, mask, v, vm);
 	CUDA_LAUNCH_CHECK();
-	step("gpu presort", &ts);
+	step("gpu presort", &ts, st);
 
 	/* The batched filter. */
 	uint32_t *sky_v = mem.get<uint32_t>((size_t)n * dd), *sky_m = mem.get<uint32_t>(n);
@@ -387,42 +389,42 @@ classic_run(const T *host, size_t n, int d, const unsigned char *maxpref, int di
 	uint32_t *pk = mem.get<uint32_t>(2 * (size_t)bmax), *pv = mem.get<uint32_t>(2 * (size_t)bmax);
 	uint32_t *cnt = mem.get<uint32_t>(3);	/* skyline size, phase a and b survivors */
 	uint8_t *flag = mem.get<uint8_t>(std::max<size_t>(n, bmax)), *status = mem.get<uint8_t>(n);
-	CUDA_CHECK(cudaMemsetAsync(cnt, 0, 3 * sizeof *cnt, sky_stream));
+	CUDA_CHECK(cudaMemsetAsync(cnt, 0, 3 * sizeof *cnt, st));
 	for (size_t b0 = 0, bs = tu->batch_first; b0 < n;
 	    b0 += bs, bs = std::min<size_t>(2 * bs, tu->batch_max)) {
 		uint32_t nb = (uint32_t)std::min<size_t>(bs, n - b0);
 		unsigned gb = grid_for(nb);
 		/* a: the batch, grouped by mask, against the skyline so far */
 		cub::DoubleBuffer<uint32_t> pkb(pk, pk + bmax), pvb(pv, pv + bmax);
-		k_mask_keys<<<gb, NT, 0, sky_stream>>>(vm + b0, nb, nullptr, pkb.Current(), pvb.Current());
+		k_mask_keys<<<gb, NT, 0, st>>>(vm + b0, nb, nullptr, pkb.Current(), pvb.Current());
 		CUDA_LAUNCH_CHECK();
-		sort_pairs<uint32_t>(tmp, pkb, pvb, nb, 32);
+		sort_pairs<uint32_t>(tmp, pkb, pvb, nb, 32, st);
 		scan(d, v + b0 * dd, vm + b0, pvb.Current(), nb, nullptr, sky_v, sky_m, cnt, 0, flag,
-		    status, nullptr, b0);
-		select_flagged(tmp, flag, sel, cnt + 1, nb);
-		k_take<<<gb, NT, 0, sky_stream>>>(sel, cnt + 1, nb, b0, dd, v, vm, cv, cm, cpos);
+		    status, nullptr, b0, st);
+		select_flagged(tmp, flag, sel, cnt + 1, nb, st);
+		k_take<<<gb, NT, 0, st>>>(sel, cnt + 1, nb, b0, dd, v, vm, cv, cm, cpos);
 		CUDA_LAUNCH_CHECK();
 		/* b: the survivors against those before them */
 		cub::DoubleBuffer<uint32_t> pkb2(pk, pk + bmax), pvb2(pv, pv + bmax);
-		k_mask_keys<<<gb, NT, 0, sky_stream>>>(cm, nb, cnt + 1, pkb2.Current(), pvb2.Current());
+		k_mask_keys<<<gb, NT, 0, st>>>(cm, nb, cnt + 1, pkb2.Current(), pvb2.Current());
 		CUDA_LAUNCH_CHECK();
-		sort_pairs<uint32_t>(tmp, pkb2, pvb2, nb, 32);
-		CUDA_CHECK(cudaMemsetAsync(flag, 0, nb, sky_stream));
-		scan(d, cv, cm, pvb2.Current(), nb, cnt + 1, cv, cm, cnt + 1, 1, flag, status, cpos, 0);
-		select_flagged(tmp, flag, sel, cnt + 2, nb);
-		k_append<<<gb, NT, 0, sky_stream>>>(sel, cnt + 2, nb, cnt, dd, cv, cm, sky_v, sky_m);
+		sort_pairs<uint32_t>(tmp, pkb2, pvb2, nb, 32, st);
+		CUDA_CHECK(cudaMemsetAsync(flag, 0, nb, st));
+		scan(d, cv, cm, pvb2.Current(), nb, cnt + 1, cv, cm, cnt + 1, 1, flag, status, cpos, 0, st);
+		select_flagged(tmp, flag, sel, cnt + 2, nb, st);
+		k_append<<<gb, NT, 0, st>>>(sel, cnt + 2, nb, cnt, dd, cv, cm, sky_v, sky_m);
 		CUDA_LAUNCH_CHECK();
-		bump(cnt, cnt + 2);
+		bump(cnt, cnt + 2, st);
 	}
-	step("gpu filter", &ts);
-	k_keep<<<g, NT, 0, sky_stream>>>(status, idx, n, distinct, flag);
+	step("gpu filter", &ts, st);
+	k_keep<<<g, NT, 0, st>>>(status, idx, n, distinct, flag);
 	CUDA_LAUNCH_CHECK();
-	return finish_run(tmp, flag, u32, cnt + 1, n, keep, t1);
+	return finish_run(tmp, flag, u32, cnt + 1, n, keep, t1, st);
 }
 
 template <class T>
 static size_t
-classic_typed(const struct sky_classic *job, size_t fit, uint32_t *keep)
+classic_typed(const struct sky_classic *job, struct sky_gpu *gp, size_t fit, uint32_t *keep)
 {
 	size_t d = job->d;
 	bool packed = job->stride == d;
@@ -437,22 +439,27 @@ classic_typed(const struct sky_classic *job, size_t fit, uint32_t *keep)
 			p = buf.data();
 		}
 		if constexpr (sizeof(T) == 8)
-			return classic_run<T, uint64_t>(p, n, (int)d, job->maxpref, job->distinct,
+			return classic_run<T, uint64_t>(gp, p, n, (int)d, job->maxpref, job->distinct,
 			    job->tune, out);
 		else
-			return classic_run<T, uint32_t>(p, n, (int)d, job->maxpref, job->distinct,
+			return classic_run<T, uint32_t>(gp, p, n, (int)d, job->maxpref, job->distinct,
 			    job->tune, out);
 	};
 	return in_parts(job->n, fit, run, keep);
 }
 
 extern "C" size_t
-sky_classic_gpu(const struct sky_classic *job, const struct cuda_dev *dev, size_t max_mem,
+sky_classic_fit(const struct sky_classic *job, struct sky_gpu *gp, size_t max_mem)
+{
+	return fit_rows(budget(gp, max_mem), classic_row_bytes(job->d, job->f64));
+}
+
+extern "C" size_t
+sky_classic_gpu(const struct sky_classic *job, struct sky_gpu *gp, size_t max_mem,
     uint32_t *keep)
 {
-	sky_gpu_init(dev);
-	size_t fit = fit_rows(budget(dev, max_mem), classic_row_bytes(job->d, job->f64));
+	size_t fit = sky_classic_fit(job, gp, max_mem);
 	if (job->f64)
-		return classic_typed<double>(job, fit, keep);
-	return classic_typed<float>(job, fit, keep);
+		return classic_typed<double>(job, gp, fit, keep);
+	return classic_typed<float>(job, gp, fit, keep);
 }

@@ -1,5 +1,5 @@
 /* skyline_dev.cuh: what the CUDA files of skyline share (skyline_classic.cu,
- * skyline_spatial.cu and skyline_gpu.cu): the one stream, the block and tile sizes,
+ * skyline_spatial.cu and skyline_gpu.cu): the block and tile sizes,
  * device buffers, cub's sort wrappers, the end of a run, and the split of an input
  * too large for the device into parts. C++, for nvcc only. */
 #ifndef SKYLINE_DEV_CUH
@@ -20,9 +20,10 @@
 #define NT SKY_NT		/* threads a block */
 #define TILE SKY_TILE		/* skyline points a shared-memory tile */
 
-/* Every launch and copy of a run goes into this one stream (skyline_gpu.cu): the
- * host waits only for the counts that size what follows, and for the result. */
-extern cudaStream_t sky_stream;
+/* Every launch and copy of a run goes into its worker's one stream (struct sky_gpu,
+ * passed down as st): the host waits only for the counts that size what follows, and
+ * for the result. No state of a run is global: several workers, one a GPU or two on
+ * one GPU, run at once (skyline_divide.c). */
 
 /* Device buffers of one run, freed together. */
 struct Dmem {
@@ -61,25 +62,25 @@ struct Temp {
 
 template <class K>
 static size_t
-sort_bytes(size_t n)
+sort_bytes(size_t n, cudaStream_t st)
 {
 	size_t b = 0;
 	cub::DoubleBuffer<K> k(nullptr, nullptr);
 	cub::DoubleBuffer<uint32_t> v(nullptr, nullptr);
 	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b, k, v, (int64_t)n, 0,
-	    (int)(8 * sizeof(K)), sky_stream));
+	    (int)(8 * sizeof(K)), st));
 	return b;
 }
 
 template <class K>
 static void
 sort_pairs(Temp &tmp, cub::DoubleBuffer<K> &k, cub::DoubleBuffer<uint32_t> &v, size_t n,
-    int bits)
+    int bits, cudaStream_t st)
 {
 	size_t b = tmp.bytes;
 	if (bits > 0)
 		CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.p, b, k, v, (int64_t)n, 0, bits,
-		    sky_stream));
+		    st));
 }
 
 static inline int
@@ -90,15 +91,17 @@ bits_for(uint64_t max)
 
 /* skyline_gpu.cu: the flagged i < n (out[0..*cnt), ascending) and cub's temporary
  * bytes for them; -v's time of a step; the end of a run (finish_run); *sky += *cnt
- * on the device; the rows of per_row bytes that fit in the device's free memory or
- * --max-device-mem. */
-void select_flagged(Temp &tmp, const uint8_t *flag, uint32_t *out, uint32_t *cnt, size_t n);
-size_t select_bytes(size_t n);
-void step(const char *name, double *t);
+ * on the device; the device bytes a run may use (the worker's share, or what is free
+ * now, under --max-device-mem); the rows of per_row bytes that fit in them. Each on
+ * stream st, of the current device. */
+void select_flagged(Temp &tmp, const uint8_t *flag, uint32_t *out, uint32_t *cnt, size_t n,
+    cudaStream_t st);
+size_t select_bytes(size_t n, cudaStream_t st);
+void step(const char *name, double *t, cudaStream_t st);
 uint32_t finish_run(Temp &tmp, const uint8_t *flag, uint32_t *out, uint32_t *cnt, size_t n,
-    uint32_t *keep, double t1);
-void bump(uint32_t *sky, const uint32_t *cnt);
-size_t budget(const struct cuda_dev *dev, size_t max_mem);
+    uint32_t *keep, double t1, cudaStream_t st);
+void bump(uint32_t *sky, const uint32_t *cnt, cudaStream_t st);
+size_t budget(const struct sky_gpu *gp, size_t max_mem);
 size_t fit_rows(size_t bytes, size_t per_row);
 
 /* ---- bounded memory: the skyline of the skylines of parts ---- */

@@ -1,6 +1,7 @@
 /* skyline_run.c: one skyline of a table on the chosen device (skyline.h): -d auto's
  * decision on the work, the tuning row, the classic or spatial job handed to the CPU or
- * GPU path; and, under mpirun, the shares' skylines merged on rank 0. Apart from
+ * GPU path, or to several workers (skyline_divide.c: gpu:all, gpu:0,1); and, under
+ * mpirun, the shares' skylines merged on rank 0. Apart from
  * cmd/skyline.c, which reads the options and the input and writes the result. */
 #include <stdlib.h>
 
@@ -55,13 +56,21 @@ spatial(size_t n, const float *xy, const float *qxy, size_t qn, int distinct, in
 	}
 	job.tune = tuning(gpu ? dev->desc : "cpu");	/* the CPU's row wherever it computes */
 	double tc = now_sec();
+	int timed = gpu;	/* the GPU path times its own phases */
+	/* several workers where each computes on its own device: a hull too large for
+	 * the GPU keeps the whole skyline on the CPU, as on one GPU */
+	if (n > 0 && cuda_workers(dev) > 1 && gpu == dev->gpu) {
+		struct sky_divide dv = {NULL, &job, TUNE_PICK(sky_tune_table, "cpu"), dev, max_mem};
+		m = sky_divided(&dv, keep);
+		timed = 1;	/* and so does the division */
+	} else
 #ifdef ACCELKIT_CUDA
 	if (gpu)
-		m = sky_spatial_gpu(&job, dev, max_mem, keep);
+		m = sky_spatial_gpu(&job, sky_gpu_one(dev), max_mem, keep);
 	else
 #endif
 		m = sky_spatial_cpu(&job, keep);
-	if (!gpu)
+	if (!timed)
 		phase_add(PH_COMPUTE, now_sec() - tc);
 	(void)max_mem;		/* without CUDA */
 	free(hull);
@@ -87,13 +96,19 @@ classic(const struct table *t, const size_t *col, size_t d, const unsigned char 
 		    cli_threads(), dev);
 	job.tune = tuning(dev->desc);
 	double tc = now_sec();
+	int timed = dev->gpu;	/* the GPU path times its own phases */
+	if (cuda_workers(dev) > 1) {
+		struct sky_divide dv = {&job, NULL, TUNE_PICK(sky_tune_table, "cpu"), dev, max_mem};
+		m = sky_divided(&dv, keep);
+		timed = 1;	/* and so does the division */
+	} else
 #ifdef ACCELKIT_CUDA
 	if (dev->gpu)
-		m = sky_classic_gpu(&job, dev, max_mem, keep);
+		m = sky_classic_gpu(&job, sky_gpu_one(dev), max_mem, keep);
 	else
 #endif
 		m = sky_classic_cpu(&job, keep);
-	if (!dev->gpu)
+	if (!timed)
 		phase_add(PH_COMPUTE, now_sec() - tc);
 	(void)max_mem;		/* without CUDA */
 	free(maxp);

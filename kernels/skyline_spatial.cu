@@ -403,28 +403,29 @@ k_sp_keep(const uint32_t *__restrict__ head, const uint8_t *__restrict__ status,
 
 template <int H>
 static size_t
-spatial_run(const float *host, size_t n, int h, double tol, int distinct,
+spatial_run(struct sky_gpu *gp, const float *host, size_t n, int h, double tol, int distinct,
     const struct sky_tune *tu, uint32_t *keep)
 {
+	cudaStream_t st = gp->stream;
 	Dmem mem;
 	Temp tmp;
 	uint32_t bmax = (uint32_t)std::min<size_t>(tu->batch_max, n);
 
-	tmp.need(sort_bytes<uint64_t>(n));
-	tmp.need(sort_bytes<uint32_t>(n));
-	tmp.need(select_bytes(n));
+	tmp.need(sort_bytes<uint64_t>(n, st));
+	tmp.need(sort_bytes<uint32_t>(n, st));
+	tmp.need(select_bytes(n, st));
 	{
 		size_t b = 0;
 		CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, b, (uint32_t *)nullptr,
-		    (uint32_t *)nullptr, cuda::maximum<>{}, (int64_t)n, sky_stream));
+		    (uint32_t *)nullptr, cuda::maximum<>{}, (int64_t)n, st));
 		tmp.need(b);
 	}
 	tmp.alloc(mem);
 
 	double t0 = now_sec();
 	float2 *xy = mem.get<float2>(n);
-	sky_upload(xy, host, n * sizeof *xy);
-	CUDA_CHECK(cudaStreamSynchronize(sky_stream));
+	sky_upload(gp, xy, host, n * sizeof *xy);
+	CUDA_CHECK(cudaStreamSynchronize(st));
 	double t1 = now_sec();
 	phase_add(PH_H2D, t1 - t0);
 
@@ -432,17 +433,17 @@ spatial_run(const float *host, size_t n, int h, double tol, int distinct,
 	double *score = mem.get<double>(n);
 	unsigned long long *piv = mem.get<unsigned long long>(17);
 	uint32_t *surv = mem.get<uint32_t>(n), *cnt = mem.get<uint32_t>(4);
-	CUDA_CHECK(cudaMemsetAsync(piv, 0xff, 17 * sizeof *piv, sky_stream));
-	CUDA_CHECK(cudaMemsetAsync(cnt, 0, 4 * sizeof *cnt, sky_stream));
-	unsigned gp = (unsigned)std::min<size_t>(CEIL_DIV(n, NT), tu->pivot_blocks);
-	k_sp_prep<H><<<gp, NT, 0, sky_stream>>>(xy, n, h, inside, score, piv);
+	CUDA_CHECK(cudaMemsetAsync(piv, 0xff, 17 * sizeof *piv, st));
+	CUDA_CHECK(cudaMemsetAsync(cnt, 0, 4 * sizeof *cnt, st));
+	unsigned gpiv = (unsigned)std::min<size_t>(CEIL_DIV(n, NT), tu->pivot_blocks);
+	k_sp_prep<H><<<gpiv, NT, 0, st>>>(xy, n, h, inside, score, piv);
 	CUDA_LAUNCH_CHECK();
-	k_sp_prune<H><<<grid_for(n), NT, 0, sky_stream>>>(xy, n, h, tol, inside, piv, flag);
+	k_sp_prune<H><<<grid_for(n), NT, 0, st>>>(xy, n, h, tol, inside, piv, flag);
 	CUDA_LAUNCH_CHECK();
-	select_flagged(tmp, flag, surv, cnt + 3, n);
+	select_flagged(tmp, flag, surv, cnt + 3, n, st);
 	uint32_t m;
-	CUDA_CHECK(cudaMemcpyAsync(&m, cnt + 3, sizeof m, cudaMemcpyDeviceToHost, sky_stream));
-	CUDA_CHECK(cudaStreamSynchronize(sky_stream));
+	CUDA_CHECK(cudaMemcpyAsync(&m, cnt + 3, sizeof m, cudaMemcpyDeviceToHost, st));
+	CUDA_CHECK(cudaStreamSynchronize(st));
 	vlog("%u points left after the pivots", m);
 	if (m > tu->grid_min) {
 		int g = sky_grid_side(m, tu->grid_per_cell, tu->grid_side_max);
@@ -451,22 +452,22 @@ spatial_run(const float *host, size_t n, int h, double tol, int distinct,
 		uint32_t *ck = mem.get<uint32_t>(2 * (size_t)m), *cv = mem.get<uint32_t>(2 * (size_t)m);
 		uint32_t *cs = mem.get<uint32_t>(nc), *ce = mem.get<uint32_t>(nc);
 		cub::DoubleBuffer<uint32_t> kb(ck, ck + m), vb(cv, cv + m);
-		k_sp_gridbox<<<1, 1, 0, sky_stream>>>(xy, piv, h, g, box);
+		k_sp_gridbox<<<1, 1, 0, st>>>(xy, piv, h, g, box);
 		CUDA_LAUNCH_CHECK();
-		k_sp_gridcell<<<grid_for(m), NT, 0, sky_stream>>>(surv, m, xy, box, kb.Current(),
+		k_sp_gridcell<<<grid_for(m), NT, 0, st>>>(surv, m, xy, box, kb.Current(),
 		    vb.Current());
 		CUDA_LAUNCH_CHECK();
-		sort_pairs<uint32_t>(tmp, kb, vb, m, bits_for(nc - 1));
-		CUDA_CHECK(cudaMemsetAsync(cs, 0, nc * sizeof *cs, sky_stream));
-		CUDA_CHECK(cudaMemsetAsync(ce, 0, nc * sizeof *ce, sky_stream));
-		k_sp_gridbounds<<<grid_for(m), NT, 0, sky_stream>>>(kb.Current(), m, cs, ce);
+		sort_pairs<uint32_t>(tmp, kb, vb, m, bits_for(nc - 1), st);
+		CUDA_CHECK(cudaMemsetAsync(cs, 0, nc * sizeof *cs, st));
+		CUDA_CHECK(cudaMemsetAsync(ce, 0, nc * sizeof *ce, st));
+		k_sp_gridbounds<<<grid_for(m), NT, 0, st>>>(kb.Current(), m, cs, ce);
 		CUDA_LAUNCH_CHECK();
-		k_sp_gridprune<H><<<grid_for(m), NT, 0, sky_stream>>>(kb.Current(), vb.Current(), m, g, cs,
+		k_sp_gridprune<H><<<grid_for(m), NT, 0, st>>>(kb.Current(), vb.Current(), m, g, cs,
 		    ce, xy, inside, h, tol, flag);
 		CUDA_LAUNCH_CHECK();
-		select_flagged(tmp, flag, surv, cnt + 3, n);
-		CUDA_CHECK(cudaMemcpyAsync(&m, cnt + 3, sizeof m, cudaMemcpyDeviceToHost, sky_stream));
-		CUDA_CHECK(cudaStreamSynchronize(sky_stream));
+		select_flagged(tmp, flag, surv, cnt + 3, n, st);
+		CUDA_CHECK(cudaMemcpyAsync(&m, cnt + 3, sizeof m, cudaMemcpyDeviceToHost, st));
+		CUDA_CHECK(cudaStreamSynchronize(st));
 		vlog("%u points left after the grid", m);
 	}
 	double ts = now_sec();
@@ -479,19 +480,19 @@ spatial_run(const float *host, size_t n, int h, double tol, int distinct,
 	cub::DoubleBuffer<uint64_t> kb(kbuf, kbuf + m);
 	cub::DoubleBuffer<uint32_t> vb(vbuf, vbuf + m);
 	unsigned g = grid_for(m);
-	k_sp_xykey<<<g, NT, 0, sky_stream>>>(surv, m, xy, kb.Current(), vb.Current());
+	k_sp_xykey<<<g, NT, 0, st>>>(surv, m, xy, kb.Current(), vb.Current());
 	CUDA_LAUNCH_CHECK();
-	sort_pairs<uint64_t>(tmp, kb, vb, m, 64);
-	k_sp_scorekey<<<g, NT, 0, sky_stream>>>(vb.Current(), m, score, kb.Current());
+	sort_pairs<uint64_t>(tmp, kb, vb, m, 64, st);
+	k_sp_scorekey<<<g, NT, 0, st>>>(vb.Current(), m, score, kb.Current());
 	CUDA_LAUNCH_CHECK();
-	sort_pairs<uint64_t>(tmp, kb, vb, m, 63);
+	sort_pairs<uint64_t>(tmp, kb, vb, m, 63, st);
 	const uint32_t *idx = vb.Current();
 	float2 *sxy = mem.get<float2>(m);
 	uint8_t *sin = mem.get<uint8_t>(m), *status = mem.get<uint8_t>(m);
 	double *ssc = mem.get<double>(m);
-	k_sp_gather<<<g, NT, 0, sky_stream>>>(idx, m, xy, inside, score, sxy, sin, ssc);
+	k_sp_gather<<<g, NT, 0, st>>>(idx, m, xy, inside, score, sxy, sin, ssc);
 	CUDA_LAUNCH_CHECK();
-	step("gpu presort", &ts);
+	step("gpu presort", &ts, st);
 
 	/* The batched filter. */
 	float2 *lxy = mem.get<float2>(m), *cxy = mem.get<float2>(bmax);
@@ -502,49 +503,69 @@ spatial_run(const float *host, size_t n, int h, double tol, int distinct,
 	    b0 += bs, bs = std::min<size_t>(2 * bs, tu->batch_max)) {
 		uint32_t nb = (uint32_t)std::min<size_t>(bs, m - b0);
 		unsigned gb = (unsigned)CEIL_DIV(nb, NT);
-		k_sp_scan<H><<<gb, NT, 0, sky_stream>>>(sxy + b0, sin + b0, nb, nullptr, sxy, lxy, cnt,
+		k_sp_scan<H><<<gb, NT, 0, st>>>(sxy + b0, sin + b0, nb, nullptr, sxy, lxy, cnt,
 		    0, h, tol, flag, status, nullptr, b0);
 		CUDA_LAUNCH_CHECK();
-		select_flagged(tmp, flag, sel, cnt + 1, nb);
-		k_sp_take<<<gb, NT, 0, sky_stream>>>(sel, cnt + 1, nb, b0, sxy, sin, cxy, cin, cpos);
+		select_flagged(tmp, flag, sel, cnt + 1, nb, st);
+		k_sp_take<<<gb, NT, 0, st>>>(sel, cnt + 1, nb, b0, sxy, sin, cxy, cin, cpos);
 		CUDA_LAUNCH_CHECK();
-		CUDA_CHECK(cudaMemsetAsync(flag, 0, nb, sky_stream));
-		k_sp_scan<H><<<gb, NT, 0, sky_stream>>>(cxy, cin, nb, cnt + 1, nullptr, cxy, cnt + 1, 1,
+		CUDA_CHECK(cudaMemsetAsync(flag, 0, nb, st));
+		k_sp_scan<H><<<gb, NT, 0, st>>>(cxy, cin, nb, cnt + 1, nullptr, cxy, cnt + 1, 1,
 		    h, tol, flag, status, cpos, 0);
 		CUDA_LAUNCH_CHECK();
-		select_flagged(tmp, flag, sel, cnt + 2, nb);
-		k_sp_append<<<gb, NT, 0, sky_stream>>>(sel, cnt + 2, nb, cnt, cxy, cpos, lxy, lpos);
+		select_flagged(tmp, flag, sel, cnt + 2, nb, st);
+		k_sp_append<<<gb, NT, 0, st>>>(sel, cnt + 2, nb, cnt, cxy, cpos, lxy, lpos);
 		CUDA_LAUNCH_CHECK();
-		bump(cnt, cnt + 2);
+		bump(cnt, cnt + 2, st);
 	}
-	step("gpu filter", &ts);
-	k_sp_window<H><<<g, NT, 0, sky_stream>>>(lpos, cnt, m, sxy, sin, ssc, h, tol, sky_window(h),
+	step("gpu filter", &ts, st);
+	k_sp_window<H><<<g, NT, 0, st>>>(lpos, cnt, m, sxy, sin, ssc, h, tol, sky_window(h),
 	    status);
 	CUDA_LAUNCH_CHECK();
-	step("gpu window", &ts);
+	step("gpu window", &ts, st);
 	uint32_t *start = mem.get<uint32_t>(m), *head = mem.get<uint32_t>(m);
-	k_sp_runstart<<<g, NT, 0, sky_stream>>>(sxy, m, start);
+	k_sp_runstart<<<g, NT, 0, st>>>(sxy, m, start);
 	CUDA_LAUNCH_CHECK();
 	{
 		size_t b = tmp.bytes;
 		CUDA_CHECK(cub::DeviceScan::InclusiveScan(tmp.p, b, start, head, cuda::maximum<>{},
-		    (int64_t)m, sky_stream));
+		    (int64_t)m, st));
 	}
-	CUDA_CHECK(cudaMemsetAsync(flag, 0, n, sky_stream));
-	k_sp_keep<<<g, NT, 0, sky_stream>>>(head, status, idx, m, distinct, flag);
+	CUDA_CHECK(cudaMemsetAsync(flag, 0, n, st));
+	k_sp_keep<<<g, NT, 0, st>>>(head, status, idx, m, distinct, flag);
 	CUDA_LAUNCH_CHECK();
-	return finish_run(tmp, flag, surv, cnt + 1, n, keep, t1);
+	return finish_run(tmp, flag, surv, cnt + 1, n, keep, t1, st);
+}
+
+/* The hull into this device's constant memory, unless it holds it already: the workers
+ * of a divided run set it in their inits (before any of them launches a kernel), so
+ * that two workers on one GPU never write it under each other's kernels. */
+extern "C" void
+sky_gpu_hull(struct sky_gpu *gp, const float *hull, size_t h)
+{
+	size_t bytes = h * sizeof(float2);
+	if (gp->h == h && memcmp(gp->hull, hull, bytes) == 0)
+		return;
+	CUDA_CHECK(cudaMemcpyToSymbolAsync(c_hull, hull, bytes, 0, cudaMemcpyHostToDevice,
+	    gp->stream));
+	CUDA_CHECK(cudaStreamSynchronize(gp->stream));
+	memcpy(gp->hull, hull, bytes);
+	gp->h = h;
 }
 
 extern "C" size_t
-sky_spatial_gpu(const struct sky_spatial *job, const struct cuda_dev *dev, size_t max_mem,
+sky_spatial_fit(struct sky_gpu *gp, size_t max_mem)
+{
+	return fit_rows(budget(gp, max_mem), 140);
+}
+
+extern "C" size_t
+sky_spatial_gpu(const struct sky_spatial *job, struct sky_gpu *gp, size_t max_mem,
     uint32_t *keep)
 {
-	int h = (int)job->h;	/* <= SKY_GPU_MAXH: cmd/skyline.c gives larger hulls to the CPU */
-	sky_gpu_init(dev);
-	CUDA_CHECK(cudaMemcpyToSymbolAsync(c_hull, job->hull, (size_t)h * sizeof(float2), 0,
-	    cudaMemcpyHostToDevice, sky_stream));
-	size_t fit = fit_rows(budget(dev, max_mem), 140);
+	int h = (int)job->h;	/* <= SKY_GPU_MAXH: skyline_run.c gives larger hulls to the CPU */
+	sky_gpu_hull(gp, job->hull, job->h);
+	size_t fit = sky_spatial_fit(gp, max_mem);
 	std::vector<float> buf;
 	auto run = [&](const uint32_t *rows, size_t n, uint32_t *out) -> size_t {
 		const float *p = job->xy;
@@ -554,18 +575,18 @@ sky_spatial_gpu(const struct sky_spatial *job, const struct cuda_dev *dev, size_
 			p = buf.data();
 		}
 		if (h <= 1)
-			return spatial_run<1>(p, n, h, job->tol, job->distinct, job->tune, out);
+			return spatial_run<1>(gp, p, n, h, job->tol, job->distinct, job->tune, out);
 		if (h <= 2)
-			return spatial_run<2>(p, n, h, job->tol, job->distinct, job->tune, out);
+			return spatial_run<2>(gp, p, n, h, job->tol, job->distinct, job->tune, out);
 		if (h <= 4)
-			return spatial_run<4>(p, n, h, job->tol, job->distinct, job->tune, out);
+			return spatial_run<4>(gp, p, n, h, job->tol, job->distinct, job->tune, out);
 		if (h <= 8)
-			return spatial_run<8>(p, n, h, job->tol, job->distinct, job->tune, out);
+			return spatial_run<8>(gp, p, n, h, job->tol, job->distinct, job->tune, out);
 		if (h <= 12)
-			return spatial_run<12>(p, n, h, job->tol, job->distinct, job->tune, out);
+			return spatial_run<12>(gp, p, n, h, job->tol, job->distinct, job->tune, out);
 		if (h <= 16)
-			return spatial_run<16>(p, n, h, job->tol, job->distinct, job->tune, out);
-		return spatial_run<0>(p, n, h, job->tol, job->distinct, job->tune, out);
+			return spatial_run<16>(gp, p, n, h, job->tol, job->distinct, job->tune, out);
+		return spatial_run<0>(gp, p, n, h, job->tol, job->distinct, job->tune, out);
 	};
 	return in_parts(job->n, fit, run, keep);
 }

@@ -148,7 +148,7 @@ lines() {
 	local p want all
 	for p in $PROGS; do
 		case $p in
-		gmmscore | editdist4r | docsim) all=gpu:all ;;
+		gmmscore | editdist4r | docsim | skyline) all=gpu:all ;;
 		clmatmul | clkmeans) all="gpu:all cpu:all" ;;
 		*) all= ;;
 		esac

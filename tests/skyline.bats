@@ -545,6 +545,177 @@ np.save(sys.argv[2], (0.45 + 0.1 * r.random((16, 2))).astype(np.float32))' "$T/p
 	assert_output "$(skyline -d cpu --count -Q "$T/q.npy" "$T/p.npy")"
 }
 
+# ---- several workers (issue 13): gpu:all, gpu:0,1; ACCELKIT_CPU_WORKERS on the CPU ----
+
+# divided_cases DIR: inputs for the divided runs, each with its arguments, one a line
+# of DIR/cases ("FILE ARGS..."): classic 2-d and 3-d, max preferences, --distinct and
+# duplicates, carried text columns, spatial; few rows, one row, none.
+divided_cases() {
+	local d=$1
+	mkdir -p "$d"
+	py "$R" gen anti 3000 2 31 --npy > "$d/a2.npy"
+	py "$R" gen anti 3000 3 32 --npy > "$d/a3.npy"
+	py "$R" gen indep 4000 5 33 > "$d/i5.txt"
+	py "$R" gen grid 2500 3 34 --ties 4 --dups 300 > "$d/g3.txt"
+	py "$R" gen anti 2000 4 35 --dups 900 --npy > "$d/dup4.npy"
+	py "$R" gen indep 20000 2 36 --npy > "$d/p.npy"
+	py "$R" gen indep 12 2 37 > "$d/q.txt"
+	py "$R" gen grid 3000 2 38 --ties 6 --dups 200 > "$d/pg.txt"
+	printf '1.5 1.5\n3 2\n2 3.5\n4 4\n' > "$d/qg.txt"
+	printf '0 0\n' > "$d/q1.txt"
+	printf '3 1\n1 3\n' > "$d/two.txt"
+	printf '2 2\n' > "$d/one.txt"
+	printf '# nothing\n' > "$d/none.txt"
+	cat > "$d/cases" <<-EOF
+	$d/a2.npy
+	$d/a2.npy -p max
+	$d/a3.npy -p max,min,max
+	$d/a3.npy --distinct -O npy
+	$d/i5.txt -f 1,3-5 -p min,max,min,max
+	$d/g3.txt
+	$d/g3.txt --distinct
+	$d/dup4.npy
+	$d/dup4.npy --distinct
+	$TESTDATA/skyline/hotels.csv -t , --header -f 2,3 -p min,max
+	$d/p.npy -Q $d/q.txt
+	$d/pg.txt -Q $d/qg.txt
+	$d/pg.txt -Q $d/qg.txt --distinct
+	$d/pg.txt -Q $d/q1.txt
+	$d/pg.txt -Q $d/q1.txt --distinct
+	$d/two.txt
+	$d/two.txt -Q $d/q.txt
+	$d/one.txt
+	$d/one.txt -Q $d/q1.txt
+	$d/none.txt
+	EOF
+}
+
+# divided_same ONE MANY ENV...: every divided case on MANY (with ENV set) prints ONE's
+# bytes (-d ONE without ACCELKIT_CPU_WORKERS), as --index and as rows; prints the
+# cases that differ
+divided_same() {
+	local one=$1 many=$2 c
+	shift 2
+	while read -r c; do
+		# shellcheck disable=SC2086
+		for out in --index ""; do
+			[[ "$c" != *"-O npy"* || -z "$out" ]] || continue	# -O npy writes rows
+			env -u ACCELKIT_CPU_WORKERS skyline -d "$one" $out $c -o "$T/one.out"
+			env "$@" skyline -d "$many" $out $c -o "$T/many.out"
+			cmp -s "$T/one.out" "$T/many.out" || echo "differs: -d $many $* $out $c"
+		done
+	done < "$T/div/cases"
+}
+
+@test "divided over 2, 3 and 5 CPU workers, as over GPUs, every skyline is one worker's bytes" {
+	# ACCELKIT_CPU_WORKERS runs the several-GPU code (kernels/skyline_divide.c) on the CPU
+	divided_cases "$T/div"
+	for n in 2 3 5; do
+		run divided_same cpu cpu ACCELKIT_CPU_WORKERS=$n
+		assert_success
+		assert_output ''
+	done
+	# and the brute-force skyline, as --index
+	export ACCELKIT_CPU_WORKERS=3
+	run skyline -d cpu --index -p max,min,max "$T/div/a3.npy"
+	assert_output "$(py "$R" -p max,min,max "$T/div/a3.npy")"
+	run skyline -d cpu --index --distinct "$T/div/dup4.npy"
+	assert_output "$(py "$R" --distinct "$T/div/dup4.npy")"
+	run skyline -d cpu --index -Q "$T/div/q.txt" "$T/div/p.npy"
+	assert_output "$(py "$R" -Q "$T/div/q.txt" "$T/div/p.npy")"
+	run skyline -d cpu --index --distinct -Q "$T/div/qg.txt" "$T/div/pg.txt"
+	assert_output "$(py "$R" --distinct -Q "$T/div/qg.txt" "$T/div/pg.txt")"
+	[ "${#lines[@]}" -gt 5 ]
+	run skyline -d cpu --index -Q "$T/div/qg.txt" "$T/div/pg.txt"
+	assert_output "$(py "$R" -Q "$T/div/qg.txt" "$T/div/pg.txt")"
+	[ "${#lines[@]}" -gt 100 ]
+}
+
+@test "divided over CPU workers, the brute-force cases of every group give the checker's skyline" {
+	export ACCELKIT_DEVICE=cpu ACCELKIT_CPU_WORKERS=3
+	for g in classic prefer distinct spatial; do
+		run run_cases $g
+		assert_success
+		assert_output ''
+	done
+}
+
+@test "-v gives each worker's share, and its rows add up to the input's" {
+	py "$R" gen anti 5000 3 41 --npy > "$T/a.npy"
+	for n in 2 5; do
+		run -0 --separate-stderr env ACCELKIT_CPU_WORKERS=$n skyline -v -d cpu --count "$T/a.npy"
+		assert_output "$(py "$R" "$T/a.npy" | wc -l)"
+		assert_regex "$stderr" "skyline: 5000 rows in [0-9]+ units of at most [0-9]+ rows over $n CPU workers"
+		assert_regex "$stderr" "skyline: cpu#$n share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+		rows=$(sed -n 's/^skyline: cpu[#0-9]* rows \([0-9]*\),.*/\1/p' <<< "$stderr" | paste -sd+ | bc)
+		[ "$rows" -eq 5000 ]
+		units=$(sed -n 's/^skyline: cpu[#0-9]* share .*(units \([0-9]*\))$/\1/p' <<< "$stderr" | paste -sd+ | bc)
+		[ "$units" -eq "$(sed -n 's/^skyline: 5000 rows in \([0-9]*\) units.*/\1/p' <<< "$stderr")" ]
+		[ "$(grep -c '^skyline: cpu[#0-9]* share ' <<< "$stderr")" -eq $n ]
+		[[ "$stderr" == *"skyline: the units' skylines: "*" rows, filtered once more on the CPU"* ]]
+	done
+}
+
+@test "-d gpu:0,1 is not a usage error: without a GPU it fails as -d gpu does" {
+	on_gpu && skip "a GPU is here (the require_gpu tests run gpu:0,0)"
+	printf '1 2\n' > "$T/in.txt"
+	run --separate-stderr skyline -d gpu:0,1 "$T/in.txt"
+	assert_failure 1
+	[[ "$stderr" == "skyline: device 'gpu:0,1': "* ]]
+	[[ "$stderr" != *"uses one GPU"* ]]
+	run --separate-stderr skyline -d gpu "$T/in.txt"
+	assert_failure 1
+}
+
+@test "one GPU listed twice (gpu:0,0) gives one GPU's bytes, in many units too, and -v each worker's share" {
+	require_gpu
+	divided_cases "$T/div"
+	run divided_same gpu gpu:0,0
+	assert_success
+	assert_output ''
+	for g in distinct spatial; do
+		ACCELKIT_DEVICE=gpu:0,0 run run_cases $g
+		assert_success
+		assert_output ''
+	done
+	py "$R" gen anti 200000 4 12 --npy > "$T/a.npy"
+	py "$R" gen indep 200000 2 13 --npy > "$T/p.npy"
+	printf '0.4 0.4\n0.6 0.45\n0.5 0.6\n' > "$T/q.txt"
+	for args in "--distinct --max-device-mem 8M $T/a.npy" "$T/a.npy" \
+	    "-Q $T/q.txt --max-device-mem 4M $T/p.npy" "-Q $T/q.txt $T/p.npy"; do
+		# shellcheck disable=SC2086
+		skyline -d gpu --index $args > "$T/one"
+		# shellcheck disable=SC2086
+		skyline -d gpu:0,0 --index $args > "$T/many"
+		cmp "$T/one" "$T/many"
+	done
+	run skyline -d cpu --index -Q "$T/q.txt" "$T/p.npy"
+	assert_output "$(cat "$T/many")"
+	run -0 --separate-stderr skyline -v -d gpu:0,0 --count --max-device-mem 8M "$T/a.npy"
+	assert_regex "$stderr" "skyline: gpu:0 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+	assert_regex "$stderr" "skyline: gpu:0#2 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+	# the bound is each GPU's, shared by the two workers listed on it: many units
+	[[ "$stderr" =~ 200000\ rows\ in\ ([0-9]+)\ units ]]
+	[ "${BASH_REMATCH[1]}" -ge 8 ]
+}
+
+@test "gpu:all and gpu:1,0 give one GPU's bytes" {
+	require_gpus 2
+	divided_cases "$T/div"
+	run divided_same gpu gpu:all
+	assert_success
+	assert_output ''
+	run divided_same gpu gpu:1,0
+	assert_success
+	assert_output ''
+	py "$R" gen anti 200000 4 12 --npy > "$T/a.npy"
+	skyline -d gpu --index --max-device-mem 8M "$T/a.npy" > "$T/one"
+	skyline -d gpu:all --index --max-device-mem 8M "$T/a.npy" > "$T/many"
+	cmp "$T/one" "$T/many"
+	run -0 --separate-stderr skyline -v -d gpu:all --count "$T/a.npy"
+	assert_regex "$stderr" "skyline: gpu:1 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+}
+
 # ---- property tests (issue 14) ----
 
 @test "random shapes and sizes around the batch and tile sizes match the skyline checker" {
