@@ -18,6 +18,7 @@
  * processed before any unit that was made after it. */
 #include "devwork.h"
 
+#include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,7 @@ struct dw {
 	void **slots;
 	int nslots, nworkers;
 	int by;			/* BY_* */
+	int threads;		/* the opener's OpenMP threads (-j), for every worker */
 	int *state;
 	uint64_t *idx;		/* the unit in each slot */
 	int *who;		/* the worker that processed it */
@@ -156,6 +158,9 @@ worker_main(void *arg)
 {
 	struct worker *wk = arg;
 	dw *e = wk->e;
+	/* -j is a setting of the thread that made it (omp_set_num_threads); a new thread
+	 * starts from OpenMP's default, every core: a worker's CPU work keeps to -j */
+	omp_set_num_threads(e->threads);
 	void *state = e->ops->init != NULL ? e->ops->init(e->ctx, wk->w) : NULL;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
@@ -207,6 +212,7 @@ dw_new(const struct dw_ops *ops, void *ctx, void **slots, int nslots, int nworke
 	e->nslots = nslots;
 	e->nworkers = nworkers;
 	e->by = by;
+	e->threads = omp_get_max_threads();
 	e->state = xcalloc((size_t)nslots, sizeof *e->state);
 	e->idx = xcalloc((size_t)nslots, sizeof *e->idx);
 	e->who = xcalloc((size_t)nslots, sizeof *e->who);

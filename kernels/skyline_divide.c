@@ -18,7 +18,6 @@
  * its skyline into keep at its first row (it has no more rows than that leaves room
  * for), and the units come back in input order, each moved down to the end of the
  * union so far. */
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,7 +57,6 @@ struct divide {
 	size_t n, per;		/* rows, and rows a unit (set before the first unit) */
 	uint32_t *keep;
 	int nw;
-	int threads;		/* -j, as the main thread has it */
 };
 
 static void *
@@ -66,9 +64,6 @@ worker_init(void *ctx, int w)
 {
 	struct divide *c = ctx;
 	struct worker *wk = xcalloc(1, sizeof *wk);
-	/* -j is the main thread's setting (omp_set_num_threads); a new thread starts from
-	 * the default, so the CPU path and the uploads' copies would use every core */
-	omp_set_num_threads(c->threads);
 #ifdef ACCELKIT_CUDA
 	const struct sky_divide *dv = c->dv;
 	const struct cuda_dev *dev = dv->dev;
@@ -246,7 +241,7 @@ sky_divided(const struct sky_divide *dv, uint32_t *keep)
 {
 	const struct cuda_dev *dev = dv->dev;
 	struct divide c = {dv, dv->cl != NULL ? dv->cl->n : dv->sp->n, 0, keep,
-	    cuda_workers(dev), cli_threads()};
+	    cuda_workers(dev)};
 	int ns = dw_slots(c.nw);
 	struct unit *units = xcalloc((size_t)ns, sizeof *units);
 	void **slots = xcalloc((size_t)ns, sizeof *slots);
