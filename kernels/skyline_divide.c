@@ -84,6 +84,7 @@ worker_init(void *ctx, int w)
 		}
 	}
 #else
+	(void)c;
 	(void)w;
 #endif
 	return wk;
