@@ -46,7 +46,7 @@ struct dw {
 	void **slots;
 	int nslots, nworkers;
 	int by;			/* BY_* */
-	int threads;		/* the opener's OpenMP threads (-j), for every worker */
+	int threads;		/* devices' workers: the opener's OpenMP threads (-j) */
 	int *state;
 	uint64_t *idx;		/* the unit in each slot */
 	int *who;		/* the worker that processed it */
@@ -160,7 +160,8 @@ worker_main(void *arg)
 	dw *e = wk->e;
 	/* -j is a setting of the thread that made it (omp_set_num_threads); a new thread
 	 * starts from OpenMP's default, every core: a worker's CPU work keeps to -j */
-	omp_set_num_threads(e->threads);
+	if (e->threads > 0)
+		omp_set_num_threads(e->threads);
 	void *state = e->ops->init != NULL ? e->ops->init(e->ctx, wk->w) : NULL;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
@@ -212,7 +213,10 @@ dw_new(const struct dw_ops *ops, void *ctx, void **slots, int nslots, int nworke
 	e->nslots = nslots;
 	e->nworkers = nworkers;
 	e->by = by;
-	e->threads = omp_get_max_threads();
+	/* A device's worker may run OpenMP (the CPU path under ACCELKIT_CPU_WORKERS, its
+	 * copies); readers (BY_WORKERS) do not, and an OpenMP call there would give the
+	 * thread OpenMP's state, allocated and freed at the thread's exit. */
+	e->threads = by == BY_WORKERS ? 0 : omp_get_max_threads();
 	e->state = xcalloc((size_t)nslots, sizeof *e->state);
 	e->idx = xcalloc((size_t)nslots, sizeof *e->idx);
 	e->who = xcalloc((size_t)nslots, sizeof *e->who);
