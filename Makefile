@@ -7,6 +7,8 @@
 #   make check-gpu SANITIZE=cuda   the CUDA programs' suites under compute-sanitizer
 #                        (memcheck, racecheck, synccheck; CUSAN_TOOLS picks; build/cusan/)
 #   SUITES="tests/a.bats ..."   only those suites (check, check-gpu)
+#   FILTER=REGEX         only the tests whose names match (bats -f), e.g. to split a long
+#                        suite over two of the GPU machine's ten-minute calls
 #   make demo            run every program on the small data in testdata/
 #   make install         PREFIX, DESTDIR, MANPREFIX, COMPDIR honoured
 #   make deb             a Debian package, built portable in build/deb (packaging/mkdeb)
@@ -153,10 +155,10 @@ deps:
 	@tools/deps
 
 check: deps all testbins
-	@SANITIZE=$(SANITIZE) tests/run $(BUILD) $(SUITES)
+	@SANITIZE=$(SANITIZE) FILTER='$(FILTER)' tests/run $(BUILD) $(SUITES)
 
 check-gpu: all testbins
-	@SANITIZE=$(SANITIZE) tests/run --gpu $(BUILD) $(SUITES)
+	@SANITIZE=$(SANITIZE) FILTER='$(FILTER)' tests/run --gpu $(BUILD) $(SUITES)
 
 demo: deps all
 	@tools/demo $(BUILD)/bin
