@@ -105,6 +105,21 @@ ctx_start_main(void *arg)
 }
 #endif
 
+/* d->name for several GPUs: "2 GPUs gpu:0,1 MODEL", the model the first's (as is the
+ * tuning row: "gpu:0,1" of unlike GPUs runs with the first's). */
+static void
+name_many(struct cuda_dev *d, const char *model)
+{
+	char name[sizeof d->name];
+	int n = snprintf(name, sizeof name, "%d GPUs gpu:%d", d->ngpus, d->ids[0]);
+	for (int i = 1; i < d->ngpus; i++)
+		if (n > 0 && (size_t)n < sizeof name)
+			n += snprintf(name + n, sizeof name - (size_t)n, ",%d", d->ids[i]);
+	if (n > 0 && (size_t)n < sizeof name)
+		snprintf(name + n, sizeof name - (size_t)n, " %s", model);
+	memcpy(d->name, name, sizeof name);
+}
+
 /* cuda_select without its -v line, which it returns instead ("" or a reason), so that
  * the start-up thread leaves the printing to the main thread. */
 static const char *
@@ -182,19 +197,14 @@ select_device(const char *spec, int allow_multi, struct cuda_dev *d)
 	if (nwant == 1) {
 		snprintf(d->name, sizeof d->name, "gpu:%d %s", d->ids[0], prop.name);
 	} else {
-		/* The tuning row is ids[0]'s: "gpu:0,1" of unlike GPUs runs with the first's. */
-		int n = snprintf(d->name, sizeof d->name, "%d GPUs gpu:%d", nwant, d->ids[0]);
 		for (int i = 1; i < nwant; i++) {
 			if (started[i])
 				pthread_join(tid[i], NULL);
 			if (more[i].err != cudaSuccess)
 				cuda_fail("cudaFree(0) on a further GPU", __FILE__, __LINE__,
 				    (int)more[i].err);
-			if (n > 0 && (size_t)n < sizeof d->name)
-				n += snprintf(d->name + n, sizeof d->name - (size_t)n, ",%d", d->ids[i]);
 		}
-		if (n > 0 && (size_t)n < sizeof d->name)
-			snprintf(d->name + n, sizeof d->name - (size_t)n, " %s", prop.name);
+		name_many(d, prop.name);
 	}
 #endif
 	return "";
@@ -417,19 +427,14 @@ maybe_every_gpu(const struct cost_model *m, double work, struct cuda_dev *d)
 	}
 	vlog("auto: all %d GPUs: %.3f s of work on one, %.3f s saved, more than another "
 	    "GPU's start (%.3f s)", have, one, saved, extra);
-	/* the name's model is the first GPU's, as for gpu:all (its tuning row too) */
-	const char *model = strchr(d->name, ' ');
-	char name[sizeof d->name];
-	int n = snprintf(name, sizeof name, "%d GPUs gpu:%d", have, d->ids[0]);
-	for (int i = 1; i < have; i++) {
+	for (int i = 1; i < have; i++)
 		d->ids[i] = (d->ids[0] + i) % have;
-		if (n > 0 && (size_t)n < sizeof name)
-			n += snprintf(name + n, sizeof name - (size_t)n, ",%d", d->ids[i]);
-	}
-	if (n > 0 && (size_t)n < sizeof name)
-		snprintf(name + n, sizeof name - (size_t)n, "%s", model != NULL ? model : "");
-	memcpy(d->name, name, sizeof name);
 	d->ngpus = have;
+	/* the one GPU's name is "gpu:N MODEL" */
+	const char *model = strchr(d->name, ' ');
+	char first[sizeof d->name];
+	snprintf(first, sizeof first, "%s", model != NULL ? model + 1 : "");
+	name_many(d, first);
 	vlog("device: %s", d->name);
 }
 
