@@ -647,9 +647,9 @@ divided_same() {
 		assert_output "$(py "$R" "$T/a.npy" | wc -l)"
 		assert_regex "$stderr" "skyline: 5000 rows in [0-9]+ units of at most [0-9]+ rows over $n CPU workers"
 		assert_regex "$stderr" "skyline: cpu#$n share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
-		rows=$(sed -n 's/^skyline: cpu[#0-9]* rows \([0-9]*\),.*/\1/p' <<< "$stderr" | paste -sd+ | bc)
+		rows=$(( $(sed -n 's/^skyline: cpu[#0-9]* rows \([0-9]*\),.*/\1/p' <<< "$stderr" | paste -sd+) ))
 		[ "$rows" -eq 5000 ]
-		units=$(sed -n 's/^skyline: cpu[#0-9]* share .*(units \([0-9]*\))$/\1/p' <<< "$stderr" | paste -sd+ | bc)
+		units=$(( $(sed -n 's/^skyline: cpu[#0-9]* share .*(units \([0-9]*\))$/\1/p' <<< "$stderr" | paste -sd+) ))
 		[ "$units" -eq "$(sed -n 's/^skyline: 5000 rows in \([0-9]*\) units.*/\1/p' <<< "$stderr")" ]
 		[ "$(grep -c '^skyline: cpu[#0-9]* share ' <<< "$stderr")" -eq $n ]
 		[[ "$stderr" == *"skyline: the units' skylines: "*" rows, filtered once more on the CPU"* ]]
