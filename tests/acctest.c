@@ -2,7 +2,6 @@
  * (Over 800 lines on purpose: one subcommand a library entry point, each a few dozen
  * lines, sharing the option parsing; splitting them would scatter a table of wrappers.)
  *
- *
  *   acctest read [-t f32|f64] [--nonfinite] [-o FILE] [-O text|npy] [FILE]
  *       read a dense matrix (text or NPY) and write it back
  *   acctest stream [-j N] -n ROWS [FILE]   read in chunks of ROWS, a "--" line between chunks
