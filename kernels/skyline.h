@@ -140,6 +140,12 @@ size_t sky_classic_gpu(const struct sky_classic *job, struct sky_gpu *gp, size_t
 size_t sky_spatial_gpu(const struct sky_spatial *job, struct sky_gpu *gp, size_t max_mem,
     uint32_t *keep);
 void sky_gpu_hull(struct sky_gpu *gp, const float *hull, size_t h);
+/* One GPU's share of a spatial filter that several GPUs divide (skyline_divide.c): the
+ * work fractions [f0, f1) of deciding each of job's points against all of them, which
+ * the GPU holds whole (job->n <= sky_spatial_fit). flag[i] = 1 for each point of the
+ * share that is kept, 0 for every other point: the shares' flags ORed are the skyline. */
+void sky_spatial_gpu_share(const struct sky_spatial *job, struct sky_gpu *gp, double f0,
+    double f1, uint8_t *flag);
 #endif
 
 /* skyline_hull.c: the convex hull of q (n float pairs) into hull (room for n pairs),
@@ -185,8 +191,8 @@ size_t sky_merge_ranks(struct table *t, const struct sky_job *j, struct cuda_dev
 /* skyline_divide.c: one skyline over several workers (common/devwork.h): a GPU each
  * (gpu:all, gpu:0,1, gpu:0,0), or ACCELKIT_CPU_WORKERS on the CPU. The rows are cut
  * into units of contiguous rows, each unit's skyline found on whichever worker is
- * free, and their union filtered once more (on the first GPU or the CPU, as the cost
- * model picks for its size). Exactly one of cl and sp is given; its tune is the
+ * free, and their union filtered once more (on the GPUs or the CPU, as the cost
+ * model picks for its size; ACCELKIT_SKY_MERGE=gpu or cpu decides for the tests). Exactly one of cl and sp is given; its tune is the
  * workers' row, cpu_tune the CPU's. keep as sky_run's. */
 struct sky_divide {
 	const struct sky_classic *cl;

@@ -18,6 +18,7 @@
  * its skyline into keep at its first row (it has no more rows than that leaves room
  * for), and the units come back in input order, each moved down to the end of the
  * union so far. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,18 +170,99 @@ gpu_pays(const struct cost_model *m, double work, double *cpu, double *gpu)
 	return *gpu < *cpu;
 }
 
-/* The skyline of the union keep[0..u) (rows of the input, ascending) into keep[0..):
- * returns its size. On the first worker's GPU or on the CPU, as the cost model picks
- * for the union's size, with the path and tuning row of either. */
+/* Where the last filter runs: ACCELKIT_SKY_MERGE=gpu or cpu decides, whatever the cost
+ * model says (for the tests: their unions are small); otherwise -1. */
+static int
+merge_forced(void)
+{
+	const char *v = getenv("ACCELKIT_SKY_MERGE");
+	if (v == NULL || *v == '\0')
+		return -1;
+	if (strcmp(v, "gpu") == 0 || strcmp(v, "cpu") == 0)
+		return v[0] == 'g';
+	die("ACCELKIT_SKY_MERGE must be gpu or cpu, not '%s'", v);
+}
+
+#ifdef ACCELKIT_CUDA
+/* A worker's share of the last spatial filter, in a thread of its own with its GPU
+ * current. */
+struct share {
+	const struct sky_divide *dv;
+	const struct sky_spatial *job;
+	struct sky_gpu *gp;
+	int w, nw;
+	uint8_t *flag;
+};
+
+static void *
+share_main(void *arg)
+{
+	struct share *s = arg;
+	cuda_worker_use(s->dv->dev, s->w);
+	sky_spatial_gpu_share(s->job, s->gp, (double)s->w / s->nw, (double)(s->w + 1) / s->nw,
+	    s->flag);
+	return NULL;
+}
+
+/* The skyline of job's points (the union) on every worker's GPU at once, each deciding
+ * a share of the points against all of them (sky_spatial_gpu_share): the kept points'
+ * indexes into sub, ascending; returns their count. */
 static size_t
-filter_union(const struct sky_divide *dv, struct worker *w0, uint32_t *keep, size_t u)
+spatial_on_gpus(const struct sky_divide *dv, dw *e, int nw, const struct sky_spatial *job,
+    uint32_t *sub)
+{
+	size_t u = job->n;
+	struct share *sh = xcalloc((size_t)nw, sizeof *sh);
+	pthread_t *tid = xcalloc((size_t)nw, sizeof *tid);
+	int *started = xcalloc((size_t)nw, sizeof *started);
+	uint8_t *flags = xmallocarray(mul_size((size_t)nw, MAX(u, 1), "skyline union"), 1);
+	for (int w = 0; w < nw; w++) {
+		struct share s = {dv, job, ((struct worker *)dw_state(e, w))->gp, w, nw,
+		    flags + (size_t)w * u};
+		sh[w] = s;
+		started[w] = pthread_create(&tid[w], NULL, share_main, &sh[w]) == 0;
+	}
+	for (int w = 0; w < nw; w++) {
+		if (started[w])
+			pthread_join(tid[w], NULL);
+		else
+			share_main(&sh[w]);	/* no thread to be had: in turn, here */
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < u; i++) {
+		uint8_t f = 0;
+		for (int w = 0; w < nw; w++)
+			f |= flags[(size_t)w * u + i];
+		if (f)
+			sub[m++] = (uint32_t)i;
+	}
+	free(flags);
+	free(started);
+	free(tid);
+	free(sh);
+	return m;
+}
+#endif
+
+/* The skyline of the union keep[0..u) (rows of the input, ascending) into keep[0..):
+ * returns its size. On the GPUs or on the CPU, as the cost model picks for the union's
+ * size, with the path and tuning row of either: a classic union on the first GPU; a
+ * spatial one divided over every worker's GPU when there are several and each holds
+ * the union whole, else on the first. */
+static size_t
+filter_union(const struct sky_divide *dv, dw *e, int nw, uint32_t *keep, size_t u)
 {
 	const struct sky_tune *cost = TUNE_PICK(sky_tune_table, "gpu");
 	uint32_t *sub = xmallocarray(MAX(u, 1), sizeof *sub);
 	double tc = now_sec(), est_cpu = 0, est_gpu = 0;
-	int gpu = 0;
+	int gpu = 0, forced = merge_forced(), on = 1;
 	size_t m;
-	(void)w0;
+#ifdef ACCELKIT_CUDA
+	struct worker *w0 = dw_state(e, 0);
+#else
+	(void)e;
+	(void)nw;
+#endif
 
 	if (dv->cl != NULL) {
 		const struct sky_classic *cl = dv->cl;
@@ -193,6 +275,8 @@ filter_union(const struct sky_divide *dv, struct worker *w0, uint32_t *keep, siz
 		    NULL};
 		gpu = dv->dev->gpu && gpu_pays(&cost->cost_classic, sky_classic_work(&job), &est_cpu,
 		    &est_gpu);
+		if (forced >= 0)
+			gpu = dv->dev->gpu && forced;
 		job.tune = gpu ? cl->tune : dv->cpu_tune;
 #ifdef ACCELKIT_CUDA
 		if (gpu) {
@@ -212,9 +296,17 @@ filter_union(const struct sky_divide *dv, struct worker *w0, uint32_t *keep, siz
 		job.xy = xy;
 		gpu = dv->dev->gpu && gpu_pays(&cost->cost_spatial, (double)u * (double)job.h,
 		    &est_cpu, &est_gpu);
+		if (forced >= 0)
+			gpu = dv->dev->gpu && forced;
 		job.tune = gpu ? dv->sp->tune : dv->cpu_tune;
 #ifdef ACCELKIT_CUDA
-		if (gpu) {
+		int whole = nw > 1;
+		for (int w = 0; w < nw && whole; w++)
+			whole = u <= ((const struct worker *)dw_state(e, w))->fit;
+		if (gpu && whole) {
+			on = nw;
+			m = spatial_on_gpus(dv, e, nw, &job, sub);
+		} else if (gpu) {
 			cuda_worker_use(dv->dev, 0);
 			sky_gpu_reserve(w0->gp, dv->max_mem, 0);
 			m = sky_spatial_gpu(&job, w0->gp, dv->max_mem, sub);
@@ -223,7 +315,10 @@ filter_union(const struct sky_divide *dv, struct worker *w0, uint32_t *keep, siz
 			m = sky_spatial_cpu(&job, sub);
 		free(xy);
 	}
-	if (dv->dev->gpu)
+	if (dv->dev->gpu && on > 1)
+		vlog("the units' skylines: %zu rows, filtered once more on %d GPUs at once "
+		    "(estimated %.3g s on one against %.3g s on the CPU)", u, on, est_gpu, est_cpu);
+	else if (dv->dev->gpu)
 		vlog("the units' skylines: %zu rows, filtered once more on the %s (estimated %.3g s "
 		    "against %.3g s)", u, gpu ? "first GPU" : "CPU", gpu ? est_gpu : est_cpu,
 		    gpu ? est_cpu : est_gpu);
@@ -282,7 +377,7 @@ sky_divided(const struct sky_divide *dv, uint32_t *keep)
 		vlog("%s rows %zu, in its units' skylines %zu", names[w], wk->rows, wk->kept);
 	}
 
-	size_t m = filter_union(dv, dw_state(e, 0), keep, u);
+	size_t m = filter_union(dv, e, c.nw, keep, u);
 	for (int w = 0; w < c.nw; w++)
 		free(dw_state(e, w));
 	dw_close(e);

@@ -13,6 +13,9 @@
 #include <cub/device/device_scan.cuh>
 #include <cuda/functional>
 
+#include <cmath>
+#include <type_traits>
+
 #include "skyline_dev.cuh"
 
 __constant__ float2 c_hull[SKY_GPU_MAXH];
@@ -261,6 +264,38 @@ k_sp_gather(const uint32_t *__restrict__ idx, size_t m, const float2 *__restrict
 	}
 }
 
+/* The points surv[0..m) in score order: their indexes, points, inside flags and scores. */
+struct sorted {
+	const uint32_t *idx;
+	float2 *xy;
+	uint8_t *in;
+	double *score;
+};
+
+/* Sorted by score, then coordinates (stable: equal points stay in input order, next to
+ * each other). tmp holds sort_bytes<uint64_t>(m). */
+static struct sorted
+presort(Dmem &mem, Temp &tmp, const uint32_t *surv, size_t m, const float2 *xy,
+    const uint8_t *inside, const double *score, cudaStream_t st)
+{
+	uint64_t *kbuf = mem.get<uint64_t>(2 * m);
+	uint32_t *vbuf = mem.get<uint32_t>(2 * m);
+	cub::DoubleBuffer<uint64_t> kb(kbuf, kbuf + m);
+	cub::DoubleBuffer<uint32_t> vb(vbuf, vbuf + m);
+	unsigned g = grid_for(m);
+	k_sp_xykey<<<g, NT, 0, st>>>(surv, m, xy, kb.Current(), vb.Current());
+	CUDA_LAUNCH_CHECK();
+	sort_pairs<uint64_t>(tmp, kb, vb, m, 64, st);
+	k_sp_scorekey<<<g, NT, 0, st>>>(vb.Current(), m, score, kb.Current());
+	CUDA_LAUNCH_CHECK();
+	sort_pairs<uint64_t>(tmp, kb, vb, m, 63, st);
+	struct sorted so = {vb.Current(), mem.get<float2>(m), mem.get<uint8_t>(m),
+	    mem.get<double>(m)};
+	k_sp_gather<<<g, NT, 0, st>>>(so.idx, m, xy, inside, score, so.xy, so.in, so.score);
+	CUDA_LAUNCH_CHECK();
+	return so;
+}
+
 /* Candidates (cxy, cin; index c) against the list lxy, scanned from its end: all of it,
  * or (own) the entries before c. In phase a (sxy given), a point inside the hull is
  * alive, or equal to the point sorted before it. */
@@ -401,6 +436,137 @@ k_sp_keep(const uint32_t *__restrict__ head, const uint8_t *__restrict__ status,
 	}
 }
 
+/* ---- the union of units' skylines, filtered by several GPUs at once ----
+ *
+ * Each GPU holds the whole union in score order and decides a share of it: a point is
+ * kept unless a point that could dominate it does (every point sorted before it, and
+ * the window of rounded scores after: sky_window). The BNL filter above is sequential
+ * in its batches; this test of each point against a fixed set is not, so the GPUs
+ * divide it. Point c tests about c others: the shares are equal areas of that
+ * triangle. Equal points test the same others, so they share a fate, as in
+ * spatial_run; --distinct keeps the first of them, which sorts first. */
+
+template <int H>
+__global__ void __launch_bounds__(NT)
+k_sp_against(const float2 *__restrict__ sxy, const uint8_t *__restrict__ sin,
+    const double *__restrict__ ssc, uint32_t m, uint32_t c0, uint32_t c1, int h, double tol,
+    double win, uint8_t *__restrict__ alive)
+{
+	constexpr int DH = H > 0 ? H : 1;
+	__shared__ float2 tile[TILE];
+	__shared__ uint32_t top;
+	uint32_t c = c0 + blockIdx.x * NT + threadIdx.x;
+	bool mine = c < c1, done = !mine || sin[c], dom = false;	/* inside: kept */
+	float2 p = mine ? sxy[c] : make_float2(0, 0);
+	uint32_t lim = 0;
+	if (!done) {
+		/* the first point past the window: no dominator sorts there or later */
+		double s = ssc[c] * (1 + win);
+		uint32_t lo = c + 1, hi = m;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (ssc[mid] <= s)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		lim = lo;
+	}
+	double dp[DH];
+	vertex_dists(p, h, dp);
+	if (threadIdx.x == 0)
+		top = 0;
+	__syncthreads();
+	if (!done)
+		atomicMax(&top, lim);
+	__syncthreads();
+	uint32_t end = top;
+	for (uint32_t lo = 0; lo < end; lo += TILE) {
+		uint32_t hi = min(lo + TILE, end);
+		for (uint32_t i = lo + threadIdx.x; i < hi; i += NT)
+			tile[i - lo] = sxy[i];
+		__syncthreads();
+		if (!done) {
+			for (uint32_t k = lo, e = min(hi, lim); k < e; k++) {
+				float2 s = tile[k - lo];
+				if (same(s, p))
+					continue;
+				if (dominates<H>(s, p, dp, h, tol)) {
+					dom = done = true;
+					break;
+				}
+			}
+			done |= lim <= hi;
+		}
+		/* also the barrier before the next tile overwrites this one */
+		if (__syncthreads_and(done))
+			break;
+	}
+	if (mine)
+		alive[c] = !dom;
+}
+
+/* The share's verdicts onto the union's rows (flag, zeroed before). */
+__global__ void
+k_sp_mark(const uint8_t *__restrict__ alive, const float2 *__restrict__ sxy,
+    const uint32_t *__restrict__ idx, uint32_t c0, uint32_t c1, int distinct, uint8_t *flag)
+{
+	GRID_STRIDE(t, c1 - c0) {
+		uint32_t k = c0 + (uint32_t)t;
+		flag[idx[k]] = alive[k] && (!distinct || k == 0 || !same(sxy[k], sxy[k - 1]));
+	}
+}
+
+__global__ void
+k_sp_iota(uint32_t *v, size_t n)
+{
+	GRID_STRIDE(i, n)
+		v[i] = (uint32_t)i;
+}
+
+/* The share [f0, f1) of the work (fractions of the triangle) of filtering the n points
+ * at host: flag[i] = 1 for each kept point i of the share, 0 elsewhere. */
+template <int H>
+static void
+spatial_share(struct sky_gpu *gp, const float *host, size_t n, int h, double tol,
+    int distinct, double f0, double f1, uint8_t *flag_host)
+{
+	cudaStream_t st = gp->stream;
+	Dmem mem;
+	Temp tmp;
+	tmp.need(sort_bytes<uint64_t>(n, st));
+	tmp.alloc(mem);
+	float2 *xy = mem.get<float2>(n);
+	sky_upload(gp, xy, host, n * sizeof *xy);
+	uint8_t *inside = mem.get<uint8_t>(n), *alive = mem.get<uint8_t>(n);
+	uint8_t *flag = mem.get<uint8_t>(n);
+	double *score = mem.get<double>(n);
+	unsigned long long *piv = mem.get<unsigned long long>(17);
+	uint32_t *all = mem.get<uint32_t>(n);
+	unsigned g = grid_for(n);
+	k_sp_iota<<<g, NT, 0, st>>>(all, n);
+	CUDA_LAUNCH_CHECK();
+	CUDA_CHECK(cudaMemsetAsync(piv, 0xff, 17 * sizeof *piv, st));
+	k_sp_prep<H><<<g, NT, 0, st>>>(xy, n, h, inside, score, piv);
+	CUDA_LAUNCH_CHECK();
+	struct sorted so = presort(mem, tmp, all, n, xy, inside, score, st);
+	uint32_t c0 = (uint32_t)std::min<double>(n, std::ceil(n * std::sqrt(f0)));
+	uint32_t c1 = f1 >= 1 ? (uint32_t)n : (uint32_t)std::min<double>(n,
+	    std::ceil(n * std::sqrt(f1)));
+	CUDA_CHECK(cudaMemsetAsync(flag, 0, n, st));
+	if (c1 > c0) {
+		k_sp_against<H><<<(unsigned)CEIL_DIV(c1 - c0, NT), NT, 0, st>>>(so.xy, so.in,
+		    so.score, (uint32_t)n, c0, c1, h, tol, sky_window(h), alive);
+		CUDA_LAUNCH_CHECK();
+		k_sp_mark<<<grid_for(c1 - c0), NT, 0, st>>>(alive, so.xy, so.idx, c0, c1, distinct,
+		    flag);
+		CUDA_LAUNCH_CHECK();
+	}
+	/* on the worker's stream, as finish_run's copies */
+	CUDA_CHECK(cudaMemcpyAsync(flag_host, flag, n, cudaMemcpyDeviceToHost, st));
+	CUDA_CHECK(cudaStreamSynchronize(st));
+}
+
 template <int H>
 static size_t
 spatial_run(struct sky_gpu *gp, const float *host, size_t n, int h, double tol, int distinct,
@@ -473,25 +639,12 @@ spatial_run(struct sky_gpu *gp, const float *host, size_t n, int h, double tol, 
 	double ts = now_sec();
 	phase_add("gpu prune", ts - t1);
 
-	/* Sort the survivors by score, then coordinates (stable: equal points stay in
-	 * input order, next to each other). */
-	uint64_t *kbuf = mem.get<uint64_t>(2 * (size_t)m);
-	uint32_t *vbuf = mem.get<uint32_t>(2 * (size_t)m);
-	cub::DoubleBuffer<uint64_t> kb(kbuf, kbuf + m);
-	cub::DoubleBuffer<uint32_t> vb(vbuf, vbuf + m);
+	struct sorted so = presort(mem, tmp, surv, m, xy, inside, score, st);
+	const uint32_t *idx = so.idx;
+	float2 *sxy = so.xy;
+	uint8_t *sin = so.in, *status = mem.get<uint8_t>(m);
+	double *ssc = so.score;
 	unsigned g = grid_for(m);
-	k_sp_xykey<<<g, NT, 0, st>>>(surv, m, xy, kb.Current(), vb.Current());
-	CUDA_LAUNCH_CHECK();
-	sort_pairs<uint64_t>(tmp, kb, vb, m, 64, st);
-	k_sp_scorekey<<<g, NT, 0, st>>>(vb.Current(), m, score, kb.Current());
-	CUDA_LAUNCH_CHECK();
-	sort_pairs<uint64_t>(tmp, kb, vb, m, 63, st);
-	const uint32_t *idx = vb.Current();
-	float2 *sxy = mem.get<float2>(m);
-	uint8_t *sin = mem.get<uint8_t>(m), *status = mem.get<uint8_t>(m);
-	double *ssc = mem.get<double>(m);
-	k_sp_gather<<<g, NT, 0, st>>>(idx, m, xy, inside, score, sxy, sin, ssc);
-	CUDA_LAUNCH_CHECK();
 	step("gpu presort", &ts, st);
 
 	/* The batched filter. */
@@ -559,6 +712,27 @@ sky_spatial_fit(struct sky_gpu *gp, size_t max_mem)
 	return fit_rows(budget(gp, max_mem), 140);
 }
 
+/* f(std::integral_constant<int, H>) for the kernels made for hulls of up to H
+ * vertices (H == 0: any number). */
+template <class F>
+static auto
+by_hull(int h, F f)
+{
+	if (h <= 1)
+		return f(std::integral_constant<int, 1>());
+	if (h <= 2)
+		return f(std::integral_constant<int, 2>());
+	if (h <= 4)
+		return f(std::integral_constant<int, 4>());
+	if (h <= 8)
+		return f(std::integral_constant<int, 8>());
+	if (h <= 12)
+		return f(std::integral_constant<int, 12>());
+	if (h <= 16)
+		return f(std::integral_constant<int, 16>());
+	return f(std::integral_constant<int, 0>());
+}
+
 extern "C" size_t
 sky_spatial_gpu(const struct sky_spatial *job, struct sky_gpu *gp, size_t max_mem,
     uint32_t *keep)
@@ -574,19 +748,23 @@ sky_spatial_gpu(const struct sky_spatial *job, struct sky_gpu *gp, size_t max_me
 			sky_pack_points(job, rows, n, buf.data());
 			p = buf.data();
 		}
-		if (h <= 1)
-			return spatial_run<1>(gp, p, n, h, job->tol, job->distinct, job->tune, out);
-		if (h <= 2)
-			return spatial_run<2>(gp, p, n, h, job->tol, job->distinct, job->tune, out);
-		if (h <= 4)
-			return spatial_run<4>(gp, p, n, h, job->tol, job->distinct, job->tune, out);
-		if (h <= 8)
-			return spatial_run<8>(gp, p, n, h, job->tol, job->distinct, job->tune, out);
-		if (h <= 12)
-			return spatial_run<12>(gp, p, n, h, job->tol, job->distinct, job->tune, out);
-		if (h <= 16)
-			return spatial_run<16>(gp, p, n, h, job->tol, job->distinct, job->tune, out);
-		return spatial_run<0>(gp, p, n, h, job->tol, job->distinct, job->tune, out);
+		return by_hull(h, [&](auto hc) {
+			return spatial_run<decltype(hc)::value>(gp, p, n, h, job->tol, job->distinct,
+			    job->tune, out);
+		});
 	};
 	return in_parts(job->n, fit, run, keep);
+}
+
+extern "C" void
+sky_spatial_gpu_share(const struct sky_spatial *job, struct sky_gpu *gp, double f0, double f1,
+    uint8_t *flag)
+{
+	int h = (int)job->h;
+	sky_gpu_hull(gp, job->hull, job->h);
+	by_hull(h, [&](auto hc) {
+		spatial_share<decltype(hc)::value>(gp, job->xy, job->n, h, job->tol, job->distinct,
+		    f0, f1, flag);
+		return 0;
+	});
 }

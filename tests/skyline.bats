@@ -716,6 +716,59 @@ divided_same() {
 	assert_regex "$stderr" "skyline: gpu:1 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
 }
 
+@test "the union divided over the GPUs at once (ACCELKIT_SKY_MERGE=gpu) gives one GPU's bytes and the checker's" {
+	require_gpu
+	# The union of small units is small: the cost model keeps it on the CPU unless told
+	export ACCELKIT_SKY_MERGE=gpu
+	divided_cases "$T/div"
+	local many=gpu:0,0
+	[ "$(nvidia-smi -L | grep -c '^GPU ')" -ge 2 ] && many=gpu:all
+	run divided_same gpu $many ACCELKIT_SKY_MERGE=gpu
+	assert_success
+	assert_output ''
+	for g in distinct spatial; do
+		ACCELKIT_DEVICE=$many run run_cases $g
+		assert_success
+		assert_output ''
+	done
+	py "$R" gen indep 200000 2 13 --npy > "$T/p.npy"
+	py "$R" gen grid 60000 2 14 --ties 5 --dups 3000 > "$T/g.txt"
+	printf '0.4 0.4\n0.6 0.45\n0.5 0.6\n0.52 0.5\n' > "$T/q.txt"
+	printf '1.5 1.5\n3 2\n2 3.5\n4 4\n' > "$T/qg.txt"
+	for args in "-Q $T/q.txt $T/p.npy" "-Q $T/qg.txt $T/g.txt" "--distinct -Q $T/qg.txt $T/g.txt" \
+	    "-Q $T/q.txt --max-device-mem 4M $T/p.npy"; do
+		# shellcheck disable=SC2086
+		skyline -d gpu --index $args > "$T/one"
+		# shellcheck disable=SC2086
+		skyline -d $many --index $args > "$T/many"
+		cmp "$T/one" "$T/many"
+		[ "$(wc -l < "$T/one")" -gt 5 ]
+	done
+	run skyline -d cpu --index -Q "$T/qg.txt" --distinct "$T/g.txt"
+	assert_output "$(py "$R" -Q "$T/qg.txt" --distinct "$T/g.txt")"
+	run -0 --separate-stderr skyline -v -d $many --count -Q "$T/q.txt" "$T/p.npy"
+	assert_regex "$stderr" "skyline: the units' skylines: [0-9]+ rows, filtered once more on 2 GPUs at once"
+	assert_output "$(skyline -d cpu --count -Q "$T/q.txt" "$T/p.npy")"
+	# a union larger than a worker's memory goes to the first GPU alone
+	run -0 --separate-stderr skyline -v -d $many --count --max-device-mem 4M -Q "$T/q.txt" "$T/p.npy"
+	[[ "$stderr" == *"filtered once more on the first GPU"* ]] ||
+	    [[ "$stderr" == *"filtered once more on 2 GPUs at once"* ]]
+}
+
+@test "ACCELKIT_SKY_MERGE picks where the union is filtered: cpu or gpu, nothing else" {
+	py "$R" gen indep 3000 2 13 --npy > "$T/p.npy"
+	printf '0.4 0.4\n0.6 0.45\n0.5 0.6\n' > "$T/q.txt"
+	ACCELKIT_CPU_WORKERS=3 ACCELKIT_SKY_MERGE=cpu run -0 skyline -d cpu --index -Q "$T/q.txt" "$T/p.npy"
+	assert_output "$(py "$R" -Q "$T/q.txt" "$T/p.npy")"
+	# without a GPU, gpu means the CPU
+	ACCELKIT_CPU_WORKERS=3 ACCELKIT_SKY_MERGE=gpu run -0 skyline -d cpu --index -Q "$T/q.txt" "$T/p.npy"
+	assert_output "$(py "$R" -Q "$T/q.txt" "$T/p.npy")"
+	ACCELKIT_CPU_WORKERS=3 ACCELKIT_SKY_MERGE=fast run --separate-stderr skyline -d cpu -Q "$T/q.txt" "$T/p.npy"
+	assert_failure 1
+	assert_output ''
+	[ "$stderr" = "skyline: ACCELKIT_SKY_MERGE must be gpu or cpu, not 'fast'" ]
+}
+
 # ---- property tests (issue 14) ----
 
 @test "random shapes and sizes around the batch and tile sizes match the skyline checker" {
