@@ -192,15 +192,18 @@ struct share {
 	struct sky_gpu *gp;
 	int w, nw;
 	uint8_t *flag;
+	double sec;		/* its time, for -v */
 };
 
 static void *
 share_main(void *arg)
 {
 	struct share *s = arg;
+	double t0 = now_sec();
 	cuda_worker_use(s->dv->dev, s->w);
 	sky_spatial_gpu_share(s->job, s->gp, (double)s->w / s->nw, (double)(s->w + 1) / s->nw,
 	    s->flag);
+	s->sec = now_sec() - t0;
 	return NULL;
 }
 
@@ -218,7 +221,7 @@ spatial_on_gpus(const struct sky_divide *dv, dw *e, int nw, const struct sky_spa
 	uint8_t *flags = xmallocarray(mul_size((size_t)nw, MAX(u, 1), "skyline union"), 1);
 	for (int w = 0; w < nw; w++) {
 		struct share s = {dv, job, ((struct worker *)dw_state(e, w))->gp, w, nw,
-		    flags + (size_t)w * u};
+		    flags + (size_t)w * u, 0};
 		sh[w] = s;
 		started[w] = pthread_create(&tid[w], NULL, share_main, &sh[w]) == 0;
 	}
@@ -227,6 +230,11 @@ spatial_on_gpus(const struct sky_divide *dv, dw *e, int nw, const struct sky_spa
 			pthread_join(tid[w], NULL);
 		else
 			share_main(&sh[w]);	/* no thread to be had: in turn, here */
+	}
+	for (int w = 0; w < nw; w++) {
+		char name[32];
+		cuda_worker_name(dv->dev, w, name, sizeof name);
+		vlog("%s: its share of the last filter in %.2f s", name, sh[w].sec);
 	}
 	size_t m = 0;
 	for (size_t i = 0; i < u; i++) {
