@@ -164,11 +164,19 @@ select_device(const char *spec, int allow_multi, struct cuda_dev *d)
 		for (int i = 0; i < nwant; i++)
 			want[i] = i;
 	}
-	if (nwant > 1 && !allow_multi)
-		usage_error("device '%s': this program uses one GPU (give gpu or gpu:N)", spec);
 	for (int i = 0; i < nwant; i++)
 		if (want[i] >= have)
 			die("device '%s': there is no GPU %d (%d found)", spec, want[i], have);
+	/* under mpirun, a list is the GPUs that the ranks of a host share, dealt out among
+	 * them (ranks.h); pick is ascending with pick[i] >= i, so in place */
+	if (!per_rank && ranks_size() > 1) {
+		int pick[CUDADEV_MAX], k = ranks_deal(nwant, pick);
+		for (int i = 0; i < k; i++)
+			want[i] = want[pick[i]];
+		nwant = k;
+	}
+	if (nwant > 1 && !allow_multi)
+		usage_error("device '%s': this program uses one GPU (give gpu or gpu:N)", spec);
 
 	memset(d, 0, sizeof *d);
 	d->gpu = 1;

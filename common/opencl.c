@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "input.h"
 #include "output.h"
+#include "ranks.h"
 #include "tune.h"
 
 #define MAX_PLATFORMS 16
@@ -351,6 +352,16 @@ clx_open_many(const char *spec, const char *filter, int flags, struct clx *xs, i
 			n++;
 		}
 		free(buf);
+	}
+	/* under mpirun, the list is the devices that the ranks of a host share, dealt out
+	 * among them (ranks.h); pick is ascending with pick[i] >= i, so in place */
+	if (ranks_size() > 1) {
+		int pick[CLX_MAX_MANY], k = ranks_deal(n, pick);
+		for (int i = 0; i < k; i++) {
+			pl[i] = pl[pick[i]];
+			dl[i] = dl[pick[i]];
+		}
+		n = k;
 	}
 	/* One context holds them all, and a context is of one platform. */
 	for (int i = 1; i < n; i++)

@@ -12,7 +12,7 @@
 #include <limits.h>
 #include <mpi.h>
 
-static int nranks = 1, rank, local, started, finished;
+static int nranks = 1, rank, local, nlocal = 1, started, finished;
 static int divides;	/* ranks_init was called: the program divides its work */
 
 /* Launched by a process manager that MPI_Init will talk to: Open MPI's mpirun sets
@@ -50,6 +50,7 @@ ranks_init(int *argc, char ***argv)
 	check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
 	    &host), "MPI_Comm_split_type");
 	check(MPI_Comm_rank(host, &local), "MPI_Comm_rank");
+	check(MPI_Comm_size(host, &nlocal), "MPI_Comm_size");
 	MPI_Comm_free(&host);
 	atexit(ranks_finish);
 }
@@ -66,6 +67,7 @@ ranks_finish(void)
 int ranks_rank(void) { return rank; }
 int ranks_size(void) { return nranks; }
 int ranks_local(void) { return local; }
+int ranks_local_size(void) { return nlocal; }
 int ranks_compiled(void) { return 1; }
 static int program_divides(void) { return divides; }
 
@@ -192,6 +194,7 @@ void ranks_finish(void) {}
 int ranks_rank(void) { return 0; }
 int ranks_size(void) { return 1; }
 int ranks_local(void) { return 0; }
+int ranks_local_size(void) { return 1; }
 int ranks_compiled(void) { return 0; }
 static int program_divides(void) { return 0; }
 void ranks_sum_i64(int64_t *v, size_t n) { (void)v; (void)n; }
@@ -280,6 +283,30 @@ ranks_refuse_undivided(void)
 		    "would do all of it (run it without mpirun)", size);
 	die("this build has no MPI: each of the %s ranks would do all of the work (build "
 	    "with MPI, or run it without mpirun)", size);
+}
+
+int
+ranks_deal_for(int n, int local, int nlocal, int *pick)
+{
+	int k = 0;
+	if (n <= 0)
+		return 0;
+	if (nlocal <= 1 || local < 0 || local >= nlocal) {
+		for (int i = 0; i < n; i++)
+			pick[k++] = i;
+	} else if (nlocal >= n) {
+		pick[k++] = local % n;
+	} else {
+		for (int i = local; i < n; i += nlocal)
+			pick[k++] = i;
+	}
+	return k;
+}
+
+int
+ranks_deal(int n, int *pick)
+{
+	return ranks_deal_for(n, ranks_local(), ranks_size() > 1 ? ranks_local_size() : 1, pick);
 }
 
 void

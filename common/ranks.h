@@ -44,8 +44,17 @@ void ranks_finish(void);
 
 int ranks_rank(void);
 int ranks_size(void);
-/* This rank's place among the ranks of its host (for the GPU it takes). */
+/* This rank's place among the ranks of its host (for the GPU it takes), and how many
+ * ranks its host runs. */
 int ranks_local(void);
+int ranks_local_size(void);
+/* The positions in a list of n devices (-d gpu:all, gpu:0,1, cpu:0,0) that this rank
+ * takes: the ranks of a host deal the list out among them in turn, rank i of L the
+ * positions i, i + L, ...; where they outnumber the list, position i % n. One process
+ * takes the whole list. pick has room for n; returns the count (1..n for n >= 1).
+ * ranks_deal_for is the rule alone, for a rank local of nlocal. */
+int ranks_deal(int n, int *pick);
+int ranks_deal_for(int n, int local, int nlocal, int *pick);
 /* Whether MPI was compiled in (for messages and tests). */
 int ranks_compiled(void);
 

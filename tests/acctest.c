@@ -40,6 +40,9 @@
  *       thread whose init made its worker's state, and that no more units are in
  *       flight than there are slots; -v gives each worker's share
  *   acctest devices                   both device lists
+ *   acctest deal N L                  the positions of a list of N devices that each of L
+ *                                     ranks of a host takes under mpirun (ranks.h), a line
+ *                                     a rank: "R: P P ..."
  *   acctest tune DESC PATTERN...      the index of the first pattern that matches DESC
  *   acctest vocab FILE SHARES         the term counts of FILE's lines ("TERM:COUNT ..." a
  *                                     line, then "df" and each term's document count), its
@@ -63,6 +66,7 @@
 #include "input.h"
 #include "opencl.h"
 #include "output.h"
+#include "ranks.h"
 #include "rng.h"
 #include "seq.h"
 #include "sparse.h"
@@ -1167,6 +1171,20 @@ main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "vocab") == 0)
 		return cmd_vocab(argc, argv);
+	if (strcmp(cmd, "deal") == 0 && argc == 3) {
+		/* each local rank's positions of a list of N devices, L ranks on the host */
+		int n = (int)cli_int("deal", argv[1], 0, 64), l = (int)cli_int("deal", argv[2], 1, 64);
+		int *pick = xmallocarray((size_t)MAX(n, 1), sizeof *pick);
+		for (int r = 0; r < l; r++) {
+			int k = ranks_deal_for(n, r, l, pick);
+			printf("%d:", r);
+			for (int i = 0; i < k; i++)
+				printf(" %d", pick[i]);
+			printf("\n");
+		}
+		free(pick);
+		return 0;
+	}
 	if (strcmp(cmd, "devices") == 0) {
 		cuda_list_devices();
 		clx_list_devices(NULL);

@@ -1310,3 +1310,17 @@ squares() {
 		done
 	done
 }
+
+@test "a device list under mpirun is dealt out among a host's ranks, as cards are dealt" {
+	# the reference deals the list like cards: entry j to rank j % L; a rank left
+	# without one takes entry r % n
+	for n in 1 2 3 5 8; do
+		for l in 1 2 3 4 9; do
+			run -0 acctest deal "$n" "$l"
+			want=$(awk -v n="$n" -v l="$l" 'BEGIN {
+				for (j = 0; j < n; j++) got[j % l] = got[j % l] " " j
+				for (r = 0; r < l; r++) print r ":" (r in got ? got[r] : " " r % n) }')
+			[ "$output" = "$want" ] || { echo "n=$n l=$l: $output"; false; }
+		done
+	done
+}

@@ -362,6 +362,24 @@ PY
 	assert_success
 }
 
+@test "clkmeans: a device list under mpirun is dealt out among a host's ranks, one process's bytes" {
+	make_blobs
+	# cpu:0,0 names PoCL's CPU device twice: two workers in one process
+	clkmeans -d cpu:0,0 --distances -k 6 "$T/km.npy" > "$T/one"
+	# "rank R of NP: device D (": the devices each rank opened
+	devices() { sed -n 's/^clkmeans: rank \([0-9]\) of [0-9]: device \([0-9]\) (.*rows [0-9]* to .*/\1:\2/p' "$1" | sort | paste -sd' '; }
+	# 2 ranks, 2 entries: one each; 2 ranks, 3 entries: 0 and 2 to rank 0, 1 to rank 1;
+	# 3 ranks, 2 entries: one each, rank 2 the list's first again
+	for c in "2 cpu:0,0 0:0 1:0" "2 cpu:0,0,0 0:0 0:1 1:0" "3 cpu:0,0 0:0 1:0 2:0"; do
+		set -- $c
+		mpi "$1" clkmeans -d "$2" -v --distances -k 6 "$T/km.npy" > "$T/many" 2> "$T/err"
+		cmp "$T/one" "$T/many"
+		local np=$1 spec=$2
+		shift 2
+		[ "$(devices "$T/err")" = "$*" ] || { echo "-np $np -d $spec: $(devices "$T/err")"; false; }
+	done
+}
+
 @test "clkmeans on the GPU machine, one rank a GPU, gives one process's bytes" {
 	require_gpu
 	make_blobs
