@@ -1324,3 +1324,28 @@ squares() {
 		done
 	done
 }
+
+@test "an NPY file over 64 MiB is read in pieces on the threads: numpy's values at -j 1 and -j 3, a cut one named at its row" {
+	py - "$BATS_TEST_TMPDIR" <<'PY'
+import sys, numpy as np
+t = sys.argv[1]
+x = np.random.default_rng(5).standard_normal((70000, 256)).astype(np.float32)
+np.save(t + "/big.npy", x)
+PY
+	local f=$BATS_TEST_TMPDIR/big.npy
+	for j in 1 3; do
+		acctest read -j $j -O npy -o "$BATS_TEST_TMPDIR/out$j.npy" "$f"
+		py -c "import sys, numpy as np; a = np.load(sys.argv[1]); b = np.load(sys.argv[2]); sys.exit(0 if a.dtype == b.dtype and np.array_equal(a, b) else 1)" "$f" "$BATS_TEST_TMPDIR/out$j.npy"
+	done
+	# cut in the seventh 8 MiB piece: refused by the file's size before any read, and
+	# from a pipe (no pieces there) at the row where the data ends: 50,000,000 bytes
+	# are 12,500,000 floats, rows 1 to 48828 whole
+	local hdr
+	hdr=$(py -c "import sys; d = open(sys.argv[1], 'rb').read(12); print(10 + d[8] + 256 * d[9])" "$f")
+	head -c $((hdr + 50000000)) "$f" > "$BATS_TEST_TMPDIR/cut.npy"
+	run -1 --separate-stderr acctest read -j 3 -O npy -o /dev/null "$BATS_TEST_TMPDIR/cut.npy"
+	assert_output ''
+	[[ "$stderr" == *"NPY data is truncated: shape (70000, 256) needs 71680000 bytes, the file has 50000000"* ]]
+	run -1 --separate-stderr sh -c 'cat "$1" | acctest read -j 3 -O npy -o /dev/null -' _ "$BATS_TEST_TMPDIR/cut.npy"
+	[[ "$stderr" == *"NPY data is truncated: the header promises 70000 rows of 256, the data ends in row 48829"* ]]
+}

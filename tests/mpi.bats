@@ -111,6 +111,24 @@ PY
 	done
 }
 
+@test "NPY shares over 64 MiB (read in pieces on the threads) give the one-process skyline" {
+	py - "$T" <<'PY'
+import sys, numpy as np
+np.save(sys.argv[1] + "/big.npy", np.random.default_rng(7).random((18000000, 2)).astype(np.float32))
+PY
+	run same_as_one 2 skyline -d cpu --index "$T/big.npy"
+	assert_success
+	# and the brute force's rows: the points no other is below and left of, in 2-d
+	run -0 py -c "
+import sys, numpy as np
+x = np.load(sys.argv[1]).astype(np.float64)
+o = np.lexsort((x[:, 1], x[:, 0]))
+y = x[o, 1]
+before = np.concatenate(([np.inf], np.minimum.accumulate(y)[:-1]))
+print('\\n'.join(map(str, np.sort(o[y < before]) + 1)))" "$T/big.npy"
+	[ "$output" = "$(cat "$T/many")" ]
+}
+
 @test "header lines, a delimiter and -O npy come out as in one process" {
 	make_points
 	run same_as_one 3 skyline -d cpu -t , --header -f 2,3 -p min,max "$D/hotels.csv"
