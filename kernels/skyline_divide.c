@@ -8,7 +8,10 @@
  * left is the whole skyline: the same rows, in the same order, as one device finds.
  * --distinct keeps the first of equal rows; that row is the first of them in its unit
  * too, so it reaches the union ahead of the others, and the last filter keeps it alone.
- * (skyline_run.c merges the shares of MPI ranks by the same argument.)
+ * (skyline_run.c merges the shares of MPI ranks by the same argument.) A spatial
+ * skyline's last filter costs about the square of the skyline's size, which the units'
+ * skylines nearly reach: on several GPUs it is divided too, each GPU deciding a share
+ * of the union's points against the whole union (spatial_on_gpus).
  *
  * The units go through common/devwork.h: a worker a GPU, whose state (stream, pinned
  * ring, its share of the device's memory, and for a spatial skyline the hull in the
