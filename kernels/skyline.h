@@ -140,12 +140,12 @@ size_t sky_classic_gpu(const struct sky_classic *job, struct sky_gpu *gp, size_t
 size_t sky_spatial_gpu(const struct sky_spatial *job, struct sky_gpu *gp, size_t max_mem,
     uint32_t *keep);
 void sky_gpu_hull(struct sky_gpu *gp, const float *hull, size_t h);
-/* One GPU's share of a spatial filter that several GPUs divide (skyline_divide.c): the
- * work fractions [f0, f1) of deciding each of job's points against all of them, which
- * the GPU holds whole (job->n <= sky_spatial_fit). flag[i] = 1 for each point of the
- * share that is kept, 0 for every other point: the shares' flags ORed are the skyline. */
-void sky_spatial_gpu_share(const struct sky_spatial *job, struct sky_gpu *gp, double f0,
-    double f1, uint8_t *flag);
+/* One GPU's share of a spatial filter that several GPUs divide (skyline_divide.c):
+ * share w of nw of deciding each of job's points against all of them, which the GPU
+ * holds whole (job->n <= sky_spatial_fit). flag[i] = 1 for each point of the share that
+ * is kept, 0 for every other point: the shares' flags ORed are the skyline. */
+void sky_spatial_gpu_share(const struct sky_spatial *job, struct sky_gpu *gp, int w, int nw,
+    uint8_t *flag);
 #endif
 
 /* skyline_hull.c: the convex hull of q (n float pairs) into hull (room for n pairs),

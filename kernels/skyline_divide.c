@@ -204,8 +204,7 @@ share_main(void *arg)
 	struct share *s = arg;
 	double t0 = now_sec();
 	cuda_worker_use(s->dv->dev, s->w);
-	sky_spatial_gpu_share(s->job, s->gp, (double)s->w / s->nw, (double)(s->w + 1) / s->nw,
-	    s->flag);
+	sky_spatial_gpu_share(s->job, s->gp, s->w, s->nw, s->flag);
 	s->sec = now_sec() - t0;
 	return NULL;
 }

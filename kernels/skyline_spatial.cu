@@ -442,21 +442,24 @@ k_sp_keep(const uint32_t *__restrict__ head, const uint8_t *__restrict__ status,
  * kept unless a point that could dominate it does (every point sorted before it, and
  * the window of rounded scores after: sky_window). The BNL filter above is sequential
  * in its batches; this test of each point against a fixed set is not, so the GPUs
- * divide it. Point c tests about c others: the shares are equal areas of that
- * triangle. Equal points test the same others, so they share a fate, as in
- * spatial_run; --distinct keeps the first of them, which sorts first. */
+ * divide it. Point c tests about c others, and a far point's tests run through more
+ * vertices before one rejects, so the cost grows along the order faster than the
+ * count: the shares are blocks of NT consecutive points dealt out in turn (block b to
+ * GPU b % nw), which gives every GPU the same mix. Equal points test the same others,
+ * so they share a fate, as in spatial_run; --distinct keeps the first of them, which
+ * sorts first. */
 
 template <int H>
 __global__ void __launch_bounds__(NT)
 k_sp_against(const float2 *__restrict__ sxy, const uint8_t *__restrict__ sin,
-    const double *__restrict__ ssc, uint32_t m, uint32_t c0, uint32_t c1, int h, double tol,
+    const double *__restrict__ ssc, uint32_t m, int w, int nw, int h, double tol,
     double win, uint8_t *__restrict__ alive)
 {
 	constexpr int DH = H > 0 ? H : 1;
 	__shared__ float2 tile[TILE];
 	__shared__ uint32_t top;
-	uint32_t c = c0 + blockIdx.x * NT + threadIdx.x;
-	bool mine = c < c1, done = !mine || sin[c], dom = false;	/* inside: kept */
+	uint32_t c = ((uint32_t)blockIdx.x * (uint32_t)nw + (uint32_t)w) * NT + threadIdx.x;
+	bool mine = c < m, done = !mine || sin[c], dom = false;	/* inside: kept */
 	float2 p = mine ? sxy[c] : make_float2(0, 0);
 	uint32_t lim = 0;
 	if (!done) {
@@ -509,12 +512,11 @@ k_sp_against(const float2 *__restrict__ sxy, const uint8_t *__restrict__ sin,
 /* The share's verdicts onto the union's rows (flag, zeroed before). */
 __global__ void
 k_sp_mark(const uint8_t *__restrict__ alive, const float2 *__restrict__ sxy,
-    const uint32_t *__restrict__ idx, uint32_t c0, uint32_t c1, int distinct, uint8_t *flag)
+    const uint32_t *__restrict__ idx, size_t m, int w, int nw, int distinct, uint8_t *flag)
 {
-	GRID_STRIDE(t, c1 - c0) {
-		uint32_t k = c0 + (uint32_t)t;
-		flag[idx[k]] = alive[k] && (!distinct || k == 0 || !same(sxy[k], sxy[k - 1]));
-	}
+	GRID_STRIDE(k, m)
+		if ((k / NT) % nw == (size_t)w)
+			flag[idx[k]] = alive[k] && (!distinct || k == 0 || !same(sxy[k], sxy[k - 1]));
 }
 
 __global__ void
@@ -524,12 +526,12 @@ k_sp_iota(uint32_t *v, size_t n)
 		v[i] = (uint32_t)i;
 }
 
-/* The share [f0, f1) of the work (fractions of the triangle) of filtering the n points
+/* Share w of nw of the work of filtering the n points
  * at host: flag[i] = 1 for each kept point i of the share, 0 elsewhere. */
 template <int H>
 static void
 spatial_share(struct sky_gpu *gp, const float *host, size_t n, int h, double tol,
-    int distinct, double f0, double f1, uint8_t *flag_host)
+    int distinct, int w, int nw, uint8_t *flag_host)
 {
 	cudaStream_t st = gp->stream;
 	Dmem mem;
@@ -550,15 +552,13 @@ spatial_share(struct sky_gpu *gp, const float *host, size_t n, int h, double tol
 	k_sp_prep<H><<<g, NT, 0, st>>>(xy, n, h, inside, score, piv);
 	CUDA_LAUNCH_CHECK();
 	struct sorted so = presort(mem, tmp, all, n, xy, inside, score, st);
-	uint32_t c0 = (uint32_t)std::min<double>(n, std::ceil(n * std::sqrt(f0)));
-	uint32_t c1 = f1 >= 1 ? (uint32_t)n : (uint32_t)std::min<double>(n,
-	    std::ceil(n * std::sqrt(f1)));
+	size_t blocks = CEIL_DIV(n, NT), mine = blocks > (size_t)w ? CEIL_DIV(blocks - w, nw) : 0;
 	CUDA_CHECK(cudaMemsetAsync(flag, 0, n, st));
-	if (c1 > c0) {
-		k_sp_against<H><<<(unsigned)CEIL_DIV(c1 - c0, NT), NT, 0, st>>>(so.xy, so.in,
-		    so.score, (uint32_t)n, c0, c1, h, tol, sky_window(h), alive);
+	if (mine > 0) {
+		k_sp_against<H><<<(unsigned)mine, NT, 0, st>>>(so.xy, so.in, so.score, (uint32_t)n,
+		    w, nw, h, tol, sky_window(h), alive);
 		CUDA_LAUNCH_CHECK();
-		k_sp_mark<<<grid_for(c1 - c0), NT, 0, st>>>(alive, so.xy, so.idx, c0, c1, distinct,
+		k_sp_mark<<<grid_for(n), NT, 0, st>>>(alive, so.xy, so.idx, n, w, nw, distinct,
 		    flag);
 		CUDA_LAUNCH_CHECK();
 	}
@@ -757,14 +757,14 @@ sky_spatial_gpu(const struct sky_spatial *job, struct sky_gpu *gp, size_t max_me
 }
 
 extern "C" void
-sky_spatial_gpu_share(const struct sky_spatial *job, struct sky_gpu *gp, double f0, double f1,
+sky_spatial_gpu_share(const struct sky_spatial *job, struct sky_gpu *gp, int w, int nw,
     uint8_t *flag)
 {
 	int h = (int)job->h;
 	sky_gpu_hull(gp, job->hull, job->h);
 	by_hull(h, [&](auto hc) {
 		spatial_share<decltype(hc)::value>(gp, job->xy, job->n, h, job->tol, job->distinct,
-		    f0, f1, flag);
+		    w, nw, flag);
 		return 0;
 	});
 }
