@@ -143,9 +143,10 @@ void ds_write(struct output *o, struct ds_job *job, const struct docs *qr, const
 
 /* Under mpirun (docsim_ranks.c; ranks.h). ds_ranks_csr: every rank's rows of m, in
  * rank order, on every rank (the corpus weighed in shares). ds_ranks_ids: every rank's
- * ids of d, in rank order, on rank 0 (the writer). ds_ranks_run: this rank's block of
- * the job's query rows (all pairs: rows of the pair matrix) against the whole corpus,
- * on dev, its results in job on rank 0 as the one-process run leaves them there. */
+ * ids of d, in rank order, on rank 0 (the writer). ds_ranks_run: this rank's part of
+ * the job on dev, its results in job on rank 0 as the one-process run leaves them there:
+ * with -q (and --matrix) a block of the query rows against the whole corpus; all pairs
+ * (top-k, pairs) the units of ds_split_share, each pair scored once. */
 void ds_ranks_csr(struct csr *m);
 void ds_ranks_ids(struct docs *d);
 void ds_ranks_run(struct ds_job *job, const struct cuda_dev *dev);
@@ -156,6 +157,15 @@ void ds_ranks_run(struct ds_job *job, const struct cuda_dev *dev);
  * up; each worker's top-k lists are merged, its pairs gathered: the results in job are
  * the one-worker run's. */
 void ds_split_run(struct ds_job *job, const struct cuda_dev *dev, int nworkers);
+/* ds_split_run's share of rank of nranks under mpirun (collective: every rank calls it
+ * with the same job): the same units on every rank, this rank's every nranks-th; its
+ * results in job as ds_split_run leaves them (top-k: lists for every row, empty for the
+ * rows no unit of this rank scored), for docsim_ranks.c to merge. ds_merge_lists: row
+ * by row, the k best of n sets of lists (each nq x k, best first) into job's. */
+void ds_split_share(struct ds_job *job, const struct cuda_dev *dev, int nworkers, int rank,
+    int nranks);
+void ds_merge_lists(struct ds_job *job, const float *const *ls, const int32_t *const *li,
+    int n);
 
 /* The weighting (docsim_weight.c), then L2 normalisation unless DS_NONE_W. */
 enum ds_weight { DS_TFIDF, DS_TF, DS_BINARY, DS_NONE_W };

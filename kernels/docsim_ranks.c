@@ -167,9 +167,53 @@ gather_results(struct ds_job *job, struct ds_job *b, size_t first)
 	}
 }
 
+/* All pairs (top-k or pairs) under mpirun: this rank's units of the pair matrix
+ * (ds_split_share), then every rank's lists merged, or pairs gathered, on rank 0. */
+static void
+ranks_all_pairs(struct ds_job *job, const struct cuda_dev *dev)
+{
+	if (job->mode == DS_TOPK && job->top_s == NULL) {	/* ranks but 0 have none yet */
+		size_t cells = mul_size(job->nq, job->k, "top-k lists");
+		job->top_s = xmallocarray(MAX(cells, 1), sizeof *job->top_s);
+		job->top_i = xmallocarray(MAX(cells, 1), sizeof *job->top_i);
+	}
+	ds_split_share(job, dev, cuda_workers(dev), ranks_rank(), ranks_size());
+	double t = now_sec();
+	size_t total;
+	if (job->mode == DS_TOPK) {
+		size_t cells = job->nq * job->k;
+		float *s = ranks_gather(job->top_s, cells * sizeof *s, &total);
+		int32_t *id = ranks_gather(job->top_i, cells * sizeof *id, &total);
+		if (ranks_rank() == 0) {
+			int n = ranks_size();
+			const float **ls = xmallocarray((size_t)n, sizeof *ls);
+			const int32_t **li = xmallocarray((size_t)n, sizeof *li);
+			for (int r = 0; r < n; r++) {
+				ls[r] = s + (size_t)r * cells;
+				li[r] = id + (size_t)r * cells;
+			}
+			ds_merge_lists(job, ls, li, n);
+			free(ls);
+			free(li);
+		}
+		free(s);
+		free(id);
+	} else {
+		void *all = ranks_gather(job->pairs, job->npairs * sizeof *job->pairs, &total);
+		free(job->pairs);
+		job->pairs = all;
+		job->npairs = all != NULL ? total / sizeof *job->pairs : 0;
+	}
+	phase_add("gather", now_sec() - t);
+}
+
 void
 ds_ranks_run(struct ds_job *job, const struct cuda_dev *dev)
 {
+	if (job->sym && job->mode != DS_MATRIX) {
+		ranks_all_pairs(job, dev);
+		return;
+	}
 	uint64_t first, count;
 	ranks_share(job->nq, &first, &count);
 	vlog("rank %d of %d: %s %llu to %llu of %zu, against %zu documents", ranks_rank(),

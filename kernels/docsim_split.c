@@ -21,7 +21,13 @@
  *     them. --matrix rows are written in place, each by the one worker that had them.
  * Units: blocks of whole tiles, about eight a worker (several, to balance; on a GPU at
  * least one tile of up to the tuning table's tile_rows rows). All pairs hand out the
- * last rows first: their rows of the triangle are the longest. */
+ * last rows first: their rows of the triangle are the longest.
+ *
+ * Under mpirun, all pairs divide the same way (ds_split_share): every rank makes the
+ * same units, on the tile plan of the least budget of all ranks' GPUs, and runs those
+ * whose number is its rank modulo the ranks (so each gets long and short rows of the
+ * triangle); docsim_ranks.c merges the ranks' lists on rank 0 as merge_lists merges
+ * the workers'. A pair is still scored once, where one process scores it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +36,7 @@
 #include "devwork.h"
 #include "docsim.h"
 #include "err.h"
+#include "ranks.h"
 #include "timer.h"
 
 /* Units a worker, about: enough that the last ones even out the workers' finish. */
@@ -51,8 +58,10 @@ struct worker {
 struct split {
 	struct ds_job *job;
 	const struct cuda_dev *dev;
-	size_t rows, step, nunits;
+	size_t rows, step, nunits;	/* nunits: of every rank */
 	int reverse;
+	int rank, nranks;		/* this rank runs units rank, rank + nranks, ... */
+	size_t mine;			/* how many that is (0: one empty unit) */
 };
 
 static void *
@@ -84,12 +93,17 @@ w_make(void *ctx, void *slot, uint64_t k)
 {
 	struct split *sp = ctx;
 	struct unit *u = slot;
-	size_t i = sp->reverse ? sp->nunits - 1 - (size_t)k : (size_t)k;
-	u->a = i * sp->step;
-	u->b = MIN(sp->rows, u->a + sp->step);
+	size_t g = (size_t)k * (size_t)sp->nranks + (size_t)sp->rank;
+	size_t i = sp->reverse ? sp->nunits - 1 - g : g;
 	u->pairs = NULL;
 	u->npairs = 0;
-	return k + 1 < sp->nunits ? DW_MORE : DW_LAST;
+	if (sp->mine == 0) {	/* a rank with no unit: the engine still wants one */
+		u->a = u->b = 0;
+		return DW_LAST;
+	}
+	u->a = i * sp->step;
+	u->b = MIN(sp->rows, u->a + sp->step);
+	return k + 1 < sp->mine ? DW_MORE : DW_LAST;
 }
 
 static int
@@ -100,6 +114,8 @@ w_process(void *ctx, void *state, int w, void *slot, char *err)
 	struct unit *u = slot;
 	(void)w;
 	(void)err;
+	if (u->a == u->b)
+		return 0;	/* rows [0, 0): ds_cpu_run would read r1 = 0 as "to the end" */
 #ifdef ACCELKIT_CUDA
 	if (wk->gpu != NULL) {
 		ds_gpu_rows(wk->gpu, u->a, u->b, &u->pairs, &u->npairs);
@@ -145,13 +161,11 @@ w_weight(void *ctx, const void *slot)
 
 static const struct dw_ops split_ops = {w_init, w_make, w_process, w_fini, w_weight};
 
-/* Row r's k best of the workers' lists (each best first, empty entries last) into
- * job's: a merge of nw sorted lists by ds_better. */
-static void
-merge_lists(struct ds_job *job, struct worker **wk, int nw)
+void
+ds_merge_lists(struct ds_job *job, const float *const *ls, const int32_t *const *li, int nw)
 {
 	size_t k = job->k;
-	size_t at[CUDADEV_MAX];
+	size_t *at = xcalloc((size_t)nw, sizeof *at);
 	for (size_t r = 0; r < job->nq; r++) {
 		for (int w = 0; w < nw; w++)
 			at[w] = 0;
@@ -162,8 +176,8 @@ merge_lists(struct ds_job *job, struct worker **wk, int nw)
 			for (int w = 0; w < nw; w++) {
 				if (at[w] >= k)
 					continue;
-				float s = wk[w]->top_s[r * k + at[w]];
-				int32_t i = wk[w]->top_i[r * k + at[w]];
+				float s = ls[w][r * k + at[w]];
+				int32_t i = li[w][r * k + at[w]];
 				if (best < 0 || ds_better(s, i, bs, bi)) {
 					best = w;
 					bs = s;
@@ -175,12 +189,20 @@ merge_lists(struct ds_job *job, struct worker **wk, int nw)
 			at[best]++;
 		}
 	}
+	free(at);
 }
 
 void
 ds_split_run(struct ds_job *job, const struct cuda_dev *dev, int nworkers)
 {
-	struct split sp = {job, dev, job->nq, 1, 0, job->sym};
+	ds_split_share(job, dev, nworkers, 0, 1);
+}
+
+void
+ds_split_share(struct ds_job *job, const struct cuda_dev *dev, int nworkers, int rank,
+    int nranks)
+{
+	struct split sp = {job, dev, job->nq, 1, 0, job->sym, rank, nranks, 0};
 	double t = now_sec();
 	int nslots = dw_slots(nworkers);
 	struct unit *units = xcalloc((size_t)nslots, sizeof *units);
@@ -192,12 +214,12 @@ ds_split_run(struct ds_job *job, const struct cuda_dev *dev, int nworkers)
 	for (int w = 0; w < nworkers; w++)
 		wk[w] = dw_state(e, w);
 
-	/* The units: whole tiles of the one plan (the least budget of the workers'; a GPU
-	 * listed twice shares its memory), about UNITS_A_WORKER a worker. */
-	size_t tile = 1;
+	/* The units: whole tiles of the one plan (the least budget of the workers' and,
+	 * under mpirun, of every rank's; a GPU listed twice shares its memory), about
+	 * UNITS_A_WORKER a worker of all ranks. */
+	size_t tile = 1, budget = SIZE_MAX;
 #ifdef ACCELKIT_CUDA
 	if (dev->gpu) {
-		size_t budget = SIZE_MAX;
 		for (int w = 0; w < nworkers; w++) {
 			size_t b = wk[w]->budget;
 			int same = 0;
@@ -207,15 +229,34 @@ ds_split_run(struct ds_job *job, const struct cuda_dev *dev, int nworkers)
 				b /= (size_t)same;
 			budget = MIN(budget, b);
 		}
-		for (int w = 0; w < nworkers; w++)
-			tile = ds_gpu_plan(wk[w]->gpu, budget, w == 0);
 	}
 #endif
+	int64_t least = (int64_t)MIN(budget, (size_t)INT64_MAX), workers = nworkers;
+	if (nranks > 1) {	/* collective: every rank calls these */
+		ranks_min_i64(&least, 1);
+		ranks_sum_i64(&workers, 1);
+	}
+#ifdef ACCELKIT_CUDA
+	if (dev->gpu)
+		for (int w = 0; w < nworkers; w++)
+			tile = ds_gpu_plan(wk[w]->gpu, (size_t)least, w == 0);
+#endif
 	size_t tiles = CEIL_DIV(sp.rows, tile);
-	sp.step = tile * MAX((size_t)1, tiles / ((size_t)UNITS_A_WORKER * (size_t)nworkers));
+	int64_t step = (int64_t)(tile * MAX((size_t)1, tiles / ((size_t)UNITS_A_WORKER *
+	    (size_t)workers)));
+	/* Ranks must cut the rows alike to cover each once: unlike GPUs may plan unlike
+	 * tiles, so the largest step (whole tiles of that rank's plan) is every rank's. */
+	if (nranks > 1)
+		ranks_max_i64(&step, 1);
+	sp.step = (size_t)step;
 	sp.nunits = CEIL_DIV(sp.rows, sp.step);
-	vlog("%zu %s in %zu units of %zu over %d workers", sp.rows, job->sym ? "rows" : "queries",
-	    sp.nunits, sp.step, nworkers);
+	sp.mine = sp.nunits > (size_t)rank ? CEIL_DIV(sp.nunits - (size_t)rank, (size_t)nranks) : 0;
+	if (nranks > 1)
+		vlog("rank %d of %d: %zu of the %zu units of %zu %s, over %d workers", rank, nranks,
+		    sp.mine, sp.nunits, sp.step, job->sym ? "rows" : "queries", nworkers);
+	else
+		vlog("%zu %s in %zu units of %zu over %d workers", sp.rows,
+		    job->sym ? "rows" : "queries", sp.nunits, sp.step, nworkers);
 	phase_add("worker set-up", now_sec() - t);
 
 	t = now_sec();
@@ -248,8 +289,15 @@ ds_split_run(struct ds_job *job, const struct cuda_dev *dev, int nworkers)
 	dw_report(e, np);
 
 	t = now_sec();
-	if (job->mode == DS_TOPK && job->k > 0)
-		merge_lists(job, wk, nworkers);
+	if (job->mode == DS_TOPK && job->k > 0) {
+		const float *ls[CUDADEV_MAX] = {0};
+		const int32_t *li[CUDADEV_MAX] = {0};
+		for (int w = 0; w < nworkers; w++) {
+			ls[w] = wk[w]->top_s;
+			li[w] = wk[w]->top_i;
+		}
+		ds_merge_lists(job, ls, li, nworkers);
+	}
 	dw_close(e);
 	for (int w = 0; w < nworkers; w++) {
 		free(wk[w]->top_s);

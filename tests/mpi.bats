@@ -582,6 +582,24 @@ make_docs() {
 	assert_output "docsim: --max-df 2.5 keeps fewer documents than --min-df 5 asks for"
 }
 
+@test "docsim: all pairs over ranks with CPU workers in each (units of every rank's workers) are one process's" {
+	py - "$T" <<'PY'
+import sys, numpy as np
+np.save(sys.argv[1] + "/x.npy", np.random.default_rng(3).standard_normal((2000, 32)).astype(np.float32))
+PY
+	for args in "-k 5" "-k 0 -t 0.5" "-k 3 -t 0.2"; do
+		# shellcheck disable=SC2086
+		docsim -d cpu $args "$T/x.npy" > "$T/one"
+		[ -s "$T/one" ]
+		for np in 2 3; do
+			# shellcheck disable=SC2086
+			ACCELKIT_CPU_WORKERS=2 mpirun $MPIQ --oversubscribe -x ACCELKIT_CPU_WORKERS \
+			    -np $np docsim -d cpu $args "$T/x.npy" > "$T/many" </dev/null
+			cmp "$T/one" "$T/many"
+		done
+	done
+}
+
 @test "docsim: -v says each rank's share of the documents and of the rows" {
 	make_docs
 	run --separate-stderr mpi 2 docsim -d cpu -v -k 2 "$T/z.txt"
@@ -589,8 +607,21 @@ make_docs() {
 	run ours_of docsim
 	assert_line --regexp '^docsim: rank 0 of 2: read documents 1 to [0-9]+$'
 	assert_line --regexp '^docsim: rank 1 of 2: read documents [0-9]+ to 3000$'
-	assert_line "docsim: rank 0 of 2: rows 1 to 1500 of 3000, against 3000 documents"
-	assert_line "docsim: rank 1 of 2: rows 1501 to 3000 of 3000, against 3000 documents"
+	# all pairs: the units of rows of the pair matrix dealt out in turn, as many each
+	# (to one), every unit once
+	local a b u step
+	[[ "$output" =~ docsim:\ rank\ 0\ of\ 2:\ ([0-9]+)\ of\ the\ ([0-9]+)\ units\ of\ ([0-9]+)\ rows ]]
+	a=${BASH_REMATCH[1]} u=${BASH_REMATCH[2]} step=${BASH_REMATCH[3]}
+	[[ "$output" =~ docsim:\ rank\ 1\ of\ 2:\ ([0-9]+)\ of\ the\ $u\ units\ of\ $step\ rows ]]
+	b=${BASH_REMATCH[1]}
+	[ $((a + b)) -eq "$u" ] && [ $((a - b)) -ge 0 ] && [ $((a - b)) -le 1 ]
+	[ $(( (3000 + step - 1) / step )) -eq "$u" ]
+	# with -q, each rank a block of the queries
+	run --separate-stderr mpi 2 docsim -d cpu -v -k 2 -q "$T/z.txt" "$T/z.txt"
+	assert_success
+	run ours_of docsim
+	assert_line "docsim: rank 0 of 2: queries 1 to 1500 of 3000, against 3000 documents"
+	assert_line "docsim: rank 1 of 2: queries 1501 to 3000 of 3000, against 3000 documents"
 }
 
 @test "docsim on the GPU machine: one rank a GPU prints one GPU's lines" {
