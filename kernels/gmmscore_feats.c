@@ -164,7 +164,9 @@ gmm_feats_ahead(struct gmm_feats *f, size_t want, int *exact)
 	double t0 = now_sec();
 	uint64_t n;
 
-	f->ahead = xmallocarray(mul_size(MAX(want, (size_t)1), f->dp, "frames"), sizeof *f->ahead);
+	/* zeroed: the readers write a frame's dims, not its padding up to dp, and the chunks
+	 * they are copied into keep their padding 0 (garbage there, NaN say, is a NaN score) */
+	f->ahead = xcalloc(mul_size(MAX(want, (size_t)1), f->dp, "frames"), sizeof *f->ahead);
 	for (;;) {
 		if (f->key == NULL && !begin_utterance(f)) {
 			*exact = 1;
