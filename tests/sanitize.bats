@@ -13,7 +13,9 @@ setup() {
 	printf '#!/bin/sh\necho "GPU 0: a fake one"\n' > "$T/bin/nvidia-smi"
 	cat > "$T/bin/compute-sanitizer" <<-'EOF'
 	#!/bin/bash
-	# fake compute-sanitizer: OPTION VALUE pairs, then the program and its arguments
+	# fake compute-sanitizer: OPTION VALUE pairs, then the program and its arguments.
+	# FAKE_EARLY: as the real one for a program that ends before its first CUDA
+	# call: its note in the log, and exit status 0 whatever the program's.
 	echo "$*" >> "$FAKE_CALLS"
 	while [[ $1 == --* ]]; do
 		[ "$1" = --log-file ] && log=$2
@@ -23,7 +25,10 @@ setup() {
 	status=$?
 	{
 		echo "========= COMPUTE-SANITIZER"
-		if [ -n "${FAKE_REPORT:-}" ]; then
+		if [ -n "${FAKE_EARLY:-}" ]; then
+			echo "========= Target application terminated before first instrumented API call"
+			status=0
+		elif [ -n "${FAKE_REPORT:-}" ]; then
 			echo "========= Invalid __global__ read of size 4 bytes"
 			echo "=========     at skyline_classic+0x70"
 			echo "========= ERROR SUMMARY: 1 error"
@@ -58,6 +63,9 @@ setup() {
 		skip_if_sanitized_gpu "too big"
 		false
 	}
+	%test "a usage error keeps its status through the sanitizer" {
+		run -2 skyline --no-such-option
+	}
 	EOF
 }
 
@@ -82,27 +90,35 @@ sanitized_run() {
 	run -0 sanitized_run CUSAN_TOOLS="memcheck racecheck synccheck"
 	assert_line "# ==== compute-sanitizer --tool memcheck: docsim skyline gmmscore editdist4r"
 	assert_line "# ==== compute-sanitizer --tool racecheck: skyline gmmscore editdist4r"
-	assert_line "# compute-sanitizer memcheck: 2 runs, 0 with reports"
-	assert_line "# compute-sanitizer racecheck: 1 runs, 0 with reports"
+	assert_line "# compute-sanitizer memcheck: 3 runs, 0 with reports"
+	assert_line "# compute-sanitizer racecheck: 2 runs, 0 with reports"
 	assert_line "ok 3 a test too big for the sanitizer skips # skip under compute-sanitizer: too big"
 	assert_line --regexp '^# device: gpu; [0-9]+ s; 3 skipped$'
-	assert_line "6 passed, 0 failed"
+	assert_line "9 passed, 0 failed"
 	# GPU runs only, each with its own log; docsim not under racecheck or synccheck
 	run -0 cat "$T/calls"
-	assert_equal "${#lines[@]}" 4
-	assert_regex "${lines[0]}" "^--tool memcheck --error-exitcode 99 --print-limit 20 --report-api-errors no --require-cuda-init no --log-file [^ ]*/skyline\.[0-9]+\.log $ACCELKIT_BUILD/bin/skyline --version$"
+	assert_equal "${#lines[@]}" 7
+	assert_regex "${lines[0]}" "^--tool memcheck --error-exitcode 99 --print-limit 20 --report-api-errors no --require-cuda-init no --target-processes all --log-file [^ ]*/skyline\.[0-9]+\.log sh -c .* $ACCELKIT_BUILD/bin/skyline --version$"
 	assert_regex "${lines[1]}" "^--tool memcheck .* $ACCELKIT_BUILD/bin/docsim --version$"
-	assert_regex "${lines[2]}" "^--tool racecheck .* $ACCELKIT_BUILD/bin/skyline --version$"
-	assert_regex "${lines[3]}" "^--tool synccheck .* $ACCELKIT_BUILD/bin/skyline --version$"
+	assert_regex "${lines[3]}" "^--tool racecheck .* $ACCELKIT_BUILD/bin/skyline --version$"
+	assert_regex "${lines[5]}" "^--tool synccheck .* $ACCELKIT_BUILD/bin/skyline --version$"
+}
+
+@test "a program that ends before CUDA keeps its exit status, and the sanitizer's note of it is clean" {
+	# (the real sanitizer exits 0 then, and says so in its log)
+	run -0 sanitized_run CUSAN_TOOLS=memcheck FAKE_EARLY=1
+	assert_line "ok 4 a usage error keeps its status through the sanitizer"
+	assert_line "# compute-sanitizer memcheck: 3 runs, 0 with reports"
+	assert_line "3 passed, 0 failed"
 }
 
 @test "a sanitizer report is printed and fails the run" {
 	run -1 sanitized_run CUSAN_TOOLS=memcheck FAKE_REPORT=1
 	assert_line --regexp '^# compute-sanitizer memcheck report in skyline\.[0-9]+\.log:$'
 	assert_line "#   ========= Invalid __global__ read of size 4 bytes"
-	assert_line "# compute-sanitizer memcheck: 1 runs, 1 with reports"
+	assert_line "# compute-sanitizer memcheck: 2 runs, 2 with reports"
 	assert_line --regexp '^not ok 1 a GPU run goes through compute-sanitizer$'
-	assert_line "1 passed, 2 failed"
+	assert_line "1 passed, 4 failed"
 }
 
 @test "SANITIZE=cuda needs --gpu and a compute-sanitizer" {
