@@ -112,6 +112,19 @@ sanitized_run() {
 	assert_line "3 passed, 0 failed"
 }
 
+@test "CUSAN_EVERY=N puts the first and every N-th GPU run of each program under the sanitizer" {
+	run -0 sanitized_run CUSAN_TOOLS=memcheck CUSAN_EVERY=2
+	assert_line "# compute-sanitizer memcheck: 2 runs, 0 with reports"
+	assert_line "3 passed, 0 failed"
+	# skyline's first run and docsim's first; skyline's second (the usage error) plainly
+	run -0 cat "$T/calls"
+	assert_equal "${#lines[@]}" 2
+	assert_regex "${lines[0]}" " $ACCELKIT_BUILD/bin/skyline --version$"
+	assert_regex "${lines[1]}" " $ACCELKIT_BUILD/bin/docsim --version$"
+	run -2 sanitized_run CUSAN_TOOLS=memcheck CUSAN_EVERY=0
+	assert_line "tests/run: CUSAN_EVERY must be a count of runs, not '0'"
+}
+
 @test "a sanitizer report is printed and fails the run" {
 	run -1 sanitized_run CUSAN_TOOLS=memcheck FAKE_REPORT=1
 	assert_line --regexp '^# compute-sanitizer memcheck report in skyline\.[0-9]+\.log:$'
