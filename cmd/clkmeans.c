@@ -268,6 +268,7 @@ main(int argc, char **argv)
 done:
 	phase_add(PH_WRITE, now_sec() - t);
 	phases_report();
+	clx_finish();	/* a GPU run ends here; what follows frees a CPU run's memory */
 	km_result_free(&res);
 	if (!owned)
 		X.m.data = NULL;	/* the table frees it */

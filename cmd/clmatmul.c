@@ -363,6 +363,7 @@ main(int argc, char **argv)
 		stdout_finish();
 	}
 	phases_report();
+	clx_finish();	/* a GPU run ends here; what follows frees a CPU run's memory */
 
 	for (int i = 0; i < nd; i++)
 		cm_close(eng[i]);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "input.h"
@@ -213,12 +214,17 @@ fill_info(const struct cl_all *a, int p, int d, struct clx *x)
 	x->has_fp64 = fp64 != 0;
 }
 
+/* Whether a device other than a CPU has a queue: clx_finish then ends the process. */
+static int opened_gpu;
+
 /* The device's queue in x->ctx; -v names the device. */
 static void
 open_queue(struct clx *x, int flags)
 {
 	cl_command_queue_properties qp = (flags & CLX_PROFILE) ? CL_QUEUE_PROFILING_ENABLE : 0;
 	x->queue = CL_CREATE(clCreateCommandQueue(x->ctx, x->device, qp, &cl_err_));
+	if (!x->is_cpu)
+		opened_gpu = 1;
 	vlog("device: %d:%d %s / %s (%s, %u compute units, %.1f GiB)", x->platform_index,
 	    x->device_index, x->platform_name, x->name, x->is_gpu ? "gpu" : x->is_cpu ? "cpu" :
 	    "other", x->compute_units, (double)x->global_mem / (1 << 30));
@@ -426,6 +432,21 @@ clx_decide(const char *spec, const char *filter, double work, clx_model_fn *mode
 	cl_uint units = 1;
 	clGetDeviceInfo(a.dev[cp][cd], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
 	return cost_pick_gpu(&m, work, (int)MAX(units, 1u), CLX_GPU_START_SEC) ? "gpu" : "cpu";
+}
+
+void
+clx_finish(void)
+{
+	/* NVIDIA's OpenCL driver spends hundreds of milliseconds at exit tearing down its
+	 * contexts (clkmeans on 2 H200s: ~600 ms after its last phase; bench/README.md),
+	 * as CUDA's runtime does; cuda_finish skips it the same way. A CPU run returns,
+	 * so that its exit runs the leak check of make check SANITIZE=1. */
+	if (!opened_gpu)
+		return;
+	stdout_finish();
+	fflush(NULL);
+	ranks_finish();		/* _exit skips the atexit that would */
+	_exit(0);
 }
 
 void

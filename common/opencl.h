@@ -49,6 +49,9 @@ enum { CLX_PROFILE = 1 };	/* flags for clx_open: a profiling queue */
  * malformed spec. -v names the device. */
 void clx_open(const char *spec, const char *platform_filter, int flags, struct clx *x);
 void clx_close(struct clx *x);
+/* The end of a run whose output is written: where a GPU was opened, the process ends
+ * here (exit status 0) without the driver's teardown at exit; on a CPU it returns. */
+void clx_finish(void);
 
 /* Whether spec names several devices (a list, or gpu:all / cpu:all). */
 int clx_is_many(const char *spec);
