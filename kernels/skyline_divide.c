@@ -36,7 +36,9 @@
 
 /* Units a worker: enough that a GPU that is faster, or less loaded, takes more and the
  * last units end close together; few enough that each keeps a GPU busy (a unit's fixed
- * cost is a few milliseconds of allocations and launches). */
+ * cost is a few milliseconds of allocations and launches). A spatial unit's filter
+ * costs about the square of its skyline, so more, smaller units may pay there; until
+ * that is measured, ACCELKIT_SKY_UNITS=N (1 to 1024) overrides this for a benchmark. */
 enum { UNITS_A_WORKER = 4 };
 /* The least rows of a GPU's unit, unless its memory holds fewer: a unit smaller than
  * this is mostly fixed cost. The CPU's workers (tests) take units of any size. */
@@ -184,6 +186,20 @@ merge_forced(void)
 	if (strcmp(v, "gpu") == 0 || strcmp(v, "cpu") == 0)
 		return v[0] == 'g';
 	die("ACCELKIT_SKY_MERGE must be gpu or cpu, not '%s'", v);
+}
+
+/* Units a worker: ACCELKIT_SKY_UNITS, or UNITS_A_WORKER. */
+static size_t
+units_a_worker(void)
+{
+	const char *v = getenv("ACCELKIT_SKY_UNITS");
+	if (v == NULL || *v == '\0')
+		return UNITS_A_WORKER;
+	char *end;
+	long n = strtol(v, &end, 10);
+	if (*end != '\0' || n < 1 || n > 1024)
+		die("ACCELKIT_SKY_UNITS must be a number of units from 1 to 1024, not '%s'", v);
+	return (size_t)n;
 }
 
 #ifdef ACCELKIT_CUDA
@@ -356,7 +372,7 @@ sky_divided(const struct sky_divide *dv, uint32_t *keep)
 
 	dw *e = dw_open(&sky_dw_ops, &c, slots, ns, c.nw);
 	/* The workers are set up: the units' size, from what their GPUs hold. */
-	size_t per = CEIL_DIV(c.n, (size_t)UNITS_A_WORKER * (size_t)c.nw);
+	size_t per = CEIL_DIV(c.n, units_a_worker() * (size_t)c.nw);
 #ifdef ACCELKIT_CUDA
 	if (dev->gpu) {
 		per = MAX(per, GPU_UNIT_MIN);

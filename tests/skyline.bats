@@ -770,6 +770,28 @@ divided_same() {
 	[ "$stderr" = "skyline: ACCELKIT_SKY_MERGE must be gpu or cpu, not 'fast'" ]
 }
 
+@test "ACCELKIT_SKY_UNITS sets the units a worker: every count gives the checker's skyline" {
+	py "$R" gen anti 5000 2 17 --npy > "$T/p.npy"
+	printf '0.4 0.4\n0.6 0.45\n0.5 0.6\n' > "$T/q.txt"
+	want=$(py "$R" -Q "$T/q.txt" "$T/p.npy")
+	wantc=$(py "$R" "$T/p.npy")
+	for u in 1 2 7 64; do
+		ACCELKIT_CPU_WORKERS=3 ACCELKIT_SKY_UNITS=$u run -0 --separate-stderr skyline -v -d cpu \
+		    --index -Q "$T/q.txt" "$T/p.npy"
+		assert_output "$want"
+		# 5000 rows over 3 workers, u units each
+		assert_regex "$stderr" "skyline: 5000 rows in [0-9]+ units of at most $(( (5000 + 3 * u - 1) / (3 * u) )) rows over 3 CPU workers"
+		ACCELKIT_CPU_WORKERS=3 ACCELKIT_SKY_UNITS=$u run -0 skyline -d cpu --index "$T/p.npy"
+		assert_output "$wantc"
+	done
+	for bad in 0 1025 two 4x; do
+		ACCELKIT_CPU_WORKERS=3 ACCELKIT_SKY_UNITS=$bad run --separate-stderr skyline -d cpu "$T/p.npy"
+		assert_failure 1
+		assert_output ''
+		[ "$stderr" = "skyline: ACCELKIT_SKY_UNITS must be a number of units from 1 to 1024, not '$bad'" ]
+	done
+}
+
 # ---- property tests (issue 14) ----
 
 @test "random shapes and sizes around the batch and tile sizes match the skyline checker" {
