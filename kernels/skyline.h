@@ -425,6 +425,55 @@ sky_grid_cell(const struct sky_grid *gr, double t, double o, double s)
 	return (int)fmin(fmax(c, 0.0), (double)(gr->g - 1));
 }
 
+/* A point s dominates p only where s is no farther than p from every hull vertex: in
+ * the intersection of the disks about the vertices through p (its dominator region;
+ * p is on each disk's circle, and a point of the skyline has no other point inside).
+ * sky_region_row: the x-interval [*lo, *hi] of the band ya <= y <= yb that meets every
+ * disk, vertex v's of squared radius r2[v]; 0 when there is none. The radii come in
+ * with room for rounding, and each interval is widened by more than the rounding of
+ * its ends, so that no dominator's x falls outside. */
+static inline HOSTDEV int
+sky_region_row(const float *hull, int h, const double *r2, double ya, double yb, double *lo,
+    double *hi)
+{
+	double a = -INFINITY, b = INFINITY;
+	for (int v = 0; v < h; v++) {
+		double vx = hull[2 * v], vy = hull[2 * v + 1];
+		double dy = fmax(0.0, fmax(ya - vy, vy - yb)), w2 = r2[v] - dy * dy;
+		if (w2 < 0)
+			return 0;
+		double w = sqrt(w2);
+		w += (fabs(vx) + w) * 0x1p-40;
+		a = fmax(a, vx - w);
+		b = fmin(b, vx + w);
+		if (a > b)
+			return 0;
+	}
+	*lo = a;
+	*hi = b;
+	return 1;
+}
+
+/* The squared radii of p's dominator region (sky_region_row): its squared distances
+ * dp, with room for their rounding (the dominance test decides exactly). */
+static inline HOSTDEV void
+sky_region_radii(const double *dp, int h, double *r2)
+{
+	for (int v = 0; v < h; v++)
+		r2[v] = dp[v] * (1 + 0x1p-40);
+}
+
+/* The y-range of the points of grid row r: the rows cut at floor((y - y0) * sy), the
+ * first and last taking all below and above; widened for the rounding of the cut. */
+static inline HOSTDEV void
+sky_grid_row_band(const struct sky_grid *gr, int r, double *ya, double *yb)
+{
+	double a = gr->y0 + r / gr->sy, b = gr->y0 + (r + 1) / gr->sy;
+	double e = 0x1p-30 / gr->sy + (fabs(a) + fabs(b)) * 0x1p-40;
+	*ya = r == 0 ? -INFINITY : a - e;
+	*yb = r == gr->g - 1 ? INFINITY : b + e;
+}
+
 /* The window of possible dominators after a spatial point in score order: scores are
  * sums of h rounded squared distances, each within (h + 5) units of rounding of the
  * true sum, so a dominator's score is below score * (1 + sky_window(h)). */

@@ -1,7 +1,10 @@
 /* skyline_cpu.c: the native CPU path (OpenMP) of the classic and spatial skylines.
- * The same steps as the CUDA path: ranks, a presort by a monotone score, then a
- * sort-filter skyline in growing batches (each batch is filtered against the
- * skyline so far, then its survivors against each other). */
+ * Classic, the same steps as the CUDA path: ranks, a presort by a monotone score, then
+ * a sort-filter skyline in growing batches (each batch is filtered against the skyline
+ * so far, then its survivors against each other). Spatial: the CUDA path's pruning by
+ * pivots and by grid neighbours, then each survivor against the survivors near it, in
+ * its dominator region (region_filter), where the CUDA path still runs the
+ * sort-filter; both are exact, so they print the same rows. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -324,15 +327,6 @@ sky_pack_points(const struct sky_spatial *job, const uint32_t *rows, size_t n, f
 	}
 }
 
-struct spatial_ctx {
-	const float *xy;		/* sorted points */
-	const unsigned char *inside;	/* sorted */
-	const float *hull;
-	int h;
-	double tol;
-	double *dbuf;			/* h doubles a thread */
-};
-
 static void
 dists(const float *hull, int h, double px, double py, double *dp)
 {
@@ -361,28 +355,6 @@ static int
 same_xy(const float *a, const float *b)
 {
 	return a[0] == b[0] && a[1] == b[1];
-}
-
-/* The skyline so far is scanned from its end: a point near the hull is dominated by
- * points near it, which came shortly before it in score order. */
-static int
-scan_spatial(const struct filter *f, size_t cand, const struct list *l, size_t len)
-{
-	const struct spatial_ctx *c = f->ctx;
-	const float *p = c->xy + 2 * cand, *sv = (const float *)l->v;
-
-	if (c->inside[cand])
-		return cand > 0 && same_xy(p, p - 2) ? SKY_DUP : SKY_ALIVE;
-	double *dp = c->dbuf + (size_t)omp_get_thread_num() * c->h;
-	dists(c->hull, c->h, p[0], p[1], dp);
-	for (size_t t = len; t-- > 0;) {
-		const float *s = sv + 2 * t;
-		if (same_xy(s, p))
-			return SKY_DUP;
-		if (dominates(c->hull, c->h, c->tol, s, p, dp))
-			return SKY_DOMINATED;
-	}
-	return SKY_ALIVE;
 }
 
 /* What a point of a neighbouring grid cell dominates is out (Son et al.'s pruning
@@ -440,6 +412,107 @@ local_prune(const float *xy, uint32_t *list, size_t m, const unsigned char *insi
 		if (!out[k])
 			list[r++] = list[k];
 	free(out);
+	free(order);
+	free(start);
+	free(cell);
+	return r;
+}
+
+/* The skyline of the survivors list[0..m) (ascending rows), into list: each point
+ * outside the hull is tested against the survivors of the grid cells that meet its
+ * dominator region (sky_region_row), a thin sliver beside it, rather than against the
+ * whole skyline so far: a spatial skyline of millions of points costs about its size
+ * times the few points near each, not its square. The survivors hold every point of
+ * the skyline, and dominance is transitive, so a point no survivor dominates is in
+ * it. Equal points share their fate; with distinct, the first of them stays. */
+static size_t
+region_filter(const float *xy, uint32_t *list, size_t m, const unsigned char *inside,
+    const float *hull, int h, double tol, int distinct, const struct sky_tune *tune,
+    double *dbuf)
+{
+	if (m == 0)
+		return 0;
+	double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
+	for (size_t k = 0; k < m; k++) {
+		const float *p = xy + 2 * (size_t)list[k];
+		x0 = fmin(x0, p[0]);
+		x1 = fmax(x1, p[0]);
+		y0 = fmin(y0, p[1]);
+		y1 = fmax(y1, p[1]);
+	}
+	int g = sky_grid_side(m, tune->grid_per_cell, tune->grid_side_max);
+	struct sky_grid gr = {x0, y0, x1 > x0 ? g / (x1 - x0) : 1, y1 > y0 ? g / (y1 - y0) : 1, g};
+	size_t nc = (size_t)g * g;
+	uint32_t *cell = xmallocarray(m, sizeof *cell), *start = xcalloc(nc + 1, sizeof *start);
+	uint32_t *order = xmallocarray(m, sizeof *order), *fill = xmallocarray(nc, sizeof *fill);
+	for (size_t k = 0; k < m; k++) {
+		const float *p = xy + 2 * (size_t)list[k];
+		cell[k] = (uint32_t)(sky_grid_cell(&gr, p[1], gr.y0, gr.sy) * g +
+		    sky_grid_cell(&gr, p[0], gr.x0, gr.sx));
+		start[cell[k] + 1]++;
+	}
+	for (size_t c = 0; c < nc; c++)
+		start[c + 1] += start[c];
+	memcpy(fill, start, nc * sizeof *fill);
+	for (size_t k = 0; k < m; k++)	/* a cell's points ascending, as list is */
+		order[fill[cell[k]]++] = list[k];
+	free(fill);
+	unsigned char *keep = xmalloc(m);
+	double *r2buf = xmallocarray(mul_size((size_t)omp_get_max_threads(), (size_t)h, "radii"),
+	    sizeof *r2buf);
+	#pragma omp parallel
+	{
+		double *dp = dbuf + (size_t)omp_get_thread_num() * h;
+		double *r2 = r2buf + (size_t)omp_get_thread_num() * h;
+		#pragma omp for schedule(dynamic, 256)
+		for (size_t k = 0; k < m; k++) {
+			uint32_t i = list[k];
+			const float *p = xy + 2 * (size_t)i;
+			int out = 0;
+			if (distinct)	/* an equal point before it: in its cell, ahead of it */
+				for (uint32_t j = start[cell[k]]; j < start[cell[k] + 1] && order[j] < i; j++)
+					if (same_xy(xy + 2 * (size_t)order[j], p)) {
+						out = 1;
+						break;
+					}
+			if (!out && !inside[i]) {
+				dists(hull, h, p[0], p[1], dp);
+				sky_region_radii(dp, h, r2);
+				double ylo = -INFINITY, yhi = INFINITY;
+				for (int v = 0; v < h; v++) {
+					double r = sqrt(r2[v]), vy = hull[2 * v + 1];
+					r += (fabs(vy) + r) * 0x1p-40;
+					ylo = fmax(ylo, vy - r);
+					yhi = fmin(yhi, vy + r);
+				}
+				int ra = sky_grid_cell(&gr, ylo, gr.y0, gr.sy);
+				int rb = sky_grid_cell(&gr, yhi, gr.y0, gr.sy);
+				for (int r = ra; r <= rb && !out; r++) {
+					double ya, yb, lo, hi;
+					sky_grid_row_band(&gr, r, &ya, &yb);
+					if (!sky_region_row(hull, h, r2, ya, yb, &lo, &hi))
+						continue;
+					size_t c0 = (size_t)r * g + sky_grid_cell(&gr, lo, gr.x0, gr.sx);
+					size_t c1 = (size_t)r * g + sky_grid_cell(&gr, hi, gr.x0, gr.sx);
+					for (uint32_t j = start[c0]; j < start[c1 + 1]; j++) {
+						const float *q = xy + 2 * (size_t)order[j];
+						if (order[j] != i && !same_xy(q, p) &&
+						    dominates(hull, h, tol, q, p, dp)) {
+							out = 1;
+							break;
+						}
+					}
+				}
+			}
+			keep[k] = (unsigned char)!out;
+		}
+	}
+	size_t r = 0;
+	for (size_t k = 0; k < m; k++)
+		if (keep[k])
+			list[r++] = list[k];
+	free(r2buf);
+	free(keep);
 	free(order);
 	free(start);
 	free(cell);
@@ -529,77 +602,10 @@ sky_spatial_cpu(const struct sky_spatial *job, uint32_t *keep)
 		vlog("%zu points left after the grid", m);
 	}
 
-	/* Sort the survivors by score, then by coordinates, so that equal points are
-	 * neighbours; stable, so that they stay in input order. */
-	uint64_t *key = xmallocarray(m, sizeof *key);
-	uint32_t *idx = xmallocarray(m, sizeof *idx);
-	for (size_t k = 0; k < m; k++) {
-		const float *p = xy + 2 * (size_t)keep[k];
-		key[k] = (uint64_t)sky_key32(p[0]) << 32 | sky_key32(p[1]);
-		idx[k] = keep[k];
-	}
-	sort_pairs(key, idx, m, 64);
-	uint64_t maxs = 0;
-	for (size_t k = 0; k < m; k++) {
-		memcpy(&key[k], &score[idx[k]], 8);	/* >= 0: its bits sort as it does */
-		maxs = MAX(maxs, key[k]);
-	}
-	sort_pairs(key, idx, m, bits_for(maxs));
-	free(key);
-	float *sxy = xmallocarray(mul_size(m, 2, "points"), sizeof *sxy);
-	unsigned char *sin = xmalloc(MAX(m, 1));
-	double *ssc = xmallocarray(MAX(m, 1), sizeof *ssc);
-	for (size_t k = 0; k < m; k++) {
-		sxy[2 * k] = xy[2 * (size_t)idx[k]];
-		sxy[2 * k + 1] = xy[2 * (size_t)idx[k] + 1];
-		sin[k] = inside[idx[k]];
-		ssc[k] = score[idx[k]];
-	}
-	free(inside);
 	free(score);
-
-	struct spatial_ctx ctx = {sxy, sin, hull, h, tol, dbuf};
-	struct filter f = {m, 2 * sizeof *sxy, (const unsigned char *)sxy, NULL, scan_spatial, &ctx};
-	unsigned char *status = xmalloc(MAX(m, 1));
-	sort_filter(&f, job->tune, status);
-
-	/* Scores are rounded: a dominator may sort just after the point it dominates.
-	 * Each survivor outside the hull checks the window of scores it could hide in. */
-	double win = sky_window(h);
-	#pragma omp parallel num_threads(nt)
-	{
-		double *dp = dbuf + (size_t)omp_get_thread_num() * h;
-		#pragma omp for schedule(dynamic, 64)
-		for (size_t k = 0; k < m; k++) {
-			if (status[k] != SKY_ALIVE || sin[k])
-				continue;
-			const float *p = sxy + 2 * k;
-			double lim = ssc[k] * (1 + win);
-			dists(hull, h, p[0], p[1], dp);
-			for (size_t j = k + 1; j < m && ssc[j] <= lim; j++) {
-				if (same_xy(sxy + 2 * j, p) || same_xy(sxy + 2 * j, sxy + 2 * (j - 1)))
-					continue;
-				if (dominates(hull, h, tol, sxy + 2 * j, p, dp)) {
-					status[k] = SKY_DOMINATED;
-					break;
-				}
-			}
-		}
-	}
-	/* Equal points share the fate of the first of them. */
-	memset(flag, 0, n);
-	for (size_t k = 0, head = 0; k < m; k++) {
-		if (k == 0 || !same_xy(sxy + 2 * k, sxy + 2 * (k - 1)))
-			head = k;
-		flag[idx[k]] = status[head] == SKY_ALIVE && (head == k || !job->distinct);
-	}
-	m = flags_to_list(flag, n, keep);
-	free(status);
+	m = region_filter(xy, keep, m, inside, hull, h, tol, job->distinct, job->tune, dbuf);
+	free(inside);
 	free(flag);
-	free(sxy);
-	free(sin);
-	free(ssc);
-	free(idx);
 	free(dbuf);
 	return m;
 }

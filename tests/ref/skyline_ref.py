@@ -373,6 +373,16 @@ def cases(group, d):
                     f32(np.column_stack([0.5 + 0.4 * np.cos(np.arange(40) * 0.157),
                                          0.5 + 0.4 * np.sin(np.arange(40) * 0.157)]))))
         out.append(('big', f32(rng.random((10000, 2))), [], f32(0.2 + 0.6 * rng.random((5, 2)))))
+        # for the dominator regions' grid (skyline_cpu.c): a skyline of hundreds of
+        # points in a dense band, coordinates of 1e30 and 1e-30, a grid of one column
+        t = rng.random(6000)
+        band = f32(np.column_stack([t, 1 - t]) + 0.02 * rng.standard_normal((6000, 2)))
+        out.append(('band', band, [], f32(0.45 + 0.1 * rng.random((16, 2)))))
+        out.append(('huge', f32(1e30 * rng.random((1500, 2))), [], f32(1e30 * rng.random((5, 2)))))
+        out.append(('tiny', f32(1e-30 * rng.random((1500, 2))), [], f32(1e-30 * rng.random((5, 2)))))
+        V = np.column_stack([np.full(1500, 0.5), rng.random(1500)])
+        V[rng.integers(0, 1500, 300)] = V[rng.integers(0, 1500, 300)]
+        out.append(('vertical', f32(V), ['--distinct'], f32(rng.random((4, 2)))))
     for name, X, args, Q in out:
         base = os.path.join(d, name)
         write(base + '.in', X)
