@@ -428,22 +428,57 @@ sky_grid_cell(const struct sky_grid *gr, double t, double o, double s)
 /* A point s dominates p only where s is no farther than p from every hull vertex: in
  * the intersection of the disks about the vertices through p (its dominator region;
  * p is on each disk's circle, and a point of the skyline has no other point inside).
- * sky_region_row: the x-interval [*lo, *hi] of the band ya <= y <= yb that meets every
- * disk, vertex v's of squared radius r2[v]; 0 when there is none. The radii come in
- * with room for rounding, and each interval is widened by more than the rounding of
- * its ends, so that no dominator's x falls outside. */
-static inline HOSTDEV int
-sky_region_row(const float *hull, int h, const double *r2, double ya, double yb, double *lo,
-    double *hi)
+ * The helpers below find where that region can be, with room for rounding: each
+ * radius a little larger than p's computed distance, each end of an interval widened
+ * by more than its rounding, so that no dominator falls outside (the dominance test
+ * itself decides exactly). sky_region_r2: the squared radius of vertex (vx, vy)'s disk. */
+static inline HOSTDEV double
+sky_region_r2(double px, double py, double vx, double vy)
+{
+	return sky_d2(px, py, vx, vy) * (1 + 0x1p-40);
+}
+
+/* The half-width of the disk of squared radius r2 about a vertex at coordinate c, at
+ * distance d from it across (its chord's half), widened; negative where the disk
+ * does not reach. */
+static inline HOSTDEV double
+sky_region_half(double r2, double d, double c)
+{
+	double w2 = r2 - d * d;
+	if (w2 < 0)
+		return -1;
+	double w = sqrt(w2);
+	return w + (fabs(c) + w) * 0x1p-40;
+}
+
+/* The y-range [*ylo, *yhi] of p's dominator region: where every disk's lies. */
+static inline HOSTDEV void
+sky_region_rows(const float *hull, int h, double px, double py, double *ylo, double *yhi)
 {
 	double a = -INFINITY, b = INFINITY;
 	for (int v = 0; v < h; v++) {
 		double vx = hull[2 * v], vy = hull[2 * v + 1];
-		double dy = fmax(0.0, fmax(ya - vy, vy - yb)), w2 = r2[v] - dy * dy;
-		if (w2 < 0)
+		double r = sky_region_half(sky_region_r2(px, py, vx, vy), 0, vy);
+		a = fmax(a, vy - r);
+		b = fmin(b, vy + r);
+	}
+	*ylo = a;
+	*yhi = b;
+}
+
+/* The x-interval [*lo, *hi] of the band ya <= y <= yb that meets every disk of p's
+ * dominator region; 0 when there is none. */
+static inline HOSTDEV int
+sky_region_row(const float *hull, int h, double px, double py, double ya, double yb,
+    double *lo, double *hi)
+{
+	double a = -INFINITY, b = INFINITY;
+	for (int v = 0; v < h; v++) {
+		double vx = hull[2 * v], vy = hull[2 * v + 1];
+		double w = sky_region_half(sky_region_r2(px, py, vx, vy),
+		    fmax(0.0, fmax(ya - vy, vy - yb)), vx);
+		if (w < 0)
 			return 0;
-		double w = sqrt(w2);
-		w += (fabs(vx) + w) * 0x1p-40;
 		a = fmax(a, vx - w);
 		b = fmin(b, vx + w);
 		if (a > b)
@@ -452,15 +487,6 @@ sky_region_row(const float *hull, int h, const double *r2, double ya, double yb,
 	*lo = a;
 	*hi = b;
 	return 1;
-}
-
-/* The squared radii of p's dominator region (sky_region_row): its squared distances
- * dp, with room for their rounding (the dominance test decides exactly). */
-static inline HOSTDEV void
-sky_region_radii(const double *dp, int h, double *r2)
-{
-	for (int v = 0; v < h; v++)
-		r2[v] = dp[v] * (1 + 0x1p-40);
 }
 
 /* The y-range of the points of grid row r: the rows cut at floor((y - y0) * sy), the
@@ -472,15 +498,6 @@ sky_grid_row_band(const struct sky_grid *gr, int r, double *ya, double *yb)
 	double e = 0x1p-30 / gr->sy + (fabs(a) + fabs(b)) * 0x1p-40;
 	*ya = r == 0 ? -INFINITY : a - e;
 	*yb = r == gr->g - 1 ? INFINITY : b + e;
-}
-
-/* The window of possible dominators after a spatial point in score order: scores are
- * sums of h rounded squared distances, each within (h + 5) units of rounding of the
- * true sum, so a dominator's score is below score * (1 + sky_window(h)). */
-static inline HOSTDEV double
-sky_window(int h)
-{
-	return 3.0 * (h + 8) * 0x1p-52;
 }
 
 #ifdef __cplusplus

@@ -458,12 +458,9 @@ region_filter(const float *xy, uint32_t *list, size_t m, const unsigned char *in
 		order[fill[cell[k]]++] = list[k];
 	free(fill);
 	unsigned char *keep = xmalloc(m);
-	double *r2buf = xmallocarray(mul_size((size_t)omp_get_max_threads(), (size_t)h, "radii"),
-	    sizeof *r2buf);
 	#pragma omp parallel
 	{
 		double *dp = dbuf + (size_t)omp_get_thread_num() * h;
-		double *r2 = r2buf + (size_t)omp_get_thread_num() * h;
 		#pragma omp for schedule(dynamic, 256)
 		for (size_t k = 0; k < m; k++) {
 			uint32_t i = list[k];
@@ -476,21 +473,15 @@ region_filter(const float *xy, uint32_t *list, size_t m, const unsigned char *in
 						break;
 					}
 			if (!out && !inside[i]) {
+				double ylo, yhi;
 				dists(hull, h, p[0], p[1], dp);
-				sky_region_radii(dp, h, r2);
-				double ylo = -INFINITY, yhi = INFINITY;
-				for (int v = 0; v < h; v++) {
-					double r = sqrt(r2[v]), vy = hull[2 * v + 1];
-					r += (fabs(vy) + r) * 0x1p-40;
-					ylo = fmax(ylo, vy - r);
-					yhi = fmin(yhi, vy + r);
-				}
+				sky_region_rows(hull, h, p[0], p[1], &ylo, &yhi);
 				int ra = sky_grid_cell(&gr, ylo, gr.y0, gr.sy);
 				int rb = sky_grid_cell(&gr, yhi, gr.y0, gr.sy);
 				for (int r = ra; r <= rb && !out; r++) {
 					double ya, yb, lo, hi;
 					sky_grid_row_band(&gr, r, &ya, &yb);
-					if (!sky_region_row(hull, h, r2, ya, yb, &lo, &hi))
+					if (!sky_region_row(hull, h, p[0], p[1], ya, yb, &lo, &hi))
 						continue;
 					size_t c0 = (size_t)r * g + sky_grid_cell(&gr, lo, gr.x0, gr.sx);
 					size_t c1 = (size_t)r * g + sky_grid_cell(&gr, hi, gr.x0, gr.sx);
@@ -511,7 +502,6 @@ region_filter(const float *xy, uint32_t *list, size_t m, const unsigned char *in
 	for (size_t k = 0; k < m; k++)
 		if (keep[k])
 			list[r++] = list[k];
-	free(r2buf);
 	free(keep);
 	free(order);
 	free(start);

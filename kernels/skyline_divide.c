@@ -9,9 +9,10 @@
  * --distinct keeps the first of equal rows; that row is the first of them in its unit
  * too, so it reaches the union ahead of the others, and the last filter keeps it alone.
  * (skyline_run.c merges the shares of MPI ranks by the same argument.) A spatial
- * skyline's last filter costs about the square of the skyline's size, which the units'
- * skylines nearly reach: on several GPUs it is divided too, each GPU deciding a share
- * of the union's points against the whole union (spatial_on_gpus).
+ * skyline's units' skylines nearly reach the whole skyline's size, so their last
+ * filter is about as much work as one GPU's filter of the whole: on several GPUs it is
+ * divided too, each GPU deciding a share of the union's points against the whole
+ * union (spatial_on_gpus).
  *
  * The units go through common/devwork.h: a worker a GPU, whose state (stream, pinned
  * ring, its share of the device's memory, and for a spatial skyline the hull in the
@@ -36,9 +37,8 @@
 
 /* Units a worker: enough that a GPU that is faster, or less loaded, takes more and the
  * last units end close together; few enough that each keeps a GPU busy (a unit's fixed
- * cost is a few milliseconds of allocations and launches). A spatial unit's filter
- * costs about the square of its skyline, so more, smaller units may pay there; until
- * that is measured, ACCELKIT_SKY_UNITS=N (1 to 1024) overrides this for a benchmark. */
+ * cost is a few milliseconds of allocations and launches). ACCELKIT_SKY_UNITS=N (1 to
+ * 1024) overrides this, for a benchmark's sweep (bench/scale's SCALE_SKY_UNITS). */
 enum { UNITS_A_WORKER = 4 };
 /* The least rows of a GPU's unit, unless its memory holds fewer: a unit smaller than
  * this is mostly fixed cost. The CPU's workers (tests) take units of any size. */

@@ -4,15 +4,11 @@
  * (always in the skyline) and finds pivots (the point of least score and the points
  * nearest the first vertices); a second pass drops what a pivot dominates, and a grid
  * over the survivors (for Son et al.'s R-tree) drops what a point of a neighbouring
- * cell dominates; the rest go through the batched filter of skyline_classic.cu's
- * design, each testing the skyline found so far from its end, then a short window
- * check makes up for the rounded presort scores.
+ * cell dominates; then each survivor is tested against the survivors in its dominator
+ * region (region_filter, below).
  *
  * Everything runs in one stream: the host launches the whole sequence and waits
  * only for the counts of survivors (which size what follows) and for the result. */
-#include <cub/device/device_scan.cuh>
-#include <cuda/functional>
-
 #include <cmath>
 #include <type_traits>
 
@@ -231,292 +227,121 @@ k_sp_gridprune(const uint32_t *__restrict__ key, const uint32_t *__restrict__ va
 	}
 }
 
-/* Survivors' sort keys: coordinates (first), then score. */
-__global__ void
-k_sp_xykey(const uint32_t *__restrict__ surv, size_t m, const float2 *__restrict__ xy,
-    uint64_t *key, uint32_t *val)
+/* ---- the filter: each survivor against the survivors of its dominator region ----
+ * The survivors go into a grid of about grid_per_cell points a cell over their own
+ * bounding box, and each point outside the hull is tested against the points of the
+ * cells that meet its dominator region (skyline.h: sky_region_rows, sky_region_row),
+ * a thin sliver beside it: a thread a point, in cell order, so that a warp's points
+ * share their cells. What no survivor dominates is in the skyline, since the
+ * survivors hold all of it and dominance is transitive. The CPU path
+ * (skyline_cpu.c: region_filter) does the same. */
+
+static __device__ __forceinline__ float
+key_float(unsigned k)
 {
+	return __uint_as_float((k >> 31) ? (k & 0x7fffffffu) : ~k);	/* sky_key32 undone */
+}
+
+static __device__ __forceinline__ unsigned
+warp_reduce(unsigned x, bool least)
+{
+	for (int o = 16; o > 0; o >>= 1) {
+		unsigned y = __shfl_down_sync(0xffffffffu, x, o);
+		x = least ? min(x, y) : max(x, y);
+	}
+	return x;
+}
+
+/* The survivors' bounding box as sky_key32 keys: lo = the least x, y (set to ~0
+ * before), hi = the greatest (set to 0). */
+__global__ void __launch_bounds__(NT)
+k_sp_bounds(const uint32_t *__restrict__ surv, size_t m, const float2 *__restrict__ xy,
+    unsigned *lo, unsigned *hi)
+{
+	unsigned ax = ~0u, ay = ~0u, bx = 0, by = 0;
 	GRID_STRIDE(k, m) {
 		float2 p = xy[surv[k]];
-		key[k] = (uint64_t)sky_key32(p.x) << 32 | sky_key32(p.y);
-		val[k] = surv[k];
+		unsigned kx = sky_key32(p.x), ky = sky_key32(p.y);
+		ax = min(ax, kx);
+		ay = min(ay, ky);
+		bx = max(bx, kx);
+		by = max(by, ky);
+	}
+	ax = warp_reduce(ax, true);
+	ay = warp_reduce(ay, true);
+	bx = warp_reduce(bx, false);
+	by = warp_reduce(by, false);
+	if ((threadIdx.x & 31) == 0) {
+		atomicMin(lo, ax);
+		atomicMin(lo + 1, ay);
+		atomicMax(hi, bx);
+		atomicMax(hi + 1, by);
 	}
 }
 
+/* The grid of g x g cells over that box (as skyline_cpu.c's region_filter makes it). */
 __global__ void
-k_sp_scorekey(const uint32_t *__restrict__ val, size_t m, const double *__restrict__ score,
-    uint64_t *key)
+k_sp_regionbox(const unsigned *__restrict__ lo, const unsigned *__restrict__ hi, int g,
+    struct sky_grid *box)
 {
-	GRID_STRIDE(k, m)
-		key[k] = (uint64_t)__double_as_longlong(score[val[k]]);
+	double x0 = key_float(lo[0]), y0 = key_float(lo[1]);
+	double x1 = key_float(hi[0]), y1 = key_float(hi[1]);
+	struct sky_grid gr = {x0, y0, x1 > x0 ? g / (x1 - x0) : 1, y1 > y0 ? g / (y1 - y0) : 1, g};
+	*box = gr;
 }
 
-__global__ void
-k_sp_gather(const uint32_t *__restrict__ idx, size_t m, const float2 *__restrict__ xy,
-    const uint8_t *__restrict__ inside, const double *__restrict__ score, float2 *sxy,
-    uint8_t *sin, double *ssc)
+/* The points at cell-sorted positions k (val[k], in cells key[k]; start and end each
+ * cell's range) of share w of nw (blocks of NT positions dealt out in turn): flag[i]
+ * = 1 for each kept point i, the rest left as they are (0). With distinct, an equal
+ * point earlier in the input (earlier in its cell) puts a point out. */
+template <int H>
+__global__ void __launch_bounds__(NT)
+k_sp_region(const uint32_t *__restrict__ key, const uint32_t *__restrict__ val, size_t m,
+    const struct sky_grid *__restrict__ box, const uint32_t *__restrict__ start,
+    const uint32_t *__restrict__ end, const float2 *__restrict__ xy,
+    const uint8_t *__restrict__ inside, int h, double tol, int distinct, int w, int nw,
+    uint8_t *flag)
 {
+	constexpr int DH = H > 0 ? H : 1;
+	const struct sky_grid gr = *box;
+	const float *hull = (const float *)c_hull;
 	GRID_STRIDE(k, m) {
-		uint32_t i = idx[k];
-		sxy[k] = xy[i];
-		sin[k] = inside[i];
-		ssc[k] = score[i];
-	}
-}
-
-/* The points surv[0..m) in score order: their indexes, points, inside flags and scores. */
-struct sorted {
-	const uint32_t *idx;
-	float2 *xy;
-	uint8_t *in;
-	double *score;
-};
-
-/* Sorted by score, then coordinates (stable: equal points stay in input order, next to
- * each other). tmp holds sort_bytes<uint64_t>(m). */
-static struct sorted
-presort(Dmem &mem, Temp &tmp, const uint32_t *surv, size_t m, const float2 *xy,
-    const uint8_t *inside, const double *score, cudaStream_t st)
-{
-	uint64_t *kbuf = mem.get<uint64_t>(2 * m);
-	uint32_t *vbuf = mem.get<uint32_t>(2 * m);
-	cub::DoubleBuffer<uint64_t> kb(kbuf, kbuf + m);
-	cub::DoubleBuffer<uint32_t> vb(vbuf, vbuf + m);
-	unsigned g = grid_for(m);
-	k_sp_xykey<<<g, NT, 0, st>>>(surv, m, xy, kb.Current(), vb.Current());
-	CUDA_LAUNCH_CHECK();
-	sort_pairs<uint64_t>(tmp, kb, vb, m, 64, st);
-	k_sp_scorekey<<<g, NT, 0, st>>>(vb.Current(), m, score, kb.Current());
-	CUDA_LAUNCH_CHECK();
-	sort_pairs<uint64_t>(tmp, kb, vb, m, 63, st);
-	struct sorted so = {vb.Current(), mem.get<float2>(m), mem.get<uint8_t>(m),
-	    mem.get<double>(m)};
-	k_sp_gather<<<g, NT, 0, st>>>(so.idx, m, xy, inside, score, so.xy, so.in, so.score);
-	CUDA_LAUNCH_CHECK();
-	return so;
-}
-
-/* Candidates (cxy, cin; index c) against the list lxy, scanned from its end: all of it,
- * or (own) the entries before c. In phase a (sxy given), a point inside the hull is
- * alive, or equal to the point sorted before it. */
-template <int H>
-__global__ void __launch_bounds__(NT)
-k_sp_scan(const float2 *__restrict__ cxy, const uint8_t *__restrict__ cin, uint32_t nmax,
-    const uint32_t *__restrict__ ncand, const float2 *__restrict__ sxy,
-    const float2 *__restrict__ lxy, const uint32_t *__restrict__ llen_p, int own, int h,
-    double tol, uint8_t *__restrict__ flag, uint8_t *__restrict__ status,
-    const uint32_t *__restrict__ spos, size_t sbase)
-{
-	constexpr int DH = H > 0 ? H : 1;
-	__shared__ float2 tile[TILE];
-	__shared__ uint32_t top;
-	uint32_t nc = ncand ? min(*ncand, nmax) : nmax;
-	uint32_t c = blockIdx.x * NT + threadIdx.x;
-	bool active = c < nc;
-	float2 p = active ? cxy[c] : make_float2(0, 0);
-	int st = SKY_ALIVE;
-	bool done = !active;
-	if (active && cin[c]) {
-		if (sxy && sbase + c > 0 && same(p, sxy[sbase + c - 1]))
-			st = SKY_DUP;
-		done = true;
-	}
-	double dp[DH];
-	vertex_dists(p, h, dp);
-	uint32_t llen = *llen_p, lim = done ? 0 : (own ? c : llen);
-	if (threadIdx.x == 0)
-		top = 0;
-	__syncthreads();
-	atomicMax(&top, lim);
-	__syncthreads();
-	for (uint32_t hi = top; hi > 0;) {
-		uint32_t lo = hi > TILE ? hi - TILE : 0;
-		for (uint32_t i = lo + threadIdx.x; i < hi; i += NT)
-			tile[i - lo] = lxy[i];
-		__syncthreads();
-		if (!done) {
-			for (uint32_t k = min(hi, lim); k-- > lo;) {
-				float2 s = tile[k - lo];
-				if (same(s, p)) {
-					st = SKY_DUP;
-					done = true;
-					break;
-				}
-				if (dominates<H>(s, p, dp, h, tol)) {
-					st = SKY_DOMINATED;
-					done = true;
-					break;
-				}
-			}
-			if (lo == 0)
-				done = true;
-		}
-		hi = lo;
-		if (__syncthreads_and(done))
-			break;
-	}
-	if (active) {
-		flag[c] = st == SKY_ALIVE;
-		status[spos ? spos[c] : sbase + c] = (uint8_t)st;
-	}
-}
-
-__global__ void
-k_sp_take(const uint32_t *__restrict__ sel, const uint32_t *__restrict__ cnt, uint32_t nmax,
-    size_t b0, const float2 *__restrict__ sxy, const uint8_t *__restrict__ sin, float2 *cxy,
-    uint8_t *cin, uint32_t *cpos)
-{
-	uint32_t n = min(*cnt, nmax);
-	GRID_STRIDE(t, n) {
-		size_t src = b0 + sel[t];
-		cxy[t] = sxy[src];
-		cin[t] = sin[src];
-		cpos[t] = (uint32_t)src;
-	}
-}
-
-__global__ void
-k_sp_append(const uint32_t *__restrict__ sel, const uint32_t *__restrict__ cnt, uint32_t nmax,
-    const uint32_t *__restrict__ sky, const float2 *__restrict__ cxy,
-    const uint32_t *__restrict__ cpos, float2 *lxy, uint32_t *lpos)
-{
-	uint32_t n = min(*cnt, nmax);
-	size_t at = *sky;
-	GRID_STRIDE(t, n) {
-		lxy[at + t] = cxy[sel[t]];
-		lpos[at + t] = cpos[sel[t]];
-	}
-}
-
-/* Rounded scores: a dominator may sort just after the point it dominates; each
- * skyline point outside the hull checks the window of scores it could hide in. */
-template <int H>
-__global__ void __launch_bounds__(NT)
-k_sp_window(const uint32_t *__restrict__ lpos, const uint32_t *__restrict__ sky, size_t m,
-    const float2 *__restrict__ sxy, const uint8_t *__restrict__ sin,
-    const double *__restrict__ ssc, int h, double tol, double win, uint8_t *status)
-{
-	constexpr int DH = H > 0 ? H : 1;
-	uint32_t ns = *sky;
-	GRID_STRIDE(t, ns) {
-		uint32_t k = lpos[t];
-		if (sin[k])
+		if ((k / NT) % nw != (size_t)w)
 			continue;
-		float2 p = sxy[k];
-		double dp[DH];
-		vertex_dists(p, h, dp);
-		double lim = ssc[k] * (1 + win);
-		for (size_t j = k + 1; j < m && ssc[j] <= lim; j++) {
-			float2 s = sxy[j];
-			if (same(s, p) || same(s, sxy[j - 1]))
-				continue;
-			if (dominates<H>(s, p, dp, h, tol)) {
-				status[k] = SKY_DOMINATED;
-				break;
-			}
-		}
-	}
-}
-
-/* Equal points are neighbours: each takes the fate of the first of its run. */
-__global__ void
-k_sp_runstart(const float2 *__restrict__ sxy, size_t m, uint32_t *start)
-{
-	GRID_STRIDE(k, m)
-		start[k] = k == 0 || !same(sxy[k], sxy[k - 1]) ? (uint32_t)k : 0;
-}
-
-__global__ void
-k_sp_keep(const uint32_t *__restrict__ head, const uint8_t *__restrict__ status,
-    const uint32_t *__restrict__ idx, size_t m, int distinct, uint8_t *flag)
-{
-	GRID_STRIDE(k, m) {
-		uint32_t hd = head[k];
-		flag[idx[k]] = status[hd] == SKY_ALIVE && (hd == k || !distinct);
-	}
-}
-
-/* ---- the union of units' skylines, filtered by several GPUs at once ----
- *
- * Each GPU holds the whole union in score order and decides a share of it: a point is
- * kept unless a point that could dominate it does (every point sorted before it, and
- * the window of rounded scores after: sky_window). The BNL filter above is sequential
- * in its batches; this test of each point against a fixed set is not, so the GPUs
- * divide it. Point c tests about c others, and a far point's tests run through more
- * vertices before one rejects, so the cost grows along the order faster than the
- * count: the shares are blocks of NT consecutive points dealt out in turn (block b to
- * GPU b % nw), which gives every GPU the same mix. Equal points test the same others,
- * so they share a fate, as in spatial_run; --distinct keeps the first of them, which
- * sorts first. */
-
-template <int H>
-__global__ void __launch_bounds__(NT)
-k_sp_against(const float2 *__restrict__ sxy, const uint8_t *__restrict__ sin,
-    const double *__restrict__ ssc, uint32_t m, int w, int nw, int h, double tol,
-    double win, uint8_t *__restrict__ alive)
-{
-	constexpr int DH = H > 0 ? H : 1;
-	__shared__ float2 tile[TILE];
-	__shared__ uint32_t top;
-	uint32_t c = ((uint32_t)blockIdx.x * (uint32_t)nw + (uint32_t)w) * NT + threadIdx.x;
-	bool mine = c < m, done = !mine || sin[c], dom = false;	/* inside: kept */
-	float2 p = mine ? sxy[c] : make_float2(0, 0);
-	uint32_t lim = 0;
-	if (!done) {
-		/* the first point past the window: no dominator sorts there or later */
-		double s = ssc[c] * (1 + win);
-		uint32_t lo = c + 1, hi = m;
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-			if (ssc[mid] <= s)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		lim = lo;
-	}
-	double dp[DH];
-	vertex_dists(p, h, dp);
-	if (threadIdx.x == 0)
-		top = 0;
-	__syncthreads();
-	if (!done)
-		atomicMax(&top, lim);
-	__syncthreads();
-	uint32_t end = top;
-	for (uint32_t lo = 0; lo < end; lo += TILE) {
-		uint32_t hi = min(lo + TILE, end);
-		for (uint32_t i = lo + threadIdx.x; i < hi; i += NT)
-			tile[i - lo] = sxy[i];
-		__syncthreads();
-		if (!done) {
-			for (uint32_t k = lo, e = min(hi, lim); k < e; k++) {
-				float2 s = tile[k - lo];
-				if (same(s, p))
+		uint32_t i = val[k], c = key[k];
+		float2 p = xy[i];
+		bool out = false;
+		if (distinct)
+			for (uint32_t j = start[c]; j < k && !out; j++)
+				out = same(xy[val[j]], p);
+		if (!out && !inside[i]) {
+			double dp[DH], ylo, yhi;
+			vertex_dists(p, h, dp);
+			sky_region_rows(hull, h, p.x, p.y, &ylo, &yhi);
+			int ra = sky_grid_cell(&gr, ylo, gr.y0, gr.sy);
+			int rb = sky_grid_cell(&gr, yhi, gr.y0, gr.sy);
+			for (int r = ra; r <= rb && !out; r++) {
+				double ya, yb, lo, hi;
+				sky_grid_row_band(&gr, r, &ya, &yb);
+				if (!sky_region_row(hull, h, p.x, p.y, ya, yb, &lo, &hi))
 					continue;
-				if (dominates<H>(s, p, dp, h, tol)) {
-					dom = done = true;
-					break;
+				int ca = sky_grid_cell(&gr, lo, gr.x0, gr.sx);
+				int cb = sky_grid_cell(&gr, hi, gr.x0, gr.sx);
+				for (int cx = ca; cx <= cb && !out; cx++) {
+					uint32_t cc = (uint32_t)r * (uint32_t)gr.g + (uint32_t)cx;
+					for (uint32_t j = start[cc]; j < end[cc]; j++) {
+						uint32_t zi = val[j];
+						float2 q = xy[zi];
+						if (zi != i && !same(q, p) && dominates<H>(q, p, dp, h, tol)) {
+							out = true;
+							break;
+						}
+					}
 				}
 			}
-			done |= lim <= hi;
 		}
-		/* also the barrier before the next tile overwrites this one */
-		if (__syncthreads_and(done))
-			break;
+		flag[i] = !out;
 	}
-	if (mine)
-		alive[c] = !dom;
-}
-
-/* The share's verdicts onto the union's rows (flag, zeroed before). */
-__global__ void
-k_sp_mark(const uint8_t *__restrict__ alive, const float2 *__restrict__ sxy,
-    const uint32_t *__restrict__ idx, size_t m, int w, int nw, int distinct, uint8_t *flag)
-{
-	GRID_STRIDE(k, m)
-		if ((k / NT) % nw == (size_t)w)
-			flag[idx[k]] = alive[k] && (!distinct || k == 0 || !same(sxy[k], sxy[k - 1]));
 }
 
 __global__ void
@@ -526,42 +351,75 @@ k_sp_iota(uint32_t *v, size_t n)
 		v[i] = (uint32_t)i;
 }
 
-/* Share w of nw of the work of filtering the n points
- * at host: flag[i] = 1 for each kept point i of the share, 0 elsewhere. */
+/* Temporary bytes the filter's cub calls take for m points. */
+static size_t
+region_bytes(size_t m, cudaStream_t st)
+{
+	return sort_bytes<uint32_t>(m, st);
+}
+
+/* Share w of nw of the filter of the survivors surv[0..m) (ascending) of the points
+ * xy (inside: their inside flags): flag[i] = 1 for each kept survivor i of the share
+ * (flag zeroed before). tmp holds region_bytes(m). */
+template <int H>
+static void
+region_filter(Dmem &mem, Temp &tmp, const uint32_t *surv, size_t m, const float2 *xy,
+    const uint8_t *inside, int h, double tol, int distinct, const struct sky_tune *tu, int w,
+    int nw, uint8_t *flag, cudaStream_t st)
+{
+	if (m == 0)
+		return;
+	int g = sky_grid_side(m, tu->grid_per_cell, tu->grid_side_max);
+	size_t nc = (size_t)g * g;
+	unsigned *lohi = mem.get<unsigned>(4);
+	struct sky_grid *box = mem.get<struct sky_grid>(1);
+	uint32_t *ck = mem.get<uint32_t>(2 * m), *cv = mem.get<uint32_t>(2 * m);
+	uint32_t *cs = mem.get<uint32_t>(nc), *ce = mem.get<uint32_t>(nc);
+	cub::DoubleBuffer<uint32_t> kb(ck, ck + m), vb(cv, cv + m);
+	CUDA_CHECK(cudaMemsetAsync(lohi, 0xff, 2 * sizeof *lohi, st));
+	CUDA_CHECK(cudaMemsetAsync(lohi + 2, 0, 2 * sizeof *lohi, st));
+	k_sp_bounds<<<grid_for(m), NT, 0, st>>>(surv, m, xy, lohi, lohi + 2);
+	CUDA_LAUNCH_CHECK();
+	k_sp_regionbox<<<1, 1, 0, st>>>(lohi, lohi + 2, g, box);
+	CUDA_LAUNCH_CHECK();
+	k_sp_gridcell<<<grid_for(m), NT, 0, st>>>(surv, m, xy, box, kb.Current(), vb.Current());
+	CUDA_LAUNCH_CHECK();
+	sort_pairs<uint32_t>(tmp, kb, vb, m, bits_for(nc - 1), st);	/* stable: ascending in a cell */
+	CUDA_CHECK(cudaMemsetAsync(cs, 0, nc * sizeof *cs, st));
+	CUDA_CHECK(cudaMemsetAsync(ce, 0, nc * sizeof *ce, st));
+	k_sp_gridbounds<<<grid_for(m), NT, 0, st>>>(kb.Current(), m, cs, ce);
+	CUDA_LAUNCH_CHECK();
+	k_sp_region<H><<<grid_for(m), NT, 0, st>>>(kb.Current(), vb.Current(), m, box, cs, ce,
+	    xy, inside, h, tol, distinct, w, nw, flag);
+	CUDA_LAUNCH_CHECK();
+}
+
+/* ---- the union of units' skylines, filtered by several GPUs at once ----
+ * Each GPU takes share w of nw of the union's points (skyline_divide.c), tested against
+ * all of them, and returns its verdicts; the host ORs them. */
 template <int H>
 static void
 spatial_share(struct sky_gpu *gp, const float *host, size_t n, int h, double tol,
-    int distinct, int w, int nw, uint8_t *flag_host)
+    int distinct, const struct sky_tune *tu, int w, int nw, uint8_t *flag_host)
 {
 	cudaStream_t st = gp->stream;
 	Dmem mem;
 	Temp tmp;
-	tmp.need(sort_bytes<uint64_t>(n, st));
+	tmp.need(region_bytes(n, st));
 	tmp.alloc(mem);
 	float2 *xy = mem.get<float2>(n);
 	sky_upload(gp, xy, host, n * sizeof *xy);
-	uint8_t *inside = mem.get<uint8_t>(n), *alive = mem.get<uint8_t>(n);
-	uint8_t *flag = mem.get<uint8_t>(n);
+	uint8_t *inside = mem.get<uint8_t>(n), *flag = mem.get<uint8_t>(n);
 	double *score = mem.get<double>(n);
 	unsigned long long *piv = mem.get<unsigned long long>(17);
 	uint32_t *all = mem.get<uint32_t>(n);
-	unsigned g = grid_for(n);
-	k_sp_iota<<<g, NT, 0, st>>>(all, n);
+	k_sp_iota<<<grid_for(n), NT, 0, st>>>(all, n);
 	CUDA_LAUNCH_CHECK();
 	CUDA_CHECK(cudaMemsetAsync(piv, 0xff, 17 * sizeof *piv, st));
-	k_sp_prep<H><<<g, NT, 0, st>>>(xy, n, h, inside, score, piv);
+	k_sp_prep<H><<<grid_for(n), NT, 0, st>>>(xy, n, h, inside, score, piv);	/* inside */
 	CUDA_LAUNCH_CHECK();
-	struct sorted so = presort(mem, tmp, all, n, xy, inside, score, st);
-	size_t blocks = CEIL_DIV(n, NT), mine = blocks > (size_t)w ? CEIL_DIV(blocks - w, nw) : 0;
 	CUDA_CHECK(cudaMemsetAsync(flag, 0, n, st));
-	if (mine > 0) {
-		k_sp_against<H><<<(unsigned)mine, NT, 0, st>>>(so.xy, so.in, so.score, (uint32_t)n,
-		    w, nw, h, tol, sky_window(h), alive);
-		CUDA_LAUNCH_CHECK();
-		k_sp_mark<<<grid_for(n), NT, 0, st>>>(alive, so.xy, so.idx, n, w, nw, distinct,
-		    flag);
-		CUDA_LAUNCH_CHECK();
-	}
+	region_filter<H>(mem, tmp, all, n, xy, inside, h, tol, distinct, tu, w, nw, flag, st);
 	/* on the worker's stream, as finish_run's copies */
 	CUDA_CHECK(cudaMemcpyAsync(flag_host, flag, n, cudaMemcpyDeviceToHost, st));
 	CUDA_CHECK(cudaStreamSynchronize(st));
@@ -575,17 +433,10 @@ spatial_run(struct sky_gpu *gp, const float *host, size_t n, int h, double tol, 
 	cudaStream_t st = gp->stream;
 	Dmem mem;
 	Temp tmp;
-	uint32_t bmax = (uint32_t)std::min<size_t>(tu->batch_max, n);
 
-	tmp.need(sort_bytes<uint64_t>(n, st));
-	tmp.need(sort_bytes<uint32_t>(n, st));
+	tmp.need(sort_bytes<uint32_t>(n, st));	/* the pruning's grid */
+	tmp.need(region_bytes(n, st));
 	tmp.need(select_bytes(n, st));
-	{
-		size_t b = 0;
-		CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, b, (uint32_t *)nullptr,
-		    (uint32_t *)nullptr, cuda::maximum<>{}, (int64_t)n, st));
-		tmp.need(b);
-	}
 	tmp.alloc(mem);
 
 	double t0 = now_sec();
@@ -639,54 +490,9 @@ spatial_run(struct sky_gpu *gp, const float *host, size_t n, int h, double tol, 
 	double ts = now_sec();
 	phase_add("gpu prune", ts - t1);
 
-	struct sorted so = presort(mem, tmp, surv, m, xy, inside, score, st);
-	const uint32_t *idx = so.idx;
-	float2 *sxy = so.xy;
-	uint8_t *sin = so.in, *status = mem.get<uint8_t>(m);
-	double *ssc = so.score;
-	unsigned g = grid_for(m);
-	step("gpu presort", &ts, st);
-
-	/* The batched filter. */
-	float2 *lxy = mem.get<float2>(m), *cxy = mem.get<float2>(bmax);
-	uint32_t *lpos = mem.get<uint32_t>(m), *cpos = mem.get<uint32_t>(bmax);
-	uint32_t *sel = mem.get<uint32_t>(bmax);
-	uint8_t *cin = mem.get<uint8_t>(bmax);
-	for (size_t b0 = 0, bs = tu->batch_first; b0 < m;
-	    b0 += bs, bs = std::min<size_t>(2 * bs, tu->batch_max)) {
-		uint32_t nb = (uint32_t)std::min<size_t>(bs, m - b0);
-		unsigned gb = (unsigned)CEIL_DIV(nb, NT);
-		k_sp_scan<H><<<gb, NT, 0, st>>>(sxy + b0, sin + b0, nb, nullptr, sxy, lxy, cnt,
-		    0, h, tol, flag, status, nullptr, b0);
-		CUDA_LAUNCH_CHECK();
-		select_flagged(tmp, flag, sel, cnt + 1, nb, st);
-		k_sp_take<<<gb, NT, 0, st>>>(sel, cnt + 1, nb, b0, sxy, sin, cxy, cin, cpos);
-		CUDA_LAUNCH_CHECK();
-		CUDA_CHECK(cudaMemsetAsync(flag, 0, nb, st));
-		k_sp_scan<H><<<gb, NT, 0, st>>>(cxy, cin, nb, cnt + 1, nullptr, cxy, cnt + 1, 1,
-		    h, tol, flag, status, cpos, 0);
-		CUDA_LAUNCH_CHECK();
-		select_flagged(tmp, flag, sel, cnt + 2, nb, st);
-		k_sp_append<<<gb, NT, 0, st>>>(sel, cnt + 2, nb, cnt, cxy, cpos, lxy, lpos);
-		CUDA_LAUNCH_CHECK();
-		bump(cnt, cnt + 2, st);
-	}
-	step("gpu filter", &ts, st);
-	k_sp_window<H><<<g, NT, 0, st>>>(lpos, cnt, m, sxy, sin, ssc, h, tol, sky_window(h),
-	    status);
-	CUDA_LAUNCH_CHECK();
-	step("gpu window", &ts, st);
-	uint32_t *start = mem.get<uint32_t>(m), *head = mem.get<uint32_t>(m);
-	k_sp_runstart<<<g, NT, 0, st>>>(sxy, m, start);
-	CUDA_LAUNCH_CHECK();
-	{
-		size_t b = tmp.bytes;
-		CUDA_CHECK(cub::DeviceScan::InclusiveScan(tmp.p, b, start, head, cuda::maximum<>{},
-		    (int64_t)m, st));
-	}
 	CUDA_CHECK(cudaMemsetAsync(flag, 0, n, st));
-	k_sp_keep<<<g, NT, 0, st>>>(head, status, idx, m, distinct, flag);
-	CUDA_LAUNCH_CHECK();
+	region_filter<H>(mem, tmp, surv, m, xy, inside, h, tol, distinct, tu, 0, 1, flag, st);
+	step("gpu filter", &ts, st);
 	return finish_run(tmp, flag, surv, cnt + 1, n, keep, t1, st);
 }
 
@@ -764,7 +570,7 @@ sky_spatial_gpu_share(const struct sky_spatial *job, struct sky_gpu *gp, int w, 
 	sky_gpu_hull(gp, job->hull, job->h);
 	by_hull(h, [&](auto hc) {
 		spatial_share<decltype(hc)::value>(gp, job->xy, job->n, h, job->tol, job->distinct,
-		    w, nw, flag);
+		    job->tune, w, nw, flag);
 		return 0;
 	});
 }
