@@ -3,8 +3,7 @@
  * a sort-filter skyline in growing batches (each batch is filtered against the skyline
  * so far, then its survivors against each other). Spatial: the CUDA path's pruning by
  * pivots and by grid neighbours, then each survivor against the survivors near it, in
- * its dominator region (region_filter), where the CUDA path still runs the
- * sort-filter; both are exact, so they print the same rows. */
+ * its dominator region (region_filter), as the CUDA path does. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -418,23 +417,20 @@ local_prune(const float *xy, uint32_t *list, size_t m, const unsigned char *insi
 	return r;
 }
 
-/* The skyline of the survivors list[0..m) (ascending rows), into list: each point
- * outside the hull is tested against the survivors of the grid cells that meet its
- * dominator region (sky_region_row), a thin sliver beside it, rather than against the
- * whole skyline so far: a spatial skyline of millions of points costs about its size
- * times the few points near each, not its square. The survivors hold every point of
- * the skyline, and dominance is transitive, so a point no survivor dominates is in
- * it. Equal points share their fate; with distinct, the first of them stays. */
-static size_t
-region_filter(const float *xy, uint32_t *list, size_t m, const unsigned char *inside,
-    const float *hull, int h, double tol, int distinct, const struct sky_tune *tune,
-    double *dbuf)
+/* Which of the distinct points pts[0..m) no other dominates (alive[k] = 1): each
+ * point outside the hull is tested against the points of the grid cells that meet its
+ * dominator region (skyline.h: sky_region_rows, sky_region_row), a thin sliver beside
+ * it, rather than against the whole skyline so far, so that a spatial skyline of
+ * millions of points costs about its size times the few points near each, not its
+ * square. The CUDA path (skyline_spatial.cu) does the same. */
+static void
+region_filter(const float *xy, const uint32_t *pts, size_t m, const unsigned char *inside,
+    const float *hull, int h, double tol, const struct sky_tune *tune, double *dbuf,
+    unsigned char *alive)
 {
-	if (m == 0)
-		return 0;
 	double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
 	for (size_t k = 0; k < m; k++) {
-		const float *p = xy + 2 * (size_t)list[k];
+		const float *p = xy + 2 * (size_t)pts[k];
 		x0 = fmin(x0, p[0]);
 		x1 = fmax(x1, p[0]);
 		y0 = fmin(y0, p[1]);
@@ -443,10 +439,12 @@ region_filter(const float *xy, uint32_t *list, size_t m, const unsigned char *in
 	int g = sky_grid_side(m, tune->grid_per_cell, tune->grid_side_max);
 	struct sky_grid gr = {x0, y0, x1 > x0 ? g / (x1 - x0) : 1, y1 > y0 ? g / (y1 - y0) : 1, g};
 	size_t nc = (size_t)g * g;
-	uint32_t *cell = xmallocarray(m, sizeof *cell), *start = xcalloc(nc + 1, sizeof *start);
-	uint32_t *order = xmallocarray(m, sizeof *order), *fill = xmallocarray(nc, sizeof *fill);
+	uint32_t *cell = xmallocarray(MAX(m, 1), sizeof *cell);
+	uint32_t *start = xcalloc(nc + 1, sizeof *start);
+	uint32_t *order = xmallocarray(MAX(m, 1), sizeof *order);
+	uint32_t *fill = xmallocarray(nc, sizeof *fill);
 	for (size_t k = 0; k < m; k++) {
-		const float *p = xy + 2 * (size_t)list[k];
+		const float *p = xy + 2 * (size_t)pts[k];
 		cell[k] = (uint32_t)(sky_grid_cell(&gr, p[1], gr.y0, gr.sy) * g +
 		    sky_grid_cell(&gr, p[0], gr.x0, gr.sx));
 		start[cell[k] + 1]++;
@@ -454,25 +452,18 @@ region_filter(const float *xy, uint32_t *list, size_t m, const unsigned char *in
 	for (size_t c = 0; c < nc; c++)
 		start[c + 1] += start[c];
 	memcpy(fill, start, nc * sizeof *fill);
-	for (size_t k = 0; k < m; k++)	/* a cell's points ascending, as list is */
-		order[fill[cell[k]]++] = list[k];
+	for (size_t k = 0; k < m; k++)
+		order[fill[cell[k]]++] = pts[k];
 	free(fill);
-	unsigned char *keep = xmalloc(m);
 	#pragma omp parallel
 	{
 		double *dp = dbuf + (size_t)omp_get_thread_num() * h;
 		#pragma omp for schedule(dynamic, 256)
 		for (size_t k = 0; k < m; k++) {
-			uint32_t i = list[k];
+			uint32_t i = pts[k];
 			const float *p = xy + 2 * (size_t)i;
 			int out = 0;
-			if (distinct)	/* an equal point before it: in its cell, ahead of it */
-				for (uint32_t j = start[cell[k]]; j < start[cell[k] + 1] && order[j] < i; j++)
-					if (same_xy(xy + 2 * (size_t)order[j], p)) {
-						out = 1;
-						break;
-					}
-			if (!out && !inside[i]) {
+			if (!inside[i]) {
 				double ylo, yhi;
 				dists(hull, h, p[0], p[1], dp);
 				sky_region_rows(hull, h, p[0], p[1], &ylo, &yhi);
@@ -483,30 +474,63 @@ region_filter(const float *xy, uint32_t *list, size_t m, const unsigned char *in
 					sky_grid_row_band(&gr, r, &ya, &yb);
 					if (!sky_region_row(hull, h, p[0], p[1], ya, yb, &lo, &hi))
 						continue;
+					/* a row's cells are neighbours in order */
 					size_t c0 = (size_t)r * g + sky_grid_cell(&gr, lo, gr.x0, gr.sx);
 					size_t c1 = (size_t)r * g + sky_grid_cell(&gr, hi, gr.x0, gr.sx);
-					for (uint32_t j = start[c0]; j < start[c1 + 1]; j++) {
-						const float *q = xy + 2 * (size_t)order[j];
-						if (order[j] != i && !same_xy(q, p) &&
-						    dominates(hull, h, tol, q, p, dp)) {
+					for (uint32_t j = start[c0]; j < start[c1 + 1]; j++)
+						if (order[j] != i &&
+						    dominates(hull, h, tol, xy + 2 * (size_t)order[j], p, dp)) {
 							out = 1;
 							break;
 						}
-					}
 				}
 			}
-			keep[k] = (unsigned char)!out;
+			alive[k] = (unsigned char)!out;
 		}
 	}
-	size_t r = 0;
-	for (size_t k = 0; k < m; k++)
-		if (keep[k])
-			list[r++] = list[k];
-	free(keep);
 	free(order);
 	free(start);
 	free(cell);
-	return r;
+}
+
+/* The skyline of the survivors keep[0..m) (ascending rows), into keep: the filter runs
+ * on the first of each run of equal points (sorted by coordinates, stably, so a run is
+ * in input order), and the rest of the run share its fate; with distinct, only the
+ * first stays. The survivors hold every point of the skyline, and dominance is
+ * transitive, so a point that no survivor dominates is in it. */
+static size_t
+spatial_filter(const struct sky_spatial *job, uint32_t *keep, size_t m,
+    const unsigned char *inside, double *dbuf, unsigned char *flag)
+{
+	const float *xy = job->xy;
+	uint64_t *key = xmallocarray(MAX(m, 1), sizeof *key);
+	uint32_t *idx = xmallocarray(MAX(m, 1), sizeof *idx);
+	for (size_t k = 0; k < m; k++) {
+		const float *p = xy + 2 * (size_t)keep[k];
+		key[k] = (uint64_t)sky_key32(p[0]) << 32 | sky_key32(p[1]);
+		idx[k] = keep[k];
+	}
+	sort_pairs(key, idx, m, 64);
+	free(key);
+	uint32_t *run = xmallocarray(MAX(m, 1) + 1, sizeof *run), *head = keep;
+	size_t nh = 0;
+	for (size_t k = 0; k < m; k++)
+		if (k == 0 || !same_xy(xy + 2 * (size_t)idx[k], xy + 2 * (size_t)idx[k - 1])) {
+			run[nh] = (uint32_t)k;
+			head[nh++] = idx[k];
+		}
+	run[nh] = (uint32_t)m;
+	unsigned char *alive = xmalloc(MAX(nh, 1));
+	region_filter(xy, head, nh, inside, job->hull, (int)job->h, job->tol, job->tune, dbuf,
+	    alive);
+	memset(flag, 0, job->n);
+	for (size_t t = 0; t < nh; t++)
+		for (size_t k = run[t]; k < run[t + 1] && alive[t]; k++)
+			flag[idx[k]] = k == run[t] || !job->distinct;
+	free(alive);
+	free(run);
+	free(idx);
+	return flags_to_list(flag, job->n, keep);
 }
 
 size_t
@@ -593,7 +617,7 @@ sky_spatial_cpu(const struct sky_spatial *job, uint32_t *keep)
 	}
 
 	free(score);
-	m = region_filter(xy, keep, m, inside, hull, h, tol, job->distinct, job->tune, dbuf);
+	m = spatial_filter(job, keep, m, inside, dbuf, flag);
 	free(inside);
 	free(flag);
 	free(dbuf);

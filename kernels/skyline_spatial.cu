@@ -290,17 +290,15 @@ k_sp_regionbox(const unsigned *__restrict__ lo, const unsigned *__restrict__ hi,
 	*box = gr;
 }
 
-/* The points at cell-sorted positions k (val[k], in cells key[k]; start and end each
- * cell's range) of share w of nw (blocks of NT positions dealt out in turn): flag[i]
- * = 1 for each kept point i, the rest left as they are (0). With distinct, an equal
- * point earlier in the input (earlier in its cell) puts a point out. */
+/* The distinct points at cell-sorted positions k (val[k], in cells key[k]; start and
+ * end each cell's range) of share w of nw (blocks of NT positions dealt out in turn):
+ * flag[i] = 1 for each point i that no other dominates, the rest left as they are. */
 template <int H>
 __global__ void __launch_bounds__(NT)
 k_sp_region(const uint32_t *__restrict__ key, const uint32_t *__restrict__ val, size_t m,
     const struct sky_grid *__restrict__ box, const uint32_t *__restrict__ start,
     const uint32_t *__restrict__ end, const float2 *__restrict__ xy,
-    const uint8_t *__restrict__ inside, int h, double tol, int distinct, int w, int nw,
-    uint8_t *flag)
+    const uint8_t *__restrict__ inside, int h, double tol, int w, int nw, uint8_t *flag)
 {
 	constexpr int DH = H > 0 ? H : 1;
 	const struct sky_grid gr = *box;
@@ -308,13 +306,10 @@ k_sp_region(const uint32_t *__restrict__ key, const uint32_t *__restrict__ val, 
 	GRID_STRIDE(k, m) {
 		if ((k / NT) % nw != (size_t)w)
 			continue;
-		uint32_t i = val[k], c = key[k];
+		uint32_t i = val[k];
 		float2 p = xy[i];
 		bool out = false;
-		if (distinct)
-			for (uint32_t j = start[c]; j < k && !out; j++)
-				out = same(xy[val[j]], p);
-		if (!out && !inside[i]) {
+		if (!inside[i]) {
 			double dp[DH], ylo, yhi;
 			vertex_dists(p, h, dp);
 			sky_region_rows(hull, h, p.x, p.y, &ylo, &yhi);
@@ -332,7 +327,7 @@ k_sp_region(const uint32_t *__restrict__ key, const uint32_t *__restrict__ val, 
 					for (uint32_t j = start[cc]; j < end[cc]; j++) {
 						uint32_t zi = val[j];
 						float2 q = xy[zi];
-						if (zi != i && !same(q, p) && dominates<H>(q, p, dp, h, tol)) {
+						if (zi != i && dominates<H>(q, p, dp, h, tol)) {
 							out = true;
 							break;
 						}
@@ -358,14 +353,14 @@ region_bytes(size_t m, cudaStream_t st)
 	return sort_bytes<uint32_t>(m, st);
 }
 
-/* Share w of nw of the filter of the survivors surv[0..m) (ascending) of the points
- * xy (inside: their inside flags): flag[i] = 1 for each kept survivor i of the share
+/* Share w of nw of the filter of the distinct points pts[0..m) of xy (inside: their
+ * inside flags): flag[i] = 1 for each point i of the share that no other dominates
  * (flag zeroed before). tmp holds region_bytes(m). */
 template <int H>
 static void
-region_filter(Dmem &mem, Temp &tmp, const uint32_t *surv, size_t m, const float2 *xy,
-    const uint8_t *inside, int h, double tol, int distinct, const struct sky_tune *tu, int w,
-    int nw, uint8_t *flag, cudaStream_t st)
+region_filter(Dmem &mem, Temp &tmp, const uint32_t *pts, size_t m, const float2 *xy,
+    const uint8_t *inside, int h, double tol, const struct sky_tune *tu, int w, int nw,
+    uint8_t *flag, cudaStream_t st)
 {
 	if (m == 0)
 		return;
@@ -378,19 +373,106 @@ region_filter(Dmem &mem, Temp &tmp, const uint32_t *surv, size_t m, const float2
 	cub::DoubleBuffer<uint32_t> kb(ck, ck + m), vb(cv, cv + m);
 	CUDA_CHECK(cudaMemsetAsync(lohi, 0xff, 2 * sizeof *lohi, st));
 	CUDA_CHECK(cudaMemsetAsync(lohi + 2, 0, 2 * sizeof *lohi, st));
-	k_sp_bounds<<<grid_for(m), NT, 0, st>>>(surv, m, xy, lohi, lohi + 2);
+	k_sp_bounds<<<grid_for(m), NT, 0, st>>>(pts, m, xy, lohi, lohi + 2);
 	CUDA_LAUNCH_CHECK();
 	k_sp_regionbox<<<1, 1, 0, st>>>(lohi, lohi + 2, g, box);
 	CUDA_LAUNCH_CHECK();
-	k_sp_gridcell<<<grid_for(m), NT, 0, st>>>(surv, m, xy, box, kb.Current(), vb.Current());
+	k_sp_gridcell<<<grid_for(m), NT, 0, st>>>(pts, m, xy, box, kb.Current(), vb.Current());
 	CUDA_LAUNCH_CHECK();
-	sort_pairs<uint32_t>(tmp, kb, vb, m, bits_for(nc - 1), st);	/* stable: ascending in a cell */
+	sort_pairs<uint32_t>(tmp, kb, vb, m, bits_for(nc - 1), st);
 	CUDA_CHECK(cudaMemsetAsync(cs, 0, nc * sizeof *cs, st));
 	CUDA_CHECK(cudaMemsetAsync(ce, 0, nc * sizeof *ce, st));
 	k_sp_gridbounds<<<grid_for(m), NT, 0, st>>>(kb.Current(), m, cs, ce);
 	CUDA_LAUNCH_CHECK();
 	k_sp_region<H><<<grid_for(m), NT, 0, st>>>(kb.Current(), vb.Current(), m, box, cs, ce,
-	    xy, inside, h, tol, distinct, w, nw, flag);
+	    xy, inside, h, tol, w, nw, flag);
+	CUDA_LAUNCH_CHECK();
+}
+
+/* Survivors' keys by coordinates, for runs of equal points. */
+__global__ void
+k_sp_xykey(const uint32_t *__restrict__ surv, size_t m, const float2 *__restrict__ xy,
+    uint64_t *key, uint32_t *val)
+{
+	GRID_STRIDE(k, m) {
+		float2 p = xy[surv[k]];
+		key[k] = (uint64_t)sky_key32(p.x) << 32 | sky_key32(p.y);
+		val[k] = surv[k];
+	}
+}
+
+/* hf[k] = 1 where a run of equal points begins (idx sorted by coordinates). */
+__global__ void
+k_sp_runhead(const uint32_t *__restrict__ idx, size_t m, const float2 *__restrict__ xy,
+    uint8_t *hf)
+{
+	GRID_STRIDE(k, m)
+		hf[k] = k == 0 || !same(xy[idx[k]], xy[idx[k - 1]]);
+}
+
+__global__ void
+k_sp_pick(const uint32_t *__restrict__ pos, size_t nh, const uint32_t *__restrict__ idx,
+    uint32_t *out)
+{
+	GRID_STRIDE(t, nh)
+		out[t] = idx[pos[t]];
+}
+
+/* Each run of equal points (run t: idx[pos[t]] .. before pos[t + 1], or m) takes its
+ * first point's verdict; with distinct, the first alone stays. */
+__global__ void
+k_sp_runs(const uint32_t *__restrict__ pos, size_t nh, size_t m,
+    const uint32_t *__restrict__ idx, int distinct, uint8_t *flag)
+{
+	GRID_STRIDE(t, nh) {
+		uint8_t v = flag[idx[pos[t]]] && !distinct;
+		size_t e = t + 1 < nh ? pos[t + 1] : m;
+		for (size_t k = pos[t] + 1; k < e; k++)
+			flag[idx[k]] = v;
+	}
+}
+
+/* Temporary bytes spatial_filter takes for m points. */
+static size_t
+spatial_filter_bytes(size_t m, cudaStream_t st)
+{
+	return std::max({region_bytes(m, st), sort_bytes<uint64_t>(m, st), select_bytes(m, st)});
+}
+
+/* Share w of nw of the skyline of the survivors surv[0..m) (all of the skyline's
+ * points among them; dominance is transitive, so what no survivor dominates is in
+ * it): flag[i] = 1 for each kept point i of the share, 0 for the rest of the n. The
+ * filter runs on the first of each run of equal points (sorted by coordinates, stably,
+ * so in input order), whose fate the rest share. cnt: a device counter. */
+template <int H>
+static void
+spatial_filter(Dmem &mem, Temp &tmp, const uint32_t *surv, size_t m, size_t n,
+    const float2 *xy, const uint8_t *inside, int h, double tol, int distinct,
+    const struct sky_tune *tu, int w, int nw, uint8_t *flag, uint32_t *cnt, cudaStream_t st)
+{
+	CUDA_CHECK(cudaMemsetAsync(flag, 0, n, st));
+	if (m == 0)
+		return;
+	uint64_t *kbuf = mem.get<uint64_t>(2 * m);
+	uint32_t *vbuf = mem.get<uint32_t>(2 * m), *pos = mem.get<uint32_t>(m);
+	uint8_t *hf = mem.get<uint8_t>(m);
+	cub::DoubleBuffer<uint64_t> kb(kbuf, kbuf + m);
+	cub::DoubleBuffer<uint32_t> vb(vbuf, vbuf + m);
+	k_sp_xykey<<<grid_for(m), NT, 0, st>>>(surv, m, xy, kb.Current(), vb.Current());
+	CUDA_LAUNCH_CHECK();
+	sort_pairs<uint64_t>(tmp, kb, vb, m, 64, st);
+	const uint32_t *idx = vb.Current();
+	k_sp_runhead<<<grid_for(m), NT, 0, st>>>(idx, m, xy, hf);
+	CUDA_LAUNCH_CHECK();
+	select_flagged(tmp, hf, pos, cnt, m, st);
+	uint32_t nh;
+	CUDA_CHECK(cudaMemcpyAsync(&nh, cnt, sizeof nh, cudaMemcpyDeviceToHost, st));
+	CUDA_CHECK(cudaStreamSynchronize(st));
+	uint32_t *head = mem.get<uint32_t>(nh);
+	k_sp_pick<<<grid_for(nh), NT, 0, st>>>(pos, nh, idx, head);
+	CUDA_LAUNCH_CHECK();
+	region_filter<H>(mem, tmp, head, nh, xy, inside, h, tol, tu, w, nw, flag, st);
+	k_sp_runs<<<grid_for(nh), NT, 0, st>>>(pos, nh, m, idx, distinct, flag);
 	CUDA_LAUNCH_CHECK();
 }
 
@@ -405,21 +487,21 @@ spatial_share(struct sky_gpu *gp, const float *host, size_t n, int h, double tol
 	cudaStream_t st = gp->stream;
 	Dmem mem;
 	Temp tmp;
-	tmp.need(region_bytes(n, st));
+	tmp.need(spatial_filter_bytes(n, st));
 	tmp.alloc(mem);
 	float2 *xy = mem.get<float2>(n);
 	sky_upload(gp, xy, host, n * sizeof *xy);
 	uint8_t *inside = mem.get<uint8_t>(n), *flag = mem.get<uint8_t>(n);
 	double *score = mem.get<double>(n);
 	unsigned long long *piv = mem.get<unsigned long long>(17);
-	uint32_t *all = mem.get<uint32_t>(n);
+	uint32_t *all = mem.get<uint32_t>(n), *cnt = mem.get<uint32_t>(1);
 	k_sp_iota<<<grid_for(n), NT, 0, st>>>(all, n);
 	CUDA_LAUNCH_CHECK();
 	CUDA_CHECK(cudaMemsetAsync(piv, 0xff, 17 * sizeof *piv, st));
 	k_sp_prep<H><<<grid_for(n), NT, 0, st>>>(xy, n, h, inside, score, piv);	/* inside */
 	CUDA_LAUNCH_CHECK();
-	CUDA_CHECK(cudaMemsetAsync(flag, 0, n, st));
-	region_filter<H>(mem, tmp, all, n, xy, inside, h, tol, distinct, tu, w, nw, flag, st);
+	spatial_filter<H>(mem, tmp, all, n, n, xy, inside, h, tol, distinct, tu, w, nw, flag, cnt,
+	    st);
 	/* on the worker's stream, as finish_run's copies */
 	CUDA_CHECK(cudaMemcpyAsync(flag_host, flag, n, cudaMemcpyDeviceToHost, st));
 	CUDA_CHECK(cudaStreamSynchronize(st));
@@ -435,7 +517,7 @@ spatial_run(struct sky_gpu *gp, const float *host, size_t n, int h, double tol, 
 	Temp tmp;
 
 	tmp.need(sort_bytes<uint32_t>(n, st));	/* the pruning's grid */
-	tmp.need(region_bytes(n, st));
+	tmp.need(spatial_filter_bytes(n, st));
 	tmp.need(select_bytes(n, st));
 	tmp.alloc(mem);
 
@@ -490,8 +572,8 @@ spatial_run(struct sky_gpu *gp, const float *host, size_t n, int h, double tol, 
 	double ts = now_sec();
 	phase_add("gpu prune", ts - t1);
 
-	CUDA_CHECK(cudaMemsetAsync(flag, 0, n, st));
-	region_filter<H>(mem, tmp, surv, m, xy, inside, h, tol, distinct, tu, 0, 1, flag, st);
+	spatial_filter<H>(mem, tmp, surv, m, n, xy, inside, h, tol, distinct, tu, 0, 1, flag,
+	    cnt + 2, st);
 	step("gpu filter", &ts, st);
 	return finish_run(tmp, flag, surv, cnt + 1, n, keep, t1, st);
 }
