@@ -384,31 +384,13 @@ sky_inside(const float *hull, int h, double px, double py)
 	return 1;
 }
 
-/* The grid of the local pruning: g x g cells over the box of the disks around the
- * vertices through z, where every point that z does not dominate lies. Cells only
- * steer which points are compared; any cell is correct for any point. */
+/* A grid of g x g cells over points (the spatial filter's, skyline_cpu.c and
+ * skyline_spatial.cu): cell (x, y) holds the points whose coordinates fall in it by
+ * sky_grid_cell, those beyond the box in the cells at its edge. */
 struct sky_grid {
 	double x0, y0, sx, sy;
 	int g;
 };
-
-static inline HOSTDEV void
-sky_grid_box(const float *hull, int h, double zx, double zy, int g, struct sky_grid *gr)
-{
-	double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
-	for (int v = 0; v < h; v++) {
-		double vx = hull[2 * v], vy = hull[2 * v + 1], r = sqrt(sky_d2(zx, zy, vx, vy));
-		x0 = fmin(x0, vx - r);
-		x1 = fmax(x1, vx + r);
-		y0 = fmin(y0, vy - r);
-		y1 = fmax(y1, vy + r);
-	}
-	gr->x0 = x0;
-	gr->y0 = y0;
-	gr->sx = x1 > x0 ? g / (x1 - x0) : 1;
-	gr->sy = y1 > y0 ? g / (y1 - y0) : 1;
-	gr->g = g;
-}
 
 /* The grid's side for m points: about per_cell points a cell, at most side_max cells
  * a side (skyline_tune.h chooses both). */

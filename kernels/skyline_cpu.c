@@ -1,9 +1,9 @@
 /* skyline_cpu.c: the native CPU path (OpenMP) of the classic and spatial skylines.
  * Classic, the same steps as the CUDA path: ranks, a presort by a monotone score, then
  * a sort-filter skyline in growing batches (each batch is filtered against the skyline
- * so far, then its survivors against each other). Spatial: the CUDA path's pruning by
- * pivots and by grid neighbours, then each survivor against the survivors near it, in
- * its dominator region (region_filter), as the CUDA path does. */
+ * so far, then its survivors against each other). Spatial, as the CUDA path does: what
+ * a few pivots dominate is out, then each survivor is tested against the survivors in
+ * its dominator region (region_filter). */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -356,67 +356,6 @@ same_xy(const float *a, const float *b)
 	return a[0] == b[0] && a[1] == b[1];
 }
 
-/* What a point of a neighbouring grid cell dominates is out (Son et al.'s pruning
- * with a grid for the R-tree): list[0..m) in, the rest out, order kept. */
-static size_t
-local_prune(const float *xy, uint32_t *list, size_t m, const unsigned char *inside,
-    const float *hull, int h, double tol, const float *z, const struct sky_tune *tune,
-    double *dbuf)
-{
-	struct sky_grid gr;
-	int g = sky_grid_side(m, tune->grid_per_cell, tune->grid_side_max);
-	size_t nc = (size_t)g * g;
-	sky_grid_box(hull, h, z[0], z[1], g, &gr);
-	uint32_t *cell = xmallocarray(m, sizeof *cell), *start = xcalloc(nc + 1, sizeof *start);
-	uint32_t *order = xmallocarray(m, sizeof *order);
-	for (size_t k = 0; k < m; k++) {
-		const float *p = xy + 2 * (size_t)list[k];
-		cell[k] = (uint32_t)(sky_grid_cell(&gr, p[1], gr.y0, gr.sy) * g +
-		    sky_grid_cell(&gr, p[0], gr.x0, gr.sx));
-		start[cell[k] + 1]++;
-	}
-	for (size_t c = 0; c < nc; c++)
-		start[c + 1] += start[c];
-	uint32_t *fill = xmallocarray(nc, sizeof *fill);
-	memcpy(fill, start, nc * sizeof *fill);
-	for (size_t k = 0; k < m; k++)
-		order[fill[cell[k]]++] = list[k];
-	free(fill);
-	unsigned char *out = xcalloc(m, 1);
-	#pragma omp parallel
-	{
-		double *dp = dbuf + (size_t)omp_get_thread_num() * h;
-		#pragma omp for schedule(dynamic, 256)
-		for (size_t k = 0; k < m; k++) {
-			uint32_t i = list[k];
-			if (inside[i])
-				continue;
-			const float *p = xy + 2 * (size_t)i;
-			int cx = (int)(cell[k] % (uint32_t)g), cy = (int)(cell[k] / (uint32_t)g);
-			dists(hull, h, p[0], p[1], dp);
-			for (int y = MAX(cy - 1, 0); y <= MIN(cy + 1, g - 1) && !out[k]; y++)
-				for (int x = MAX(cx - 1, 0); x <= MIN(cx + 1, g - 1) && !out[k]; x++) {
-					size_t c = (size_t)y * g + x;
-					for (uint32_t j = start[c]; j < start[c + 1]; j++)
-						if (order[j] != i &&
-						    dominates(hull, h, tol, xy + 2 * (size_t)order[j], p, dp)) {
-							out[k] = 1;
-							break;
-						}
-				}
-		}
-	}
-	size_t r = 0;
-	for (size_t k = 0; k < m; k++)
-		if (!out[k])
-			list[r++] = list[k];
-	free(out);
-	free(order);
-	free(start);
-	free(cell);
-	return r;
-}
-
 /* Which of the distinct points pts[0..m) no other dominates (alive[k] = 1): each
  * point outside the hull is tested against the points of the grid cells that meet its
  * dominator region (skyline.h: sky_region_rows, sky_region_row), a thin sliver beside
@@ -611,10 +550,6 @@ sky_spatial_cpu(const struct sky_spatial *job, uint32_t *keep)
 	}
 	size_t m = flags_to_list(flag, n, keep);
 	vlog("%zu points left after the pivots", m);
-	if (m > job->tune->grid_min) {
-		m = local_prune(xy, keep, m, inside, hull, h, tol, xy + 2 * piv[0], job->tune, dbuf);
-		vlog("%zu points left after the grid", m);
-	}
 
 	free(score);
 	m = spatial_filter(job, keep, m, inside, dbuf, flag);

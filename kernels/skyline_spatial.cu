@@ -2,10 +2,9 @@
  *
  * The hull of Q sits in constant memory; one pass marks points inside the hull
  * (always in the skyline) and finds pivots (the point of least score and the points
- * nearest the first vertices); a second pass drops what a pivot dominates, and a grid
- * over the survivors (for Son et al.'s R-tree) drops what a point of a neighbouring
- * cell dominates; then each survivor is tested against the survivors in its dominator
- * region (region_filter, below).
+ * nearest the first vertices); a second pass drops what a pivot dominates; then each
+ * survivor is tested against the survivors in its dominator region (region_filter,
+ * below), a grid of them making that a search of the few cells near it.
  *
  * Everything runs in one stream: the host launches the whole sequence and waits
  * only for the counts of survivors (which size what follows) and for the result. */
@@ -158,15 +157,6 @@ k_sp_prune(const float2 *__restrict__ xy, size_t n, int h, double tol,
 	}
 }
 
-/* The local pruning's grid (sky_grid_box) around the pivot of least score. */
-__global__ void
-k_sp_gridbox(const float2 *__restrict__ xy, const unsigned long long *__restrict__ piv, int h,
-    int g, struct sky_grid *box)
-{
-	float2 z = xy[(uint32_t)piv[0]];
-	sky_grid_box((const float *)c_hull, h, z.x, z.y, g, box);
-}
-
 __global__ void
 k_sp_gridcell(const uint32_t *__restrict__ surv, size_t m, const float2 *__restrict__ xy,
     const struct sky_grid *__restrict__ box, uint32_t *key, uint32_t *val)
@@ -190,40 +180,6 @@ k_sp_gridbounds(const uint32_t *__restrict__ key, size_t m, uint32_t *start, uin
 			start[c] = (uint32_t)k;
 		if (k + 1 == m || key[k + 1] != c)
 			end[c] = (uint32_t)k + 1;
-	}
-}
-
-/* A point that a point of its own or a neighbouring cell dominates is out. */
-template <int H>
-__global__ void __launch_bounds__(NT)
-k_sp_gridprune(const uint32_t *__restrict__ key, const uint32_t *__restrict__ val, size_t m,
-    int g, const uint32_t *__restrict__ start, const uint32_t *__restrict__ end,
-    const float2 *__restrict__ xy, const uint8_t *__restrict__ inside, int h, double tol,
-    uint8_t *flag)
-{
-	constexpr int DH = H > 0 ? H : 1;
-	GRID_STRIDE(k, m) {
-		uint32_t i = val[k];
-		if (inside[i])
-			continue;
-		float2 p = xy[i];
-		double dp[DH];
-		vertex_dists(p, h, dp);
-		int cx = (int)(key[k] % (uint32_t)g), cy = (int)(key[k] / (uint32_t)g);
-		bool out = false;
-		for (int y = max(cy - 1, 0); y <= min(cy + 1, g - 1) && !out; y++)
-			for (int x = max(cx - 1, 0); x <= min(cx + 1, g - 1) && !out; x++) {
-				uint32_t c = (uint32_t)(y * g + x);
-				for (uint32_t j = start[c]; j < end[c]; j++) {
-					uint32_t zi = val[j];
-					if (zi != i && dominates<H>(xy[zi], p, dp, h, tol)) {
-						out = true;
-						break;
-					}
-				}
-			}
-		if (out)
-			flag[i] = 0;
 	}
 }
 
@@ -516,7 +472,6 @@ spatial_run(struct sky_gpu *gp, const float *host, size_t n, int h, double tol, 
 	Dmem mem;
 	Temp tmp;
 
-	tmp.need(sort_bytes<uint32_t>(n, st));	/* the pruning's grid */
 	tmp.need(spatial_filter_bytes(n, st));
 	tmp.need(select_bytes(n, st));
 	tmp.alloc(mem);
@@ -544,31 +499,6 @@ spatial_run(struct sky_gpu *gp, const float *host, size_t n, int h, double tol, 
 	CUDA_CHECK(cudaMemcpyAsync(&m, cnt + 3, sizeof m, cudaMemcpyDeviceToHost, st));
 	CUDA_CHECK(cudaStreamSynchronize(st));
 	vlog("%u points left after the pivots", m);
-	if (m > tu->grid_min) {
-		int g = sky_grid_side(m, tu->grid_per_cell, tu->grid_side_max);
-		size_t nc = (size_t)g * g;
-		struct sky_grid *box = mem.get<struct sky_grid>(1);
-		uint32_t *ck = mem.get<uint32_t>(2 * (size_t)m), *cv = mem.get<uint32_t>(2 * (size_t)m);
-		uint32_t *cs = mem.get<uint32_t>(nc), *ce = mem.get<uint32_t>(nc);
-		cub::DoubleBuffer<uint32_t> kb(ck, ck + m), vb(cv, cv + m);
-		k_sp_gridbox<<<1, 1, 0, st>>>(xy, piv, h, g, box);
-		CUDA_LAUNCH_CHECK();
-		k_sp_gridcell<<<grid_for(m), NT, 0, st>>>(surv, m, xy, box, kb.Current(),
-		    vb.Current());
-		CUDA_LAUNCH_CHECK();
-		sort_pairs<uint32_t>(tmp, kb, vb, m, bits_for(nc - 1), st);
-		CUDA_CHECK(cudaMemsetAsync(cs, 0, nc * sizeof *cs, st));
-		CUDA_CHECK(cudaMemsetAsync(ce, 0, nc * sizeof *ce, st));
-		k_sp_gridbounds<<<grid_for(m), NT, 0, st>>>(kb.Current(), m, cs, ce);
-		CUDA_LAUNCH_CHECK();
-		k_sp_gridprune<H><<<grid_for(m), NT, 0, st>>>(kb.Current(), vb.Current(), m, g, cs,
-		    ce, xy, inside, h, tol, flag);
-		CUDA_LAUNCH_CHECK();
-		select_flagged(tmp, flag, surv, cnt + 3, n, st);
-		CUDA_CHECK(cudaMemcpyAsync(&m, cnt + 3, sizeof m, cudaMemcpyDeviceToHost, st));
-		CUDA_CHECK(cudaStreamSynchronize(st));
-		vlog("%u points left after the grid", m);
-	}
 	double ts = now_sec();
 	phase_add("gpu prune", ts - t1);
 

@@ -28,10 +28,9 @@ struct sky_tune {
 	/* GPU: most blocks of the spatial pass that finds the pivots (each block ends in
 	 * atomics on the same 17 words) */
 	unsigned pivot_blocks;
-	/* the spatial grid pruning: it runs when more than grid_min points survive the
-	 * pivots, with about grid_per_cell points a cell and at most grid_side_max cells
-	 * a side */
-	size_t grid_min;
+	/* the spatial filter's grid of the points that survive the pivots: about
+	 * grid_per_cell points a cell, at most grid_side_max cells a side (the values of
+	 * the grid pruning it replaced; not swept for it) */
 	unsigned grid_per_cell, grid_side_max;
 	/* what -d auto weighs (tune.h), before the device is known: the row a GPU of
 	 * any name gets ("gpu") holds it. Classic: estimated comparisons (skyline_work.c);
@@ -49,12 +48,12 @@ struct sky_tune {
 
 static const struct sky_tune sky_tune_table[] = {
 	/* no cost model: auto decides before the device is known, with the GPU row's */
-	{"cpu", 1024, (size_t)1 << 16, 0, 1024, 4, 2048, {NULL, 0, 0, 0, 0}, {NULL, 0, 0, 0, 0},
+	{"cpu", 1024, (size_t)1 << 16, 0, 4, 2048, {NULL, 0, 0, 0, 0}, {NULL, 0, 0, 0, 0},
 	    "16 threads of the H200 machine 2026-11-22, bench/skyline: anti-corr. 1M x 8 "
 	    "in 5,776 ms, spatial 10M in 616 ms, whole runs; not swept"},
 	/* every GPU (the CUDA path describes no other device); 132 * 16: 16 blocks for
 	 * each of the H200's 132 SMs */
-	{"", 4096, (size_t)1 << 18, 132 * 16, 1024, 4, 2048,
+	{"", 4096, (size_t)1 << 18, 132 * 16, 4, 2048,
 	    /* bench/README.md, H200 and its 16 CPU threads, 2026-11-22. CPU: anti-corr.
 	     * 1M x 8, 9.3e11 estimated comparisons in 5,776 ms on 16 threads (1e10 a
 	     * thread-second); GPU: the same in 163.3 ms compute + 3.9 ms upload (5.5e12/s)
