@@ -246,12 +246,12 @@ k_sp_regionbox(const unsigned *__restrict__ lo, const unsigned *__restrict__ hi,
 	*box = gr;
 }
 
-/* The distinct points at cell-sorted positions k (val[k], in cells key[k]; start and
- * end each cell's range) of share w of nw (blocks of NT positions dealt out in turn):
- * flag[i] = 1 for each point i that no other dominates, the rest left as they are. */
+/* The distinct points at cell-sorted positions k (val[k]; start and end each cell's
+ * range) of share w of nw (blocks of NT positions dealt out in turn): flag[i] = 1 for
+ * each point i that no other dominates, the rest left as they are. */
 template <int H>
 __global__ void __launch_bounds__(NT)
-k_sp_region(const uint32_t *__restrict__ key, const uint32_t *__restrict__ val, size_t m,
+k_sp_region(const uint32_t *__restrict__ val, size_t m,
     const struct sky_grid *__restrict__ box, const uint32_t *__restrict__ start,
     const uint32_t *__restrict__ end, const float2 *__restrict__ xy,
     const uint8_t *__restrict__ inside, int h, double tol, int w, int nw, uint8_t *flag)
@@ -340,7 +340,7 @@ region_filter(Dmem &mem, Temp &tmp, const uint32_t *pts, size_t m, const float2 
 	CUDA_CHECK(cudaMemsetAsync(ce, 0, nc * sizeof *ce, st));
 	k_sp_gridbounds<<<grid_for(m), NT, 0, st>>>(kb.Current(), m, cs, ce);
 	CUDA_LAUNCH_CHECK();
-	k_sp_region<H><<<grid_for(m), NT, 0, st>>>(kb.Current(), vb.Current(), m, box, cs, ce,
+	k_sp_region<H><<<grid_for(m), NT, 0, st>>>(vb.Current(), m, box, cs, ce,
 	    xy, inside, h, tol, w, nw, flag);
 	CUDA_LAUNCH_CHECK();
 }
