@@ -943,17 +943,18 @@ print("\n".join("\t".join("%d" % v for v in r) for r in x.T @ x))' "$f")"
 	assert_regex "$stderr" $'(^|\n)clmatmul: device: [^\n]* \\(cpu, '
 }
 
-@test "auto runs testdata on the CPU device and an 8192^3 product on the GPU, with both estimates" {
+@test "auto runs testdata on the CPU device and a 16384^3 product on the GPU, with both estimates" {
 	require_gpu
 	run -0 --separate-stderr clmatmul -d auto -v "$D/a.txt" "$D/b.txt"
 	assert_output "$(printf '58\t64\n139\t154')"
 	# 2 x 2 x 3 multiply-adds
 	assert_regex "$stderr" $'(^|\n)clmatmul: auto: cpu, estimated [0-9.e+-]+ s on [0-9]+ threads? \\(12 multiply-adds\\) against [0-9.e+-]+ s on the GPU'
 	assert_regex "$stderr" $'(^|\n)clmatmul: device: [^\n]* \\(cpu, '
-	run -0 --separate-stderr clmatmul -d auto -v --bench 8192 --repeat 1 --verify
-	assert_regex "$stderr" $'(^|\n)clmatmul: auto: gpu, estimated [0-9.e+-]+ s \\([^)]*, 5.5e\\+11 multiply-adds\\) against [0-9.e+-]+ s on [0-9]+ CPU threads?'
+	# 8192^3 is not enough: 64 threads' estimate beat the GPU's start on a 4-GPU host
+	run -0 --separate-stderr clmatmul -d auto -v --bench 16384 --repeat 1 --verify
+	assert_regex "$stderr" $'(^|\n)clmatmul: auto: gpu, estimated [0-9.e+-]+ s \\([^)]*, 4.4e\\+12 multiply-adds\\) against [0-9.e+-]+ s on [0-9]+ CPU threads?'
 	assert_regex "$stderr" $'(^|\n)clmatmul: device: [^\n]* \\(gpu, '
-	assert_output --regexp '^m=8192 n=8192 k=8192 type=float32 .* source=device '
+	assert_output --regexp '^m=16384 n=16384 k=16384 type=float32 .* source=device '
 }
 
 # pinned_runs OPTIONS...: $T/a.npy times $T/b.npy with OPTIONS, once with every host

@@ -62,8 +62,21 @@ require_gpu() {
 require_gpus() {
 	require_gpu
 	local n
-	n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+	n=$(gpu_count)
 	[ "$n" -ge "$1" ] || skip "needs $1 GPUs ($n here)"
+}
+
+# gpu_count: the GPUs the programs see. CUDA_VISIBLE_DEVICES, when set, limits them (a
+# suite pinned to one GPU of a bigger host, as SANITIZE=cuda passes run side by side),
+# and nvidia-smi does not heed it.
+gpu_count() {
+	if [ -n "${CUDA_VISIBLE_DEVICES+set}" ]; then
+		local IFS=, list
+		read -ra list <<< "$CUDA_VISIBLE_DEVICES"
+		echo "${#list[@]}"
+	else
+		nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true
+	fi
 }
 
 # The sanitizer tests/run applies: 0; 1, AddressSanitizer and UBSan (make check

@@ -70,9 +70,10 @@ setup() {
 }
 
 # outside [VAR=VALUE...] CMD...: CMD without this suite's Bats variables, functions
-# and PATH entry, which would confuse the Bats that tests/run starts.
+# and PATH entry, which would confuse the Bats that tests/run starts, nor the settings of
+# the tests/run this suite runs under (TIMING=1 would add times to the TAP lines checked).
 outside() {
-	local v unset=()
+	local v unset=(-u TIMING -u FILTER -u CUSAN_EVERY -u CUSAN_TOOLS)
 	for v in $(compgen -e) $(env | sed -n 's/^\(BASH_FUNC_[^=]*\)=.*/\1/p'); do
 		# (BATS_LIB_PATH stays: it says where bats-support is, as on the GPU machine)
 		[[ ($v == BATS_* && $v != BATS_LIB_PATH) || $v == BASH_FUNC_* ]] && unset+=(-u "$v")

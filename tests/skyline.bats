@@ -723,7 +723,7 @@ divided_same() {
 	export ACCELKIT_SKY_MERGE=gpu
 	divided_cases "$T/div"
 	local many=gpu:0,0
-	[ "$(nvidia-smi -L | grep -c '^GPU ')" -ge 2 ] && many=gpu:all
+	[ "$(gpu_count)" -ge 2 ] && many=gpu:all
 	run divided_same gpu $many ACCELKIT_SKY_MERGE=gpu
 	assert_success
 	assert_output ''
