@@ -748,12 +748,12 @@ divided_same() {
 	run skyline -d cpu --index -Q "$T/qg.txt" --distinct "$T/g.txt"
 	assert_output "$(py "$R" -Q "$T/qg.txt" --distinct "$T/g.txt")"
 	run -0 --separate-stderr skyline -v -d $many --count -Q "$T/q.txt" "$T/p.npy"
-	assert_regex "$stderr" "skyline: the units' skylines: [0-9]+ rows, filtered once more on 2 GPUs at once"
+	assert_regex "$stderr" "skyline: the units' skylines: [0-9]+ rows, filtered once more on [0-9]+ GPUs at once"
 	assert_output "$(skyline -d cpu --count -Q "$T/q.txt" "$T/p.npy")"
 	# a union larger than a worker's memory goes to the first GPU alone
 	run -0 --separate-stderr skyline -v -d $many --count --max-device-mem 4M -Q "$T/q.txt" "$T/p.npy"
 	[[ "$stderr" == *"filtered once more on the first GPU"* ]] ||
-	    [[ "$stderr" == *"filtered once more on 2 GPUs at once"* ]]
+	    [[ "$stderr" =~ "filtered once more on "[0-9]+" GPUs at once" ]]
 }
 
 @test "ACCELKIT_SKY_MERGE picks where the union is filtered: cpu or gpu, nothing else" {
