@@ -402,22 +402,22 @@ EOF
 		read -r c_i c_u c_n c_span c_opts <<< "$c_line"
 		c_o=($c_opts --distances -C "$T/$c_i/c.txt" -o "$T/$c_i/labels.txt")
 		echo "case $c_i: $c_n rows, $c_opts"	# shown when the test fails
-		run -0 --separate-stderr timeout 30 clkmeans "${c_o[@]}" "$T/$c_i/x.npy"
+		run -0 --separate-stderr timeout "$(limit 30)" clkmeans "${c_o[@]}" "$T/$c_i/x.npy"
 		mv "$T/$c_i/labels.txt" "$T/$c_i/whole.txt"
 		mv "$T/$c_i/c.txt" "$T/$c_i/whole_c.txt"
-		run -1 --separate-stderr timeout 30 clkmeans "${c_o[@]}" --max-device-mem 1 \
+		run -1 --separate-stderr timeout "$(limit 30)" clkmeans "${c_o[@]}" --max-device-mem 1 \
 		    "$T/$c_i/x.npy"
 		c_need=$(sed -n 's/.* are too few for .* (at least \([0-9]*\) needed)$/\1/p' <<< "$stderr")
 		echo "case $c_i: least $c_need"
 		[ -n "$c_need" ]
-		run -1 --separate-stderr timeout 30 clkmeans "${c_o[@]}" \
+		run -1 --separate-stderr timeout "$(limit 30)" clkmeans "${c_o[@]}" \
 		    --max-device-mem $((c_need - 1)) "$T/$c_i/x.npy"
 		assert_regex "$stderr" "\(at least $c_need needed\)$"
 		[ ! -e "$T/$c_i/labels.txt" ]
 		for c_bound in "$c_need" "$(awk -v a="$c_need" -v s="$c_span" -v u="$c_u" \
 		    'BEGIN { printf "%d", a + s * u }')"; do
 			echo "case $c_i: --max-device-mem $c_bound"
-			run -0 --separate-stderr timeout 30 clkmeans -v "${c_o[@]}" \
+			run -0 --separate-stderr timeout "$(limit 30)" clkmeans -v "${c_o[@]}" \
 			    --max-device-mem "$c_bound" "$T/$c_i/x.npy"
 			# at the least, more rows than a batch (256 here) are streamed
 			if [ "$c_bound" = "$c_need" ] && [ "$c_n" -gt 256 ] && ! on_gpu; then

@@ -350,7 +350,7 @@ EOF
 
 @test "the issue's 400x300 by 300x500 product under --max-device-mem 1000000 ends and matches numpy" {
 	issue14_data
-	run -0 timeout 60 clmatmul -O npy -o "$T/C.npy" --max-device-mem 1000000 "$T/A.npy" "$T/B.npy"
+	run -0 timeout "$(limit 60)" clmatmul -O npy -o "$T/C.npy" --max-device-mem 1000000 "$T/A.npy" "$T/B.npy"
 	run -0 py "$REF/clmatmul_ref.py" "$T/A.npy" "$T/B.npy" "$T/C.npy"
 	assert_output ok
 	run -0 clmatmul -O npy -o "$T/whole.npy" "$T/A.npy" "$T/B.npy"
@@ -359,7 +359,7 @@ EOF
 
 @test "under --max-device-mem 400000 the issue's product ends: the product, or exit 1 naming the least that works" {
 	issue14_data
-	run --separate-stderr timeout 60 clmatmul -O npy -o "$T/C.npy" --max-device-mem 400000 \
+	run --separate-stderr timeout "$(limit 60)" clmatmul -O npy -o "$T/C.npy" --max-device-mem 400000 \
 	    "$T/A.npy" "$T/B.npy"
 	if [ "$status" = 0 ]; then	# a device with smaller tiles (a GPU's)
 		run -0 py "$REF/clmatmul_ref.py" "$T/A.npy" "$T/B.npy" "$T/C.npy"
@@ -372,9 +372,9 @@ EOF
 	need=$(least <<< "$stderr")
 	[ "$need" -gt 400000 ]
 	# the least named is exact: one byte less fails, that much works
-	run -1 --separate-stderr timeout 60 clmatmul --max-device-mem $((need - 1)) -O npy \
+	run -1 --separate-stderr timeout "$(limit 60)" clmatmul --max-device-mem $((need - 1)) -O npy \
 	    -o "$T/C.npy" "$T/A.npy" "$T/B.npy"
-	run -0 timeout 60 clmatmul --max-device-mem "$need" -O npy -o "$T/C.npy" \
+	run -0 timeout "$(limit 60)" clmatmul --max-device-mem "$need" -O npy -o "$T/C.npy" \
 	    "$T/A.npy" "$T/B.npy"
 	run -0 py "$REF/clmatmul_ref.py" "$T/A.npy" "$T/B.npy" "$T/C.npy"
 	assert_output ok
@@ -441,16 +441,16 @@ EOF
 		read -r c_i c_u c_opts <<< "${c_line%|*}"
 		c_o=($c_opts)
 		echo "case $c_i: $c_opts"	# shown when the test fails
-		run -0 --separate-stderr timeout 30 clmatmul -v "${c_o[@]}" -O npy \
+		run -0 --separate-stderr timeout "$(limit 30)" clmatmul -v "${c_o[@]}" -O npy \
 		    -o "$T/$c_i/whole.npy" "$T/$c_i/a.npy" "$T/$c_i/b.npy"
 		c_whole=$(on_device <<< "$stderr")
-		run -1 --separate-stderr timeout 30 clmatmul "${c_o[@]}" --max-device-mem 1 -O npy \
+		run -1 --separate-stderr timeout "$(limit 30)" clmatmul "${c_o[@]}" --max-device-mem 1 -O npy \
 		    -o "$T/$c_i/c.npy" "$T/$c_i/a.npy" "$T/$c_i/b.npy"
 		c_need=$(least <<< "$stderr")
 		echo "case $c_i: in core $c_whole bytes, least $c_need"
 		[ "$c_need" -le "$c_whole" ]
 		if [ "$c_need" -gt 1 ]; then
-			run -1 --separate-stderr timeout 30 clmatmul "${c_o[@]}" \
+			run -1 --separate-stderr timeout "$(limit 30)" clmatmul "${c_o[@]}" \
 			    --max-device-mem $((c_need - 1)) -O npy -o "$T/$c_i/c.npy" \
 			    "$T/$c_i/a.npy" "$T/$c_i/b.npy"
 			assert_equal "$(least <<< "$stderr")" "$c_need"
@@ -459,7 +459,7 @@ EOF
 		    'BEGIN { printf "%d", a + (b - a) * u }')"; do
 			echo "case $c_i: --max-device-mem $c_bound"
 			rm -f "$T/$c_i/c.npy"
-			run -0 --separate-stderr timeout 30 clmatmul -v "${c_o[@]}" \
+			run -0 --separate-stderr timeout "$(limit 30)" clmatmul -v "${c_o[@]}" \
 			    --max-device-mem "$c_bound" -O npy -o "$T/$c_i/c.npy" "$T/$c_i/a.npy" \
 			    "$T/$c_i/b.npy"
 			[ "$(on_device <<< "$stderr")" -le "$c_bound" ]
@@ -1143,19 +1143,19 @@ pinned_runs() {
 		2) cap=$abytes ;;
 		esac
 		echo "case $c: $shape --transfers $x, pinned bound '$cap': ${o[*]}"
-		run -0 --separate-stderr timeout 30 clmatmul -v "${o[@]}" -O npy \
+		run -0 --separate-stderr timeout "$(limit 30)" clmatmul -v "${o[@]}" -O npy \
 		    -o "$f/whole.npy" "$f/a.npy" "$f/b.npy"
 		whole=$(on_device <<< "$stderr")
 		run -0 py "$REF/clmatmul_ref.py" "${ref[@]}" "$f/a.npy" "$f/b.npy" "$f/whole.npy"
 		assert_output ok
-		run -1 --separate-stderr timeout 30 clmatmul "${o[@]}" --max-device-mem 1 -O npy \
+		run -1 --separate-stderr timeout "$(limit 30)" clmatmul "${o[@]}" --max-device-mem 1 -O npy \
 		    -o "$f/c.npy" "$f/a.npy" "$f/b.npy"
 		need=$(least <<< "$stderr")
 		[ "$need" -le "$whole" ]
 		for bound in "$need" $(((need + whole) / 2)) "$whole"; do
 			echo "case $c: --max-device-mem $bound"
 			rm -f "$f/c.npy"
-			ACCELKIT_PINNED_BYTES=$cap run -0 --separate-stderr timeout 30 clmatmul -v \
+			ACCELKIT_PINNED_BYTES=$cap run -0 --separate-stderr timeout "$(limit 30)" clmatmul -v \
 			    "${o[@]}" --transfers "$x" --max-device-mem "$bound" -O npy \
 			    -o "$f/c.npy" "$f/a.npy" "$f/b.npy"
 			[ "$(on_device <<< "$stderr")" -le "$bound" ]

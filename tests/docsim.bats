@@ -500,14 +500,14 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 }
 
 @test "properties: 100 random shapes, -k, thresholds and -k 0 match scikit-learn; -j 3 with tiny chunks gives -j 1's bytes" {
-	run py "$REF/docsim_prop.py" --cases 100 "$D"
+	run py "$REF/docsim_prop.py" --cases 100 --limit "$(limit 60)" "$D"
 	assert_success
 	assert_line "ok: 100 cases"
 }
 
 @test "properties: the GPU gives the CPU's bytes in core and under random --max-device-mem from the least up; one byte less is refused" {
 	require_gpu
-	run py "$REF/docsim_prop.py" --gpu --cases 40 "$D"
+	run py "$REF/docsim_prop.py" --gpu --cases 40 --limit "$(limit 60)" "$D"
 	assert_success
 	assert_line "ok: 40 cases"
 }

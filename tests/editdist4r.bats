@@ -623,7 +623,7 @@ EDGES="0 1 2 3 4 5 6 7 8 9 10 31 32 33 63 64 65 95 96 97 127 128 129 255 256 257
 		"$EDREF" sizes 51 240 "$kind" $EDGES >"$D/edge.txt"
 		"$EDREF" dist <"$D/edge.txt" >"$D/edge.ref"
 		for a in "" "--algo bp" "--algo dp" "-t 1" "-t 2" "-t 3"; do
-			run -0 timeout 60 editdist4r $a "$D/edge.txt"
+			run -0 timeout "$(limit 60)" editdist4r $a "$D/edge.txt"
 			diff <(printf '%s\n' "$output") "$D/edge.ref"
 		done
 	done
@@ -643,7 +643,7 @@ EDGES="0 1 2 3 4 5 6 7 8 9 10 31 32 33 63 64 65 95 96 97 127 128 129 255 256 257
 		[ "$k" -ge 0 ] && args="$args -k $k"
 		[ "$m" != 0 ] && args="$args --max-device-mem $m"
 		awk -v k="$k" '{ print ((k >= 0 && $1 > k) ? -1 : $1) }' "$D/pb.ref" >"$D/pbk.ref"
-		run --separate-stderr timeout 60 editdist4r $args "$D/pb.txt"
+		run --separate-stderr timeout "$(limit 60)" editdist4r $args "$D/pb.txt"
 		[ "$status" -eq 0 ] || fail "editdist4r $args: exit $status: $stderr"
 		diff <(printf '%s\n' "$output") "$D/pbk.ref" >/dev/null || fail "editdist4r $args differs"
 	done
@@ -652,14 +652,14 @@ EDGES="0 1 2 3 4 5 6 7 8 9 10 31 32 33 63 64 65 95 96 97 127 128 129 255 256 257
 @test "property: input through a pipe a byte at a time, and in tiny chunks, gives the same output" {
 	"$EDREF" gen 54 150 200 dna >"$D/tr.txt"
 	"$EDREF" dist <"$D/tr.txt" >"$D/tr.ref"
-	run -0 timeout 60 sh -c '"$1" trickle "$2" | editdist4r' sh "$EDREF" "$D/tr.txt"
+	run -0 timeout "$(limit 60)" sh -c '"$1" trickle "$2" | editdist4r' sh "$EDREF" "$D/tr.txt"
 	diff <(printf '%s\n' "$output") "$D/tr.ref"
-	run -0 timeout 60 env ACCELKIT_CHUNK_BYTES=64 editdist4r -j 2 "$D/tr.txt"
+	run -0 timeout "$(limit 60)" env ACCELKIT_CHUNK_BYTES=64 editdist4r -j 2 "$D/tr.txt"
 	diff <(printf '%s\n' "$output") "$D/tr.ref"
 	# records: FASTA from a trickling pipe against one-a-line
 	awk -F'\t' '{ print ">r" NR; print $1 }' "$D/tr.txt" >"$D/tr.fa"
 	cut -f2 "$D/tr.txt" >"$D/tr.b"
-	run -0 timeout 60 bash -c 'editdist4r -a <("$1" trickle "$2") -b "$3"' sh "$EDREF" "$D/tr.fa" "$D/tr.b"
+	run -0 timeout "$(limit 60)" bash -c 'editdist4r -a <("$1" trickle "$2") -b "$3"' sh "$EDREF" "$D/tr.fa" "$D/tr.b"
 	diff <(printf '%s\n' "$output") "$D/tr.ref"
 }
 
@@ -667,7 +667,7 @@ EDGES="0 1 2 3 4 5 6 7 8 9 10 31 32 33 63 64 65 95 96 97 127 128 129 255 256 257
 	pyhas Levenshtein || skip "python3-levenshtein is not installed"
 	py "$UNI" gen 8 120 80 >"$D/ut.txt"
 	py "$UNI" dist <"$D/ut.txt" >"$D/ut.ref"
-	run -0 timeout 60 sh -c '"$1" trickle "$2" | editdist4r -u' sh "$EDREF" "$D/ut.txt"
+	run -0 timeout "$(limit 60)" sh -c '"$1" trickle "$2" | editdist4r -u' sh "$EDREF" "$D/ut.txt"
 	diff <(printf '%s\n' "$output") "$D/ut.ref"
 }
 
@@ -685,8 +685,8 @@ EDGES="0 1 2 3 4 5 6 7 8 9 10 31 32 33 63 64 65 95 96 97 127 128 129 255 256 257
 		local args=${algos[RANDOM % ${#algos[@]}]}
 		[ "$k" -ge 0 ] && args="$args -k $k"
 		[ "$m" != 0 ] && args="$args --max-device-mem $m"
-		timeout 60 editdist4r -d cpu $args "$D/pg.txt" >"$D/pg.cpu"
-		timeout 60 editdist4r -d gpu $args "$D/pg.txt" >"$D/pg.gpu" || fail "gpu $args: exit $?"
+		timeout "$(limit 60)" editdist4r -d cpu $args "$D/pg.txt" >"$D/pg.cpu"
+		timeout "$(limit 60)" editdist4r -d gpu $args "$D/pg.txt" >"$D/pg.gpu" || fail "gpu $args: exit $?"
 		cmp "$D/pg.cpu" "$D/pg.gpu" || fail "editdist4r $args: GPU differs from CPU"
 	done
 }

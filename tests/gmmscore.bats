@@ -379,13 +379,13 @@ EOF
 }
 
 @test "random shapes, chunks and memory bounds give the unbounded run's bytes and numpy's scores" {
-	run -0 py "$REF/gmmscore_props.py" "$T/props" --device cpu
+	run -0 py "$REF/gmmscore_props.py" "$T/props" --device cpu --timeout "$(limit 60)"
 	assert_output --regexp '^20 cases, [0-9]+ runs agree'
 }
 
 @test "random --max-device-mem bounds on the GPU: the same bytes, a chunk that fits, a clear refusal" {
 	require_gpu
-	run -0 py "$REF/gmmscore_props.py" "$T/props" --device gpu --cases 30 --seed 15
+	run -0 py "$REF/gmmscore_props.py" "$T/props" --device gpu --cases 30 --seed 15 --timeout "$(limit 60)"
 	assert_output --regexp '^30 cases, [0-9]+ runs agree \([1-9][0-9]* under a memory bound, [1-9][0-9]* bounds refused\)'
 }
 

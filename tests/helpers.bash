@@ -83,6 +83,19 @@ gpu_count() {
 # SANITIZE=1); cuda, compute-sanitizer (make check-gpu SANITIZE=cuda).
 ACCELKIT_SANITIZE="${ACCELKIT_SANITIZE:-${SANITIZE:-0}}"
 
+# limit SECONDS: a time limit on one run, scaled by ACCELKIT_TIME_SCALE: 20 under
+# compute-sanitizer, whose racecheck runs a GPU program tens of times slower (a property
+# test's 60 s cut it short), else 1. Exported for the references' own limits
+# (tests/ref/*.py read it through --limit, --timeout or run_sky).
+if [ -z "${ACCELKIT_TIME_SCALE:-}" ]; then
+	ACCELKIT_TIME_SCALE=1
+	[ "$ACCELKIT_SANITIZE" != cuda ] || ACCELKIT_TIME_SCALE=20
+fi
+export ACCELKIT_TIME_SCALE
+limit() {
+	echo $(($1 * ACCELKIT_TIME_SCALE))
+}
+
 # skip_if_sanitized_gpu WHY: for a test that cannot run under compute-sanitizer: an
 # input too big to finish in its time, or a signal that would reach the sanitizer
 # rather than the program. Only in that mode; everywhere else the test runs.
