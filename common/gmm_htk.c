@@ -159,6 +159,12 @@ mmf_int(struct mmf *f)
 static void
 mmf_set_dim(struct mmf *f, long n, const char *what)
 {
+	/* 0 would leave the size unknown (f->dim's 0), and a later vector of 0 numbers
+	 * has no storage: memcpy from NULL (found by the gmm fuzz target) */
+	if (n < 1) {
+		gmm_cur_fail(&f->c, "%s has no dimensions", what);
+		mmf_die(f);
+	}
 	if (f->dim == 0) {
 		f->dim = (int)n;
 		f->b.m->dim = (int)n;

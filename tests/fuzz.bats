@@ -138,6 +138,13 @@ regress() {
 	EOF
 }
 
+@test "gmm: an HTK vector of no numbers is an error (was: memcpy from NULL, UBSan)" {
+	regress gmm mmf-mean-of-no-dimensions <<-'EOF'
+	gmm[file]: (standard input):1: <MEAN> has no dimensions
+	gmm[pipe]: (standard input):1: <MEAN> has no dimensions
+	EOF
+}
+
 # ---- tokenize: docsim's text ----
 
 @test "tokenize: a line without an id after lines with one is an error naming it, and leaks nothing" {

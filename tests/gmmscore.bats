@@ -485,6 +485,16 @@ EOF
 	assert_equal "$stderr" "gmmscore: $T/self.mmf:3: macro ~m \"a\" is used inside its own definition"
 }
 
+@test "an HTK vector of no numbers is an error naming its line (was: memcpy from NULL)" {
+	# a count of 0 left the vector size unknown, and a 0-number vector had no storage
+	printf '~m "a"\n<MEAN> 0\n<VARIANCE> 0\n~s "s"\n~m "a"\n' > "$T/none.mmf"
+	run -1 --separate-stderr gmmscore -m "$T/none.mmf" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/none.mmf:2: <MEAN> has no dimensions"
+	printf '~o <VECSIZE> 0\n' > "$T/none.mmf"
+	run -1 --separate-stderr gmmscore -m "$T/none.mmf" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/none.mmf:1: <VECSIZE> has no dimensions"
+}
+
 @test "a variance too small for float32 scoring is an error, not NaN scores" {
 	# s = sqrt(0.5 / 1e-80) overflows float32: every frame would score NaN
 	printf 'gmm a 1 2\n1 0 0 1 1e-80\n' > "$T/tiny.gmm"
