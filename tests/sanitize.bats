@@ -2,7 +2,8 @@
 # sanitize: the plumbing of make check-gpu SANITIZE=cuda, tried here without a GPU:
 # a fake nvidia-smi and a fake compute-sanitizer (which logs how it was called, runs
 # the program, and writes a clean log, or a report when FAKE_REPORT is set) stand in
-# for the real ones, and tests/run runs a small suite through its wrappers.
+# for the real ones, and tests/run runs a small suite through its wrappers. Also
+# tests/run's SHARD=K/N.
 
 bats_require_minimum_version 1.5.0
 
@@ -153,6 +154,28 @@ under_oclgrind() {
 	local log=$1
 	shift
 	oclgrind --check-api --data-races --max-errors 20 --log "$log" "$@"
+}
+
+@test "SHARD=K/N of tests/run: the shards run each test once, FILTER first; a bad SHARD is a usage error" {
+	local k
+	for k in 1 2 3 4 5; do
+		printf '%%test "t%s, with (ERE) [chars] $HOME" {\n\techo %s >> "$SHARD_LOG"\n}\n' "$k" "$k"
+	done | sed 's/^%test/@test/' > "$T/five.bats"
+	export SHARD_LOG=$T/ran
+	run -0 outside SHARD=1/2 "$ACCELKIT_ROOT/tests/run" "$ACCELKIT_BUILD" "$T/five.bats"
+	assert_line "3 passed, 0 failed"
+	run -0 outside SHARD=2/2 "$ACCELKIT_ROOT/tests/run" "$ACCELKIT_BUILD" "$T/five.bats"
+	assert_line "2 passed, 0 failed"
+	assert_equal "$(sort "$T/ran" | tr -d '\n')" 12345
+	# a shard of none: no test, and not a failure
+	rm "$T/ran"
+	run -0 outside SHARD=2/2 FILTER='t[13]' "$ACCELKIT_ROOT/tests/run" "$ACCELKIT_BUILD" "$T/five.bats"
+	assert_line "1 passed, 0 failed"
+	assert_equal "$(cat "$T/ran")" 3
+	run -0 outside SHARD=6/6 FILTER='t[13]' "$ACCELKIT_ROOT/tests/run" "$ACCELKIT_BUILD" "$T/five.bats"
+	assert_line "0 passed, 0 failed"
+	run -2 outside SHARD=3/2 "$ACCELKIT_ROOT/tests/run" "$ACCELKIT_BUILD" "$T/five.bats"
+	assert_output "tests/run: SHARD must be K/N with 1 <= K <= N, not '3/2'"
 }
 
 @test "the OpenCL kernels under Oclgrind: no invalid access, no data race, and numpy's and scikit-learn's results" {
