@@ -9,6 +9,8 @@
 #   SUITES="tests/a.bats ..."   only those suites (check, check-gpu)
 #   FILTER=REGEX         only the tests whose names match (bats -f), e.g. to split a long
 #                        suite over two of the GPU machine's ten-minute calls
+#   SHARD=K/N            only the K-th of N shards of each suite (tests/shard): N runs
+#                        side by side, or N calls, run each test once
 #   make demo            run every program on the small data in testdata/
 #   make install         PREFIX, DESTDIR, MANPREFIX, COMPDIR honoured
 #   make deb             a Debian package, built portable in build/deb (packaging/mkdeb)
@@ -155,10 +157,10 @@ deps:
 	@tools/deps
 
 check: deps all testbins
-	@SANITIZE=$(SANITIZE) FILTER='$(FILTER)' tests/run $(BUILD) $(SUITES)
+	@SANITIZE=$(SANITIZE) FILTER='$(FILTER)' SHARD='$(SHARD)' tests/run $(BUILD) $(SUITES)
 
 check-gpu: all testbins
-	@SANITIZE=$(SANITIZE) FILTER='$(FILTER)' tests/run --gpu $(BUILD) $(SUITES)
+	@SANITIZE=$(SANITIZE) FILTER='$(FILTER)' SHARD='$(SHARD)' tests/run --gpu $(BUILD) $(SUITES)
 
 demo: deps all
 	@tools/demo $(BUILD)/bin
