@@ -485,14 +485,19 @@ EOF
 	assert_equal "$stderr" "gmmscore: $T/self.mmf:3: macro ~m \"a\" is used inside its own definition"
 }
 
+# refused NAME TEXT WANT: a model file NAME holding TEXT (a printf format) is refused:
+# exit 1, and the one line "gmmscore: $T/NAME:WANT".
+refused() {
+	# shellcheck disable=SC2059
+	printf "$2" > "$T/$1"
+	run -1 --separate-stderr gmmscore -m "$T/$1" "$D/feats.npy"
+	assert_equal "$stderr" "gmmscore: $T/$1:$3"
+}
+
 @test "an HTK vector of no numbers is an error naming its line (was: memcpy from NULL)" {
 	# a count of 0 left the vector size unknown, and a 0-number vector had no storage
-	printf '~m "a"\n<MEAN> 0\n<VARIANCE> 0\n~s "s"\n~m "a"\n' > "$T/none.mmf"
-	run -1 --separate-stderr gmmscore -m "$T/none.mmf" "$D/feats.npy"
-	assert_equal "$stderr" "gmmscore: $T/none.mmf:2: <MEAN> has no dimensions"
-	printf '~o <VECSIZE> 0\n' > "$T/none.mmf"
-	run -1 --separate-stderr gmmscore -m "$T/none.mmf" "$D/feats.npy"
-	assert_equal "$stderr" "gmmscore: $T/none.mmf:1: <VECSIZE> has no dimensions"
+	refused none.mmf '~m "a"\n<MEAN> 0\n<VARIANCE> 0\n~s "s"\n~m "a"\n' "2: <MEAN> has no dimensions"
+	refused none.mmf '~o <VECSIZE> 0\n' "1: <VECSIZE> has no dimensions"
 }
 
 @test "a variance too small for float32 scoring is an error, not NaN scores" {
@@ -534,18 +539,12 @@ EOF
 }
 
 @test "a bad number is quoted alone, not with the rest of its line" {
-	printf 'gmm a 1 2\nx 1 1 1 1\n' > "$T/bad.gmm"
-	run -1 --separate-stderr gmmscore -m "$T/bad.gmm" "$D/feats.npy"
-	assert_equal "$stderr" "gmmscore: $T/bad.gmm:2: model 'a', component 1: not a number: 'x'"
-	printf 'gmm a 1 2\n1 0 0 1 1e\n' > "$T/bad.gmm"
-	run -1 --separate-stderr gmmscore -m "$T/bad.gmm" "$D/feats.npy"
-	assert_equal "$stderr" "gmmscore: $T/bad.gmm:2: model 'a', component 1: not a number: '1e'"
-	printf '<DIMENSION> 2 <NUMPDFS> 1 <DiagGMM>\n<WEIGHTS> [ 1 ]\n<MEANS_INVVARS> [\n 0 zero ]\n<INV_VARS> [\n 1 1 ]\n</DiagGMM>\n' > "$T/bad.mdl"
-	run -1 --separate-stderr gmmscore -m "$T/bad.mdl" "$D/feats.npy"
-	assert_equal "$stderr" "gmmscore: $T/bad.mdl:4: not a number: 'zero'"
-	printf '~o <VECSIZE> 2\n~s "a"\n<MEAN> 2 0 nought 1\n<VARIANCE> 2 1 1\n' > "$T/bad.mmf"
-	run -1 --separate-stderr gmmscore -m "$T/bad.mmf" "$D/feats.npy"
-	assert_equal "$stderr" "gmmscore: $T/bad.mmf:3: expected a number, found 'nought'"
+	refused bad.gmm 'gmm a 1 2\nx 1 1 1 1\n' "2: model 'a', component 1: not a number: 'x'"
+	refused bad.gmm 'gmm a 1 2\n1 0 0 1 1e\n' "2: model 'a', component 1: not a number: '1e'"
+	refused bad.mdl '<DIMENSION> 2 <NUMPDFS> 1 <DiagGMM>\n<WEIGHTS> [ 1 ]\n<MEANS_INVVARS> [\n 0 zero ]\n<INV_VARS> [\n 1 1 ]\n</DiagGMM>\n' \
+	    "4: not a number: 'zero'"
+	refused bad.mmf '~o <VECSIZE> 2\n~s "a"\n<MEAN> 2 0 nought 1\n<VARIANCE> 2 1 1\n' \
+	    "3: expected a number, found 'nought'"
 }
 
 @test "models over a megabyte parse on the threads as on one: numpy's scores, the first bad token" {
