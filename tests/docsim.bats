@@ -350,6 +350,24 @@ same_on_threads() {
 	assert_success
 }
 
+@test "adversarial dense vectors rank as float64 does: near-ties, copies, a dominant dimension, norms of 1e30 and 1e-30" {
+	# (made for issue 15's fast products; on the CPU it found the reference's sklearn
+	# normalize leaving rows of norm below 2.2e-15 unscaled)
+	gen adversarial 2000 100 5 "$D/x.npy"
+	gen adversarial 60 100 6 "$D/q.npy"
+	ref sim "$D/x.npy" "$D/S.npy" --format dense
+	docsim -k 10 "$D/x.npy" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" -k 10 --all-pairs
+	assert_success
+	docsim -k 0 -t 0.9 "$D/x.npy" > "$D/out"
+	run ref check "$D/S.npy" "$D/out" --pairs -t 0.9 --all-pairs
+	assert_success
+	ref sim "$D/x.npy" -q "$D/q.npy" "$D/Sq.npy" --format dense
+	docsim -k 5 -q "$D/q.npy" "$D/x.npy" > "$D/out"
+	run ref check "$D/Sq.npy" "$D/out" -k 5
+	assert_success
+}
+
 @test "--weight none on dense input gives raw dot products" {
 	printf '1 2\n3 4\n-1 0\n' > "$D/x.txt"
 	run docsim --weight none -k 2 -t -1e9 "$D/x.txt"
@@ -517,10 +535,11 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 	gen zipf 3000 13 "$D/z.txt"
 	head -n 100 "$D/z.txt" > "$D/q.txt"
 	gen dense 2000 100 4 "$D/x.npy"
+	gen adversarial 2000 100 5 "$D/adv.npy"
 	for args in "-k 10 $T/corpus.txt" "-k 3 -q $T/queries.txt $T/corpus.txt" \
 	    "-k 10 $D/z.txt" "-k 10 -q $D/q.txt $D/z.txt" "-k 0 -t 0.3 $D/z.txt" \
 	    "--matrix $T/corpus.txt" "-k 10 $D/x.npy" "-k 0 -t 0.3 $D/x.npy" \
-	    "--max-device-mem 2M -k 10 $D/z.txt"; do
+	    "--max-device-mem 2M -k 10 $D/z.txt" "-k 10 $D/adv.npy" "-k 0 -t 0.9 $D/adv.npy"; do
 		docsim -d cpu $args > "$D/cpu"
 		docsim -d gpu $args > "$D/gpu"
 		run cmp "$D/cpu" "$D/gpu"

@@ -10,6 +10,11 @@
                                      ends in .npy), with one all-zero row
   docsim_gen.py uniform N M SEED OUT an N x M matrix of uniform [0,1) float32 (the paper's
                                      term weights)
+  docsim_gen.py adversarial N M SEED OUT  N x M float32 made to trip a fast product whose
+                                     error a bound covers (issue 15): near-ties (copies of
+                                     a few rows nudged by 1e-3 to 1e-7), exact copies, rows
+                                     scaled by 1e30 and 1e-30, and rows that one dimension
+                                     dominates (cosines near 1, apart in the 5th digit)
 """
 import sys
 
@@ -86,6 +91,32 @@ def dense(n, m, seed, out, uniform=False):
         np.savetxt(out, x, fmt="%.9g")
 
 
+def adversarial(n, m, seed, out):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, m))
+    q = n // 5
+    # near-ties: each of a few base rows, nudged in one coordinate by sizes from 1e-3
+    # down to 1e-7 of its norm, so scores against the rest differ below a TF32 bound
+    base = x[:8].copy()
+    for i in range(q):
+        b = base[i % 8]
+        x[8 + i] = b
+        x[8 + i, rng.integers(m)] += np.linalg.norm(b) * 10.0 ** -rng.integers(3, 8)
+    # exact copies: equal scores, ranked by index
+    x[q + 8:2 * q] = x[q // 2:q // 2 + (q - 8)]
+    # one dominant dimension: cosines near 1, apart in the 5th digit
+    x[2 * q:3 * q] = rng.standard_normal((q, m)) * 1e-2
+    x[2 * q:3 * q, 0] = 1.0
+    # norms far from 1 (within float32): the product must not see them
+    x[3 * q:3 * q + q // 2] *= 1e30
+    x[3 * q + q // 2:4 * q] *= 1e-30
+    x = x.astype(np.float32)
+    if out.endswith(".npy"):
+        np.save(out, x)
+    else:
+        np.savetxt(out, x, fmt="%.9g")
+
+
 def main():
     a = sys.argv[1:]
     if a[0] == "zipf":
@@ -94,8 +125,10 @@ def main():
         uzipf(int(a[1]), int(a[2]), a[3])
     elif a[0] in ("dense", "uniform"):
         dense(int(a[1]), int(a[2]), int(a[3]), a[4], a[0] == "uniform")
+    elif a[0] == "adversarial":
+        adversarial(int(a[1]), int(a[2]), int(a[3]), a[4])
     else:
-        sys.exit("docsim_gen.py: zipf|uzipf|dense|uniform ...")
+        sys.exit("docsim_gen.py: zipf|uzipf|dense|uniform|adversarial ...")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ r"""Independent references for tests/docsim.bats (scikit-learn, scipy, numpy).
       the expected similarity matrix: TfidfVectorizer + linear_kernel for text (its
       defaults: str.lower, token_pattern r"(?u)\b\w\w+\b"), on lines decoded as UTF-8
       with each byte outside valid UTF-8 read as Latin-1 (as docsim(1) reads them);
-      sklearn's normalize + dot for vectors
+      rows scaled to norm 1 in float64 (unit_rows) and their dot products for vectors
   docsim_ref.py check SIM.npy OUTPUT [-k K] [-t X] [--all-pairs] [--pairs] [--ids CORPUS [QUERIES]]
       checks docsim's output against the matrix: scores within 1e-5, the neighbour sets a
       true top-k (ties may differ only among equal scores) of the scores >= the threshold,
@@ -29,7 +29,6 @@ from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import linear_kernel
 from sklearn.neighbors import NearestNeighbors
-from sklearn.preprocessing import normalize
 
 TOL = 1e-5
 
@@ -99,6 +98,20 @@ def text_vectors(a):
     return X, (v.transform(qdocs) if qdocs is not None else None)
 
 
+def unit_rows(X):
+    """Rows scaled to norm 1 in float64, zero rows left zero. (sklearn's normalize leaves
+    a row whose norm is below 10 eps, 2.2e-15, as it is: a row of 1e-30s would score 0
+    against everything, where docsim, rightly, finds its cosines.)"""
+    X = X.astype(np.float64)
+    if sp.issparse(X):
+        n = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        n[n == 0] = 1
+        return sp.diags(1 / n) @ X
+    n = np.linalg.norm(X, axis=1)
+    n[n == 0] = 1
+    return X / n[:, None]
+
+
 def sim_matrix(a):
     """The expected similarity matrix (float64, dense) for the options in a."""
     if a.format == "text":
@@ -110,7 +123,7 @@ def sim_matrix(a):
             Q = load_svmlight_file(a.queries, zero_based=True)[0].tocsc()
             # columns the corpus lacks are unknown terms
             Q = sp.hstack([Q[:, :X.shape[1]], sp.csr_matrix((Q.shape[0], max(0, X.shape[1] - Q.shape[1])))]).tocsr()
-        X, Q = normalize(X), (normalize(Q) if Q is not None else None)
+        X, Q = unit_rows(X), (unit_rows(Q) if Q is not None else None)
     else:
         X = np.load(a.corpus) if a.corpus.endswith(".npy") else np.loadtxt(a.corpus, ndmin=2)
         Q = None
@@ -118,8 +131,8 @@ def sim_matrix(a):
             Q = np.load(a.queries) if a.queries.endswith(".npy") else np.loadtxt(a.queries, ndmin=2)
         X = X.astype(np.float64)
         if a.weight != "none":
-            X = normalize(X)
-            Q = normalize(Q.astype(np.float64)) if Q is not None else None
+            X = unit_rows(X)
+            Q = unit_rows(Q) if Q is not None else None
     A = Q if Q is not None else X
     S = linear_kernel(A, X) if X.shape[1] > 0 else np.zeros((A.shape[0], X.shape[0]))
     if sp.issparse(S):
