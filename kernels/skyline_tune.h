@@ -50,7 +50,7 @@ static const struct sky_tune sky_tune_table[] = {
 	/* no cost model: auto decides before the device is known, with the GPU row's */
 	{"cpu", 1024, (size_t)1 << 16, 0, 4, 2048, {NULL, 0, 0, 0, 0}, {NULL, 0, 0, 0, 0},
 	    "16 threads of the H200 machine 2026-11-22, bench/skyline: anti-corr. 1M x 8 "
-	    "in 5,776 ms, spatial 10M in 616 ms, whole runs; not swept"},
+	    "in 5,776 ms, spatial 10M in 616 ms (before the region filter), whole runs; not swept"},
 	/* every GPU (the CUDA path describes no other device); 132 * 16: 16 blocks for
 	 * each of the H200's 132 SMs */
 	{"", 4096, (size_t)1 << 18, 132 * 16, 4, 2048,
@@ -63,10 +63,11 @@ static const struct sky_tune sky_tune_table[] = {
 	    {"comparisons", 1e10, 0.002, 4e12, 0.008},
 	    /* spatial 10M, |Q| = 16 (5 on the hull): 5e7 point-vertex pairs; CPU 616 ms
 	     * whole less its 58 ms read on 16 threads (5.6e6 a thread-second); GPU 36.8 ms
-	     * compute + 11.5 ms upload (1e9/s) */
+	     * compute + 11.5 ms upload (1e9/s). Measured before the region filter (CPU
+	     * 2.6x faster or more on the development machine): to recalibrate by bench/e2e */
 	    {"point-vertex pairs", 5.6e6, 0.002, 1e9, 0.008},
 	    "H200 2026-11-22, bench/skyline: compute anti-corr. 1M x 8 163.3 ms, spatial "
-	    "10M 36.8 ms (71.2 ms without the grid pruning); not swept"},
+	    "10M 36.8 ms, both before the region filter; not swept"},
 };
 
 #endif
