@@ -83,7 +83,7 @@ struct ed_gpu {
 	staging *stg;			/* the pool's way to the device */
 	uint8_t *slots;
 	size_t slots_cap;
-	unsigned long long *flag;
+	unsigned long long *flag, *beat;
 	unsigned *freed, *cflag;
 	int *corner, *ticket;
 	int flags_cap;

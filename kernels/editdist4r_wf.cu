@@ -46,8 +46,13 @@ st_release32(unsigned *p, unsigned v)
 	asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-/* A wait on another block of the launch: with every block resident and jobs taken in
- * order it always ends; should it not, trap (a launch failure) instead of hanging. */
+/* A wait on another block of the launch. With every block resident and jobs taken in
+ * order it always ends; should it not, trap (a launch failure) instead of hanging. What
+ * counts as stuck is 10 s in which no block of the launch finished a round (BEAT, bumped
+ * once a round by every block), not 10 s of this wait: a GPU time-shared by many
+ * processes, or slowed a thousandfold by compute-sanitizer's racecheck, makes waits of
+ * many seconds while the launch still moves (ten racecheck runs at once on one H200
+ * trapped on the old 10 s of waiting; each alone passed, its kernel taking 4.5 s). */
 __device__ __forceinline__ unsigned long long
 globaltimer(void)
 {
@@ -56,13 +61,19 @@ globaltimer(void)
 	return t;
 }
 
-#define WAIT_UNTIL(cond)                                                          \
+#define WAIT_UNTIL(cond, beat)                                                    \
 	do {                                                                      \
-		unsigned long long t0_ = globaltimer();                           \
+		unsigned long long t0_ = globaltimer(), b0_ = ld_acquire64(beat); \
 		while (!(cond)) {                                                 \
 			__nanosleep(64);                                          \
-			if (globaltimer() - t0_ > 10000000000ull)                 \
-				__trap();                                         \
+			const unsigned long long t_ = globaltimer();              \
+			if (t_ - t0_ > 10000000000ull) {                          \
+				const unsigned long long b_ = ld_acquire64(beat); \
+				if (b_ == b0_)                                    \
+					__trap();                                 \
+				t0_ = t_;                                         \
+				b0_ = b_;                                         \
+			}                                                         \
 		}                                                                 \
 	} while (0)
 
@@ -83,6 +94,7 @@ struct wfargs {
 	unsigned *cflag;		/* per slot: writer job + 1, once corner is set */
 	int *corner;			/* per slot: D at the next strip's first column */
 	int *ticket;
+	unsigned long long *beat;	/* rounds finished by all blocks (WAIT_UNTIL) */
 	unsigned long long *clk;	/* block 0's cycles and nanoseconds (-v), its start */
 };
 
@@ -304,13 +316,13 @@ wf(wfargs g)
 				int lo = max(s0, (int)c0l), hi = min(s0 + WF_G - 1, need0);
 				/* The corner first: the slot may be reused once it is released. */
 				if (banded && s0 == s_begin && lane == 0) {
-					WAIT_UNTIL(ld_acquire32(&g.cflag[slot_in]) == (unsigned)j);
+					WAIT_UNTIL(ld_acquire32(&g.cflag[slot_in]) == (unsigned)j, g.beat);
 					s_cin = __ldcg(&g.corner[slot_in]);
 				}
 				if (lo <= hi) {
 					unsigned long long want = ((unsigned long long)j << 32) | (unsigned)(hi + 1);
 					if (lane == 0)
-						WAIT_UNTIL(ld_acquire64(&g.flag[slot_in]) >= want);
+						WAIT_UNTIL(ld_acquire64(&g.flag[slot_in]) >= want, g.beat);
 					__syncwarp();
 					__threadfence();
 					for (int c = lo + lane; c <= hi; c += 32)
@@ -377,7 +389,7 @@ wf(wfargs g)
 					if (!slot_ok) {
 						if (lane == 0)
 							WAIT_UNTIL(ld_acquire32(&g.freed[slot_out]) >=
-							    (unsigned)(j - g.ns + 1));
+							    (unsigned)(j - g.ns + 1), g.beat);
 						__syncwarp();
 						slot_ok = true;
 					}
@@ -399,6 +411,8 @@ wf(wfargs g)
 					flushed = max(flushed, hi + 1);
 				}
 			}
+			if (tid == 0)
+				atomicAdd(g.beat, 1ull);
 		}
 		if (!released && tid == 0)
 			st_release32(&g.freed[slot_in], (unsigned)j);
@@ -453,8 +467,8 @@ launch_wf(struct ed_gpu *g, size_t off, size_t np, const uint16_t *tab)
 	dgrow((void **)&g->jobs, &g->jobs_cap, nj * sizeof(wjob));
 	dgrow((void **)&g->slots, &g->slots_cap, (size_t)ns * stride);
 	if (g->flags_cap < ns) {
-		void *bufs[] = {g->flag, g->freed, g->cflag, g->corner, g->ticket};
-		for (size_t i = 0; i < 5; i++)
+		void *bufs[] = {g->flag, g->freed, g->cflag, g->corner, g->ticket, g->beat};
+		for (size_t i = 0; i < 6; i++)
 			if (bufs[i] != NULL)
 				CUDA_CHECK(cudaFree(bufs[i]));
 		CUDA_CHECK(cudaMalloc(&g->flag, (size_t)ns * sizeof *g->flag));
@@ -462,6 +476,7 @@ launch_wf(struct ed_gpu *g, size_t off, size_t np, const uint16_t *tab)
 		CUDA_CHECK(cudaMalloc(&g->cflag, (size_t)ns * sizeof *g->cflag));
 		CUDA_CHECK(cudaMalloc(&g->corner, (size_t)ns * sizeof *g->corner));
 		CUDA_CHECK(cudaMalloc(&g->ticket, sizeof *g->ticket));
+		CUDA_CHECK(cudaMalloc(&g->beat, sizeof *g->beat));
 		g->flags_cap = ns;
 	}
 	CUDA_CHECK(cudaMemcpyAsync(g->jobs, g->hjobs, nj * sizeof(wjob), cudaMemcpyHostToDevice, g->st));
@@ -469,6 +484,7 @@ launch_wf(struct ed_gpu *g, size_t off, size_t np, const uint16_t *tab)
 	CUDA_CHECK(cudaMemsetAsync(g->freed, 0, (size_t)ns * sizeof *g->freed, g->st));
 	CUDA_CHECK(cudaMemsetAsync(g->cflag, 0, (size_t)ns * sizeof *g->cflag, g->st));
 	CUDA_CHECK(cudaMemsetAsync(g->ticket, 0, sizeof *g->ticket, g->st));
+	CUDA_CHECK(cudaMemsetAsync(g->beat, 0, sizeof *g->beat, g->st));
 
 	wfargs a;
 	a.pool = g->pool;
@@ -486,6 +502,7 @@ launch_wf(struct ed_gpu *g, size_t off, size_t np, const uint16_t *tab)
 	a.cflag = g->cflag;
 	a.corner = g->corner;
 	a.ticket = g->ticket;
+	a.beat = g->beat;
 	a.clk = g->clk;
 	wf<E><<<grid, NT, smem, g->st>>>(a);
 	g->clk_pending = 1;
