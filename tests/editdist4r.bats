@@ -680,7 +680,7 @@ EDGES="0 1 2 3 4 5 6 7 8 9 10 31 32 33 63 64 65 95 96 97 127 128 129 255 256 257
 	"$EDREF" sizes 57 4 bytes 9000 20000 >>"$D/pg.txt"
 	local ks=(-1 0 1 31 32 33 64 257 5000) mems=(0 4M 9M 64M)
 	local algos=("" "--algo bp" "-t 1" "-t 2" "-t 3")
-	for i in $(seq 1 12); do
+	for i in $(seq 1 "$(cases 12)"); do
 		local k=${ks[RANDOM % ${#ks[@]}]} m=${mems[RANDOM % ${#mems[@]}]}
 		local args=${algos[RANDOM % ${#algos[@]}]}
 		[ "$k" -ge 0 ] && args="$args -k $k"

@@ -14,6 +14,7 @@ setup_file() {
 	load helpers
 	local f=$BATS_FILE_TMPDIR s=1
 	[ "$ACCELKIT_SANITIZE" = cuda ] && s=64
+	export SOAK_DIV=$s
 	cc -O2 -o "$f/edref" "$BATS_TEST_DIRNAME/ref/editdist4r_ref.c"
 	py "$REF/docsim_gen.py" zipf $((45000 / s)) 11 "$f/corpus.txt"
 	py "$REF/docsim_gen.py" zipf 40 12 "$f/queries.txt"
@@ -138,9 +139,10 @@ by_byte() {
 	soak docsim "$F/corpus.txt" docsim -k 5 -q "$F/queries.txt" @IN@
 	py "$REF/docsim_ref.py" sim "$F/corpus.txt" -q "$F/queries.txt" "$T/sim.npy"
 	run -0 py "$REF/docsim_ref.py" check "$T/sim.npy" "$T/docsim.mem" -k 5
-	# (each query's related documents, up to 5: the reference counts them)
+	# (each query's related documents, up to 5: the reference counts them; a 64th of
+	# the corpus relates to fewer of the queries, 22 lines)
 	assert_output "ok: $(wc -l < "$T/docsim.mem") lines"
-	[ "$(wc -l < "$T/docsim.mem")" -gt 40 ]
+	[ "$(wc -l < "$T/docsim.mem")" -gt $((SOAK_DIV == 1 ? 40 : 15)) ]
 }
 
 @test "skyline: 7 MB of rows in memory, in chunks and through a pipe give the skyline a sort and scan finds" {
