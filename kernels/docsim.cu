@@ -199,12 +199,44 @@ struct ds_gpu {
 	struct side cs, qs;
 	size_t rows_side, rows_q;	/* rows_q: queries of their own */
 	size_t fixed;		/* device bytes of the sparse vectors and the top-k lists */
+	size_t lists;		/* of which the lists' */
 	int allocated;		/* the plan's buffers are made (at the first rows) */
 	struct hpairs hp;
 	cudaEvent_t rows_done[2];	/* the last two ds_gpu_rows calls' work */
 	unsigned long calls;
 	double t0, t1, d2h;
 };
+
+/* ACCELKIT_DOCSIM_TF32=0 keeps dense top-k lists on DGEMM (to compare); 1 or unset
+ * lets them come from TF32 products. The printed lines are the same either way. */
+static int
+tf32_allowed(void)
+{
+	const char *v = getenv("ACCELKIT_DOCSIM_TF32");
+	if (v == NULL || *v == '\0')
+		return 1;
+	if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+		die("ACCELKIT_DOCSIM_TF32 must be 0 or 1, not '%s'", v);
+	return v[0] == '1';
+}
+
+/* The fast path (TF32 products, docsim_exact.cu) on or off: the GEMM's type, the lists'
+ * length and bytes, the threshold candidates are kept at. */
+static void
+fast_set(struct ds_gpu *d, int on)
+{
+	struct gpu *g = &d->g;
+	const struct ds_job *job = g->job;
+	g->fast = on;
+	g->dbl = on ? 0 : g->sparse || !job->single;
+	g->esz = g->dbl ? 8 : 4;
+	g->kl = job->k + (on ? DS_FAST_EXTRA : 0);
+	g->bound = on ? ds_fast_bound(g->K) : 0;
+	g->thr_sel = job->thr - g->bound;
+	d->fixed -= d->lists;
+	d->lists = job->mode == DS_TOPK ? d->rows_side * (g->kl + (on ? job->k : 0)) * 8 + (on ? 8 : 0) : 0;
+	d->fixed += d->lists;
+}
 
 extern "C" struct ds_gpu *
 ds_gpu_open(const struct ds_job *job, const struct cuda_dev *dev, int w, size_t *budget)
@@ -248,8 +280,10 @@ ds_gpu_open(const struct ds_job *job, const struct cuda_dev *dev, int w, size_t 
 		d->cs.host = job->cd;
 		d->qs.host = job->sym ? job->cd : job->qd;
 	}
-	if (job->mode == DS_TOPK)
-		d->fixed += d->rows_side * job->k * 8;
+	/* dense top-k lists in float64 come from TF32 products when the plan allows
+	 * (ds_gpu_plan); ACCELKIT_DOCSIM_TF32=0 keeps DGEMM */
+	fast_set(d, !g->sparse && g->dbl && job->mode == DS_TOPK && job->k >= 1 && job->k <= DS_FAST_KMAX &&
+	    tf32_allowed());
 	*budget = job->max_mem;
 	if (*budget == 0) {
 		size_t fr, tot, margin = (size_t)256 << 20;	/* cuBLAS workspace and the like */
@@ -271,14 +305,25 @@ ds_gpu_plan(struct ds_gpu *d, size_t budget, int say)
 		g->cap = (pairs_bytes(budget) - 8) / sizeof(struct ds_pair);
 		fixed += pairs_bytes(budget);
 	}
+	/* TF32 products need the vectors resident, to rescore the candidates from; their
+	 * least plan (1 x 1 tiles) may need less than float64's, and the least that works
+	 * is the smaller */
+	size_t fast_need = SIZE_MAX;
+	if (g->fast && !(ds_choose_plan(g, budget, fixed, d->rows_side, d->rows_q) && g->resident)) {
+		fast_need = fixed + ds_plan_least_resident(g, d->rows_q);
+		fast_set(d, 0);
+		fixed = d->fixed;
+	}
 	if (!ds_choose_plan(g, budget, fixed, d->rows_side, d->rows_q)) {
-		size_t need = d->fixed + ds_plan_least(g, d->rows_q);
+		size_t need = MIN(fast_need, d->fixed + ds_plan_least(g, d->rows_q));
 		die("device memory of %zu bytes is too small for this input (it needs at least %zu; see --max-device-mem)",
 		    budget, job->mode == DS_PAIRS ? pairs_least(need) : need);
 	}
 	if (say)
 		vlog("gpu: tiles of %zu x %zu, vectors %s, %s", g->BR, g->BC,
-		    g->resident ? "resident" : "streamed by panel", g->dbl ? "float64 accumulation" : "float32 GEMM");
+		    g->resident ? "resident" : "streamed by panel",
+		    g->fast ? "TF32 products, the lists' candidates rescored in float64"
+		    : g->dbl ? "float64 accumulation" : "float32 GEMM");
 	return g->BR;
 }
 
@@ -316,9 +361,15 @@ gpu_alloc(struct ds_gpu *d)
 		g->pb = dalloc<char>(g->BC * g->K * g->esz);
 	}
 	if (job->mode == DS_TOPK && job->k > 0) {
-		g->tops = dalloc<float>(d->rows_side * job->k);
-		g->topi = dalloc<int32_t>(d->rows_side * job->k);
-		ds_fill_state(g, d->rows_side * job->k);
+		g->tops = dalloc<float>(d->rows_side * g->kl);
+		g->topi = dalloc<int32_t>(d->rows_side * g->kl);
+		ds_fill_state(g, d->rows_side * g->kl);
+	}
+	if (g->fast) {
+		g->fin_s = dalloc<float>(d->rows_side * job->k);
+		g->fin_i = dalloc<int32_t>(d->rows_side * job->k);
+		g->redone = dalloc<unsigned long long>(1);
+		CUDA_CHECK(cudaMemset(g->redone, 0, sizeof *g->redone));
 	}
 	if (job->mode == DS_PAIRS) {
 		g->pairs = dalloc<struct ds_pair>(g->cap);
@@ -418,9 +469,24 @@ ds_gpu_close(struct ds_gpu *d, float *top_s, int32_t *top_i)
 		vlog("gpu: GEMM%s %.1f ms, ranking %.1f ms (on two streams, overlapping)",
 		    g->sparse ? " and postings" : "", g->gemm_ms, g->rank_ms);
 	}
+	if (g->fast) {
+		double t = now_sec();
+		ds_fast_exact(g, (const float *)d->qs.res, (const float *)d->cs.res, d->rows_side, d->cs.ready);
+		unsigned long long redone;
+		CUDA_CHECK(cudaMemcpy(&redone, g->redone, sizeof redone, cudaMemcpyDeviceToHost));
+		t = now_sec() - t;
+		t2 += t;
+		if (d->phases)
+			phase_add(PH_COMPUTE, t);
+		vlog("gpu: lists of %zu made exact in %.1f ms: %zu rows' candidates rescored, %llu rows computed "
+		     "whole (a gap under twice the TF32 bound, %.3g)", g->kl, t * 1e3, d->rows_side - (size_t)redone,
+		    redone, g->bound);
+	}
 	if (job->mode == DS_TOPK && job->k > 0) {
-		CUDA_CHECK(cudaMemcpy(top_s, g->tops, d->rows_side * job->k * 4, cudaMemcpyDeviceToHost));
-		CUDA_CHECK(cudaMemcpy(top_i, g->topi, d->rows_side * job->k * 4, cudaMemcpyDeviceToHost));
+		CUDA_CHECK(cudaMemcpy(top_s, g->fast ? g->fin_s : g->tops, d->rows_side * job->k * 4,
+		    cudaMemcpyDeviceToHost));
+		CUDA_CHECK(cudaMemcpy(top_i, g->fast ? g->fin_i : g->topi, d->rows_side * job->k * 4,
+		    cudaMemcpyDeviceToHost));
 	}
 	if (d->phases)
 		phase_add(PH_D2H, now_sec() - t2 + d->d2h);
@@ -453,6 +519,9 @@ gpu_free(struct ds_gpu *d)
 	cudaFree(g->conv);
 	cudaFree(g->tops);
 	cudaFree(g->topi);
+	cudaFree(g->fin_s);
+	cudaFree(g->fin_i);
+	cudaFree(g->redone);
 	cudaFree(g->pairs);
 	cudaFree(g->count);
 	for (int b = 0; b < 2; b++)

@@ -91,6 +91,7 @@ ds_cublas_load(void)
 	ds_cublas.set_stream = (decltype(ds_cublas.set_stream))sym(lib, lname, "cublasSetStream_v2");
 	ds_cublas.dgemm = (decltype(ds_cublas.dgemm))sym(lib, lname, "cublasDgemm_v2");
 	ds_cublas.sgemm = (decltype(ds_cublas.sgemm))sym(lib, lname, "cublasSgemm_v2");
+	ds_cublas.gemm_ex = (decltype(ds_cublas.gemm_ex))sym(lib, lname, "cublasGemmEx");
 	ds_cublas.status_name = (decltype(ds_cublas.status_name))sym(lib, lname, "cublasGetStatusName");
 	ds_cublas.status_string = (decltype(ds_cublas.status_string))sym(lib, lname, "cublasGetStatusString");
 	loaded = 1;

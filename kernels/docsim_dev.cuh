@@ -5,6 +5,7 @@
  *   docsim_gemm.cu    the tile as a GEMM (cuBLAS), its panels and the memory plan
  *   docsim_sparse.cu  sparse input: frequent terms into dense panels, the rest by postings
  *   docsim_rank.cu    what a tile gives: top-k lists, pairs above a threshold, matrix rows
+ *   docsim_exact.cu   TF32 products' lists made exact: candidates rescored in float64
  *   docsim_blas.cu    cuBLAS, loaded at run time
  * Each kernel lives in its file beside its launcher; no kernel calls across files. */
 #ifndef DOCSIM_DEV_CUH
@@ -33,6 +34,10 @@ struct ds_cublas {
 	decltype(&cublasSetStream_v2) set_stream;
 	decltype(&cublasDgemm_v2) dgemm;
 	decltype(&cublasSgemm_v2) sgemm;
+	/* (cublasGemmEx is overloaded in C++: the C function's type) */
+	cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+	    const void *, const void *, cudaDataType, int, const void *, cudaDataType, int, const void *, void *,
+	    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
 	decltype(&cublasGetStatusName) status_name;
 	decltype(&cublasGetStatusString) status_string;
 };
@@ -93,9 +98,23 @@ struct side {
 	size_t ready;		/* dense and resident: rows uploaded so far */
 };
 
+/* Dense top-k lists from TF32 products (docsim_exact.cu): the lists keep DS_FAST_EXTRA
+ * candidates beyond k, which must leave a gap of twice the products' error bound below
+ * the k-th, for k up to DS_FAST_KMAX (a warp holds a list of up to 64 in two registers
+ * a lane). */
+#define DS_FAST_EXTRA 32
+#define DS_FAST_KMAX 32
+
 struct gpu {
 	const struct ds_job *job;
 	int sparse, dbl, sym;
+	int fast;		/* TF32 products, lists made exact at the end (docsim_exact.cu) */
+	size_t kl;		/* entries a top-k list keeps: k, or k + DS_FAST_EXTRA when fast */
+	double bound;		/* fast: the most a TF32 score can be off (ds_fast_bound) */
+	double thr_sel;		/* the threshold candidates are kept at: -t's, less bound when fast */
+	float *fin_s;		/* fast: the exact lists (rows x k) */
+	int32_t *fin_i;
+	unsigned long long *redone;	/* fast: rows whose gap was too small, computed whole */
 	size_t K;		/* GEMM depth: dim (dense) or F (sparse) */
 	size_t esz;		/* bytes of a GEMM element */
 	size_t BR, BC;		/* tile rows and columns */
@@ -136,6 +155,7 @@ void ds_gemm(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, 
     int sym);
 int ds_choose_plan(struct gpu *g, size_t budget, size_t fixed, size_t rows_side, size_t rows_q);
 size_t ds_plan_least(const struct gpu *g, size_t rows_q);
+size_t ds_plan_least_resident(const struct gpu *g, size_t rows_q);
 
 /* docsim_sparse.cu */
 size_t ds_sparse_upload(struct gpu *g, struct side *cs, struct side *qs);
@@ -143,6 +163,10 @@ void ds_sparse_free(struct gpu *g, struct side *cs, struct side *qs);
 void ds_densify(const struct split *sp, size_t r0, size_t nr, double *out, size_t K, cudaStream_t st);
 void ds_scatter(struct gpu *g, const struct side *rows_side, size_t r0, size_t nr, size_t c0, size_t nc,
     int sym);
+
+/* docsim_exact.cu */
+double ds_fast_bound(size_t m);
+void ds_fast_exact(struct gpu *g, const float *rows, const float *cols, size_t nrows, size_t ncols);
 
 /* docsim_rank.cu */
 void ds_fill_state(struct gpu *g, size_t n);

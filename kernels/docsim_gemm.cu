@@ -1,5 +1,6 @@
 /* docsim_gemm.cu: the score tile as a GEMM, S = A B^T, through cuBLAS (DGEMM: float64
- * accumulation, the default; SGEMM with --precision single): the panels A and B
+ * accumulation, the default; TF32 tensor cores for dense top-k lists, which
+ * docsim_exact.cu makes exact; SGEMM with --precision single): the panels A and B
  * (resident, or uploaded or built a tile at a time; dense rows go up as float32 through
  * the pinned staging ring and are widened on the device), the product (for all pairs
  * only the lower triangle and blocks beside the diagonal), and the plan that sizes the
@@ -106,8 +107,8 @@ ds_side_ready(struct gpu *g, struct side *s, size_t r1)
 	s->ready = r1;
 }
 
-/* cuBLAS loads its kernels, and the runtime ours, at their first use: a small DGEMM and
- * SGEMM of the kind ds_gemm makes, and k_f2d, run once in the start-up thread take that
+/* cuBLAS loads its kernels, and the runtime ours, at their first use: a small DGEMM,
+ * SGEMM and TF32 GEMM of the kinds ds_gemm makes, and k_f2d, run once in the start-up thread take that
  * off the run's own time. */
 void
 ds_gemm_warm(cudaStream_t st, cublasHandle_t h)
@@ -122,6 +123,8 @@ ds_gemm_warm(cudaStream_t st, cublasHandle_t h)
 	    &zero, a + 2 * m * m, m));
 	BLAS_CHECK(ds_cublas.sgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, m, m, &onef, (const float *)a, m,
 	    (const float *)(a + m * m), m, &zerof, (float *)(a + 2 * m * m), m));
+	BLAS_CHECK(ds_cublas.gemm_ex(h, CUBLAS_OP_T, CUBLAS_OP_N, m, m, m, &onef, a, CUDA_R_32F, m, a + m * m,
+	    CUDA_R_32F, m, &zerof, a + 2 * m * m, CUDA_R_32F, m, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
 	k_f2d<<<1, 256, 0, st>>>((const float *)a, a + m * m, (size_t)m);
 	CUDA_LAUNCH_CHECK();
 	CUDA_CHECK(cudaStreamSynchronize(st));
@@ -136,7 +139,14 @@ gemm_block(struct gpu *g, const void *A, const void *B, size_t nr, size_t nc, si
 	int m = (int)nc, n = (int)nr, k = (int)g->K;
 	if (nr == 0 || nc == 0)
 		return;
-	if (g->dbl) {
+	if (g->fast) {
+		/* float32 operands read as TF32 by the tensor cores, float32 sums: the error
+		 * ds_fast_bound allows for */
+		const float one = 1, zero = 0;
+		BLAS_CHECK(ds_cublas.gemm_ex(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, B, CUDA_R_32F, k,
+		    A, CUDA_R_32F, k, &zero, C, CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F_FAST_TF32,
+		    CUBLAS_GEMM_DEFAULT));
+	} else if (g->dbl) {
 		const double one = 1, zero = 0;
 		BLAS_CHECK(ds_cublas.dgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const double *)B, k,
 		    (const double *)A, k, &zero, (double *)C, (int)ldc));
@@ -230,4 +240,11 @@ size_t
 ds_plan_least(const struct gpu *g, size_t rows_q)
 {
 	return MIN(plan_bytes(g, 0, 1, 1, rows_q), plan_bytes(g, 1, 1, 1, rows_q));
+}
+
+/* The least plan with the vectors resident (the TF32 products' only plan). */
+size_t
+ds_plan_least_resident(const struct gpu *g, size_t rows_q)
+{
+	return plan_bytes(g, 1, 1, 1, rows_q);
 }

@@ -167,11 +167,11 @@ select_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc, int sym)
 		if (j->k == 0)
 			return;
 		k_rowsel<T><<<grid_for(nr * 32, rb), rb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
-		    g->tops, g->topi, (int)j->k, j->use_thr, j->thr);
+		    g->tops, g->topi, (int)g->kl, j->use_thr, g->thr_sel);
 		CUDA_LAUNCH_CHECK();
 		if (sym) {
 			k_colsel<T><<<grid_for(nc, cb), cb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, g->tops,
-			    g->topi, (int)j->k, j->use_thr, j->thr);
+			    g->topi, (int)g->kl, j->use_thr, g->thr_sel);
 			CUDA_LAUNCH_CHECK();
 		}
 	} else {

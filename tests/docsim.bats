@@ -497,10 +497,12 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 @test "--max-device-mem small enough to force tiles gives the same results" {
 	gen dense 600 64 9 "$D/x.npy"
 	ref sim "$D/x.npy" "$D/S.npy" --format dense
-	run --separate-stderr docsim -v --max-device-mem 384K -k 6 "$D/x.npy"
+	# (on DGEMM: TF32 products would keep these vectors resident, in smaller tiles)
+	run --separate-stderr env ACCELKIT_DOCSIM_TF32=0 docsim -v --max-device-mem 384K -k 6 "$D/x.npy"
 	assert_success
 	if on_gpu; then
 		[[ "$stderr" == *"vectors streamed by panel"* ]]
+		docsim --max-device-mem 384K -k 6 "$D/x.npy" | cmp - <(printf '%s\n' "$output")
 	fi
 	printf '%s\n' "$output" > "$D/out"
 	run ref check "$D/S.npy" "$D/out" -k 6 --all-pairs
@@ -525,9 +527,10 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 
 @test "properties: the GPU gives the CPU's bytes in core and under random --max-device-mem from the least up; one byte less is refused" {
 	require_gpu
-	run py "$REF/docsim_prop.py" --gpu --cases 40 --limit "$(limit 60)" "$D"
+	n=$(cases 40)
+	run py "$REF/docsim_prop.py" --gpu --cases "$n" --limit "$(limit 60)" "$D"
 	assert_success
-	assert_line "ok: 40 cases"
+	assert_line "ok: $n cases"
 }
 
 @test "CPU and GPU outputs are identical" {
@@ -545,6 +548,50 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 		run cmp "$D/cpu" "$D/gpu"
 		assert_success
 	done
+}
+
+# Issue 15: dense top-k lists from TF32 products, rescored in float64 (kernels/docsim_exact.cu)
+@test "TF32 top-k lists rescored in float64 print the CPU's lines: k 1 to 32, -t, queries, near-copies computed whole" {
+	require_gpu
+	gen dense 3000 200 4 "$D/x.npy"
+	gen adversarial 2000 100 5 "$D/adv.npy"
+	py -c 'import numpy as n; n.save("'"$D"'/q.npy", n.load("'"$D"'/adv.npy")[::7])'
+	for args in "-k 1 $D/x.npy" "-k 10 $D/x.npy" "-k 32 $D/x.npy" "-k 10 $D/adv.npy" "-k 32 $D/adv.npy" \
+	    "-k 5 -t 0.1 $D/x.npy" "-k 20 -t 0.99 $D/adv.npy" "-k 3 -q $D/q.npy $D/adv.npy" "-k 12 -q $D/q.npy $D/x.npy"; do
+		# shellcheck disable=SC2086
+		docsim -d cpu $args > "$D/cpu"
+		# shellcheck disable=SC2086
+		run -0 --separate-stderr docsim -v -d gpu $args
+		assert_regex "$stderr" "TF32 products, the lists' candidates rescored in float64"
+		cmp "$D/cpu" <(printf '%s\n' "$output") || fail "docsim $args: the GPU's TF32 lines differ from the CPU's"
+		# shellcheck disable=SC2086
+		ACCELKIT_DOCSIM_TF32=0 docsim -d gpu $args | cmp "$D/cpu" -
+	done
+	# near-copies (clusters of ~50 rows, cosines apart below the bound) are computed whole
+	run -0 --separate-stderr docsim -v -d gpu -k 10 "$D/adv.npy"
+	[[ "$stderr" =~ rows\ computed\ whole\ \(a\ gap ]]
+	[[ "$stderr" =~ \ ([1-9][0-9]*)\ rows\ computed\ whole ]]
+	# and Gaussian vectors mostly are not
+	run -0 --separate-stderr docsim -v -d gpu -k 10 "$D/x.npy"
+	[[ "$stderr" =~ \ ([0-9]+)\ rows\ computed\ whole ]]
+	[ "${BASH_REMATCH[1]}" -lt 300 ]
+	# where the fast path does not apply: -k 33, streamed vectors, -k 0, sparse text
+	for args in "-k 33 $D/x.npy" "-k 10 --max-device-mem 2M $D/x.npy"; do
+		# shellcheck disable=SC2086
+		run -0 --separate-stderr docsim -v -d gpu $args
+		assert_regex "$stderr" "float64 accumulation"
+		# shellcheck disable=SC2086
+		cmp <(printf '%s\n' "$output") <(docsim -d cpu $args)
+	done
+	run -0 --separate-stderr docsim -v -d gpu -k 0 -t 0.5 "$D/x.npy"
+	assert_regex "$stderr" "float64 accumulation"
+	run -0 --separate-stderr docsim -v -d gpu -k 10 "$T/corpus.txt"
+	assert_regex "$stderr" "float64 accumulation"
+	# divided over two workers, each makes its lists exact: one GPU's bytes
+	docsim -d gpu -k 10 "$D/adv.npy" > "$D/one"
+	docsim -d gpu:0,0 -k 10 "$D/adv.npy" | cmp "$D/one" -
+	run -1 env ACCELKIT_DOCSIM_TF32=yes docsim -d gpu -k 10 "$D/x.npy"
+	assert_output --partial "ACCELKIT_DOCSIM_TF32 must be 0 or 1, not 'yes'"
 }
 
 @test "--precision single on a GPU agrees with the CPU within 1e-5" {
