@@ -80,6 +80,16 @@ exact_row(size_t i, int lane, const float *rows, const float *cols, size_t m, si
 	if (filled == 0)
 		return;
 	const float *x = rows + i * m;
+	/* A row of zeros (an empty document) scores 0 with every column, in TF32 too, so its
+	 * list is full of ties: none passes a positive threshold (the default, scores above
+	 * 0), which spares computing it whole; with -t 0 or less the path below lists them. */
+	if (use_thr && thr > 0) {
+		bool nz = false;
+		for (size_t t = lane; t < m; t += 32)
+			nz = nz || x[t] != 0.0f;
+		if (!__any_sync(FULL, nz))
+			return;
+	}
 	__syncwarp();
 	if (filled < kl || (double)ls[kl - 1] < (double)ls[k - 1] - gap) {
 		/* the k best are among the candidates: rank their float64 scores */
