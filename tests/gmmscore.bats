@@ -387,7 +387,7 @@ EOF
 	require_gpu
 	n=$(cases 30)
 	run -0 py "$REF/gmmscore_props.py" "$T/props" --device gpu --cases "$n" --seed 15 --timeout "$(limit 60)"
-	assert_output --regexp "^$n cases, [0-9]+ runs agree \([1-9][0-9]* under a memory bound, [1-9][0-9]* bounds refused\)'
+	assert_output --regexp "^$n cases, [0-9]+ runs agree \([1-9][0-9]* under a memory bound, [1-9][0-9]* bounds refused\)"
 }
 
 # early_output ARGS...: runs gmmscore ARGS on a FIFO fed the first 600 frames, waits

@@ -96,12 +96,13 @@ limit() {
 	echo $(($1 * ACCELKIT_TIME_SCALE))
 }
 
-# cases N: the random cases a GPU property test draws: N, or a quarter of N (at least 3)
-# under compute-sanitizer, whose runs cost 10 to 1000 times as much (a property test of
-# 30 cases did not end in 477 s of memcheck). The draws are the same, only fewer.
+# cases N [DIV]: the random cases a GPU property test draws: N, or N / DIV (default 4; at
+# least 3) under compute-sanitizer, whose runs cost 10 to 1000 times as much (a property
+# test of 30 cases did not end in 477 s of memcheck). The draws are the same, only fewer.
 cases() {
+	local div=${2:-4}
 	if [ "$ACCELKIT_SANITIZE" = cuda ]; then
-		echo $(($1 / 4 > 3 ? $1 / 4 : 3))
+		echo $(($1 / div > 3 ? $1 / div : 3))
 	else
 		echo "$1"
 	fi

@@ -13,7 +13,7 @@
       DIR/NAME.in, DIR/NAME.args (options), DIR/NAME.q (query points), DIR/NAME.ref
   skyline_ref.py textgen N SEED DELIM
       a file with a header line, text columns (blanks inside) and numbers
-  skyline_ref.py props SEED COUNT [--gpu]
+  skyline_ref.py props SEED COUNT [--gpu] [--cap N]
       property tests: random shapes and sizes (and --max-device-mem bounds) run
       through the skyline on PATH and checked (see props below)
   skyline_ref.py gen KIND N D SEED [--ties K] [--dups M] [--npy] [--carry]
@@ -449,16 +449,17 @@ def gpu_row_bytes(d, f64, spatial):
 
 
 def props(argv):
-    """props SEED COUNT [--gpu]: COUNT random shapes (n of 1, primes, and one below and
+    """props SEED COUNT [--gpu] [--cap N]: COUNT random shapes (n of 1, primes, and one below and
     above each size in TUNE_SIZES; d = 1..16; 1 to 20 query points, some on one point
     or one line) against verify(), each run under a time limit. --gpu: each also under
     random --max-device-mem bounds from one part's least up, whose output must be the
-    unbounded run's bytes (or the refusal that the skyline outgrows the parts)."""
+    unbounded run's bytes (or the refusal that the skyline outgrows the parts). --cap: the
+    most points a case has (300000 with --gpu, else 70000)."""
     import tempfile
     seed, count, gpu = int(argv[0]), int(argv[1]), '--gpu' in argv
     rng = np.random.default_rng(seed)
     tmp = tempfile.mkdtemp()
-    cap = 300000 if gpu else 70000
+    cap = int(argv[argv.index('--cap') + 1]) if '--cap' in argv else 300000 if gpu else 70000
     sizes = [1] + list(PRIMES) + [t + e for t in TUNE_SIZES for e in (-1, 0, 1)]
     sizes = [v for v in sizes if v <= cap]
     fails, runs, split, refused = [], 0, 0, 0
