@@ -44,16 +44,7 @@ def main():
         return
     rng = np.random.default_rng(a.seed)
     M, K, D, N = a.models, a.comps, a.dim, a.frames
-    third = D // 3
-    spread = np.r_[np.full(third, 6.0), np.full(third, 1.5), np.full(D - 2 * third, 0.4)]
-    offset = np.zeros(D)
-    offset[0] = 40.0
-    mean = offset + spread * rng.standard_normal((M, K, D))
-    var = (spread ** 2) * rng.uniform(0.05, 0.5, (M, K, D))
-    w = rng.dirichlet(np.ones(K), M)
-    w32 = w.astype(np.float32)
-    iv32 = (1 / var).astype(np.float32)
-    mi32 = (mean * (1 / var)).astype(np.float32)
+    w, w32, mi32, iv32 = models(rng, M, K, D)
     np.savez(os.path.join(a.dir, "model.npz"), w=w32, means_invvars=mi32, inv_vars=iv32)
 
     parts = [b"\0B<DIMENSION> ", kint(D), b"<NUMPDFS> ", kint(M)]
@@ -67,13 +58,7 @@ def main():
     with open(os.path.join(a.dir, "model.mdl"), "wb") as f:
         f.write(b"".join(parts))
 
-    # Frames: a random model, a component by its weight, a draw from it.
-    mm = rng.integers(0, M, N)
-    u = rng.random(N)
-    cdf = np.cumsum(w[mm], axis=1)
-    cc = np.minimum((cdf < u[:, None]).sum(1), K - 1)
-    mu = mi32[mm, cc] / iv32[mm, cc]
-    x = (mu + rng.standard_normal((N, D)) / np.sqrt(iv32[mm, cc])).astype(np.float32)
+    x = frames(rng, w, mi32, iv32, N)
     np.save(os.path.join(a.dir, "feats.npy"), x)
     with open(os.path.join(a.dir, "feats.htk"), "wb") as f:
         f.write(struct.pack(">iihh", N, 100000, 4 * D, 9) + x.astype(">f4").tobytes())
@@ -81,6 +66,31 @@ def main():
         write_text(a.dir, w32, mi32 / iv32, 1 / iv32, mi32, iv32, x)
     with open(done, "w") as f:
         f.write(stamp)
+
+
+def models(rng, M, K, D):
+    """M models of K Gaussians in D dimensions, MFCC-like: weights w (float64) and, in
+    float32 as the model files hold them, weights, means x inverse variances and inverse
+    variances."""
+    third = D // 3
+    spread = np.r_[np.full(third, 6.0), np.full(third, 1.5), np.full(D - 2 * third, 0.4)]
+    offset = np.zeros(D)
+    offset[0] = 40.0
+    mean = offset + spread * rng.standard_normal((M, K, D))
+    var = (spread ** 2) * rng.uniform(0.05, 0.5, (M, K, D))
+    w = rng.dirichlet(np.ones(K), M)
+    return w, w.astype(np.float32), (mean * (1 / var)).astype(np.float32), (1 / var).astype(np.float32)
+
+
+def frames(rng, w, mi32, iv32, N):
+    """N frames, float32: each a random model, a component by its weight, a draw from it."""
+    M, K, D = mi32.shape
+    mm = rng.integers(0, M, N)
+    u = rng.random(N)
+    cdf = np.cumsum(w[mm], axis=1)
+    cc = np.minimum((cdf < u[:, None]).sum(1), K - 1)
+    mu = mi32[mm, cc] / iv32[mm, cc]
+    return (mu + rng.standard_normal((N, D)) / np.sqrt(iv32[mm, cc])).astype(np.float32)
 
 
 def rows(a):

@@ -20,6 +20,26 @@ extern "C" {
 
 #define DS_NONE INT32_MAX	/* id of an empty top-k slot: below every real candidate */
 
+/* The float64 dot product of float32 vectors, in one order on every device: four
+ * running sums, then (s0 + s1) + (s2 + s3). The products are exact in double, so a fused
+ * multiply-add gives the same sums, and the CPU path's dense scores and the GPU's
+ * rescored TF32 candidates (docsim_exact.cu) are the same bits. */
+static inline HOSTDEV double
+ds_dot_fd(const float *a, const float *b, size_t m)
+{
+	double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	size_t k = 0;
+	for (; k + 4 <= m; k += 4) {
+		s0 += (double)a[k] * b[k];
+		s1 += (double)a[k + 1] * b[k + 1];
+		s2 += (double)a[k + 2] * b[k + 2];
+		s3 += (double)a[k + 3] * b[k + 3];
+	}
+	for (; k < m; k++)
+		s0 += (double)a[k] * b[k];
+	return (s0 + s1) + (s2 + s3);
+}
+
 /* Whether candidate (s, i) ranks before (t, j). */
 static inline HOSTDEV int
 ds_better(float s, int32_t i, float t, int32_t j)

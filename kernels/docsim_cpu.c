@@ -264,23 +264,6 @@ cpu_sparse(struct ds_job *job)
 	free(cval);
 }
 
-/* A float64 dot product of float32 vectors (the products are exact). */
-static double
-dot_fd(const float *a, const float *b, size_t m)
-{
-	double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-	size_t k = 0;
-	for (; k + 4 <= m; k += 4) {
-		s0 += (double)a[k] * b[k];
-		s1 += (double)a[k + 1] * b[k + 1];
-		s2 += (double)a[k + 2] * b[k + 2];
-		s3 += (double)a[k + 3] * b[k + 3];
-	}
-	for (; k < m; k++)
-		s0 += (double)a[k] * b[k];
-	return (s0 + s1) + (s2 + s3);
-}
-
 static void
 cpu_dense(struct ds_job *job)
 {
@@ -300,7 +283,7 @@ cpu_dense(struct ds_job *job)
 			size_t r0 = first + b * rows, r1 = MIN(end, r0 + rows);
 			for (size_t j = 0; j < n; j++)
 				for (size_t r = r0; r < r1; r++)
-					acc[(r - r0) * n + j] = dot_fd(qx + r * m, x + j * m, m);
+					acc[(r - r0) * n + j] = ds_dot_fd(qx + r * m, x + j * m, m);
 			for (size_t r = r0; r < r1; r++)
 				finish_row(job, r, acc + (r - r0) * n, NULL, 0, NULL, mine);
 		}

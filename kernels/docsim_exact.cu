@@ -13,8 +13,8 @@
  *   - otherwise (many columns within 2B of the k-th: near-copies) the row is computed
  *     whole in float64 against every column uploaded, and counted for -v.
  * With -t, the tile loop keeps candidates down to the threshold less B, and the exact
- * scores must pass it. Every float64 score here is dot_fd's, the sum in the order the
- * CPU path's dot_fd (docsim_cpu.c) adds, so the GPU's lines are the CPU's bit for bit.
+ * scores must pass it. Every float64 score here is ds_dot_fd's (docsim.h), the CPU path's
+ * own sum in its order, so the GPU's lines are the CPU's bit for bit.
  * For a worker of a divided run, "every column" is a superset of those it was offered,
  * so its lists stay exact over what it covers, which is what the merge needs. */
 #include <math.h>
@@ -38,24 +38,6 @@ ds_fast_bound(size_t m)
 	const double u = ldexp(1, -10);
 	return (2 * u + u * u) * (1 + ldexp(1, -20)) + (double)m * ldexp(1, -23) * (1 + ldexp(1, -8)) +
 	    ldexp(1, -22);
-}
-
-/* The float64 dot product of float32 rows, in docsim_cpu.c's dot_fd order (the
- * products are exact in double, so a fused multiply-add gives the same sums). */
-__device__ static double
-dot_fd(const float *a, const float *b, size_t m)
-{
-	double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-	size_t k = 0;
-	for (; k + 4 <= m; k += 4) {
-		s0 += (double)a[k] * b[k];
-		s1 += (double)a[k + 1] * b[k + 1];
-		s2 += (double)a[k + 2] * b[k + 2];
-		s3 += (double)a[k + 3] * b[k + 3];
-	}
-	for (; k < m; k++)
-		s0 += (double)a[k] * b[k];
-	return (s0 + s1) + (s2 + s3);
 }
 
 /* Row i's list (kl entries, best first, unfilled ones DS_NONE) into the k best float64
@@ -97,7 +79,7 @@ exact_row(size_t i, int lane, const float *rows, const float *cols, size_t m, si
 		bool pass[2];
 		for (int h = 0; h < 2; h++) {
 			pass[h] = id[h] != DS_NONE;
-			key[h] = pass[h] ? (float)dot_fd(x, cols + (size_t)id[h] * m, m) : -INFINITY;
+			key[h] = pass[h] ? (float)ds_dot_fd(x, cols + (size_t)id[h] * m, m) : -INFINITY;
 			pass[h] = pass[h] && ds_passes(key[h], use_thr, thr);
 		}
 		int rank[2] = {0, 0};
@@ -125,7 +107,7 @@ exact_row(size_t i, int lane, const float *rows, const float *cols, size_t m, si
 	for (size_t base = 0; base < ncols; base += 32) {
 		size_t j = base + lane;
 		bool cand = j < ncols && !(sym && j == i);
-		float v = cand ? (float)dot_fd(x, cols + j * m, m) : -INFINITY;
+		float v = cand ? (float)ds_dot_fd(x, cols + j * m, m) : -INFINITY;
 		cand = cand && ds_passes(v, use_thr, thr) && ds_better(v, (int32_t)j, ts, ti);
 		unsigned mask = __ballot_sync(FULL, cand);
 		while (mask != 0) {
