@@ -385,7 +385,8 @@ EOF
 
 @test "random --max-device-mem bounds on the GPU: the same bytes, a chunk that fits, a clear refusal" {
 	require_gpu
-	n=$(cases 30)
+	# (under racecheck a run took ~17 s: 3 cases, each with a refusal and three bounds)
+	n=$(cases 30 10)
 	run -0 py "$REF/gmmscore_props.py" "$T/props" --device gpu --cases "$n" --seed 15 --timeout "$(limit 60)"
 	assert_output --regexp "^$n cases, [0-9]+ runs agree \([1-9][0-9]* under a memory bound, [1-9][0-9]* bounds refused\)"
 }
