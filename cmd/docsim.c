@@ -220,6 +220,7 @@ make_job(struct ds_job *job, const struct opts *o, const struct common_opts *co,
 		job->thr = FLT_TRUE_MIN;
 	}
 	job->single = o->precision == 1;
+	job->unit = o->weight != DS_NONE_W;
 	job->max_mem = co->max_device_mem;
 	if (ranks_rank() != 0)
 		return;	/* under mpirun the results are gathered on rank 0 */

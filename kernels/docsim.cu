@@ -281,9 +281,10 @@ ds_gpu_open(const struct ds_job *job, const struct cuda_dev *dev, int w, size_t 
 		d->qs.host = job->sym ? job->cd : job->qd;
 	}
 	/* dense top-k lists in float64 come from TF32 products when the plan allows
-	 * (ds_gpu_plan); ACCELKIT_DOCSIM_TF32=0 keeps DGEMM */
-	fast_set(d, !g->sparse && g->dbl && job->mode == DS_TOPK && job->k >= 1 && job->k <= DS_FAST_KMAX &&
-	    tf32_allowed());
+	 * (ds_gpu_plan) and the vectors are unit (the bound is for unit vectors: raw ones,
+	 * --weight none, keep DGEMM); ACCELKIT_DOCSIM_TF32=0 keeps DGEMM */
+	fast_set(d, !g->sparse && g->dbl && job->unit && job->mode == DS_TOPK && job->k >= 1 &&
+	    job->k <= DS_FAST_KMAX && tf32_allowed());
 	*budget = job->max_mem;
 	if (*budget == 0) {
 		size_t fr, tot, margin = (size_t)256 << 20;	/* cuBLAS workspace and the like */

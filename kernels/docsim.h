@@ -105,6 +105,8 @@ struct ds_job {
 	int use_thr;
 	double thr;
 	int single;		/* --precision single: float32 GEMM for dense input on a GPU */
+	int unit;		/* the vectors are L2-normalised (all but --weight none): the
+				 * bound of TF32 products (docsim_exact.cu) holds */
 	size_t max_mem;		/* device bytes to use, 0: what is free */
 	const struct docsim_tune *tune;	/* the device's row of the tuning table */
 	size_t r0, r1;		/* the CPU path computes rows [r0, r1) of nq (r1 0: every row) */

@@ -589,6 +589,11 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 	assert_regex "$stderr" "float64 accumulation"
 	run -0 --separate-stderr docsim -v -d gpu -k 10 "$T/corpus.txt"
 	assert_regex "$stderr" "float64 accumulation"
+	# raw vectors (--weight none): the bound is for unit vectors, so DGEMM
+	py -c 'import numpy as n; n.save("'"$D"'/big.npy", (n.load("'"$D"'/x.npy") * 1e3).astype("f4"))'
+	run -0 --separate-stderr docsim -v -d gpu --weight none -k 10 "$D/big.npy"
+	assert_regex "$stderr" "float64 accumulation"
+	cmp <(printf '%s\n' "$output") <(docsim -d cpu --weight none -k 10 "$D/big.npy")
 	# divided over two workers, each makes its lists exact: one GPU's bytes
 	docsim -d gpu -k 10 "$D/adv.npy" > "$D/one"
 	docsim -d gpu:0,0 -k 10 "$D/adv.npy" | cmp "$D/one" -
