@@ -220,6 +220,14 @@ tf32_allowed(void)
 	return v[0] == '1';
 }
 
+/* Whether the GEMM accumulates in float64 without TF32 products: always but for dense
+ * input with --precision single. */
+static int
+float64_gemm(const struct ds_job *job)
+{
+	return job->sparse || !job->single;
+}
+
 /* The fast path (TF32 products, docsim_exact.cu) on or off: the GEMM's type, the lists'
  * length and bytes, the threshold candidates are kept at. */
 static void
@@ -228,7 +236,7 @@ fast_set(struct ds_gpu *d, int on)
 	struct gpu *g = &d->g;
 	const struct ds_job *job = g->job;
 	g->fast = on;
-	g->dbl = on ? 0 : g->sparse || !job->single;
+	g->dbl = !on && float64_gemm(job);
 	g->esz = g->dbl ? 8 : 4;
 	g->kl = job->k + (on ? DS_FAST_EXTRA : 0);
 	g->bound = on ? ds_fast_bound(g->K) : 0;
@@ -263,7 +271,7 @@ ds_gpu_open(const struct ds_job *job, const struct cuda_dev *dev, int w, size_t 
 	g->ring = d->ctx->ring;
 	g->blas = d->ctx->blas;
 	g->sym = job->sym && job->mode != DS_MATRIX;
-	g->dbl = g->sparse || !job->single;
+	g->dbl = float64_gemm(job);
 	g->esz = g->dbl ? 8 : 4;
 
 	size_t n = job->n, nq = job->nq;
