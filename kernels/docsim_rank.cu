@@ -86,6 +86,91 @@ k_rowsel(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int sym,
 	}
 }
 
+/* k_rowsel for lists of up to 64 (every TF32 list, k + 32): the warp holds the row's list
+ * in registers, entries lane and lane + 32, and inserts a candidate by shuffles: its place
+ * is the count of entries before it, and those after it move up one. Each insertion is
+ * a few warp instructions where k_rowsel's is one lane shifting the list in global
+ * memory; the list is read and written once a tile. */
+template <typename T>
+__global__ void
+k_rowsel_reg(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int sym,
+    float *tops, int32_t *topi, int k, int use_thr, double thr)
+{
+	int w = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+	if (w >= nr)
+		return;
+	size_t i = r0 + w;
+	long cend = row_columns(r0, w, c0, nc, sym);
+	if (cend <= 0)
+		return;
+	float *ls = tops + i * (size_t)k;
+	int32_t *li = topi + i * (size_t)k;
+	const bool has0 = lane < k, has1 = lane + 32 < k;
+	float e0 = has0 ? ls[lane] : -INFINITY, e1 = has1 ? ls[lane + 32] : -INFINITY;
+	int32_t j0 = has0 ? li[lane] : DS_NONE, j1 = has1 ? li[lane + 32] : DS_NONE;
+	const int last = (k - 1) & 31, last_hi = k > 32;
+	float ts = __shfl_sync(FULL, last_hi ? e1 : e0, last);
+	int32_t ti = __shfl_sync(FULL, last_hi ? j1 : j0, last);
+	const T *row = S + (size_t)w * ldS;
+	for (long base = 0; base < cend; base += 32 * ROWSEL_UNROLL) {
+		float v[ROWSEL_UNROLL];
+#pragma unroll
+		for (int u = 0; u < ROWSEL_UNROLL; u++) {
+			long jj = base + u * 32 + lane;
+			v[u] = jj < cend ? (float)row[jj] : -INFINITY;
+		}
+#pragma unroll
+		for (int u = 0; u < ROWSEL_UNROLL; u++) {
+			long jj = base + u * 32 + lane;
+			int32_t j = (int32_t)(c0 + jj);
+			bool cand = jj < cend && ds_passes(v[u], use_thr, thr) && ds_better(v[u], j, ts, ti);
+			unsigned m = __ballot_sync(FULL, cand);
+			while (m != 0) {
+				int src = __ffs(m) - 1;
+				m &= m - 1;
+				float cs = __shfl_sync(FULL, v[u], src);
+				int32_t cj = (int32_t)(c0 + base + u * 32 + src);
+				if (!ds_better(cs, cj, ts, ti))
+					continue;
+				int pos = __popc(__ballot_sync(FULL, has0 && ds_better(e0, j0, cs, cj))) +
+				    __popc(__ballot_sync(FULL, has1 && ds_better(e1, j1, cs, cj)));
+				float u0 = __shfl_up_sync(FULL, e0, 1), u1 = __shfl_up_sync(FULL, e1, 1);
+				int32_t w0 = __shfl_up_sync(FULL, j0, 1), w1 = __shfl_up_sync(FULL, j1, 1);
+				float c31 = __shfl_sync(FULL, e0, 31);
+				int32_t d31 = __shfl_sync(FULL, j0, 31);
+				if (lane == 0) {
+					u1 = c31;
+					w1 = d31;
+				}
+				if (lane > pos) {
+					e0 = u0;
+					j0 = w0;
+				} else if (lane == pos) {
+					e0 = cs;
+					j0 = cj;
+				}
+				if (lane + 32 > pos) {
+					e1 = u1;
+					j1 = w1;
+				} else if (lane + 32 == pos) {
+					e1 = cs;
+					j1 = cj;
+				}
+				ts = __shfl_sync(FULL, last_hi ? e1 : e0, last);
+				ti = __shfl_sync(FULL, last_hi ? j1 : j0, last);
+			}
+		}
+	}
+	if (has0) {
+		ls[lane] = e0;
+		li[lane] = j0;
+	}
+	if (has1) {
+		ls[lane + 32] = e1;
+		li[lane + 32] = j1;
+	}
+}
+
 /* All pairs: each column j of the tile takes the rows i > j as candidates for its own
  * list. A thread a column, reading down the column (coalesced across the warp). */
 template <typename T>
@@ -166,8 +251,12 @@ select_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc, int sym)
 	if (j->mode == DS_TOPK) {
 		if (j->k == 0)
 			return;
-		k_rowsel<T><<<grid_for(nr * 32, rb), rb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
-		    g->tops, g->topi, (int)g->kl, j->use_thr, g->thr_sel);
+		if (g->kl <= 64)
+			k_rowsel_reg<T><<<grid_for(nr * 32, rb), rb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc,
+			    sym, g->tops, g->topi, (int)g->kl, j->use_thr, g->thr_sel);
+		else
+			k_rowsel<T><<<grid_for(nr * 32, rb), rb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
+			    g->tops, g->topi, (int)g->kl, j->use_thr, g->thr_sel);
 		CUDA_LAUNCH_CHECK();
 		if (sym) {
 			k_colsel<T><<<grid_for(nc, cb), cb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, g->tops,
