@@ -86,11 +86,80 @@ k_rowsel(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int sym,
 	}
 }
 
-/* k_rowsel for lists of up to 64 (every TF32 list, k + 32): the warp holds the row's list
- * in registers, entries lane and lane + 32, and inserts a candidate by shuffles: its place
- * is the count of entries before it, and those after it move up one. Each insertion is
- * a few warp instructions where k_rowsel's is one lane shifting the list in global
- * memory; the list is read and written once a tile. */
+/* Lists of up to 64 (every TF32 list, k + 32) held by a warp in registers: entries lane
+ * and lane + 32, best first. A candidate goes in by shuffles: its place is the count of
+ * entries before it, and those after it move up one; a few warp instructions, where
+ * ds_insert is one lane shifting the list in global memory. */
+struct wlist {
+	float e0, e1;
+	int32_t j0, j1;
+};
+
+__device__ __forceinline__ wlist
+wlist_load(const float *ls, const int32_t *li, int k, int lane)
+{
+	wlist w;
+	w.e0 = lane < k ? ls[lane] : -INFINITY;
+	w.e1 = lane + 32 < k ? ls[lane + 32] : -INFINITY;
+	w.j0 = lane < k ? li[lane] : DS_NONE;
+	w.j1 = lane + 32 < k ? li[lane + 32] : DS_NONE;
+	return w;
+}
+
+__device__ __forceinline__ void
+wlist_store(const wlist &w, float *ls, int32_t *li, int k, int lane)
+{
+	if (lane < k) {
+		ls[lane] = w.e0;
+		li[lane] = w.j0;
+	}
+	if (lane + 32 < k) {
+		ls[lane + 32] = w.e1;
+		li[lane + 32] = w.j1;
+	}
+}
+
+/* The list's last entry, in every lane. */
+__device__ __forceinline__ void
+wlist_last(const wlist &w, int k, float *ts, int32_t *ti)
+{
+	*ts = __shfl_sync(FULL, k > 32 ? w.e1 : w.e0, (k - 1) & 31);
+	*ti = __shfl_sync(FULL, k > 32 ? w.j1 : w.j0, (k - 1) & 31);
+}
+
+/* (cs, cj), the same in every lane, into the list; the caller has checked that it
+ * beats the last entry. */
+__device__ __forceinline__ void
+wlist_insert(wlist &w, int k, int lane, float cs, int32_t cj)
+{
+	int pos = __popc(__ballot_sync(FULL, lane < k && ds_better(w.e0, w.j0, cs, cj))) +
+	    __popc(__ballot_sync(FULL, lane + 32 < k && ds_better(w.e1, w.j1, cs, cj)));
+	float u0 = __shfl_up_sync(FULL, w.e0, 1), u1 = __shfl_up_sync(FULL, w.e1, 1);
+	int32_t v0 = __shfl_up_sync(FULL, w.j0, 1), v1 = __shfl_up_sync(FULL, w.j1, 1);
+	float c31 = __shfl_sync(FULL, w.e0, 31);
+	int32_t d31 = __shfl_sync(FULL, w.j0, 31);
+	if (lane == 0) {
+		u1 = c31;
+		v1 = d31;
+	}
+	if (lane > pos) {
+		w.e0 = u0;
+		w.j0 = v0;
+	} else if (lane == pos) {
+		w.e0 = cs;
+		w.j0 = cj;
+	}
+	if (lane + 32 > pos) {
+		w.e1 = u1;
+		w.j1 = v1;
+	} else if (lane + 32 == pos) {
+		w.e1 = cs;
+		w.j1 = cj;
+	}
+}
+
+/* k_rowsel for lists of up to 64: the row's list in the warp's registers, read and
+ * written once a tile. */
 template <typename T>
 __global__ void
 k_rowsel_reg(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int sym,
@@ -105,12 +174,10 @@ k_rowsel_reg(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int s
 		return;
 	float *ls = tops + i * (size_t)k;
 	int32_t *li = topi + i * (size_t)k;
-	const bool has0 = lane < k, has1 = lane + 32 < k;
-	float e0 = has0 ? ls[lane] : -INFINITY, e1 = has1 ? ls[lane + 32] : -INFINITY;
-	int32_t j0 = has0 ? li[lane] : DS_NONE, j1 = has1 ? li[lane + 32] : DS_NONE;
-	const int last = (k - 1) & 31, last_hi = k > 32;
-	float ts = __shfl_sync(FULL, last_hi ? e1 : e0, last);
-	int32_t ti = __shfl_sync(FULL, last_hi ? j1 : j0, last);
+	wlist l = wlist_load(ls, li, k, lane);
+	float ts;
+	int32_t ti;
+	wlist_last(l, k, &ts, &ti);
 	const T *row = S + (size_t)w * ldS;
 	for (long base = 0; base < cend; base += 32 * ROWSEL_UNROLL) {
 		float v[ROWSEL_UNROLL];
@@ -130,45 +197,14 @@ k_rowsel_reg(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int s
 				m &= m - 1;
 				float cs = __shfl_sync(FULL, v[u], src);
 				int32_t cj = (int32_t)(c0 + base + u * 32 + src);
-				if (!ds_better(cs, cj, ts, ti))
-					continue;
-				int pos = __popc(__ballot_sync(FULL, has0 && ds_better(e0, j0, cs, cj))) +
-				    __popc(__ballot_sync(FULL, has1 && ds_better(e1, j1, cs, cj)));
-				float u0 = __shfl_up_sync(FULL, e0, 1), u1 = __shfl_up_sync(FULL, e1, 1);
-				int32_t w0 = __shfl_up_sync(FULL, j0, 1), w1 = __shfl_up_sync(FULL, j1, 1);
-				float c31 = __shfl_sync(FULL, e0, 31);
-				int32_t d31 = __shfl_sync(FULL, j0, 31);
-				if (lane == 0) {
-					u1 = c31;
-					w1 = d31;
+				if (ds_better(cs, cj, ts, ti)) {
+					wlist_insert(l, k, lane, cs, cj);
+					wlist_last(l, k, &ts, &ti);
 				}
-				if (lane > pos) {
-					e0 = u0;
-					j0 = w0;
-				} else if (lane == pos) {
-					e0 = cs;
-					j0 = cj;
-				}
-				if (lane + 32 > pos) {
-					e1 = u1;
-					j1 = w1;
-				} else if (lane + 32 == pos) {
-					e1 = cs;
-					j1 = cj;
-				}
-				ts = __shfl_sync(FULL, last_hi ? e1 : e0, last);
-				ti = __shfl_sync(FULL, last_hi ? j1 : j0, last);
 			}
 		}
 	}
-	if (has0) {
-		ls[lane] = e0;
-		li[lane] = j0;
-	}
-	if (has1) {
-		ls[lane + 32] = e1;
-		li[lane + 32] = j1;
-	}
+	wlist_store(l, ls, li, k, lane);
 }
 
 /* All pairs: each column j of the tile takes the rows i > j as candidates for its own
@@ -204,6 +240,74 @@ k_colsel(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, float *to
 				ts = ls[k - 1];
 				ti = li[k - 1];
 			}
+		}
+	}
+}
+
+/* k_colsel for lists of up to 64. A thread a column still reads down its column
+ * (coalesced across the warp), each lane with its column's last entry; a chunk's
+ * candidates then go in a column at a time, the whole warp loading that column's list,
+ * inserting by shuffles and writing it back, where k_colsel's lanes each shift a list
+ * in global memory while the others wait. */
+template <typename T>
+__global__ void
+k_colsel_reg(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, float *tops,
+    int32_t *topi, int k, int use_thr, double thr)
+{
+	int lane = threadIdx.x & 31;
+	long wj = (long)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) & ~(size_t)31);	/* lane 0's column */
+	if (wj >= nc)
+		return;		/* the whole warp */
+	int jj = (int)wj + lane;
+	bool live = jj < nc;
+	size_t j = c0 + (size_t)jj;
+	long ii0 = live ? (long)j + 1 - (long)r0 : nr;	/* rows below the diagonal */
+	if (ii0 < 0)
+		ii0 = 0;
+	float ts = -INFINITY;
+	int32_t ti = DS_NONE;
+	if (live && ii0 < nr) {
+		ts = tops[j * (size_t)k + k - 1];
+		ti = topi[j * (size_t)k + k - 1];
+	}
+	long start = __shfl_sync(FULL, ii0, 0);	/* lane 0's is the warp's least */
+	for (long ii = start; ii < nr; ii += COLSEL_UNROLL) {
+		float v[COLSEL_UNROLL];
+		unsigned bits = 0;
+#pragma unroll
+		for (int u = 0; u < COLSEL_UNROLL; u++) {
+			bool in = live && ii + u >= ii0 && ii + u < nr;
+			v[u] = in ? (float)S[(size_t)(ii + u) * ldS + jj] : -INFINITY;
+			if (in && ds_passes(v[u], use_thr, thr) && ds_better(v[u], (int32_t)(r0 + ii + u), ts, ti))
+				bits |= 1u << u;
+		}
+		unsigned m = __ballot_sync(FULL, bits != 0);
+		while (m != 0) {
+			int src = __ffs(m) - 1;
+			m &= m - 1;
+			size_t jc = c0 + (size_t)wj + src;
+			float *ls = tops + jc * (size_t)k;
+			int32_t *li = topi + jc * (size_t)k;
+			wlist l = wlist_load(ls, li, k, lane);
+			float lt;
+			int32_t lti;
+			wlist_last(l, k, &lt, &lti);
+			unsigned b = __shfl_sync(FULL, bits, src);
+#pragma unroll
+			for (int u = 0; u < COLSEL_UNROLL; u++) {
+				float cs = __shfl_sync(FULL, v[u], src);
+				int32_t ci = (int32_t)(r0 + ii + u);
+				if ((b >> u & 1) && ds_better(cs, ci, lt, lti)) {
+					wlist_insert(l, k, lane, cs, ci);
+					wlist_last(l, k, &lt, &lti);
+				}
+			}
+			wlist_store(l, ls, li, k, lane);
+			if (lane == src) {
+				ts = lt;
+				ti = lti;
+			}
+			__syncwarp();
 		}
 	}
 }
@@ -259,8 +363,12 @@ select_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc, int sym)
 			    g->tops, g->topi, (int)g->kl, j->use_thr, g->thr_sel);
 		CUDA_LAUNCH_CHECK();
 		if (sym) {
-			k_colsel<T><<<grid_for(nc, cb), cb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, g->tops,
-			    g->topi, (int)g->kl, j->use_thr, g->thr_sel);
+			if (g->kl <= 64)
+				k_colsel_reg<T><<<grid_for(nc, cb), cb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc,
+				    g->tops, g->topi, (int)g->kl, j->use_thr, g->thr_sel);
+			else
+				k_colsel<T><<<grid_for(nc, cb), cb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc,
+				    g->tops, g->topi, (int)g->kl, j->use_thr, g->thr_sel);
 			CUDA_LAUNCH_CHECK();
 		}
 	} else {
