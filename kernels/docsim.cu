@@ -242,7 +242,10 @@ fast_set(struct ds_gpu *d, int on)
 	g->bound = on ? ds_fast_bound(g->K) : 0;
 	g->thr_sel = job->thr - g->bound;
 	d->fixed -= d->lists;
-	d->lists = job->mode == DS_TOPK ? d->rows_side * (g->kl + (on ? job->k : 0)) * 8 + (on ? 8 : 0) : 0;
+	/* the lists; when fast also the exact ones, the rows to recheck and two counts */
+	d->lists = job->mode == DS_TOPK ? d->rows_side * (g->kl + (on ? job->k : 0)) * 8 : 0;
+	if (on)
+		d->lists += d->rows_side * 4 + 16;
 	d->fixed += d->lists;
 }
 
@@ -372,13 +375,13 @@ gpu_alloc(struct ds_gpu *d)
 	if (job->mode == DS_TOPK && job->k > 0) {
 		g->tops = dalloc<float>(d->rows_side * g->kl);
 		g->topi = dalloc<int32_t>(d->rows_side * g->kl);
-		ds_fill_state(g, d->rows_side * g->kl);
+		ds_fill_state(g, d->rows_side * g->kl, 0);
 	}
 	if (g->fast) {
 		g->fin_s = dalloc<float>(d->rows_side * job->k);
 		g->fin_i = dalloc<int32_t>(d->rows_side * job->k);
-		g->redone = dalloc<unsigned long long>(1);
-		CUDA_CHECK(cudaMemset(g->redone, 0, sizeof *g->redone));
+		g->undecided = dalloc<int32_t>(d->rows_side);
+		g->counts = dalloc<unsigned long long>(2);
 	}
 	if (job->mode == DS_PAIRS) {
 		g->pairs = dalloc<struct ds_pair>(g->cap);
@@ -480,16 +483,15 @@ ds_gpu_close(struct ds_gpu *d, float *top_s, int32_t *top_i)
 	}
 	if (g->fast) {
 		double t = now_sec();
-		ds_fast_exact(g, (const float *)d->qs.res, (const float *)d->cs.res, d->rows_side, d->cs.ready);
-		unsigned long long redone;
-		CUDA_CHECK(cudaMemcpy(&redone, g->redone, sizeof redone, cudaMemcpyDeviceToHost));
+		size_t counts[2];
+		ds_fast_exact(g, (const float *)d->qs.res, (const float *)d->cs.res, d->rows_side, d->cs.ready, counts);
 		t = now_sec() - t;
 		t2 += t;
 		if (d->phases)
 			phase_add(PH_COMPUTE, t);
-		vlog("gpu: lists of %zu made exact in %.1f ms: %zu rows' candidates rescored, %llu rows computed "
-		     "whole (a gap under twice the TF32 bound, %.3g)", g->kl, t * 1e3, d->rows_side - (size_t)redone,
-		    redone, g->bound);
+		vlog("gpu: lists of %zu made exact in %.1f ms: %zu rows' candidates rescored; %zu rows (a gap under "
+		     "twice the TF32 bound, %.3g) rechecked by a float32 GEMM, of which %zu computed whole",
+		    g->kl, t * 1e3, d->rows_side - counts[0], counts[0], g->bound, counts[1]);
 	}
 	if (job->mode == DS_TOPK && job->k > 0) {
 		CUDA_CHECK(cudaMemcpy(top_s, g->fast ? g->fin_s : g->tops, d->rows_side * job->k * 4,
@@ -530,7 +532,8 @@ gpu_free(struct ds_gpu *d)
 	cudaFree(g->topi);
 	cudaFree(g->fin_s);
 	cudaFree(g->fin_i);
-	cudaFree(g->redone);
+	cudaFree(g->undecided);
+	cudaFree(g->counts);
 	cudaFree(g->pairs);
 	cudaFree(g->count);
 	for (int b = 0; b < 2; b++)

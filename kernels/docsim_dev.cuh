@@ -114,7 +114,8 @@ struct gpu {
 	double thr_sel;		/* the threshold candidates are kept at: -t's, less bound when fast */
 	float *fin_s;		/* fast: the exact lists (rows x k) */
 	int32_t *fin_i;
-	unsigned long long *redone;	/* fast: rows whose gap was too small, computed whole */
+	int32_t *undecided;	/* fast: rows whose TF32 list left too small a gap */
+	unsigned long long *counts;	/* fast: those rows, and those computed whole */
 	size_t K;		/* GEMM depth: dim (dense) or F (sparse) */
 	size_t esz;		/* bytes of a GEMM element */
 	size_t BR, BC;		/* tile rows and columns */
@@ -166,11 +167,14 @@ void ds_scatter(struct gpu *g, const struct side *rows_side, size_t r0, size_t n
 
 /* docsim_exact.cu */
 double ds_fast_bound(size_t m);
-void ds_fast_exact(struct gpu *g, const float *rows, const float *cols, size_t nrows, size_t ncols);
+void ds_fast_exact(struct gpu *g, const float *rows, const float *cols, size_t nrows, size_t ncols,
+    size_t counts[2]);
 
 /* docsim_rank.cu */
-void ds_fill_state(struct gpu *g, size_t n);
+void ds_fill_state(struct gpu *g, size_t n, cudaStream_t st);
 void ds_rank_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc, int sym);
 void ds_matrix_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc);
+void ds_rank_rows(struct gpu *g, const float *S, size_t nr, size_t c0, size_t nc, float *tops, int32_t *topi,
+    size_t kl, double thr, const int32_t *self);
 
 #endif

@@ -10,8 +10,13 @@
  *     ties with the k-th once scores are rounded to float (B holds that rounding): the
  *     k best are among the list's candidates, which are rescored in float64 and ranked.
  *     A list not full holds every column its row was offered.
- *   - otherwise (many columns within 2B of the k-th: near-copies) the row is computed
- *     whole in float64 against every column uploaded, and counted for -v.
+ *   - otherwise (many columns within 2B of the k-th: near-copies, or the dense scores
+ *     of a long list) the row is rechecked: gathered with the other such rows, scored
+ *     against every column uploaded by a float32 GEMM (IEEE float32, no TF32), whose
+ *     error bound B32 (ds_f32_bound) is some 30 times smaller, and ranked into a new
+ *     list of k + DS_FAST_EXTRA, which the same rule with B32 makes exact;
+ *   - a row whose float32 list still leaves too small a gap (columns within 2 B32 of
+ *     the k-th: copies) is computed whole in float64, and counted for -v.
  * With -t, the tile loop keeps candidates down to the threshold less B, and the exact
  * scores must pass it. Every float64 score here is ds_dot_fd's (docsim.h), the CPU path's
  * own sum in its order, so the GPU's lines are the CPU's bit for bit.
@@ -40,68 +45,81 @@ ds_fast_bound(size_t m)
 	    ldexp(1, -22);
 }
 
-/* Row i's list (kl entries, best first, unfilled ones DS_NONE) into the k best float64
- * scores, os/oi, by a warp. A lane scores candidates lane and lane + 32 (kl <= 64). */
-__device__ static void
-exact_row(size_t i, int lane, const float *rows, const float *cols, size_t m, size_t ncols, int sym,
-    const float *tops, const int32_t *topi, int k, int kl, double gap, int use_thr, double thr,
-    float *fs, int32_t *fi, unsigned long long *redone)
+/* The same for a float32 GEMM (CUBLAS_COMPUTE_32F_PEDANTIC: IEEE float32 products and
+ * sums, whatever NVIDIA_TF32_OVERRIDE says). Each of the m products and m - 1 sums
+ * rounds once, by a relative 2^-23 at worst (truncation; rounding to nearest halves
+ * it), in any order: within gamma = n u / (1 - n u), n = m + 1, of sum |x_i y_i| <= 1 +
+ * 2^-20; then 2^-22 for the two scores' rounding to float, as above. 1.22e-4 for m =
+ * 1024. 0 when m is too long for the bound to help (n u >= 1/16): such rows are
+ * computed whole. */
+double
+ds_f32_bound(size_t m)
 {
-	const float *ls = tops + i * (size_t)kl;
-	const int32_t *li = topi + i * (size_t)kl;
-	float *os = fs + i * (size_t)k;
-	int32_t *oi = fi + i * (size_t)k;
-	for (int t = lane; t < k; t += 32) {
-		os[t] = -INFINITY;
-		oi[t] = DS_NONE;
-	}
+	double nu = (double)(m + 1) * ldexp(1, -23);
+	if (nu >= 1.0 / 16)
+		return 0;
+	return nu / (1 - nu) * (1 + ldexp(1, -20)) + ldexp(1, -22);
+}
+
+/* List row w (kl entries, best first, unfilled ones DS_NONE) of document i into the k
+ * best float64 scores, i's row of fs/fi, by a warp; a lane scores candidates lane and
+ * lane + 32 (kl <= 64). Returns 0 when the list's gap is under `gap`, writing nothing
+ * but the emptied output: the caller rechecks the row. */
+__device__ static int
+exact_from_list(size_t w, size_t i, int lane, const float *x, const float *cols, size_t m, const float *tops,
+    const int32_t *topi, int k, int kl, double gap, int use_thr, double thr, float *os, int32_t *oi)
+{
+	const float *ls = tops + w * (size_t)kl;
+	const int32_t *li = topi + w * (size_t)kl;
 	int32_t id[2];
 	id[0] = lane < kl ? li[lane] : DS_NONE;
 	id[1] = lane + 32 < kl ? li[lane + 32] : DS_NONE;
 	int filled = __popc(__ballot_sync(FULL, id[0] != DS_NONE)) + __popc(__ballot_sync(FULL, id[1] != DS_NONE));
 	if (filled == 0)
-		return;
-	const float *x = rows + i * m;
+		return 1;
 	/* A row of zeros (an empty document) scores 0 with every column, in TF32 too, so its
 	 * list is full of ties: none passes a positive threshold (the default, scores above
-	 * 0), which spares computing it whole; with -t 0 or less the path below lists them. */
+	 * 0), which spares rechecking it; with -t 0 or less the recheck lists them. */
 	if (use_thr && thr > 0) {
 		bool nz = false;
 		for (size_t t = lane; t < m; t += 32)
 			nz = nz || x[t] != 0.0f;
 		if (!__any_sync(FULL, nz))
-			return;
+			return 1;
 	}
-	__syncwarp();
-	if (filled < kl || (double)ls[kl - 1] < (double)ls[k - 1] - gap) {
-		/* the k best are among the candidates: rank their float64 scores */
-		float key[2];
-		bool pass[2];
-		for (int h = 0; h < 2; h++) {
-			pass[h] = id[h] != DS_NONE;
-			key[h] = pass[h] ? (float)ds_dot_fd(x, cols + (size_t)id[h] * m, m) : -INFINITY;
-			pass[h] = pass[h] && ds_passes(key[h], use_thr, thr);
-		}
-		int rank[2] = {0, 0};
-		for (int t = 0; t < filled; t++) {
-			int h = t >> 5;
-			float kt = __shfl_sync(FULL, key[h], t & 31);
-			int32_t it = __shfl_sync(FULL, id[h], t & 31);
-			bool pt = __shfl_sync(FULL, (int)pass[h], t & 31) != 0;
-			for (int u = 0; u < 2; u++)
-				rank[u] += pt && ds_better(kt, it, key[u], id[u]);
-		}
-		for (int h = 0; h < 2; h++)
-			if (pass[h] && rank[h] < k) {
-				os[rank[h]] = key[h];
-				oi[rank[h]] = id[h];
-			}
-		return;
+	if (filled == kl && (double)ls[kl - 1] >= (double)ls[k - 1] - gap)
+		return 0;
+	/* the k best are among the candidates: rank their float64 scores */
+	float key[2];
+	bool pass[2];
+	for (int h = 0; h < 2; h++) {
+		pass[h] = id[h] != DS_NONE;
+		key[h] = pass[h] ? (float)ds_dot_fd(x, cols + (size_t)id[h] * m, m) : -INFINITY;
+		pass[h] = pass[h] && ds_passes(key[h], use_thr, thr);
 	}
-	/* too many columns near the k-th: the row whole, a lane a column, kept as k_rowsel
-	 * keeps a list */
-	if (lane == 0)
-		atomicAdd(redone, 1ull);
+	int rank[2] = {0, 0};
+	for (int t = 0; t < filled; t++) {
+		int h = t >> 5;
+		float kt = __shfl_sync(FULL, key[h], t & 31);
+		int32_t it = __shfl_sync(FULL, id[h], t & 31);
+		bool pt = __shfl_sync(FULL, (int)pass[h], t & 31) != 0;
+		for (int u = 0; u < 2; u++)
+			rank[u] += pt && ds_better(kt, it, key[u], id[u]);
+	}
+	for (int h = 0; h < 2; h++)
+		if (pass[h] && rank[h] < k) {
+			os[rank[h]] = key[h];
+			oi[rank[h]] = id[h];
+		}
+	return 1;
+}
+
+/* Document i's row whole in float64 against columns [0, ncols) (i's own left out for
+ * all pairs), a lane a column, kept as k_rowsel keeps a list, into os/oi (emptied). */
+__device__ static void
+exact_whole(size_t i, int lane, const float *x, const float *cols, size_t m, size_t ncols, int sym, int k,
+    int use_thr, double thr, float *os, int32_t *oi)
+{
 	float ts = -INFINITY;
 	int32_t ti = DS_NONE;
 	for (size_t base = 0; base < ncols; base += 32) {
@@ -127,29 +145,117 @@ exact_row(size_t i, int lane, const float *rows, const float *cols, size_t m, si
 	}
 }
 
-/* A warp a row, the warps striding over the rows. */
+/* A warp a list row w < nrows, the warps striding over them: the row's document is w,
+ * or ids[w] for gathered rows. A row whose gap is too small goes on und (when given:
+ * the TF32 lists, to be rechecked) or is computed whole (the float32 lists; every row
+ * when kl is 0). counts: the rows put on und, and those computed whole. */
 __global__ void
 k_exact(const float *rows, const float *cols, size_t m, size_t nrows, size_t ncols, int sym,
-    const float *tops, const int32_t *topi, int k, int kl, double gap, int use_thr, double thr,
-    float *fs, int32_t *fi, unsigned long long *redone)
+    const int32_t *ids, const float *tops, const int32_t *topi, int k, int kl, double gap, int use_thr,
+    double thr, float *fs, int32_t *fi, int32_t *und, unsigned long long *counts)
 {
-	size_t w = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5, nw = ((size_t)gridDim.x * blockDim.x) >> 5;
-	for (size_t i = w; i < nrows; i += nw)
-		exact_row(i, threadIdx.x & 31, rows, cols, m, ncols, sym, tops, topi, k, kl, gap, use_thr, thr, fs,
-		    fi, redone);
+	size_t w0 = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5, nw = ((size_t)gridDim.x * blockDim.x) >> 5;
+	int lane = threadIdx.x & 31;
+	for (size_t w = w0; w < nrows; w += nw) {
+		size_t i = ids != NULL ? (size_t)ids[w] : w;
+		const float *x = rows + i * m;
+		float *os = fs + i * (size_t)k;
+		int32_t *oi = fi + i * (size_t)k;
+		for (int t = lane; t < k; t += 32) {
+			os[t] = -INFINITY;
+			oi[t] = DS_NONE;
+		}
+		__syncwarp();
+		if (kl > 0 && exact_from_list(w, i, lane, x, cols, m, tops, topi, k, kl, gap, use_thr, thr, os, oi))
+			continue;
+		if (und != NULL) {
+			if (lane == 0)
+				und[atomicAdd(&counts[0], 1ull)] = (int32_t)i;
+			continue;
+		}
+		if (lane == 0)
+			atomicAdd(&counts[1], 1ull);
+		exact_whole(i, lane, x, cols, m, ncols, sym, k, use_thr, thr, os, oi);
+	}
+}
+
+/* Rows ids[0, nr) of rows (m floats each) into q, one after another. */
+__global__ void
+k_gather(const float *rows, const int32_t *ids, size_t nr, size_t m, float *q)
+{
+	for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < nr * m; t += (size_t)gridDim.x * blockDim.x)
+		q[t] = rows[(size_t)ids[t / m] * m + t % m];
+}
+
+/* The float32 recheck of the nu rows on g->undecided: a batch of them at a time
+ * gathered into one panel (in the second tile buffer), its float32 GEMM against a
+ * tile of columns at a time (into the first), ranked into lists in g->tops (whose TF32
+ * lists are spent), then made exact, or computed whole, by k_exact. On sb. */
+static void
+recheck(struct gpu *g, const float *rows, const float *cols, size_t ncols, size_t nu)
+{
+	const struct ds_job *j = g->job;
+	size_t m = g->K, kl = g->kl;
+	double b32 = ds_f32_bound(m);
+	/* rows that fit both tile buffers: BR x BC scores, and their m floats each */
+	size_t batch = MIN(g->BR, g->BR * g->BC / MAX(m, (size_t)1));
+	int rb = j->tune->rank_block;
+	cudaStream_t st = g->sb;
+	if (b32 == 0 || batch == 0) {
+		/* no bound worth it, or no room: every such row whole */
+		k_exact<<<grid_for(nu * 32, rb), rb, 0, st>>>(rows, cols, m, nu, ncols, g->sym, g->undecided, g->tops,
+		    g->topi, (int)j->k, 0, 0, j->use_thr, j->thr, g->fin_s, g->fin_i, NULL, g->counts);
+		CUDA_LAUNCH_CHECK();
+		return;
+	}
+	float *q = (float *)g->Sbuf[1], *S = (float *)g->Sbuf[0];
+	const float one = 1, zero = 0;
+	BLAS_CHECK(ds_cublas.set_stream(g->blas, st));
+	for (size_t b0 = 0; b0 < nu; b0 += batch) {
+		size_t nb = MIN(batch, nu - b0);
+		const int32_t *ids = g->undecided + b0;
+		k_gather<<<grid_for(nb * m, 256), 256, 0, st>>>(rows, ids, nb, m, q);
+		CUDA_LAUNCH_CHECK();
+		ds_fill_state(g, nb * kl, st);
+		for (size_t c0 = 0; c0 < ncols; c0 += g->BC) {
+			size_t nc = MIN(g->BC, ncols - c0);
+			BLAS_CHECK(ds_cublas.gemm_ex(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)nc, (int)nb, (int)m, &one,
+			    cols + c0 * m, CUDA_R_32F, (int)m, q, CUDA_R_32F, (int)m, &zero, S, CUDA_R_32F, (int)nc,
+			    CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
+			ds_rank_rows(g, S, nb, c0, nc, g->tops, g->topi, kl, j->thr - b32, g->sym ? ids : NULL);
+		}
+		k_exact<<<grid_for(nb * 32, rb), rb, 0, st>>>(rows, cols, m, nb, ncols, g->sym, ids, g->tops, g->topi,
+		    (int)j->k, (int)kl, 2 * b32, j->use_thr, j->thr, g->fin_s, g->fin_i, NULL, g->counts);
+		CUDA_LAUNCH_CHECK();
+	}
+	BLAS_CHECK(ds_cublas.set_stream(g->blas, g->sa));
 }
 
 /* The lists of rows [0, nrows) (their vectors at rows) made exact against the columns
- * [0, ncols) at cols, into g->fin_s and g->fin_i; waits for them. */
+ * [0, ncols) at cols, into g->fin_s and g->fin_i; waits for them. counts: the rows
+ * rechecked by the float32 GEMM, and those computed whole. Every stream's work on the
+ * tiles is done (ds_gpu_close), so their buffers and the TF32 lists are free. */
 void
-ds_fast_exact(struct gpu *g, const float *rows, const float *cols, size_t nrows, size_t ncols)
+ds_fast_exact(struct gpu *g, const float *rows, const float *cols, size_t nrows, size_t ncols, size_t counts[2])
 {
 	const struct ds_job *j = g->job;
 	int rb = j->tune->rank_block;
+	unsigned long long c[2] = {0, 0};
+	counts[0] = counts[1] = 0;
 	if (nrows == 0)
 		return;
-	k_exact<<<grid_for(nrows * 32, rb), rb, 0, g->sb>>>(rows, cols, g->K, nrows, ncols, g->sym, g->tops,
-	    g->topi, (int)j->k, (int)g->kl, 2 * g->bound, j->use_thr, j->thr, g->fin_s, g->fin_i, g->redone);
+	CUDA_CHECK(cudaMemsetAsync(g->counts, 0, sizeof c, g->sb));
+	k_exact<<<grid_for(nrows * 32, rb), rb, 0, g->sb>>>(rows, cols, g->K, nrows, ncols, g->sym, NULL, g->tops,
+	    g->topi, (int)j->k, (int)g->kl, 2 * g->bound, j->use_thr, j->thr, g->fin_s, g->fin_i, g->undecided,
+	    g->counts);
 	CUDA_LAUNCH_CHECK();
+	CUDA_CHECK(cudaMemcpyAsync(c, g->counts, sizeof c, cudaMemcpyDeviceToHost, g->sb));
 	CUDA_CHECK(cudaStreamSynchronize(g->sb));
+	if (c[0] > 0) {
+		recheck(g, rows, cols, ncols, (size_t)c[0]);
+		CUDA_CHECK(cudaMemcpyAsync(c, g->counts, sizeof c, cudaMemcpyDeviceToHost, g->sb));
+		CUDA_CHECK(cudaStreamSynchronize(g->sb));
+	}
+	counts[0] = (size_t)c[0];
+	counts[1] = (size_t)c[1];
 }

@@ -159,11 +159,12 @@ wlist_insert(wlist &w, int k, int lane, float cs, int32_t cj)
 }
 
 /* k_rowsel for lists of up to 64: the row's list in the warp's registers, read and
- * written once a tile. */
+ * written once a tile. With self (a gathered row's own index, ds_rank_rows), that
+ * column is left out. */
 template <typename T>
 __global__ void
 k_rowsel_reg(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int sym,
-    float *tops, int32_t *topi, int k, int use_thr, double thr)
+    float *tops, int32_t *topi, int k, int use_thr, double thr, const int32_t *self)
 {
 	int w = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
 	if (w >= nr)
@@ -178,6 +179,7 @@ k_rowsel_reg(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int s
 	float ts;
 	int32_t ti;
 	wlist_last(l, k, &ts, &ti);
+	int32_t own = self != NULL ? self[w] : -1;
 	const T *row = S + (size_t)w * ldS;
 	for (long base = 0; base < cend; base += 32 * ROWSEL_UNROLL) {
 		float v[ROWSEL_UNROLL];
@@ -190,7 +192,7 @@ k_rowsel_reg(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int s
 		for (int u = 0; u < ROWSEL_UNROLL; u++) {
 			long jj = base + u * 32 + lane;
 			int32_t j = (int32_t)(c0 + jj);
-			bool cand = jj < cend && ds_passes(v[u], use_thr, thr) && ds_better(v[u], j, ts, ti);
+			bool cand = jj < cend && j != own && ds_passes(v[u], use_thr, thr) && ds_better(v[u], j, ts, ti);
 			unsigned m = __ballot_sync(FULL, cand);
 			while (m != 0) {
 				int src = __ffs(m) - 1;
@@ -357,7 +359,7 @@ select_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc, int sym)
 			return;
 		if (g->kl <= 64)
 			k_rowsel_reg<T><<<grid_for(nr * 32, rb), rb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc,
-			    sym, g->tops, g->topi, (int)g->kl, j->use_thr, g->thr_sel);
+			    sym, g->tops, g->topi, (int)g->kl, j->use_thr, g->thr_sel, NULL);
 		else
 			k_rowsel<T><<<grid_for(nr * 32, rb), rb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
 			    g->tops, g->topi, (int)g->kl, j->use_thr, g->thr_sel);
@@ -378,11 +380,11 @@ select_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc, int sym)
 	}
 }
 
-/* The top-k lists (n entries in all) emptied: score -inf, id DS_NONE. */
+/* The first n entries of the top-k lists emptied (score -inf, id DS_NONE), on st. */
 void
-ds_fill_state(struct gpu *g, size_t n)
+ds_fill_state(struct gpu *g, size_t n, cudaStream_t st)
 {
-	k_fill_state<<<grid_for(n, 256), 256>>>(g->tops, g->topi, n);
+	k_fill_state<<<grid_for(n, 256), 256, 0, st>>>(g->tops, g->topi, n);
 	CUDA_LAUNCH_CHECK();
 }
 
@@ -394,6 +396,19 @@ ds_rank_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc, int sym)
 		select_tile<double>(g, r0, nr, c0, nc, sym);
 	else
 		select_tile<float>(g, r0, nr, c0, nc, sym);
+}
+
+/* Gathered rows' float32 scores S (nr x nc, row stride nc) against columns [c0, c0+nc)
+ * into their lists (nr x kl, kl <= 64), each row's own column (self[w]) left out, on sb:
+ * the float32 recheck of rows the TF32 lists could not decide (docsim_exact.cu). */
+void
+ds_rank_rows(struct gpu *g, const float *S, size_t nr, size_t c0, size_t nc, float *tops, int32_t *topi,
+    size_t kl, double thr, const int32_t *self)
+{
+	int rb = g->job->tune->rank_block;
+	k_rowsel_reg<float><<<grid_for(nr * 32, rb), rb, 0, g->sb>>>(S, nc, 0, (int)nr, c0, (int)nc, 0, tops, topi,
+	    (int)kl, g->job->use_thr, thr, self);
+	CUDA_LAUNCH_CHECK();
 }
 
 /* Matrix mode: the tile into its rows and columns of the matrix on the host. */

@@ -552,14 +552,17 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 }
 
 # Issue 15: dense top-k lists from TF32 products, rescored in float64 (kernels/docsim_exact.cu)
-@test "TF32 top-k lists rescored in float64 print the CPU's lines: k 1 to 32, -t, queries, near-copies computed whole" {
+@test "TF32 top-k lists rescored in float64 print the CPU's lines: k 1 to 32, -t, queries, clusters rechecked, near-copies computed whole" {
 	require_gpu
 	gen dense 3000 200 4 "$D/x.npy"
 	gen adversarial 2000 100 5 "$D/adv.npy"
+	gen clusters 2000 64 6 "$D/cl.npy"
 	py -c 'import numpy as n; n.save("'"$D"'/q.npy", n.load("'"$D"'/adv.npy")[::7])'
 	py -c 'import numpy as n; n.save("'"$D"'/qx.npy", n.load("'"$D"'/x.npy")[::11])'
+	py -c 'import numpy as n; n.save("'"$D"'/qc.npy", n.load("'"$D"'/cl.npy")[::13])'
 	for args in "-k 1 $D/x.npy" "-k 10 $D/x.npy" "-k 32 $D/x.npy" "-k 10 $D/adv.npy" "-k 32 $D/adv.npy" \
-	    "-k 5 -t 0.1 $D/x.npy" "-k 20 -t 0.99 $D/adv.npy" "-k 3 -q $D/q.npy $D/adv.npy" "-k 12 -q $D/qx.npy $D/x.npy"; do
+	    "-k 5 -t 0.1 $D/x.npy" "-k 20 -t 0.99 $D/adv.npy" "-k 3 -q $D/q.npy $D/adv.npy" "-k 12 -q $D/qx.npy $D/x.npy" \
+	    "-k 10 $D/cl.npy" "-k 32 -t 0.9976 $D/cl.npy" "-k 7 -q $D/qc.npy $D/cl.npy"; do
 		# shellcheck disable=SC2086
 		docsim -d cpu $args > "$D/cpu"
 		# shellcheck disable=SC2086
@@ -569,14 +572,25 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 		# shellcheck disable=SC2086
 		ACCELKIT_DOCSIM_TF32=0 docsim -d gpu $args | cmp "$D/cpu" -
 	done
-	# near-copies (clusters of ~50 rows, cosines apart below the bound) are computed whole
+	# -v: "N rows (a gap under twice the TF32 bound, B) rechecked by a float32 GEMM, of
+	# which W computed whole"; counts sets R and W from it
+	counts() {
+		[[ "$1" =~ \ ([0-9]+)\ rows\ \(a\ gap\ under\ twice\ the\ TF32\ bound,\ [0-9.e-]+\)\ rechecked\ by\ a\ float32\ GEMM,\ of\ which\ ([0-9]+)\ computed\ whole ]] ||
+		    fail "no counts in: $1"
+		R=${BASH_REMATCH[1]} W=${BASH_REMATCH[2]}
+	}
+	# clusters (cosines some 4e-4 apart) are all rechecked, and the float32 GEMM decides them
+	run -0 --separate-stderr docsim -v -d gpu -k 10 "$D/cl.npy"
+	counts "$stderr"
+	[ "$R" -ge 1900 ] && [ "$W" -lt 20 ]
+	# near-copies (rows nudged by 1e-4 to 1e-7, and exact copies) are computed whole
 	run -0 --separate-stderr docsim -v -d gpu -k 10 "$D/adv.npy"
-	[[ "$stderr" =~ rows\ computed\ whole\ \(a\ gap ]]
-	[[ "$stderr" =~ \ ([1-9][0-9]*)\ rows\ computed\ whole ]]
-	# and Gaussian vectors mostly are not
+	counts "$stderr"
+	[ "$W" -ge 1 ] && [ "$R" -ge "$W" ]
+	# and Gaussian vectors mostly are neither
 	run -0 --separate-stderr docsim -v -d gpu -k 10 "$D/x.npy"
-	[[ "$stderr" =~ \ ([0-9]+)\ rows\ computed\ whole ]]
-	[ "${BASH_REMATCH[1]}" -lt 300 ]
+	counts "$stderr"
+	[ "$R" -lt 300 ]
 	# where the fast path does not apply: -k 33, streamed vectors, -k 0, sparse text
 	for args in "-k 33 $D/x.npy" "-k 10 --max-device-mem 2M $D/x.npy"; do
 		# shellcheck disable=SC2086
@@ -597,6 +611,8 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 	# divided over two workers, each makes its lists exact: one GPU's bytes
 	docsim -d gpu -k 10 "$D/adv.npy" > "$D/one"
 	docsim -d gpu:0,0 -k 10 "$D/adv.npy" | cmp "$D/one" -
+	docsim -d gpu -k 10 "$D/cl.npy" > "$D/one"
+	docsim -d gpu:0,0 -k 10 "$D/cl.npy" | cmp "$D/one" -
 	run -1 env ACCELKIT_DOCSIM_TF32=yes docsim -d gpu -k 10 "$D/x.npy"
 	assert_output --partial "ACCELKIT_DOCSIM_TF32 must be 0 or 1, not 'yes'"
 }

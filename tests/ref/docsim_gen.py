@@ -15,6 +15,11 @@
                                      a few rows nudged by 1e-3 to 1e-7), exact copies, rows
                                      scaled by 1e30 and 1e-30, and rows that one dimension
                                      dominates (cosines near 1, apart in the 5th digit)
+  docsim_gen.py clusters N M SEED OUT  N x M float32 (NPY) in clusters of 100: a unit
+                                     base row plus normal noise of 0.05 / sqrt(M) a
+                                     coordinate. A row's 10th and 42nd best cosines lie
+                                     some 4e-4 apart (M = 64): within twice a TF32 bound
+                                     (2e-3), far over twice a float32 GEMM's (1.6e-5)
 """
 import sys
 
@@ -117,6 +122,14 @@ def adversarial(n, m, seed, out):
         np.savetxt(out, x, fmt="%.9g")
 
 
+def clusters(n, m, seed, out):
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal((max(1, n // 100), m))
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    x = base[np.arange(n) % len(base)] + 0.05 / np.sqrt(m) * rng.standard_normal((n, m))
+    np.save(out, x.astype(np.float32))
+
+
 def main():
     a = sys.argv[1:]
     if a[0] == "zipf":
@@ -127,8 +140,10 @@ def main():
         dense(int(a[1]), int(a[2]), int(a[3]), a[4], a[0] == "uniform")
     elif a[0] == "adversarial":
         adversarial(int(a[1]), int(a[2]), int(a[3]), a[4])
+    elif a[0] == "clusters":
+        clusters(int(a[1]), int(a[2]), int(a[3]), a[4])
     else:
-        sys.exit("docsim_gen.py: zipf|uzipf|dense|uniform|adversarial ...")
+        sys.exit("docsim_gen.py: zipf|uzipf|dense|uniform|adversarial|clusters ...")
 
 
 if __name__ == "__main__":
