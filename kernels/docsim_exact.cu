@@ -61,13 +61,74 @@ ds_f32_bound(size_t m)
 	return nu / (1 - nu) * (1 + ldexp(1, -20)) + ldexp(1, -22);
 }
 
+#define EXACT_BLOCK 256	/* k_exact's threads a block: 8 warps, each its own dots tile */
+
+/* A warp's tile for cand_dots: 32 columns' chunks of 32 floats, a row a lane's column,
+ * and the row x's chunk (row 32); 33 floats a row, so that a lane reading along its own
+ * row and the warp writing along one meet no bank twice. */
+struct dots_tile {
+	float c[33][33];
+};
+
+/* Each lane's ds_dot_fd(x, cols + id * m, m) for its candidate id (DS_NONE: none,
+ * -INFINITY returned), the same bits: the warp loads 32 floats of each candidate's
+ * column at once (coalesced, where a lane reading its own column touches 32 lines a
+ * load), transposed through shared memory, and each lane adds its column's products in
+ * ds_dot_fd's order: four running sums by k mod 4 up to m less m mod 4, the rest into
+ * the first, then (s0 + s1) + (s2 + s3). */
+__device__ static float
+cand_dots(const float *x, const float *cols, size_t m, int32_t id, int lane, struct dots_tile *t)
+{
+	unsigned have = __ballot_sync(FULL, id != DS_NONE);
+	double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	size_t m4 = m - m % 4;
+	for (size_t c0 = 0; c0 < m; c0 += 32) {
+		bool in = c0 + lane < m;
+		for (unsigned b = have; b != 0; b &= b - 1) {
+			int r = __ffs(b) - 1;
+			int32_t cid = __shfl_sync(FULL, id, r);
+			t->c[r][lane] = in ? cols[(size_t)cid * m + c0 + lane] : 0.0f;
+		}
+		t->c[32][lane] = in ? x[c0 + lane] : 0.0f;
+		__syncwarp();
+		if (id != DS_NONE) {
+			const float *cr = t->c[lane], *xr = t->c[32];
+			if (c0 + 32 <= m4) {
+#pragma unroll
+				for (int e = 0; e < 32; e += 4) {
+					s0 += (double)xr[e] * cr[e];
+					s1 += (double)xr[e + 1] * cr[e + 1];
+					s2 += (double)xr[e + 2] * cr[e + 2];
+					s3 += (double)xr[e + 3] * cr[e + 3];
+				}
+			} else {
+				for (size_t e = 0; c0 + e < m; e++) {
+					double p = (double)xr[e] * cr[e];
+					int q = c0 + e < m4 ? (int)(e & 3) : 0;
+					if (q == 0)
+						s0 += p;
+					else if (q == 1)
+						s1 += p;
+					else if (q == 2)
+						s2 += p;
+					else
+						s3 += p;
+				}
+			}
+		}
+		__syncwarp();
+	}
+	return id != DS_NONE ? (float)((s0 + s1) + (s2 + s3)) : -INFINITY;
+}
+
 /* List row w (kl entries, best first, unfilled ones DS_NONE) of document i into the k
  * best float64 scores, i's row of fs/fi, by a warp; a lane scores candidates lane and
  * lane + 32 (kl <= 64). Returns 0 when the list's gap is under `gap`, writing nothing
  * but the emptied output: the caller rechecks the row. */
 __device__ static int
 exact_from_list(size_t w, size_t i, int lane, const float *x, const float *cols, size_t m, const float *tops,
-    const int32_t *topi, int k, int kl, double gap, int use_thr, double thr, float *os, int32_t *oi)
+    const int32_t *topi, int k, int kl, double gap, int use_thr, double thr, float *os, int32_t *oi,
+    struct dots_tile *tile)
 {
 	const float *ls = tops + w * (size_t)kl;
 	const int32_t *li = topi + w * (size_t)kl;
@@ -93,9 +154,8 @@ exact_from_list(size_t w, size_t i, int lane, const float *x, const float *cols,
 	float key[2];
 	bool pass[2];
 	for (int h = 0; h < 2; h++) {
-		pass[h] = id[h] != DS_NONE;
-		key[h] = pass[h] ? (float)ds_dot_fd(x, cols + (size_t)id[h] * m, m) : -INFINITY;
-		pass[h] = pass[h] && ds_passes(key[h], use_thr, thr);
+		key[h] = h == 0 || filled > 32 ? cand_dots(x, cols, m, id[h], lane, tile) : -INFINITY;
+		pass[h] = id[h] != DS_NONE && ds_passes(key[h], use_thr, thr);
 	}
 	int rank[2] = {0, 0};
 	for (int t = 0; t < filled; t++) {
@@ -154,8 +214,10 @@ k_exact(const float *rows, const float *cols, size_t m, size_t nrows, size_t nco
     const int32_t *ids, const float *tops, const int32_t *topi, int k, int kl, double gap, int use_thr,
     double thr, float *fs, int32_t *fi, int32_t *und, unsigned long long *counts)
 {
+	__shared__ struct dots_tile tiles[EXACT_BLOCK / 32];
 	size_t w0 = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5, nw = ((size_t)gridDim.x * blockDim.x) >> 5;
 	int lane = threadIdx.x & 31;
+	struct dots_tile *tile = &tiles[threadIdx.x >> 5];
 	for (size_t w = w0; w < nrows; w += nw) {
 		size_t i = ids != NULL ? (size_t)ids[w] : w;
 		const float *x = rows + i * m;
@@ -166,7 +228,7 @@ k_exact(const float *rows, const float *cols, size_t m, size_t nrows, size_t nco
 			oi[t] = DS_NONE;
 		}
 		__syncwarp();
-		if (kl > 0 && exact_from_list(w, i, lane, x, cols, m, tops, topi, k, kl, gap, use_thr, thr, os, oi))
+		if (kl > 0 && exact_from_list(w, i, lane, x, cols, m, tops, topi, k, kl, gap, use_thr, thr, os, oi, tile))
 			continue;
 		if (und != NULL) {
 			if (lane == 0)
@@ -199,7 +261,7 @@ recheck(struct gpu *g, const float *rows, const float *cols, size_t ncols, size_
 	double b32 = ds_f32_bound(m);
 	/* rows that fit both tile buffers: BR x BC scores, and their m floats each */
 	size_t batch = MIN(g->BR, g->BR * g->BC / MAX(m, (size_t)1));
-	int rb = j->tune->rank_block;
+	int rb = EXACT_BLOCK;
 	cudaStream_t st = g->sb;
 	if (b32 == 0 || batch == 0) {
 		/* no bound worth it, or no room: every such row whole */
@@ -239,7 +301,7 @@ void
 ds_fast_exact(struct gpu *g, const float *rows, const float *cols, size_t nrows, size_t ncols, size_t counts[2])
 {
 	const struct ds_job *j = g->job;
-	int rb = j->tune->rank_block;
+	int rb = EXACT_BLOCK;
 	unsigned long long c[2] = {0, 0};
 	counts[0] = counts[1] = 0;
 	if (nrows == 0)
