@@ -10,6 +10,12 @@
 #define FULL 0xffffffffu
 #define ROWSEL_UNROLL 4
 #define COLSEL_UNROLL 8
+/* The register-list kernels' depths: a warp walks its row or its columns' rows alone, so
+ * its loads in flight set the pace (ncu on the H200, 100k x 1024 -k 10: k_colsel_reg at
+ * 8 rows a step took 32.7 ms of 25 launches, each 1.2 ms or more however few its
+ * columns: a latency-bound walk down 4096 rows) */
+#define ROWSEL_REG_UNROLL 8
+#define COLSEL_REG_UNROLL 32
 
 __global__ void
 k_fill_state(float *s, int32_t *id, size_t n)
@@ -181,15 +187,15 @@ k_rowsel_reg(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int s
 	wlist_last(l, k, &ts, &ti);
 	int32_t own = self != NULL ? self[w] : -1;
 	const T *row = S + (size_t)w * ldS;
-	for (long base = 0; base < cend; base += 32 * ROWSEL_UNROLL) {
-		float v[ROWSEL_UNROLL];
+	for (long base = 0; base < cend; base += 32 * ROWSEL_REG_UNROLL) {
+		float v[ROWSEL_REG_UNROLL];
 #pragma unroll
-		for (int u = 0; u < ROWSEL_UNROLL; u++) {
+		for (int u = 0; u < ROWSEL_REG_UNROLL; u++) {
 			long jj = base + u * 32 + lane;
 			v[u] = jj < cend ? (float)row[jj] : -INFINITY;
 		}
 #pragma unroll
-		for (int u = 0; u < ROWSEL_UNROLL; u++) {
+		for (int u = 0; u < ROWSEL_REG_UNROLL; u++) {
 			long jj = base + u * 32 + lane;
 			int32_t j = (int32_t)(c0 + jj);
 			bool cand = jj < cend && j != own && ds_passes(v[u], use_thr, thr) && ds_better(v[u], j, ts, ti);
@@ -273,11 +279,11 @@ k_colsel_reg(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, float
 		ti = topi[j * (size_t)k + k - 1];
 	}
 	long start = __shfl_sync(FULL, ii0, 0);	/* lane 0's is the warp's least */
-	for (long ii = start; ii < nr; ii += COLSEL_UNROLL) {
-		float v[COLSEL_UNROLL];
+	for (long ii = start; ii < nr; ii += COLSEL_REG_UNROLL) {
+		float v[COLSEL_REG_UNROLL];
 		unsigned bits = 0;
 #pragma unroll
-		for (int u = 0; u < COLSEL_UNROLL; u++) {
+		for (int u = 0; u < COLSEL_REG_UNROLL; u++) {
 			bool in = live && ii + u >= ii0 && ii + u < nr;
 			v[u] = in ? (float)S[(size_t)(ii + u) * ldS + jj] : -INFINITY;
 			if (in && ds_passes(v[u], use_thr, thr) && ds_better(v[u], (int32_t)(r0 + ii + u), ts, ti))
@@ -296,10 +302,12 @@ k_colsel_reg(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, float
 			wlist_last(l, k, &lt, &lti);
 			unsigned b = __shfl_sync(FULL, bits, src);
 #pragma unroll
-			for (int u = 0; u < COLSEL_UNROLL; u++) {
+			for (int u = 0; u < COLSEL_REG_UNROLL; u++) {
+				if ((b >> u & 1) == 0)
+					continue;	/* (b is the warp's: no lane leaves the shuffle) */
 				float cs = __shfl_sync(FULL, v[u], src);
 				int32_t ci = (int32_t)(r0 + ii + u);
-				if ((b >> u & 1) && ds_better(cs, ci, lt, lti)) {
+				if (ds_better(cs, ci, lt, lti)) {
 					wlist_insert(l, k, lane, cs, ci);
 					wlist_last(l, k, &lt, &lti);
 				}
