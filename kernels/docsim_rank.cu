@@ -10,12 +10,13 @@
 #define FULL 0xffffffffu
 #define ROWSEL_UNROLL 4
 #define COLSEL_UNROLL 8
-/* The register-list kernels' depths: a warp walks its row or its columns' rows alone, so
- * its loads in flight set the pace (ncu on the H200, 100k x 1024 -k 10: k_colsel_reg at
- * 8 rows a step took 32.7 ms of 25 launches, each 1.2 ms or more however few its
- * columns: a latency-bound walk down 4096 rows) */
+/* The register-list kernels' depths, measured by ncu on the H200 (100k x 1024 -k 10, the
+ * 25 launches of each kernel added up): k_rowsel_reg 14.2 ms at 4 columns a lane, 13.3
+ * at 8; k_colsel_reg 32.7 ms at 8 rows a step, 43.4 at 32 (more registers, and rows
+ * loaded above the diagonal by the lanes whose column starts lower: the deeper walk is
+ * not what limits it). */
 #define ROWSEL_REG_UNROLL 8
-#define COLSEL_REG_UNROLL 32
+#define COLSEL_REG_UNROLL 8
 
 __global__ void
 k_fill_state(float *s, int32_t *id, size_t n)
