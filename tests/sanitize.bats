@@ -91,19 +91,24 @@ sanitized_run() {
 @test "SANITIZE=cuda runs the suites once a tool, the CUDA programs under compute-sanitizer" {
 	run -0 sanitized_run CUSAN_TOOLS="memcheck racecheck synccheck"
 	assert_line "# ==== compute-sanitizer --tool memcheck: docsim skyline gmmscore editdist4r"
-	assert_line "# ==== compute-sanitizer --tool racecheck: skyline gmmscore editdist4r"
+	# docsim under racecheck and synccheck too, since k_exact's warp tiles
+	assert_line "# ==== compute-sanitizer --tool racecheck: docsim skyline gmmscore editdist4r"
+	assert_line "# ==== compute-sanitizer --tool synccheck: docsim skyline gmmscore editdist4r"
 	assert_line "# compute-sanitizer memcheck: 3 runs, 0 with reports"
-	assert_line "# compute-sanitizer racecheck: 2 runs, 0 with reports"
+	assert_line "# compute-sanitizer racecheck: 3 runs, 0 with reports"
+	assert_line "# compute-sanitizer synccheck: 3 runs, 0 with reports"
 	assert_line "ok 3 a test too big for the sanitizer skips # skip under compute-sanitizer: too big"
 	assert_line --regexp '^# device: gpu; [0-9]+ s; 3 skipped$'
 	assert_line "9 passed, 0 failed"
-	# GPU runs only, each with its own log; docsim not under racecheck or synccheck
+	# GPU runs only, each with its own log: skyline, docsim, skyline's usage error
 	run -0 cat "$T/calls"
-	assert_equal "${#lines[@]}" 7
+	assert_equal "${#lines[@]}" 9
 	assert_regex "${lines[0]}" "^--tool memcheck --error-exitcode 99 --print-limit 20 --report-api-errors no --require-cuda-init no --target-processes all --log-file [^ ]*/skyline\.[0-9]+\.log sh -c .* $ACCELKIT_BUILD/bin/skyline --version$"
 	assert_regex "${lines[1]}" "^--tool memcheck .* $ACCELKIT_BUILD/bin/docsim --version$"
 	assert_regex "${lines[3]}" "^--tool racecheck .* $ACCELKIT_BUILD/bin/skyline --version$"
-	assert_regex "${lines[5]}" "^--tool synccheck .* $ACCELKIT_BUILD/bin/skyline --version$"
+	assert_regex "${lines[4]}" "^--tool racecheck .* $ACCELKIT_BUILD/bin/docsim --version$"
+	assert_regex "${lines[6]}" "^--tool synccheck .* $ACCELKIT_BUILD/bin/skyline --version$"
+	assert_regex "${lines[7]}" "^--tool synccheck .* $ACCELKIT_BUILD/bin/docsim --version$"
 }
 
 @test "a program that ends before CUDA keeps its exit status, and the sanitizer's note of it is clean" {
