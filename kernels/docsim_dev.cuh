@@ -154,6 +154,8 @@ void ds_side_ready(struct gpu *g, struct side *s, size_t r1);
 void ds_gemm_warm(cudaStream_t st, cublasHandle_t h);
 void ds_gemm(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c0, size_t nc,
     int sym);
+void ds_gemm_f32(struct gpu *g, const float *A, const float *B, size_t nr, size_t nc, size_t ldc, float *C,
+    cublasComputeType_t ct);
 int ds_choose_plan(struct gpu *g, size_t budget, size_t fixed, size_t rows_side, size_t rows_q);
 size_t ds_plan_least(const struct gpu *g, size_t rows_q);
 size_t ds_plan_least_resident(const struct gpu *g, size_t rows_q);

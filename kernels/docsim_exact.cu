@@ -25,8 +25,7 @@
 #include <math.h>
 
 #include "docsim_dev.cuh"
-
-#define FULL 0xffffffffu
+#include "docsim_wlist.cuh"
 
 /* The most a TF32 product of float32 unit rows of m dimensions differs from its float64
  * value. TF32 keeps 10 of float32's 23 fraction bits: an operand is within a relative
@@ -149,18 +148,20 @@ exact_from_list(size_t w, size_t i, int lane, const float *x, const float *cols,
 	int filled = __popc(__ballot_sync(FULL, id[0] != DS_NONE)) + __popc(__ballot_sync(FULL, id[1] != DS_NONE));
 	if (filled == 0)
 		return 1;
-	/* A row of zeros (an empty document) scores 0 with every column, in TF32 too, so its
-	 * list is full of ties: none passes a positive threshold (the default, scores above
-	 * 0), which spares rechecking it; with -t 0 or less the recheck lists them. */
-	if (use_thr && thr > 0) {
-		bool nz = false;
-		for (size_t t = lane; t < m; t += 32)
-			nz = nz || x[t] != 0.0f;
-		if (!__any_sync(FULL, nz))
-			return 1;
-	}
-	if (filled == kl && (double)ls[kl - 1] >= (double)ls[k - 1] - gap)
+	if (filled == kl && (double)ls[kl - 1] >= (double)ls[k - 1] - gap) {
+		/* A row of zeros (an empty document) scores 0 with every column, in TF32 too,
+		 * so its list is full of ties: none passes a positive threshold (the default,
+		 * scores above 0), which spares rechecking it; with -t 0 or less the recheck
+		 * lists them. (Asked only here: reading the row costs every decided row.) */
+		if (use_thr && thr > 0) {
+			bool nz = false;
+			for (size_t t = lane; t < m; t += 32)
+				nz = nz || x[t] != 0.0f;
+			if (!__any_sync(FULL, nz))
+				return 1;
+		}
 		return 0;
+	}
 	/* the k best are among the candidates: rank their float64 scores */
 	float key[2];
 	bool pass[2];
@@ -186,34 +187,24 @@ exact_from_list(size_t w, size_t i, int lane, const float *x, const float *cols,
 }
 
 /* Document i's row whole in float64 against columns [0, ncols) (i's own left out for
- * all pairs), a lane a column, kept as k_rowsel keeps a list, into os/oi (emptied). */
+ * all pairs), a lane a column, kept in the warp's registers as k_rowsel_reg keeps a
+ * list (k <= 32), into os/oi. */
 __device__ static void
 exact_whole(size_t i, int lane, const float *x, const float *cols, size_t m, size_t ncols, int sym, int k,
     int use_thr, double thr, float *os, int32_t *oi)
 {
-	float ts = -INFINITY;
-	int32_t ti = DS_NONE;
+	wlist l = wlist_load(os, oi, k, lane);	/* emptied by the caller */
+	float ts;
+	int32_t ti;
+	wlist_last(l, k, &ts, &ti);
 	for (size_t base = 0; base < ncols; base += 32) {
 		size_t j = base + lane;
 		bool cand = j < ncols && !(sym && j == i);
 		float v = cand ? (float)ds_dot_fd(x, cols + j * m, m) : -INFINITY;
 		cand = cand && ds_passes(v, use_thr, thr) && ds_better(v, (int32_t)j, ts, ti);
-		unsigned mask = __ballot_sync(FULL, cand);
-		while (mask != 0) {
-			int src = __ffs(mask) - 1;
-			mask &= mask - 1;
-			float cs = __shfl_sync(FULL, v, src);
-			int32_t cj = (int32_t)(base + src);
-			if (ds_better(cs, cj, ts, ti)) {
-				if (lane == 0)
-					ds_insert(os, oi, (size_t)k, cs, cj);
-				__syncwarp();
-				ts = os[k - 1];
-				ti = oi[k - 1];
-				__syncwarp();
-			}
-		}
+		wlist_offer(l, k, lane, cand, v, (int32_t)j, &ts, &ti);
 	}
+	wlist_store(l, os, oi, k, lane);
 }
 
 /* A warp a list row w < nrows, the warps striding over them: the row's document is w,
@@ -282,7 +273,6 @@ recheck(struct gpu *g, const float *rows, const float *cols, size_t ncols, size_
 		return;
 	}
 	float *q = (float *)g->Sbuf[1], *S = (float *)g->Sbuf[0];
-	const float one = 1, zero = 0;
 	BLAS_CHECK(ds_cublas.set_stream(g->blas, st));
 	for (size_t b0 = 0; b0 < nu; b0 += batch) {
 		size_t nb = MIN(batch, nu - b0);
@@ -292,9 +282,7 @@ recheck(struct gpu *g, const float *rows, const float *cols, size_t ncols, size_
 		ds_fill_state(g, nb * kl, st);
 		for (size_t c0 = 0; c0 < ncols; c0 += g->BC) {
 			size_t nc = MIN(g->BC, ncols - c0);
-			BLAS_CHECK(ds_cublas.gemm_ex(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)nc, (int)nb, (int)m, &one,
-			    cols + c0 * m, CUDA_R_32F, (int)m, q, CUDA_R_32F, (int)m, &zero, S, CUDA_R_32F, (int)nc,
-			    CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
+			ds_gemm_f32(g, q, cols + c0 * m, nb, nc, nc, S, CUBLAS_COMPUTE_32F_PEDANTIC);
 			ds_rank_rows(g, S, nb, c0, nc, g->tops, g->topi, kl, j->thr - b32, g->sym ? ids : NULL);
 		}
 		k_exact<<<grid_for(nb * 32, rb), rb, 0, st>>>(rows, cols, m, nb, ncols, g->sym, ids, g->tops, g->topi,

@@ -132,6 +132,18 @@ ds_gemm_warm(cudaStream_t st, cublasHandle_t h)
 	CUDA_CHECK(cudaFree(a));
 }
 
+/* C (nr x nc floats, row stride ldc) = A (nr x K) B (nc x K)^T of float32 rows, in
+ * cuBLAS's compute type ct, on the handle's stream. */
+void
+ds_gemm_f32(struct gpu *g, const float *A, const float *B, size_t nr, size_t nc, size_t ldc, float *C,
+    cublasComputeType_t ct)
+{
+	const float one = 1, zero = 0;
+	int k = (int)g->K;
+	BLAS_CHECK(ds_cublas.gemm_ex(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)nc, (int)nr, k, &one, B, CUDA_R_32F, k,
+	    A, CUDA_R_32F, k, &zero, C, CUDA_R_32F, (int)ldc, ct, CUBLAS_GEMM_DEFAULT));
+}
+
 /* C (nr x nc, row stride ldc) = A (nr x K) B (nc x K)^T. */
 static void
 gemm_block(struct gpu *g, const void *A, const void *B, size_t nr, size_t nc, size_t ldc, void *C)
@@ -142,10 +154,7 @@ gemm_block(struct gpu *g, const void *A, const void *B, size_t nr, size_t nc, si
 	if (g->fast) {
 		/* float32 operands read as TF32 by the tensor cores, float32 sums: the error
 		 * ds_fast_bound allows for */
-		const float one = 1, zero = 0;
-		BLAS_CHECK(ds_cublas.gemm_ex(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, B, CUDA_R_32F, k,
-		    A, CUDA_R_32F, k, &zero, C, CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F_FAST_TF32,
-		    CUBLAS_GEMM_DEFAULT));
+		ds_gemm_f32(g, (const float *)A, (const float *)B, nr, nc, ldc, (float *)C, CUBLAS_COMPUTE_32F_FAST_TF32);
 	} else if (g->dbl) {
 		const double one = 1, zero = 0;
 		BLAS_CHECK(ds_cublas.dgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const double *)B, k,

@@ -6,8 +6,8 @@
 #include <math.h>
 
 #include "docsim_dev.cuh"
+#include "docsim_wlist.cuh"
 
-#define FULL 0xffffffffu
 #define ROWSEL_UNROLL 4
 #define COLSEL_UNROLL 8
 /* The register-list kernels' depths, measured by ncu on the H200 (100k x 1024 -k 10, the
@@ -93,78 +93,6 @@ k_rowsel(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int sym,
 	}
 }
 
-/* Lists of up to 64 (every TF32 list, k + 32) held by a warp in registers: entries lane
- * and lane + 32, best first. A candidate goes in by shuffles: its place is the count of
- * entries before it, and those after it move up one; a few warp instructions, where
- * ds_insert is one lane shifting the list in global memory. */
-struct wlist {
-	float e0, e1;
-	int32_t j0, j1;
-};
-
-__device__ __forceinline__ wlist
-wlist_load(const float *ls, const int32_t *li, int k, int lane)
-{
-	wlist w;
-	w.e0 = lane < k ? ls[lane] : -INFINITY;
-	w.e1 = lane + 32 < k ? ls[lane + 32] : -INFINITY;
-	w.j0 = lane < k ? li[lane] : DS_NONE;
-	w.j1 = lane + 32 < k ? li[lane + 32] : DS_NONE;
-	return w;
-}
-
-__device__ __forceinline__ void
-wlist_store(const wlist &w, float *ls, int32_t *li, int k, int lane)
-{
-	if (lane < k) {
-		ls[lane] = w.e0;
-		li[lane] = w.j0;
-	}
-	if (lane + 32 < k) {
-		ls[lane + 32] = w.e1;
-		li[lane + 32] = w.j1;
-	}
-}
-
-/* The list's last entry, in every lane. */
-__device__ __forceinline__ void
-wlist_last(const wlist &w, int k, float *ts, int32_t *ti)
-{
-	*ts = __shfl_sync(FULL, k > 32 ? w.e1 : w.e0, (k - 1) & 31);
-	*ti = __shfl_sync(FULL, k > 32 ? w.j1 : w.j0, (k - 1) & 31);
-}
-
-/* (cs, cj), the same in every lane, into the list; the caller has checked that it
- * beats the last entry. */
-__device__ __forceinline__ void
-wlist_insert(wlist &w, int k, int lane, float cs, int32_t cj)
-{
-	int pos = __popc(__ballot_sync(FULL, lane < k && ds_better(w.e0, w.j0, cs, cj))) +
-	    __popc(__ballot_sync(FULL, lane + 32 < k && ds_better(w.e1, w.j1, cs, cj)));
-	float u0 = __shfl_up_sync(FULL, w.e0, 1), u1 = __shfl_up_sync(FULL, w.e1, 1);
-	int32_t v0 = __shfl_up_sync(FULL, w.j0, 1), v1 = __shfl_up_sync(FULL, w.j1, 1);
-	float c31 = __shfl_sync(FULL, w.e0, 31);
-	int32_t d31 = __shfl_sync(FULL, w.j0, 31);
-	if (lane == 0) {
-		u1 = c31;
-		v1 = d31;
-	}
-	if (lane > pos) {
-		w.e0 = u0;
-		w.j0 = v0;
-	} else if (lane == pos) {
-		w.e0 = cs;
-		w.j0 = cj;
-	}
-	if (lane + 32 > pos) {
-		w.e1 = u1;
-		w.j1 = v1;
-	} else if (lane + 32 == pos) {
-		w.e1 = cs;
-		w.j1 = cj;
-	}
-}
-
 /* k_rowsel for lists of up to 64: the row's list in the warp's registers, read and
  * written once a tile. With self (a gathered row's own index, ds_rank_rows), that
  * column is left out. */
@@ -200,17 +128,7 @@ k_rowsel_reg(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int s
 			long jj = base + u * 32 + lane;
 			int32_t j = (int32_t)(c0 + jj);
 			bool cand = jj < cend && j != own && ds_passes(v[u], use_thr, thr) && ds_better(v[u], j, ts, ti);
-			unsigned m = __ballot_sync(FULL, cand);
-			while (m != 0) {
-				int src = __ffs(m) - 1;
-				m &= m - 1;
-				float cs = __shfl_sync(FULL, v[u], src);
-				int32_t cj = (int32_t)(c0 + base + u * 32 + src);
-				if (ds_better(cs, cj, ts, ti)) {
-					wlist_insert(l, k, lane, cs, cj);
-					wlist_last(l, k, &ts, &ti);
-				}
-			}
+			wlist_offer(l, k, lane, cand, v[u], j, &ts, &ti);
 		}
 	}
 	wlist_store(l, ls, li, k, lane);
