@@ -10,13 +10,9 @@
 
 #define ROWSEL_UNROLL 4
 #define COLSEL_UNROLL 8
-/* The register-list kernels' depths, measured by ncu on the H200 (100k x 1024 -k 10, the
- * 25 launches of each kernel added up): k_rowsel_reg 14.2 ms at 4 columns a lane, 13.3
- * at 8; k_colsel_reg 32.7 ms at 8 rows a step, 43.4 at 32 (more registers, and rows
- * loaded above the diagonal by the lanes whose column starts lower: the deeper walk is
- * not what limits it). */
+/* k_rowsel_reg's depth, measured by ncu on the H200 (100k x 1024 -k 10, its 25 launches
+ * added up): 14.2 ms at 4 columns a lane, 13.3 at 8. */
 #define ROWSEL_REG_UNROLL 8
-#define COLSEL_REG_UNROLL 8
 
 __global__ void
 k_fill_state(float *s, int32_t *id, size_t n)
@@ -171,72 +167,91 @@ k_colsel(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, float *to
 	}
 }
 
-/* k_colsel for lists of up to 64. A thread a column still reads down its column
- * (coalesced across the warp), each lane with its column's last entry; a chunk's
- * candidates then go in a column at a time, the whole warp loading that column's list,
- * inserting by shuffles and writing it back, where k_colsel's lanes each shift a list
- * in global memory while the others wait. */
+/* k_colsel for lists of up to 64: a block of CB_WARPS warps a group of 32 columns (a lane
+ * a column). Each step the warps read CB_ROWS rows each (coalesced across the lanes), so
+ * the block goes down the tile CB_WARPS x CB_ROWS rows at a time, each lane comparing
+ * against its column's last entry as the step began (in shared memory); then warp 0
+ * puts each flagged column's candidates into the column's list, loaded into its
+ * registers and inserted by shuffles, and the next step sees the new last entries.
+ * Before it, k_colsel_reg had one warp walk down its 32 columns 8 rows at a time, and
+ * ncu on the H200 found each of its launches 1.2 ms or more however few its columns
+ * (100k x 1024 -k 10: 32.7 ms over 25 launches; 43.4 at 32 rows a step). */
+#define CB_WARPS 8
+#define CB_ROWS 8
 template <typename T>
-__global__ void
-k_colsel_reg(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, float *tops,
+__global__ void __launch_bounds__(CB_WARPS * 32)
+k_colsel_blk(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, float *tops,
     int32_t *topi, int k, int use_thr, double thr)
 {
-	int lane = threadIdx.x & 31;
-	long wj = (long)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) & ~(size_t)31);	/* lane 0's column */
-	if (wj >= nc)
-		return;		/* the whole warp */
-	int jj = (int)wj + lane;
-	bool live = jj < nc;
-	size_t j = c0 + (size_t)jj;
-	long ii0 = live ? (long)j + 1 - (long)r0 : nr;	/* rows below the diagonal */
-	if (ii0 < 0)
-		ii0 = 0;
-	float ts = -INFINITY;
-	int32_t ti = DS_NONE;
-	if (live && ii0 < nr) {
-		ts = tops[j * (size_t)k + k - 1];
-		ti = topi[j * (size_t)k + k - 1];
-	}
-	long start = __shfl_sync(FULL, ii0, 0);	/* lane 0's is the warp's least */
-	for (long ii = start; ii < nr; ii += COLSEL_REG_UNROLL) {
-		float v[COLSEL_REG_UNROLL];
-		unsigned bits = 0;
-#pragma unroll
-		for (int u = 0; u < COLSEL_REG_UNROLL; u++) {
-			bool in = live && ii + u >= ii0 && ii + u < nr;
-			v[u] = in ? (float)S[(size_t)(ii + u) * ldS + jj] : -INFINITY;
-			if (in && ds_passes(v[u], use_thr, thr) && ds_better(v[u], (int32_t)(r0 + ii + u), ts, ti))
-				bits |= 1u << u;
+	__shared__ float sts[32];
+	__shared__ int32_t sti[32];
+	__shared__ float sv[CB_WARPS * CB_ROWS][32];	/* the step's scores, row by row */
+	__shared__ unsigned flag[CB_WARPS][32];	/* a lane's candidate rows in its warp's part */
+	int lane = threadIdx.x & 31, wp = threadIdx.x >> 5;
+	for (long wj = (long)blockIdx.x * 32; wj < nc; wj += (long)gridDim.x * 32) {
+		int jj = (int)wj + lane;
+		bool live = jj < nc;
+		size_t j = c0 + (size_t)jj;
+		long ii0 = live ? (long)j + 1 - (long)r0 : nr;	/* rows below the diagonal */
+		if (ii0 < 0)
+			ii0 = 0;
+		long start = (long)(c0 + (size_t)wj) + 1 - (long)r0;	/* the group's least */
+		if (start < 0)
+			start = 0;
+		if (wp == 0) {
+			bool some = live && ii0 < nr;
+			sts[lane] = some ? tops[j * (size_t)k + k - 1] : -INFINITY;
+			sti[lane] = some ? topi[j * (size_t)k + k - 1] : DS_NONE;
 		}
-		unsigned m = __ballot_sync(FULL, bits != 0);
-		while (m != 0) {
-			int src = __ffs(m) - 1;
-			m &= m - 1;
-			size_t jc = c0 + (size_t)wj + src;
-			float *ls = tops + jc * (size_t)k;
-			int32_t *li = topi + jc * (size_t)k;
-			wlist l = wlist_load(ls, li, k, lane);
-			float lt;
-			int32_t lti;
-			wlist_last(l, k, &lt, &lti);
-			unsigned b = __shfl_sync(FULL, bits, src);
+		__syncthreads();
+		for (long base = start; base < nr; base += CB_WARPS * CB_ROWS) {
+			float ts = sts[lane];
+			int32_t ti = sti[lane];
+			unsigned bits = 0;
 #pragma unroll
-			for (int u = 0; u < COLSEL_REG_UNROLL; u++) {
-				if ((b >> u & 1) == 0)
-					continue;	/* (b is the warp's: no lane leaves the shuffle) */
-				float cs = __shfl_sync(FULL, v[u], src);
-				int32_t ci = (int32_t)(r0 + ii + u);
-				if (ds_better(cs, ci, lt, lti)) {
-					wlist_insert(l, k, lane, cs, ci);
+			for (int u = 0; u < CB_ROWS; u++) {
+				long ii = base + wp * CB_ROWS + u;
+				bool in = live && ii >= ii0 && ii < nr;
+				float v = in ? (float)S[(size_t)ii * ldS + jj] : -INFINITY;
+				sv[wp * CB_ROWS + u][lane] = v;
+				if (in && ds_passes(v, use_thr, thr) && ds_better(v, (int32_t)(r0 + ii), ts, ti))
+					bits |= 1u << u;
+			}
+			flag[wp][lane] = bits;
+			__syncthreads();
+			if (wp == 0) {
+				unsigned long long all = 0;
+				for (int w = 0; w < CB_WARPS; w++)
+					all |= (unsigned long long)flag[w][lane] << (w * CB_ROWS);
+				unsigned m = __ballot_sync(FULL, all != 0);
+				while (m != 0) {
+					int src = __ffs(m) - 1;
+					m &= m - 1;
+					size_t jc = c0 + (size_t)wj + src;
+					float *ls = tops + jc * (size_t)k;
+					int32_t *li = topi + jc * (size_t)k;
+					wlist l = wlist_load(ls, li, k, lane);
+					float lt;
+					int32_t lti;
 					wlist_last(l, k, &lt, &lti);
+					/* the same in every lane: the loop and the shuffles stay whole */
+					for (unsigned long long b = __shfl_sync(FULL, all, src); b != 0; b &= b - 1) {
+						int r = __ffsll((long long)b) - 1;
+						float cs = sv[r][src];
+						int32_t ci = (int32_t)(r0 + base + r);
+						if (ds_better(cs, ci, lt, lti)) {
+							wlist_insert(l, k, lane, cs, ci);
+							wlist_last(l, k, &lt, &lti);
+						}
+					}
+					wlist_store(l, ls, li, k, lane);
+					if (lane == src) {
+						sts[lane] = lt;
+						sti[lane] = lti;
+					}
 				}
 			}
-			wlist_store(l, ls, li, k, lane);
-			if (lane == src) {
-				ts = lt;
-				ti = lti;
-			}
-			__syncwarp();
+			__syncthreads();
 		}
 	}
 }
@@ -293,8 +308,8 @@ select_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc, int sym)
 		CUDA_LAUNCH_CHECK();
 		if (sym) {
 			if (g->kl <= 64)
-				k_colsel_reg<T><<<grid_for(nc, cb), cb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc,
-				    g->tops, g->topi, (int)g->kl, j->use_thr, g->thr_sel);
+				k_colsel_blk<T><<<grid_for(nc, 32), CB_WARPS * 32, 0, g->sb>>>(S, nc, r0, (int)nr, c0,
+				    (int)nc, g->tops, g->topi, (int)g->kl, j->use_thr, g->thr_sel);
 			else
 				k_colsel<T><<<grid_for(nc, cb), cb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc,
 				    g->tops, g->topi, (int)g->kl, j->use_thr, g->thr_sel);
