@@ -125,6 +125,12 @@ tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c
 		ds_rank_tile(g, r0, nr, c0, nc, sym);
 		CUDA_CHECK(cudaStreamSynchronize(g->sb));
 	}
+	if (g->fast && cnt) {
+		/* TF32 scores: the pairs kept down to the threshold less the bound get their
+		 * float64 scores, and only those that pass stay */
+		ds_fast_pairs(g, g->fast_rows, g->fast_cols, cnt);
+		CUDA_CHECK(cudaStreamSynchronize(g->sb));
+	}
 	if (hp->n + cnt > hp->cap) {
 		hp->cap = MAX(2 * hp->cap, hp->n + cnt);
 		hp->p = (struct ds_pair *)xreallocarray(hp->p, hp->cap, sizeof *hp->p);
@@ -132,6 +138,15 @@ tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c
 	t = now_sec();
 	if (cnt)
 		CUDA_CHECK(cudaMemcpy(hp->p + hp->n, g->pairs, cnt * sizeof *hp->p, cudaMemcpyDeviceToHost));
+	if (g->fast) {
+		size_t kept = 0;
+		for (size_t q = 0; q < cnt; q++)
+			if (ds_passes(hp->p[hp->n + q].s, 1, j->thr))
+				hp->p[hp->n + kept++] = hp->p[hp->n + q];
+		g->pairs_cand += cnt;
+		g->pairs_kept += kept;
+		cnt = kept;
+	}
 	hp->n += cnt;
 	*d2h += now_sec() - t;
 }
@@ -244,7 +259,7 @@ fast_set(struct ds_gpu *d, int on)
 	d->fixed -= d->lists;
 	/* the lists; when fast also the exact ones, the rows to recheck and two counts */
 	d->lists = job->mode == DS_TOPK ? d->rows_side * (g->kl + (on ? job->k : 0)) * 8 : 0;
-	if (on)
+	if (on && job->mode == DS_TOPK)
 		d->lists += d->rows_side * 4 + 16;
 	d->fixed += d->lists;
 }
@@ -291,11 +306,12 @@ ds_gpu_open(const struct ds_job *job, const struct cuda_dev *dev, int w, size_t 
 		d->cs.host = job->cd;
 		d->qs.host = job->sym ? job->cd : job->qd;
 	}
-	/* dense top-k lists in float64 come from TF32 products when the plan allows
-	 * (ds_gpu_plan) and the vectors are unit (the bound is for unit vectors: raw ones,
-	 * --weight none, keep DGEMM); ACCELKIT_DOCSIM_TF32=0 keeps DGEMM */
-	fast_set(d, !g->sparse && g->dbl && job->unit && job->mode == DS_TOPK && job->k >= 1 &&
-	    job->k <= DS_FAST_KMAX && tf32_allowed());
+	/* dense top-k lists and -k 0 pairs in float64 come from TF32 products when the plan
+	 * allows (ds_gpu_plan) and the vectors are unit (the bound is for unit vectors: raw
+	 * ones, --weight none, keep DGEMM); ACCELKIT_DOCSIM_TF32=0 keeps DGEMM */
+	fast_set(d, !g->sparse && g->dbl && job->unit &&
+	    ((job->mode == DS_TOPK && job->k >= 1 && job->k <= DS_FAST_KMAX) || (job->mode == DS_PAIRS && job->use_thr)) &&
+	    tf32_allowed());
 	*budget = job->max_mem;
 	if (*budget == 0) {
 		size_t fr, tot, margin = (size_t)256 << 20;	/* cuBLAS workspace and the like */
@@ -334,7 +350,8 @@ ds_gpu_plan(struct ds_gpu *d, size_t budget, int say)
 	if (say)
 		vlog("gpu: tiles of %zu x %zu, vectors %s, %s", g->BR, g->BC,
 		    g->resident ? "resident" : "streamed by panel",
-		    g->fast ? "TF32 products, the lists' candidates rescored in float64"
+		    g->fast ? (job->mode == DS_PAIRS ? "TF32 products, the pairs near the threshold rescored in float64"
+		    : "TF32 products, the lists' candidates rescored in float64")
 		    : g->dbl ? "float64 accumulation" : "float32 GEMM");
 	return g->BR;
 }
@@ -378,6 +395,10 @@ gpu_alloc(struct ds_gpu *d)
 		ds_fill_state(g, d->rows_side * g->kl, 0);
 	}
 	if (g->fast) {
+		g->fast_rows = (const float *)d->qs.res;
+		g->fast_cols = (const float *)d->cs.res;
+	}
+	if (g->fast && job->mode == DS_TOPK) {
 		g->fin_s = dalloc<float>(d->rows_side * job->k);
 		g->fin_i = dalloc<int32_t>(d->rows_side * job->k);
 		g->undecided = dalloc<int32_t>(d->rows_side);
@@ -481,7 +502,10 @@ ds_gpu_close(struct ds_gpu *d, float *top_s, int32_t *top_i)
 		vlog("gpu: GEMM%s %.1f ms, ranking %.1f ms (on two streams, overlapping)",
 		    g->sparse ? " and postings" : "", g->gemm_ms, g->rank_ms);
 	}
-	if (g->fast) {
+	if (g->fast && job->mode == DS_PAIRS)
+		vlog("gpu: %zu pairs at or above the threshold less the TF32 bound (%.3g) rescored in float64, %zu passed",
+		    g->pairs_cand, g->bound, g->pairs_kept);
+	if (g->fast && job->mode == DS_TOPK) {
 		double t = now_sec();
 		size_t counts[2];
 		ds_fast_exact(g, (const float *)d->qs.res, (const float *)d->cs.res, d->rows_side, d->cs.ready, counts);

@@ -98,7 +98,7 @@ struct side {
 	size_t ready;		/* dense and resident: rows uploaded so far */
 };
 
-/* Dense top-k lists from TF32 products (docsim_exact.cu): the lists keep DS_FAST_EXTRA
+/* Dense top-k lists (and -k 0 pairs) from TF32 products (docsim_exact.cu): the lists keep DS_FAST_EXTRA
  * candidates beyond k, which must leave a gap of twice the products' error bound below
  * the k-th, for k up to DS_FAST_KMAX (a warp holds a list of up to 64 in two registers
  * a lane). */
@@ -116,6 +116,8 @@ struct gpu {
 	int32_t *fin_i;
 	int32_t *undecided;	/* fast: rows whose TF32 list left too small a gap */
 	unsigned long long *counts;	/* fast: those rows, and those computed whole */
+	const float *fast_rows, *fast_cols;	/* fast: the resident float32 rows of each side */
+	size_t pairs_cand, pairs_kept;	/* fast -k 0: pairs rescored, and those that passed */
 	size_t K;		/* GEMM depth: dim (dense) or F (sparse) */
 	size_t esz;		/* bytes of a GEMM element */
 	size_t BR, BC;		/* tile rows and columns */
@@ -171,6 +173,7 @@ void ds_scatter(struct gpu *g, const struct side *rows_side, size_t r0, size_t n
 double ds_fast_bound(size_t m);
 void ds_fast_exact(struct gpu *g, const float *rows, const float *cols, size_t nrows, size_t ncols,
     size_t counts[2]);
+void ds_fast_pairs(struct gpu *g, const float *rows, const float *cols, size_t n);
 
 /* docsim_rank.cu */
 void ds_fill_state(struct gpu *g, size_t n, cudaStream_t st);

@@ -61,6 +61,7 @@ ds_f32_bound(size_t m)
 }
 
 #define EXACT_BLOCK 256	/* k_exact's threads a block: 8 warps, each its own dots tile */
+#define PAIRS_BLOCK 128	/* k_pairs_exact's: 4 warps, each two tiles (35 KB a block) */
 
 /* A warp's tile for cand_dots: 32 columns' chunks of 32 floats, a row a lane's column,
  * and the row x's chunk (row 32); 33 floats a row, so that a lane reading along its own
@@ -241,6 +242,77 @@ k_exact(const float *rows, const float *cols, size_t m, size_t nrows, size_t nco
 			atomicAdd(&counts[1], 1ull);
 		exact_whole(i, lane, x, cols, m, ncols, sym, k, use_thr, thr, os, oi);
 	}
+}
+
+/* -k 0: pairs p[0, n) from TF32 tiles (kept down to the threshold less B) get their
+ * float64 scores, ds_dot_fd's of the two rows (the same bits either way round: the
+ * products are exact), for the host to keep those that pass. A warp takes 32 pairs at a
+ * time, their rows loaded coalesced through two shared tiles as cand_dots does; a and b
+ * index rows (a query's row for queries) and cols. */
+__global__ void
+k_pairs_exact(struct ds_pair *p, size_t n, const float *rows, const float *cols, size_t m)
+{
+	__shared__ struct dots_tile tiles[PAIRS_BLOCK / 32][2];
+	int lane = threadIdx.x & 31;
+	struct dots_tile *ta = &tiles[threadIdx.x >> 5][0], *tb = &tiles[threadIdx.x >> 5][1];
+	size_t w0 = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5, nw = ((size_t)gridDim.x * blockDim.x) >> 5;
+	size_t m4 = m - m % 4;
+	for (size_t q0 = w0 * 32; q0 < n; q0 += nw * 32) {
+		bool have = q0 + lane < n;
+		uint32_t ia = have ? p[q0 + lane].a : 0, ib = have ? p[q0 + lane].b : 0;
+		unsigned live = __ballot_sync(FULL, have);
+		double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+		for (size_t c0 = 0; c0 < m; c0 += 32) {
+			bool in = c0 + lane < m;
+			for (int g0 = 0; g0 < 32; g0 += 8) {
+				if ((live >> g0 & 0xffu) == 0)
+					continue;
+				float va[8], vb[8];
+#pragma unroll
+				for (int u = 0; u < 8; u++) {
+					uint32_t a = __shfl_sync(FULL, ia, g0 + u), b = __shfl_sync(FULL, ib, g0 + u);
+					bool on = in && (live >> (g0 + u) & 1);
+					va[u] = on ? rows[(size_t)a * m + c0 + lane] : 0.0f;
+					vb[u] = on ? cols[(size_t)b * m + c0 + lane] : 0.0f;
+				}
+#pragma unroll
+				for (int u = 0; u < 8; u++) {
+					ta->c[g0 + u][lane] = va[u];
+					tb->c[g0 + u][lane] = vb[u];
+				}
+			}
+			__syncwarp();
+			if (have) {
+				const float *xr = ta->c[lane], *cr = tb->c[lane];
+				for (size_t e = 0; e < 32 && c0 + e < m; e++) {
+					double v = (double)xr[e] * cr[e];
+					int q = c0 + e < m4 ? (int)(e & 3) : 0;
+					if (q == 0)
+						s0 += v;
+					else if (q == 1)
+						s1 += v;
+					else if (q == 2)
+						s2 += v;
+					else
+						s3 += v;
+				}
+			}
+			__syncwarp();
+		}
+		if (have)
+			p[q0 + lane].s = (float)((s0 + s1) + (s2 + s3));
+	}
+}
+
+/* The tile's n pairs at g->pairs given their float64 scores (k_pairs_exact), on sb. */
+void
+ds_fast_pairs(struct gpu *g, const float *rows, const float *cols, size_t n)
+{
+	if (n == 0)
+		return;
+	k_pairs_exact<<<grid_for(CEIL_DIV(n, 32) * 32, PAIRS_BLOCK), PAIRS_BLOCK, 0, g->sb>>>(g->pairs, n, rows, cols,
+	    g->K);
+	CUDA_LAUNCH_CHECK();
 }
 
 /* Rows ids[0, nr) of rows (m floats each) into q, one after another. */

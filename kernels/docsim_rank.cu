@@ -317,7 +317,7 @@ select_tile(struct gpu *g, size_t r0, size_t nr, size_t c0, size_t nc, int sym)
 		}
 	} else {
 		k_rowpairs<T><<<grid_for(nr * 32, rb), rb, 0, g->sb>>>(S, nc, r0, (int)nr, c0, (int)nc, sym,
-		    j->thr, g->pairs, g->count, g->cap);
+		    g->thr_sel, g->pairs, g->count, g->cap);
 		CUDA_LAUNCH_CHECK();
 	}
 }

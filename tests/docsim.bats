@@ -552,7 +552,7 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 }
 
 # Issue 15: dense top-k lists from TF32 products, rescored in float64 (kernels/docsim_exact.cu)
-@test "TF32 top-k lists rescored in float64 print the CPU's lines: k 1 to 32, -t, queries, clusters rechecked, near-copies computed whole" {
+@test "TF32 top-k lists and -k 0 pairs rescored in float64 print the CPU's lines: k 0 to 32, -t, queries, clusters rechecked, near-copies computed whole" {
 	require_gpu
 	gen dense 3000 200 4 "$D/x.npy"
 	gen adversarial 2000 100 5 "$D/adv.npy"
@@ -562,12 +562,13 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 	py -c 'import numpy as n; n.save("'"$D"'/qc.npy", n.load("'"$D"'/cl.npy")[::13])'
 	for args in "-k 1 $D/x.npy" "-k 10 $D/x.npy" "-k 32 $D/x.npy" "-k 10 $D/adv.npy" "-k 32 $D/adv.npy" \
 	    "-k 5 -t 0.1 $D/x.npy" "-k 20 -t 0.99 $D/adv.npy" "-k 3 -q $D/q.npy $D/adv.npy" "-k 12 -q $D/qx.npy $D/x.npy" \
-	    "-k 10 $D/cl.npy" "-k 32 -t 0.9976 $D/cl.npy" "-k 7 -q $D/qc.npy $D/cl.npy"; do
+	    "-k 10 $D/cl.npy" "-k 32 -t 0.9976 $D/cl.npy" "-k 7 -q $D/qc.npy $D/cl.npy" \
+	    "-k 0 -t 0.9 $D/adv.npy" "-k 0 -t 0.9976 $D/cl.npy" "-k 0 -t 0.5 -q $D/q.npy $D/adv.npy"; do
 		# shellcheck disable=SC2086
 		docsim -d cpu $args > "$D/cpu"
 		# shellcheck disable=SC2086
 		run -0 --separate-stderr docsim -v -d gpu $args
-		assert_regex "$stderr" "TF32 products, the lists' candidates rescored in float64"
+		assert_regex "$stderr" "TF32 products, the (lists' candidates|pairs near the threshold) rescored in float64"
 		cmp "$D/cpu" <(printf '%s\n' "$output") || fail "docsim $args: the GPU's TF32 lines differ from the CPU's"
 		# shellcheck disable=SC2086
 		ACCELKIT_DOCSIM_TF32=0 docsim -d gpu $args | cmp "$D/cpu" -
@@ -591,7 +592,7 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 	run -0 --separate-stderr docsim -v -d gpu -k 10 "$D/x.npy"
 	counts "$stderr"
 	[ "$R" -lt 300 ]
-	# where the fast path does not apply: -k 33, streamed vectors, -k 0, sparse text
+	# where the fast path does not apply: -k 33, streamed vectors, sparse text
 	for args in "-k 33 $D/x.npy" "-k 10 --max-device-mem 2M $D/x.npy"; do
 		# shellcheck disable=SC2086
 		run -0 --separate-stderr docsim -v -d gpu $args
@@ -599,8 +600,12 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 		# shellcheck disable=SC2086
 		cmp <(printf '%s\n' "$output") <(docsim -d cpu $args)
 	done
-	run -0 --separate-stderr docsim -v -d gpu -k 0 -t 0.5 "$D/x.npy"
-	assert_regex "$stderr" "float64 accumulation"
+	# -k 0: the pairs within the bound below the threshold are rescored, and the
+	# clusters' pairs straddle -t 0.9976 (about half of them pass)
+	run -0 --separate-stderr docsim -v -d gpu -k 0 -t 0.9976 "$D/cl.npy"
+	[[ "$stderr" =~ \ ([0-9]+)\ pairs\ at\ or\ above\ the\ threshold\ less\ the\ TF32\ bound\ \([0-9.e-]+\)\ rescored\ in\ float64,\ ([0-9]+)\ passed ]] ||
+	    fail "no pair counts in: $stderr"
+	[ "${BASH_REMATCH[2]}" -eq "${#lines[@]}" ] && [ "${BASH_REMATCH[1]}" -gt "${BASH_REMATCH[2]}" ] && [ "${#lines[@]}" -gt 1000 ]
 	run -0 --separate-stderr docsim -v -d gpu -k 10 "$T/corpus.txt"
 	assert_regex "$stderr" "float64 accumulation"
 	# raw vectors (--weight none): the bound is for unit vectors, so DGEMM
