@@ -328,21 +328,20 @@ ds_gpu_plan(struct ds_gpu *d, size_t budget, int say)
 {
 	struct gpu *g = &d->g;
 	const struct ds_job *job = g->job;
-	size_t fixed = d->fixed;
-	if (job->mode == DS_PAIRS) {
-		g->cap = (pairs_bytes(budget) - 8) / sizeof(struct ds_pair);
-		fixed += pairs_bytes(budget);
-	}
+	/* -k 0's pairs buffer grows with the budget; the least budget is found from the
+	 * bytes beside it (pairs_least) */
+	size_t pairs = job->mode == DS_PAIRS ? pairs_bytes(budget) : 0;
+	if (job->mode == DS_PAIRS)
+		g->cap = (pairs - 8) / sizeof(struct ds_pair);
 	/* TF32 products need the vectors resident, to rescore the candidates from; their
 	 * least plan (1 x 1 tiles) may need less than float64's, and the least that works
 	 * is the smaller */
 	size_t fast_need = SIZE_MAX;
-	if (g->fast && !(ds_choose_plan(g, budget, fixed, d->rows_side, d->rows_q) && g->resident)) {
-		fast_need = fixed + ds_plan_least_resident(g, d->rows_q);
+	if (g->fast && !(ds_choose_plan(g, budget, d->fixed + pairs, d->rows_side, d->rows_q) && g->resident)) {
+		fast_need = d->fixed + ds_plan_least_resident(g, d->rows_q);
 		fast_set(d, 0);
-		fixed = d->fixed;
 	}
-	if (!ds_choose_plan(g, budget, fixed, d->rows_side, d->rows_q)) {
+	if (!ds_choose_plan(g, budget, d->fixed + pairs, d->rows_side, d->rows_q)) {
 		size_t need = MIN(fast_need, d->fixed + ds_plan_least(g, d->rows_q));
 		die("device memory of %zu bytes is too small for this input (it needs at least %zu; see --max-device-mem)",
 		    budget, job->mode == DS_PAIRS ? pairs_least(need) : need);
