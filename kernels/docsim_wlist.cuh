@@ -1,5 +1,5 @@
 /* docsim_wlist.cuh: a top-k list of up to 64 entries held by a warp in registers, two a
- * lane, for docsim's CUDA kernels (k_rowsel_reg and k_colsel_reg in docsim_rank.cu,
+ * lane, for docsim's CUDA kernels (k_rowsel_reg and k_colsel_blk in docsim_rank.cu,
  * k_exact's whole rows in docsim_exact.cu). */
 #ifndef DOCSIM_WLIST_CUH
 #define DOCSIM_WLIST_CUH
