@@ -18,6 +18,7 @@ setup() {
 	# FAKE_EARLY: as the real one for a program that ends before its first CUDA
 	# call: its note in the log, and exit status 0 whatever the program's.
 	echo "$*" >> "$FAKE_CALLS"
+	echo "${CUDA_MODULE_LOADING-unset}" >> "$FAKE_CALLS.loading"
 	while [[ $1 == --* ]]; do
 		[ "$1" = --log-file ] && log=$2
 		shift 2
@@ -109,6 +110,9 @@ sanitized_run() {
 	assert_regex "${lines[4]}" "^--tool racecheck .* $ACCELKIT_BUILD/bin/docsim --version$"
 	assert_regex "${lines[6]}" "^--tool synccheck .* $ACCELKIT_BUILD/bin/skyline --version$"
 	assert_regex "${lines[7]}" "^--tool synccheck .* $ACCELKIT_BUILD/bin/docsim --version$"
+	# racecheck's runs load every module at the start; the other tools' as CUDA does
+	run -0 cat "$T/calls.loading"
+	assert_equal "$(echo "${lines[@]}")" "unset unset unset EAGER EAGER EAGER unset unset unset"
 }
 
 @test "a program that ends before CUDA keeps its exit status, and the sanitizer's note of it is clean" {
