@@ -70,6 +70,27 @@ struct dots_tile {
 	float c[33][33];
 };
 
+/* A lane's products xr[e] cr[e] of the 32-column piece from column c0 (those below m)
+ * added to ds_dot_fd's four sums in its order: column c to sum c mod 4 while c < m4 (m
+ * less m mod 4), the rest to s0. c0 is a multiple of 32, so c mod 4 is e mod 4. */
+__device__ static inline void
+fd_piece(const float *xr, const float *cr, size_t c0, size_t m, size_t m4, double &s0,
+    double &s1, double &s2, double &s3)
+{
+	for (size_t e = 0; e < 32 && c0 + e < m; e++) {
+		double p = (double)xr[e] * cr[e];
+		int q = c0 + e < m4 ? (int)(e & 3) : 0;
+		if (q == 0)
+			s0 += p;
+		else if (q == 1)
+			s1 += p;
+		else if (q == 2)
+			s2 += p;
+		else
+			s3 += p;
+	}
+}
+
 /* Each lane's ds_dot_fd(x, cols + id * m, m) for its candidate id (DS_NONE: none,
  * -INFINITY returned), the same bits: the warp loads 32 floats of each candidate's
  * column at once (coalesced, where a lane reading its own column touches 32 lines a
@@ -113,18 +134,7 @@ cand_dots(const float *x, const float *cols, size_t m, int32_t id, int lane, str
 					s3 += (double)xr[e + 3] * cr[e + 3];
 				}
 			} else {
-				for (size_t e = 0; c0 + e < m; e++) {
-					double p = (double)xr[e] * cr[e];
-					int q = c0 + e < m4 ? (int)(e & 3) : 0;
-					if (q == 0)
-						s0 += p;
-					else if (q == 1)
-						s1 += p;
-					else if (q == 2)
-						s2 += p;
-					else
-						s3 += p;
-				}
+				fd_piece(xr, cr, c0, m, m4, s0, s1, s2, s3);
 			}
 		}
 		__syncwarp();
@@ -282,21 +292,8 @@ k_pairs_exact(struct ds_pair *p, size_t n, const float *rows, const float *cols,
 				}
 			}
 			__syncwarp();
-			if (have) {
-				const float *xr = ta->c[lane], *cr = tb->c[lane];
-				for (size_t e = 0; e < 32 && c0 + e < m; e++) {
-					double v = (double)xr[e] * cr[e];
-					int q = c0 + e < m4 ? (int)(e & 3) : 0;
-					if (q == 0)
-						s0 += v;
-					else if (q == 1)
-						s1 += v;
-					else if (q == 2)
-						s2 += v;
-					else
-						s3 += v;
-				}
-			}
+			if (have)
+				fd_piece(ta->c[lane], tb->c[lane], c0, m, m4, s0, s1, s2, s3);
 			__syncwarp();
 		}
 		if (have)

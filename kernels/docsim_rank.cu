@@ -39,8 +39,59 @@ row_columns(size_t r0, int w, size_t c0, int nc, int sym)
 	return sym && below < cend ? below : cend;
 }
 
+/* Row `row' of a tile offers its columns [0, cend) (ids c0 + jj) to its list through
+ * offer(cand, v, j), U columns a lane at a time, the loads first: those that pass the
+ * threshold, are not `own' (-1: none) and beat the list's last entry (*ts, *ti, which
+ * offer keeps up to date) are candidates. The scan of k_rowsel and k_rowsel_reg, whose
+ * lists differ. */
+template <int U, typename T, typename Offer>
+__device__ __forceinline__ void
+rowsel_scan(const T *row, long cend, size_t c0, int lane, int32_t own, int use_thr, double thr,
+    const float *ts, const int32_t *ti, Offer offer)
+{
+	for (long base = 0; base < cend; base += 32 * U) {
+		float v[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			long jj = base + u * 32 + lane;
+			v[u] = jj < cend ? (float)row[jj] : -INFINITY;
+		}
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			long jj = base + u * 32 + lane;
+			int32_t j = (int32_t)(c0 + jj);
+			bool cand = jj < cend && j != own && ds_passes(v[u], use_thr, thr) &&
+			    ds_better(v[u], j, *ts, *ti);
+			offer(cand, v[u], j);
+		}
+	}
+}
+
+/* wlist_offer for a list in global memory (ls, li, k entries): lane 0 inserts each
+ * candidate that still beats the last entry, and every lane reads the new last. */
+__device__ static void
+glist_offer(float *ls, int32_t *li, int k, int lane, bool cand, float v, int32_t j, float *ts,
+    int32_t *ti)
+{
+	unsigned m = __ballot_sync(FULL, cand);
+	while (m != 0) {
+		int src = __ffs(m) - 1;
+		m &= m - 1;
+		float cs = __shfl_sync(FULL, v, src);
+		int32_t cj = __shfl_sync(FULL, j, src);
+		if (ds_better(cs, cj, *ts, *ti)) {
+			if (lane == 0)
+				ds_insert(ls, li, (size_t)k, cs, cj);
+			__syncwarp();
+			*ts = ls[k - 1];
+			*ti = li[k - 1];
+			__syncwarp();
+		}
+	}
+}
+
 /* Each row i of the tile offers its columns j (j < i for all pairs) to its own list.
- * A warp a row; candidates that beat the list's last entry go in one at a time. */
+ * A warp a row; the list in global memory (k over 64). */
 template <typename T>
 __global__ void
 k_rowsel(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int sym,
@@ -57,36 +108,8 @@ k_rowsel(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int sym,
 	int32_t *li = topi + i * (size_t)k;
 	float ts = ls[k - 1];
 	int32_t ti = li[k - 1];
-	const T *row = S + (size_t)w * ldS;
-	for (long base = 0; base < cend; base += 32 * ROWSEL_UNROLL) {
-		float v[ROWSEL_UNROLL];
-#pragma unroll
-		for (int u = 0; u < ROWSEL_UNROLL; u++) {
-			long jj = base + u * 32 + lane;
-			v[u] = jj < cend ? (float)row[jj] : -INFINITY;
-		}
-#pragma unroll
-		for (int u = 0; u < ROWSEL_UNROLL; u++) {
-			long jj = base + u * 32 + lane;
-			int32_t j = (int32_t)(c0 + jj);
-			bool cand = jj < cend && ds_passes(v[u], use_thr, thr) && ds_better(v[u], j, ts, ti);
-			unsigned m = __ballot_sync(FULL, cand);
-			while (m != 0) {
-				int src = __ffs(m) - 1;
-				m &= m - 1;
-				float cs = __shfl_sync(FULL, v[u], src);
-				int32_t cj = (int32_t)(c0 + base + u * 32 + src);
-				if (ds_better(cs, cj, ts, ti)) {
-					if (lane == 0)
-						ds_insert(ls, li, (size_t)k, cs, cj);
-					__syncwarp();
-					ts = ls[k - 1];
-					ti = li[k - 1];
-					__syncwarp();
-				}
-			}
-		}
-	}
+	rowsel_scan<ROWSEL_UNROLL>(S + (size_t)w * ldS, cend, c0, lane, -1, use_thr, thr, &ts, &ti,
+	    [&](bool cand, float v, int32_t j) { glist_offer(ls, li, k, lane, cand, v, j, &ts, &ti); });
 }
 
 /* k_rowsel for lists of up to 64: the row's list in the warp's registers, read and
@@ -111,22 +134,8 @@ k_rowsel_reg(const T *S, size_t ldS, size_t r0, int nr, size_t c0, int nc, int s
 	int32_t ti;
 	wlist_last(l, k, &ts, &ti);
 	int32_t own = self != NULL ? self[w] : -1;
-	const T *row = S + (size_t)w * ldS;
-	for (long base = 0; base < cend; base += 32 * ROWSEL_REG_UNROLL) {
-		float v[ROWSEL_REG_UNROLL];
-#pragma unroll
-		for (int u = 0; u < ROWSEL_REG_UNROLL; u++) {
-			long jj = base + u * 32 + lane;
-			v[u] = jj < cend ? (float)row[jj] : -INFINITY;
-		}
-#pragma unroll
-		for (int u = 0; u < ROWSEL_REG_UNROLL; u++) {
-			long jj = base + u * 32 + lane;
-			int32_t j = (int32_t)(c0 + jj);
-			bool cand = jj < cend && j != own && ds_passes(v[u], use_thr, thr) && ds_better(v[u], j, ts, ti);
-			wlist_offer(l, k, lane, cand, v[u], j, &ts, &ti);
-		}
-	}
+	rowsel_scan<ROWSEL_REG_UNROLL>(S + (size_t)w * ldS, cend, c0, lane, own, use_thr, thr, &ts,
+	    &ti, [&](bool cand, float v, int32_t j) { wlist_offer(l, k, lane, cand, v, j, &ts, &ti); });
 	wlist_store(l, ls, li, k, lane);
 }
 
