@@ -229,6 +229,54 @@ load_rows(__local float *As, __global const float *X, int nb, int r0, int d0, in
 		As[kk * AST + lr] = r < nb && c < DIM ? X[(long)r * DIM + c] : 0.0f;
 	}
 }
+
+/* Step s's centroid chunk (TK columns of a tile of TN centroids) into registers. */
+static inline void
+prefetch_tile(float4 *pb, __global const float4 *cT4, int kpad, int s)
+{
+	const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
+#pragma unroll
+	for (int q = 0; q < B4; q++) {
+		int e = get_local_id(0) + q * NT;
+		if (e < TK * TN / 4)
+			pb[q] = cT4[((ds * TK + e / (TN / 4)) * (long)kpad + tile * TN) / 4 +
+			    e % (TN / 4)];
+	}
+}
+
+/* Each row's minima from the `sharers' work-items that hold parts of it (rb1, rb2, ri1:
+ * sharer t's at t * TM + row), merged in a fixed order, then finish_row; the group's
+ * moved labels added to the state's count. Work-item r takes row r. */
+static void
+merge_rows(__local float *rb1, __local float *rb2, __local int *ri1, int sharers, float xn,
+    float cmax, int r0, int nb, long row0, __global int *labels, __global int *list,
+    __global ulong *state, __local int *moved_l)
+{
+	const int tid = get_local_id(0);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	int mine = 0;
+	if (tid < TM && r0 + tid < nb) {
+		float m1 = rb1[tid], m2 = rb2[tid];
+		int mi = ri1[tid];
+		for (int t = 1; t < sharers; t++) {
+			float o1 = rb1[t * TM + tid], o2 = rb2[t * TM + tid];
+			int oi = ri1[t * TM + tid];
+			if (o1 < m1 || (o1 == m1 && oi < mi)) {
+				m2 = fmin(m1, o2);
+				m1 = o1;
+				mi = oi;
+			} else {
+				m2 = fmin(m2, o1);
+			}
+		}
+		mine = finish_row(m1, m2, mi, xn, cmax, r0 + tid, row0, labels, list, state);
+	}
+	if (mine)
+		atomic_inc(moved_l);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (tid == 0 && *moved_l)
+		atomic_add(&((__global int *)state)[SI_MOVED], *moved_l);
+}
 #endif
 
 /*
@@ -279,13 +327,7 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		for (int kk = 0; kk < DPAD; kk++)
 			xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
 #endif
-	/* Prefetch the first centroid chunk into registers. */
-#pragma unroll
-	for (int q = 0; q < B4; q++) {
-		int e = tid + q * NT;
-		if (e < TK * TN / 4)
-			pb[q] = cT4[((e / (TN / 4)) * kpad) / 4 + e % (TN / 4)];
-	}
+	prefetch_tile(pb, cT4, kpad, 0);	/* the first centroid chunk */
 	for (int s = 0; s < nsteps; s++) {
 		const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
 #if NBUF == 2
@@ -310,16 +352,8 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 				xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
 #endif
 #endif
-		if (s + 1 < nsteps) {
-			const int t1 = (s + 1) / DSTEPS, d1 = (s + 1) - t1 * DSTEPS;
-#pragma unroll
-			for (int q = 0; q < B4; q++) {
-				int e = tid + q * NT;
-				if (e < TK * TN / 4)
-					pb[q] = cT4[((d1 * TK + e / (TN / 4)) * (long)kpad + t1 * TN) / 4 +
-					    e % (TN / 4)];
-			}
-		}
+		if (s + 1 < nsteps)
+			prefetch_tile(pb, cT4, kpad, s + 1);
 		if (ds == 0) {
 #pragma unroll
 			for (int i = 0; i < RM; i++)
@@ -376,29 +410,7 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		rb2[tx * TM + lr] = b2[i];
 		ri1[tx * TM + lr] = i1[i];
 	}
-	barrier(CLK_LOCAL_MEM_FENCE);
-	int mine = 0;
-	if (tid < TM && r0 + tid < nb) {
-		float m1 = rb1[tid], m2 = rb2[tid];
-		int mi = ri1[tid];
-		for (int t = 1; t < TNT; t++) {
-			float o1 = rb1[t * TM + tid], o2 = rb2[t * TM + tid];
-			int oi = ri1[t * TM + tid];
-			if (o1 < m1 || (o1 == m1 && oi < mi)) {
-				m2 = fmin(m1, o2);
-				m1 = o1;
-				mi = oi;
-			} else {
-				m2 = fmin(m2, o1);
-			}
-		}
-		mine = finish_row(m1, m2, mi, xn, cmax, r0 + tid, row0, labels, list, state);
-	}
-	if (mine)
-		atomic_inc(&moved_l);
-	barrier(CLK_LOCAL_MEM_FENCE);
-	if (tid == 0 && moved_l)
-		atomic_add(&((__global int *)state)[SI_MOVED], moved_l);
+	merge_rows(rb1, rb2, ri1, TNT, xn, cmax, r0, nb, row0, labels, list, state, &moved_l);
 #else
 	/* TNT is 1: RM consecutive rows a work-item, RN consecutive centroids a tile. */
 	const int rb = get_group_id(0) * TM + get_local_id(0) * RM;
@@ -512,29 +524,15 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		int kk = e / TM, lr = e - kk * TM;
 		As[kk * AST + lr] = tf32_round(As[kk * AST + lr]);
 	}
-	/* Prefetch the first centroid chunk into registers. */
-#pragma unroll
-	for (int q = 0; q < B4; q++) {
-		int e = tid + q * NT;
-		if (e < TK * TN / 4)
-			pb[q] = cT4[((e / (TN / 4)) * kpad) / 4 + e % (TN / 4)];
-	}
+	prefetch_tile(pb, cT4, kpad, 0);	/* the first centroid chunk */
 	for (int s = 0; s < nsteps; s++) {
 		const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
 		__local float *Bc = Bs;
 		barrier(CLK_LOCAL_MEM_FENCE);	/* (also: the rows' rounding is done) */
 		store_tile(Bc, pb);
 		barrier(CLK_LOCAL_MEM_FENCE);
-		if (s + 1 < nsteps) {
-			const int t1 = (s + 1) / DSTEPS, d1 = (s + 1) - t1 * DSTEPS;
-#pragma unroll
-			for (int q = 0; q < B4; q++) {
-				int e = tid + q * NT;
-				if (e < TK * TN / 4)
-					pb[q] = cT4[((d1 * TK + e / (TN / 4)) * (long)kpad + t1 * TN) / 4 +
-					    e % (TN / 4)];
-			}
-		}
+		if (s + 1 < nsteps)
+			prefetch_tile(pb, cT4, kpad, s + 1);
 		if (ds == 0) {
 #pragma unroll
 			for (int i = 0; i < TF_MT; i++)
@@ -598,29 +596,7 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 			rb2[t * TM + lr] = b2[i][h];
 			ri1[t * TM + lr] = i1[i][h];
 		}
-	barrier(CLK_LOCAL_MEM_FENCE);
-	int mine = 0;
-	if (tid < TM && r0 + tid < nb) {
-		float m1 = rb1[tid], m2 = rb2[tid];
-		int mi = ri1[tid];
-		for (int q = 1; q < 4; q++) {
-			float o1 = rb1[q * TM + tid], o2 = rb2[q * TM + tid];
-			int oi = ri1[q * TM + tid];
-			if (o1 < m1 || (o1 == m1 && oi < mi)) {
-				m2 = fmin(m1, o2);
-				m1 = o1;
-				mi = oi;
-			} else {
-				m2 = fmin(m2, o1);
-			}
-		}
-		mine = finish_row(m1, m2, mi, xn, cmax, r0 + tid, row0, labels, list, state);
-	}
-	if (mine)
-		atomic_inc(&moved_l);
-	barrier(CLK_LOCAL_MEM_FENCE);
-	if (tid == 0 && moved_l)
-		atomic_add(&((__global int *)state)[SI_MOVED], moved_l);
+	merge_rows(rb1, rb2, ri1, 4, xn, cmax, r0, nb, row0, labels, list, state, &moved_l);
 }
 #endif	/* TF32 */
 
