@@ -614,53 +614,100 @@ sqdist(__global const float *x, __global const real *c, long stride)
 	return s;
 }
 
-/* Labels the rows `assign' listed: float64 (x - c)^2 summed over the columns, the
- * smallest, the lowest index among equals. Groups take listed rows in turn. */
+/* exact takes ER listed rows at once, each centroid's column read once for all of them
+ * (one row at a time, every listed row read all k x DIM centroid values from L2: the
+ * kernel was L2-bound). The rows sit in local memory, EX_LOCAL bytes at most; wider
+ * rows than that are read from global memory, one at a time. */
+#define EX_LOCAL 16384
+#define EX_RSZ (USE_FP64 ? 8 : 4)
+#define EX_FIT (EX_LOCAL / (DIM * EX_RSZ))
+#if EX_FIT >= 8
+#define ER 8
+#elif EX_FIT >= 1
+#define ER EX_FIT
+#else
+#define ER 1
+#endif
+
+/* Labels the rows `assign' listed: float64 (x - c)^2 summed over the columns in order
+ * (sqdist's arithmetic), the smallest, the lowest index among equals. Groups take ER
+ * listed rows in turn. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 exact(__global const float *restrict X, __global const real *restrict c64T, int k, int kpad,
     __global int *restrict labels, long row0, __global const int *restrict list,
     __global ulong *restrict state)
 {
+#if EX_FIT >= 1
+	__local real xl[ER][DIM];
+#endif
 	__local real bv[WG];
 	__local int bi[WG];
 	__global int *si = (__global int *)state;
 	const int tid = get_local_id(0);
 	const int count = si[SI_NLIST];
 
-	for (int f = get_group_id(0); f < count; f += get_num_groups(0)) {
-		const long r = list[f];
-		__global const float *x = X + r * DIM;
-		real best = INFINITY;
-		int bj = INT_MAX;
-		for (int j = tid; j < k; j += WG) {
-			real s = sqdist(x, c64T + j, kpad);
-			if (s < best) {
-				best = s;
-				bj = j;
-			}
+	for (int f0 = get_group_id(0) * ER; f0 < count; f0 += get_num_groups(0) * ER) {
+		const int nr = min(ER, count - f0);
+#if EX_FIT >= 1
+		for (int e = tid; e < ER * DIM; e += WG) {
+			const int q = e / DIM, i = e - q * DIM;
+			xl[q][i] = q < nr ? (real)X[(long)list[f0 + q] * DIM + i] : 0;
 		}
-		bv[tid] = best;
-		bi[tid] = bj;
 		barrier(CLK_LOCAL_MEM_FENCE);
-		for (int w = WG / 2; w > 0; w >>= 1) {
-			if (tid < w) {
-				real o = bv[tid + w];
-				int oi = bi[tid + w];
-				if (o < bv[tid] || (o == bv[tid] && oi < bi[tid])) {
-					bv[tid] = o;
-					bi[tid] = oi;
+#define XV(q, i) xl[q][i]
+#else
+		__global const float *x0 = X + (long)list[f0] * DIM;
+#define XV(q, i) ((real)x0[i])
+#endif
+		real best[ER];
+		int bj[ER];
+		for (int q = 0; q < ER; q++) {
+			best[q] = INFINITY;
+			bj[q] = INT_MAX;
+		}
+		for (int j = tid; j < k; j += WG) {
+			real s[ER];
+			for (int q = 0; q < ER; q++)
+				s[q] = 0;
+			for (int i = 0; i < DIM; i++) {
+				const real c = c64T[j + (long)i * kpad];
+				for (int q = 0; q < ER; q++) {
+					real t = XV(q, i) - c;
+					s[q] += t * t;
 				}
+			}
+			for (int q = 0; q < ER; q++)
+				if (s[q] < best[q]) {
+					best[q] = s[q];
+					bj[q] = j;
+				}
+		}
+#undef XV
+		for (int q = 0; q < nr; q++) {
+			bv[tid] = best[q];
+			bi[tid] = bj[q];
+			barrier(CLK_LOCAL_MEM_FENCE);
+			for (int w = WG / 2; w > 0; w >>= 1) {
+				if (tid < w) {
+					real o = bv[tid + w];
+					int oi = bi[tid + w];
+					if (o < bv[tid] || (o == bv[tid] && oi < bi[tid])) {
+						bv[tid] = o;
+						bi[tid] = oi;
+					}
+				}
+				barrier(CLK_LOCAL_MEM_FENCE);
+			}
+			if (tid == 0) {
+				const long r = list[f0 + q];
+				int old = labels[row0 + r];
+				if (old != bi[0])
+					atomic_inc(&si[SI_MOVED]);
+				labels[row0 + r] = bi[0];
+				atomic_inc(&si[SI_NEXACT]);
 			}
 			barrier(CLK_LOCAL_MEM_FENCE);
 		}
-		if (tid == 0) {
-			int old = labels[row0 + r];
-			if (old != bi[0])
-				atomic_inc(&si[SI_MOVED]);
-			labels[row0 + r] = bi[0];
-			atomic_inc(&si[SI_NEXACT]);
-		}
-		barrier(CLK_LOCAL_MEM_FENCE);
 	}
 }
 
