@@ -630,8 +630,8 @@ sqdist(__global const float *x, __global const real *c, long stride)
 #endif
 
 /* Labels the rows `assign' listed: float64 (x - c)^2 summed over the columns in order
- * (sqdist's arithmetic), the smallest, the lowest index among equals. Groups take ER
- * listed rows in turn. */
+ * (sqdist's arithmetic), the smallest, the lowest index among equals. Groups take the
+ * listed rows in turn, up to ER at once. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 exact(__global const float *restrict X, __global const real *restrict c64T, int k, int kpad,
     __global int *restrict labels, long row0, __global const int *restrict list,
@@ -646,9 +646,21 @@ exact(__global const float *restrict X, __global const real *restrict c64T, int 
 	const int tid = get_local_id(0);
 	const int count = si[SI_NLIST];
 
-	for (int f0 = get_group_id(0) * ER; f0 < count; f0 += get_num_groups(0) * ER) {
-		const int nr = min(ER, count - f0);
+	/* Rows a group takes at once: ER when the list is long, 1 when it is short, so that
+	 * a short list still spreads over every group. */
+	const int ng = get_num_groups(0);
+	const int per = min(ER, max(1, (count + ng - 1) / ng));
+	for (int f0 = get_group_id(0) * per; f0 < count; f0 += ng * per) {
+		const int nr = min(per, count - f0);
+		real best[ER];
+		int bj[ER];
+		for (int q = 0; q < ER; q++) {
+			best[q] = INFINITY;
+			bj[q] = INT_MAX;
+		}
 #if EX_FIT >= 1
+		/* the rows into local memory, outside any branch (PoCL wants its barriers
+		 * unconditional) */
 		for (int e = tid; e < ER * DIM; e += WG) {
 			const int q = e / DIM, i = e - q * DIM;
 			xl[q][i] = q < nr ? (real)X[(long)list[f0 + q] * DIM + i] : 0;
@@ -656,31 +668,39 @@ exact(__global const float *restrict X, __global const real *restrict c64T, int 
 		barrier(CLK_LOCAL_MEM_FENCE);
 #define XV(q, i) xl[q][i]
 #else
-		__global const float *x0 = X + (long)list[f0] * DIM;
+		__global const float *x0 = X + (long)list[f0] * DIM;	/* per is 1 */
 #define XV(q, i) ((real)x0[i])
 #endif
-		real best[ER];
-		int bj[ER];
-		for (int q = 0; q < ER; q++) {
-			best[q] = INFINITY;
-			bj[q] = INT_MAX;
-		}
-		for (int j = tid; j < k; j += WG) {
-			real s[ER];
-			for (int q = 0; q < ER; q++)
-				s[q] = 0;
-			for (int i = 0; i < DIM; i++) {
-				const real c = c64T[j + (long)i * kpad];
-				for (int q = 0; q < ER; q++) {
-					real t = XV(q, i) - c;
-					s[q] += t * t;
+		if (per == 1) {
+			for (int j = tid; j < k; j += WG) {
+				real s = 0;
+				for (int i = 0; i < DIM; i++) {
+					real t = XV(0, i) - c64T[j + (long)i * kpad];	/* sqdist's */
+					s += t * t;
+				}
+				if (s < best[0]) {
+					best[0] = s;
+					bj[0] = j;
 				}
 			}
-			for (int q = 0; q < ER; q++)
-				if (s[q] < best[q]) {
-					best[q] = s[q];
-					bj[q] = j;
+		} else {
+			for (int j = tid; j < k; j += WG) {
+				real s[ER];
+				for (int q = 0; q < ER; q++)
+					s[q] = 0;
+				for (int i = 0; i < DIM; i++) {
+					const real c = c64T[j + (long)i * kpad];
+					for (int q = 0; q < ER; q++) {
+						real t = XV(q, i) - c;	/* sqdist's arithmetic */
+						s[q] += t * t;
+					}
 				}
+				for (int q = 0; q < ER; q++)
+					if (s[q] < best[q]) {
+						best[q] = s[q];
+						bj[q] = j;
+					}
+			}
 		}
 #undef XV
 		for (int q = 0; q < nr; q++) {
