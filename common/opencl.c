@@ -572,6 +572,25 @@ clx_event_ms(cl_event ev)
 	return 1e-6 * (double)(t1 - t0);
 }
 
+#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
+#define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000	/* cl_nv_device_attribute_query */
+#define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
+#endif
+
+int
+clx_nv_cc(const struct clx *x, unsigned *major, unsigned *minor)
+{
+	cl_uint ma = 0, mi = 0;
+	if (x->vendor != CLX_NVIDIA || !x->is_gpu ||
+	    clGetDeviceInfo(x->device, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof ma, &ma,
+	    NULL) != CL_SUCCESS || clGetDeviceInfo(x->device, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV,
+	    sizeof mi, &mi, NULL) != CL_SUCCESS)
+		return 0;
+	*major = ma;
+	*minor = mi;
+	return 1;
+}
+
 void
 clx_describe(const struct clx *x, char *buf, size_t size)
 {

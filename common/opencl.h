@@ -89,6 +89,9 @@ void clx_list_devices(const char *platform_filter);
 /* The device's description for the tuning tables (tune.h): "gpu nvidia NAME",
  * "cpu pocl NAME", "gpu amd NAME", ... */
 void clx_describe(const struct clx *x, char *buf, size_t size);
+/* An NVIDIA GPU's compute capability (cl_nv_device_attribute_query): 1 and *major,
+ * *minor where the device is one and says; 0 otherwise. */
+int clx_nv_cc(const struct clx *x, unsigned *major, unsigned *minor);
 
 /* Builds the program `name` from its embedded source (or from $ACCELKIT_KERNEL_DIR/name.cl
  * when that is set: development only) with the given -D options. A failed build prints

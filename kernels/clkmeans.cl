@@ -5,7 +5,9 @@
  *   assign     rows x centroids distances as a register-blocked GEMM (tiles shared in
  *              local memory on GPUs, read directly on CPUs) fused with the arg-min; rows
  *              whose best and second-best values lie within the expansion's error bound
- *              go to a list for `exact'
+ *              go to a list for `exact'; with TF32 (NVIDIA, compute capability 8.0 and
+ *              later), the GEMM on the tensor cores (mma.sync, inline PTX) and the bound
+ *              widened by TF32's rounding
  *   exact      float64 direct distances of the listed rows to every centroid
  *   update     per-cluster sums as 64-bit fixed point (integer atomics: exact, so the
  *              result never depends on the order of the additions) and counts
@@ -57,6 +59,10 @@
 #ifndef RG
 #define RG 1024		/* rows a group of rowdist and kpp sums up (a multiple of WG) */
 #endif
+#ifndef TF32
+#define TF32 0		/* assign: products on NVIDIA's TF32 tensor cores (needs LOCAL_TILES,
+			   A_RES, no DB, TK 8 or 16) */
+#endif
 
 #if USE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -81,13 +87,22 @@ typedef float real;
 #else
 #define AS_SIZE (TK * AST)
 #endif
-#define BS_SIZE (TK * TN)
+#if TF32
+#define BST (TN + 8)			/* centroid tile row stride: conflict-free fragments */
+#else
+#define BST TN
+#endif
+#define BS_SIZE (TK * BST)
 #if DB && A_RES
 #define NBUF 2
 #else
 #define NBUF 1
 #endif
+#if TF32
+#define RED_SIZE (3 * (TNT > 4 ? TNT : 4) * TM)	/* TF32 merges the 4 lanes of a quad */
+#else
 #define RED_SIZE (3 * TNT * TM)
+#endif
 #define SMEM_SIZE (AS_SIZE + NBUF * BS_SIZE > RED_SIZE ? AS_SIZE + NBUF * BS_SIZE : RED_SIZE)
 #define B4 ((TK * TN / 4 + NT - 1) / NT)	/* float4s of a centroid tile a work-item loads */
 #define A1 ((TM * TK + NT - 1) / NT)	/* floats of a row chunk a work-item loads */
@@ -105,6 +120,10 @@ typedef float real;
 /* Unit roundoff of float and the factor of safety on the error bound. */
 #define U32 5.9604644775390625e-8f
 #define SAFETY 1.125f
+/* TF32's error in x.c, relative to sum |x_i||c_i| <= ||x|| ||c||: operands rounded to
+ * nearest TF32 (2^-11 each), float32 sums of DIM products (2^-22 an addition, twice the
+ * truncating unit), over 1 - 2^-9 for the rounded operands the norms come from. */
+#define TF32_REL ((0x1p-10f + 0x1p-21f + DIM * 0x1p-22f) / (1.0f - 0x1p-9f))
 
 /* ---- assign ---------------------------------------------------------------- */
 
@@ -155,6 +174,9 @@ finish_row(float m1, float m2, int mi, float xn, float cmax, int r, long row0,
 	float xnorm = sqrt(xn);
 	float bound = SAFETY * U32 * ((2 * DIM + 8) * xnorm * cmax + 4.0f * cmax * cmax) +
 	    DIM * 1e-36f;
+#if TF32
+	bound += SAFETY * 2.0f * TF32_REL * xnorm * cmax;	/* the -2 x.c term's */
+#endif
 	if (!(m2 - m1 > 2.0f * bound)) {
 		list[atomic_inc(&((__global int *)state)[SI_NLIST])] = r;
 		return 0;
@@ -166,14 +188,34 @@ finish_row(float m1, float m2, int mi, float xn, float cmax, int r, long row0,
 
 #if LOCAL_TILES
 /* The prefetched centroid chunk, from registers into local memory. */
+#if TF32
+/* x rounded to TF32 (10-bit mantissa, to nearest, ties away), as a float. */
+static inline float
+tf32_round(float x)
+{
+	uint r;
+	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+	return as_float(r);
+}
+#endif
+
 static inline void
 store_tile(__local float *Bc, const float4 *pb)
 {
 #pragma unroll
 	for (int q = 0; q < B4; q++) {
 		int e = get_local_id(0) + q * NT;
-		if (e < TK * TN / 4)
+		if (e < TK * TN / 4) {
+#if TF32
+			/* rows of BST, rounded for the tensor cores */
+			float4 v = pb[q];
+			v = (float4)(tf32_round(v.x), tf32_round(v.y), tf32_round(v.z),
+			    tf32_round(v.w));
+			((__local float4 *)(Bc + (e / (TN / 4)) * BST))[e % (TN / 4)] = v;
+#else
 			((__local float4 *)Bc)[e] = pb[q];
+#endif
+		}
 	}
 }
 
@@ -187,6 +229,54 @@ load_rows(__local float *As, __global const float *X, int nb, int r0, int d0, in
 		As[kk * AST + lr] = r < nb && c < DIM ? X[(long)r * DIM + c] : 0.0f;
 	}
 }
+
+/* Step s's centroid chunk (TK columns of a tile of TN centroids) into registers. */
+static inline void
+prefetch_tile(float4 *pb, __global const float4 *cT4, int kpad, int s)
+{
+	const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
+#pragma unroll
+	for (int q = 0; q < B4; q++) {
+		int e = get_local_id(0) + q * NT;
+		if (e < TK * TN / 4)
+			pb[q] = cT4[((ds * TK + e / (TN / 4)) * (long)kpad + tile * TN) / 4 +
+			    e % (TN / 4)];
+	}
+}
+
+/* Each row's minima from the `sharers' work-items that hold parts of it (rb1, rb2, ri1:
+ * sharer t's at t * TM + row), merged in a fixed order, then finish_row; the group's
+ * moved labels added to the state's count. Work-item r takes row r. */
+static void
+merge_rows(__local float *rb1, __local float *rb2, __local int *ri1, int sharers, float xn,
+    float cmax, int r0, int nb, long row0, __global int *labels, __global int *list,
+    __global ulong *state, __local int *moved_l)
+{
+	const int tid = get_local_id(0);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	int mine = 0;
+	if (tid < TM && r0 + tid < nb) {
+		float m1 = rb1[tid], m2 = rb2[tid];
+		int mi = ri1[tid];
+		for (int t = 1; t < sharers; t++) {
+			float o1 = rb1[t * TM + tid], o2 = rb2[t * TM + tid];
+			int oi = ri1[t * TM + tid];
+			if (o1 < m1 || (o1 == m1 && oi < mi)) {
+				m2 = fmin(m1, o2);
+				m1 = o1;
+				mi = oi;
+			} else {
+				m2 = fmin(m2, o1);
+			}
+		}
+		mine = finish_row(m1, m2, mi, xn, cmax, r0 + tid, row0, labels, list, state);
+	}
+	if (mine)
+		atomic_inc(moved_l);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (tid == 0 && *moved_l)
+		atomic_add(&((__global int *)state)[SI_MOVED], *moved_l);
+}
 #endif
 
 /*
@@ -199,6 +289,7 @@ load_rows(__local float *As, __global const float *X, int nb, int r0, int d0, in
  * Otherwise (CPUs): each work-item takes RM rows against every centroid, from global
  * memory (cached), without barriers.
  */
+#if !TF32
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
 assign(__global const float *restrict X, int nb, __global const float *restrict cT,
     __global const float *restrict cn, int kpad, __global int *restrict labels, long row0,
@@ -236,13 +327,7 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		for (int kk = 0; kk < DPAD; kk++)
 			xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
 #endif
-	/* Prefetch the first centroid chunk into registers. */
-#pragma unroll
-	for (int q = 0; q < B4; q++) {
-		int e = tid + q * NT;
-		if (e < TK * TN / 4)
-			pb[q] = cT4[((e / (TN / 4)) * kpad) / 4 + e % (TN / 4)];
-	}
+	prefetch_tile(pb, cT4, kpad, 0);	/* the first centroid chunk */
 	for (int s = 0; s < nsteps; s++) {
 		const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
 #if NBUF == 2
@@ -267,16 +352,8 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 				xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
 #endif
 #endif
-		if (s + 1 < nsteps) {
-			const int t1 = (s + 1) / DSTEPS, d1 = (s + 1) - t1 * DSTEPS;
-#pragma unroll
-			for (int q = 0; q < B4; q++) {
-				int e = tid + q * NT;
-				if (e < TK * TN / 4)
-					pb[q] = cT4[((d1 * TK + e / (TN / 4)) * (long)kpad + t1 * TN) / 4 +
-					    e % (TN / 4)];
-			}
-		}
+		if (s + 1 < nsteps)
+			prefetch_tile(pb, cT4, kpad, s + 1);
 		if (ds == 0) {
 #pragma unroll
 			for (int i = 0; i < RM; i++)
@@ -333,29 +410,7 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		rb2[tx * TM + lr] = b2[i];
 		ri1[tx * TM + lr] = i1[i];
 	}
-	barrier(CLK_LOCAL_MEM_FENCE);
-	int mine = 0;
-	if (tid < TM && r0 + tid < nb) {
-		float m1 = rb1[tid], m2 = rb2[tid];
-		int mi = ri1[tid];
-		for (int t = 1; t < TNT; t++) {
-			float o1 = rb1[t * TM + tid], o2 = rb2[t * TM + tid];
-			int oi = ri1[t * TM + tid];
-			if (o1 < m1 || (o1 == m1 && oi < mi)) {
-				m2 = fmin(m1, o2);
-				m1 = o1;
-				mi = oi;
-			} else {
-				m2 = fmin(m2, o1);
-			}
-		}
-		mine = finish_row(m1, m2, mi, xn, cmax, r0 + tid, row0, labels, list, state);
-	}
-	if (mine)
-		atomic_inc(&moved_l);
-	barrier(CLK_LOCAL_MEM_FENCE);
-	if (tid == 0 && moved_l)
-		atomic_add(&((__global int *)state)[SI_MOVED], moved_l);
+	merge_rows(rb1, rb2, ri1, TNT, xn, cmax, r0, nb, row0, labels, list, state, &moved_l);
 #else
 	/* TNT is 1: RM consecutive rows a work-item, RN consecutive centroids a tile. */
 	const int rb = get_group_id(0) * TM + get_local_id(0) * RM;
@@ -401,6 +456,149 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		atomic_add(&((__global int *)state)[SI_MOVED], moved);
 #endif
 }
+#else	/* TF32 */
+
+/*
+ * assign with the products on the tensor cores: the same contract, tiles, local memory
+ * and merge as above, but each warp takes TF_MT tiles of 16 rows of the group against
+ * the whole centroid tile (TF_NT tiles of 8) with mma.sync.m16n8k8 on TF32 operands,
+ * rounded on their way into local memory; a lane holds rows g and g + 8 of each of its
+ * tiles and columns 2t, 2t + 1 of each tile of 8 (g = lane / 4, t = lane % 4, PTX's
+ * fragment layout), so the four lanes of a quad share a row and merge as the TNT
+ * work-items do above. finish_row's bound takes TF32's rounding (TF32_REL).
+ */
+#define TF_WARPS (NT / 32)
+#define TF_MT (TM / (TF_WARPS * 16))	/* tiles of 16 rows a warp */
+#define TF_NT (TN / 8)			/* tiles of 8 centroids a warp: the whole tile */
+#if !LOCAL_TILES || !A_RES || DB || TK % 8 != 0 || NT % 32 != 0 || \
+    TM % (TF_WARPS * 16) != 0 || TN % 8 != 0 || TM > NT
+#error "TF32 assign: local tiles, resident rows, no DB, TK 8 or 16, whole warps, 16 rows a warp's tile"
+#endif
+
+/* D = A B + D on one 16 x 8 tile, k = 8: d float[4], a uint[4], b0 and b1 uint. */
+#define MMA_TF32(d, a, b0, b1)                                                        \
+	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "           \
+	    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"      \
+	    : "=f"((d)[0]), "=f"((d)[1]), "=f"((d)[2]), "=f"((d)[3])                   \
+	    : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"(b0), "r"(b1),    \
+	      "f"((d)[0]), "f"((d)[1]), "f"((d)[2]), "f"((d)[3]))
+
+__kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
+assign(__global const float *restrict X, int nb, __global const float *restrict cT,
+    __global const float *restrict cn, int kpad, __global int *restrict labels, long row0,
+    __global int *restrict list, __global ulong *restrict state)
+{
+	const float cmax = ((__global const float *)state)[SF_CMAX];
+	__local float4 smem4[(SMEM_SIZE + 3) / 4];	/* float4: 16-byte aligned */
+	__local int moved_l;
+	__local float *smem = (__local float *)smem4;
+	__local float *As = smem, *Bs = smem + AS_SIZE;
+	const int tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
+	const int g = lane / 4, t = lane % 4;
+	const int r0 = get_group_id(0) * TM, wr0 = warp * TF_MT * 16;
+	const int nsteps = kpad / TN * DSTEPS;
+	__global const float4 *cT4 = (__global const float4 *)cT;
+	float xn = 0.0f;	/* squared norm of row tid (tid < TM), before rounding */
+	float4 pb[B4];
+	float acc[TF_MT][TF_NT][4];
+	float b1[TF_MT][2], b2[TF_MT][2];
+	int i1[TF_MT][2];
+
+#pragma unroll
+	for (int i = 0; i < TF_MT; i++)
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			b1[i][h] = INFINITY;
+			b2[i][h] = INFINITY;
+			i1[i][h] = 0;
+		}
+	if (tid == 0)
+		moved_l = 0;
+	load_rows(As, X, nb, r0, 0, DPAD);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (tid < TM)
+		for (int kk = 0; kk < DPAD; kk++)
+			xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int e = tid; e < DPAD * TM; e += NT) {
+		int kk = e / TM, lr = e - kk * TM;
+		As[kk * AST + lr] = tf32_round(As[kk * AST + lr]);
+	}
+	prefetch_tile(pb, cT4, kpad, 0);	/* the first centroid chunk */
+	for (int s = 0; s < nsteps; s++) {
+		const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
+		__local float *Bc = Bs;
+		barrier(CLK_LOCAL_MEM_FENCE);	/* (also: the rows' rounding is done) */
+		store_tile(Bc, pb);
+		barrier(CLK_LOCAL_MEM_FENCE);
+		if (s + 1 < nsteps)
+			prefetch_tile(pb, cT4, kpad, s + 1);
+		if (ds == 0) {
+#pragma unroll
+			for (int i = 0; i < TF_MT; i++)
+#pragma unroll
+				for (int j = 0; j < TF_NT; j++)
+#pragma unroll
+					for (int q = 0; q < 4; q++)
+						acc[i][j][q] = 0.0f;
+		}
+		__local const float *Ak = As + ds * TK * AST;
+#pragma unroll
+		for (int kq = 0; kq < TK; kq += 8) {
+			uint a[TF_MT][4];
+#pragma unroll
+			for (int i = 0; i < TF_MT; i++) {
+				/* rows g, g + 8 of the tile; columns t, t + 4 of the step */
+				__local const float *ap = Ak + (kq + t) * AST + wr0 + i * 16 + g;
+				a[i][0] = as_uint(ap[0]);
+				a[i][1] = as_uint(ap[8]);
+				a[i][2] = as_uint(ap[4 * AST]);
+				a[i][3] = as_uint(ap[4 * AST + 8]);
+			}
+#pragma unroll
+			for (int j = 0; j < TF_NT; j++) {
+				__local const float *bp = Bc + (kq + t) * BST + j * 8 + g;
+				const uint bb0 = as_uint(bp[0]), bb1 = as_uint(bp[4 * BST]);
+#pragma unroll
+				for (int i = 0; i < TF_MT; i++)
+					MMA_TF32(acc[i][j], a[i], bb0, bb1);
+			}
+		}
+		if (ds == DSTEPS - 1) {
+			/* columns in increasing order: tiles of 8, then 2t, 2t + 1 */
+#pragma unroll
+			for (int j = 0; j < TF_NT; j++)
+#pragma unroll
+				for (int e = 0; e < 2; e++) {
+					const int col = tile * TN + j * 8 + 2 * t + e;
+					const float c = cn[col];
+#pragma unroll
+					for (int i = 0; i < TF_MT; i++)
+#pragma unroll
+						for (int h = 0; h < 2; h++) {
+							float d = fma(-2.0f, acc[i][j][2 * h + e], c);
+							KEEP(b1[i][h], b2[i][h], i1[i][h], d, col);
+						}
+				}
+		}
+	}
+
+	/* Merge the four lanes (t) that share each row, in a fixed order. */
+	__local float *rb1 = smem, *rb2 = smem + 4 * TM;
+	__local int *ri1 = (__local int *)(smem + 8 * TM);
+	barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+	for (int i = 0; i < TF_MT; i++)
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			int lr = wr0 + i * 16 + h * 8 + g;
+			rb1[t * TM + lr] = b1[i][h];
+			rb2[t * TM + lr] = b2[i][h];
+			ri1[t * TM + lr] = i1[i][h];
+		}
+	merge_rows(rb1, rb2, ri1, 4, xn, cmax, r0, nb, row0, labels, list, state, &moved_l);
+}
+#endif	/* TF32 */
 
 /* ---- exact ------------------------------------------------------------------ */
 
@@ -416,53 +614,120 @@ sqdist(__global const float *x, __global const real *c, long stride)
 	return s;
 }
 
-/* Labels the rows `assign' listed: float64 (x - c)^2 summed over the columns, the
- * smallest, the lowest index among equals. Groups take listed rows in turn. */
+/* exact takes ER listed rows at once, each centroid's column read once for all of them
+ * (one row at a time, every listed row read all k x DIM centroid values from L2: the
+ * kernel was L2-bound). The rows sit in local memory, EX_LOCAL bytes at most; wider
+ * rows than that are read from global memory, one at a time. */
+#define EX_LOCAL 16384
+#define EX_RSZ (USE_FP64 ? 8 : 4)
+#define EX_FIT (EX_LOCAL / (DIM * EX_RSZ))
+#if EX_FIT >= 8
+#define ER 8
+#elif EX_FIT >= 1
+#define ER EX_FIT
+#else
+#define ER 1
+#endif
+
+/* Labels the rows `assign' listed: float64 (x - c)^2 summed over the columns in order
+ * (sqdist's arithmetic), the smallest, the lowest index among equals. Groups take the
+ * listed rows in turn, up to ER at once. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 exact(__global const float *restrict X, __global const real *restrict c64T, int k, int kpad,
     __global int *restrict labels, long row0, __global const int *restrict list,
     __global ulong *restrict state)
 {
+#if EX_FIT >= 1
+	__local real xl[ER][DIM];
+#endif
 	__local real bv[WG];
 	__local int bi[WG];
 	__global int *si = (__global int *)state;
 	const int tid = get_local_id(0);
 	const int count = si[SI_NLIST];
 
-	for (int f = get_group_id(0); f < count; f += get_num_groups(0)) {
-		const long r = list[f];
-		__global const float *x = X + r * DIM;
-		real best = INFINITY;
-		int bj = INT_MAX;
-		for (int j = tid; j < k; j += WG) {
-			real s = sqdist(x, c64T + j, kpad);
-			if (s < best) {
-				best = s;
-				bj = j;
+	/* Rows a group takes at once: ER when the list is long, 1 when it is short, so that
+	 * a short list still spreads over every group. */
+	const int ng = get_num_groups(0);
+	const int per = min(ER, max(1, (count + ng - 1) / ng));
+	for (int f0 = get_group_id(0) * per; f0 < count; f0 += ng * per) {
+		const int nr = min(per, count - f0);
+		real best[ER];
+		int bj[ER];
+		for (int q = 0; q < ER; q++) {
+			best[q] = INFINITY;
+			bj[q] = INT_MAX;
+		}
+#if EX_FIT >= 1
+		/* the rows into local memory, outside any branch (PoCL wants its barriers
+		 * unconditional) */
+		for (int e = tid; e < ER * DIM; e += WG) {
+			const int q = e / DIM, i = e - q * DIM;
+			xl[q][i] = q < nr ? (real)X[(long)list[f0 + q] * DIM + i] : 0;
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+#define XV(q, i) xl[q][i]
+#else
+		__global const float *x0 = X + (long)list[f0] * DIM;	/* per is 1 */
+#define XV(q, i) ((real)x0[i])
+#endif
+		if (per == 1) {
+			for (int j = tid; j < k; j += WG) {
+				real s = 0;
+				for (int i = 0; i < DIM; i++) {
+					real t = XV(0, i) - c64T[j + (long)i * kpad];	/* sqdist's */
+					s += t * t;
+				}
+				if (s < best[0]) {
+					best[0] = s;
+					bj[0] = j;
+				}
+			}
+		} else {
+			for (int j = tid; j < k; j += WG) {
+				real s[ER];
+				for (int q = 0; q < ER; q++)
+					s[q] = 0;
+				for (int i = 0; i < DIM; i++) {
+					const real c = c64T[j + (long)i * kpad];
+					for (int q = 0; q < ER; q++) {
+						real t = XV(q, i) - c;	/* sqdist's arithmetic */
+						s[q] += t * t;
+					}
+				}
+				for (int q = 0; q < ER; q++)
+					if (s[q] < best[q]) {
+						best[q] = s[q];
+						bj[q] = j;
+					}
 			}
 		}
-		bv[tid] = best;
-		bi[tid] = bj;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		for (int w = WG / 2; w > 0; w >>= 1) {
-			if (tid < w) {
-				real o = bv[tid + w];
-				int oi = bi[tid + w];
-				if (o < bv[tid] || (o == bv[tid] && oi < bi[tid])) {
-					bv[tid] = o;
-					bi[tid] = oi;
+#undef XV
+		for (int q = 0; q < nr; q++) {
+			bv[tid] = best[q];
+			bi[tid] = bj[q];
+			barrier(CLK_LOCAL_MEM_FENCE);
+			for (int w = WG / 2; w > 0; w >>= 1) {
+				if (tid < w) {
+					real o = bv[tid + w];
+					int oi = bi[tid + w];
+					if (o < bv[tid] || (o == bv[tid] && oi < bi[tid])) {
+						bv[tid] = o;
+						bi[tid] = oi;
+					}
 				}
+				barrier(CLK_LOCAL_MEM_FENCE);
+			}
+			if (tid == 0) {
+				const long r = list[f0 + q];
+				int old = labels[row0 + r];
+				if (old != bi[0])
+					atomic_inc(&si[SI_MOVED]);
+				labels[row0 + r] = bi[0];
+				atomic_inc(&si[SI_NEXACT]);
 			}
 			barrier(CLK_LOCAL_MEM_FENCE);
 		}
-		if (tid == 0) {
-			int old = labels[row0 + r];
-			if (old != bi[0])
-				atomic_inc(&si[SI_MOVED]);
-			labels[row0 + r] = bi[0];
-			atomic_inc(&si[SI_NEXACT]);
-		}
-		barrier(CLK_LOCAL_MEM_FENCE);
 	}
 }
 

@@ -188,7 +188,7 @@ tune_defaults(const struct km *m, struct tune *t)
 }
 
 /* CLKMEANS_TUNE="local=1 tmt=16 tnt=8 rmv=2 rnv=2 tk=16 a_res=1 db=1 wg=256 rg=1024
- * fp64=0 atom64=0" (any subset): for tuning, and for tests of the fallbacks. */
+ * fp64=0 atom64=0 tf32=0" (any subset): for tuning, and for tests of the fallbacks. */
 static void
 tune_env(struct tune *t)
 {
@@ -200,6 +200,7 @@ tune_env(struct tune *t)
 		{"tk", &t->tk}, {"a_res", &t->a_res}, {"db", &t->db}, {"wg", &t->wg},
 		{"rg", &t->rg},
 		{"local", &t->local}, {"fp64", &t->fp64}, {"atom64", &t->atom64},
+		{"tf32", &t->tf32},
 	};
 	char *s = xstrdup(env), *save = NULL;
 	for (char *tok = strtok_r(s, " ,", &save); tok; tok = strtok_r(NULL, " ,", &save)) {
@@ -226,6 +227,7 @@ choose_tune(struct km *m)
 	tune_defaults(m, t);
 	t->a_res = -1;
 	t->fp64 = t->atom64 = 1;
+	t->tf32 = -1;
 	tune_env(t);
 	m->fp64 = m->fp64 && t->fp64;
 	m->atom64 = m->atom64 && t->atom64;
@@ -254,6 +256,22 @@ choose_tune(struct km *m)
 		t->db = 0;
 	if (t->db < 0)
 		t->db = 0;
+	/* TF32 (clkmeans.cl's second assign): an NVIDIA GPU of compute capability 8.0 or
+	 * later, resident rows, one centroid tile, steps of 8 or 16 columns, whole warps of
+	 * 16-row tiles; its tile rows are padded by 8 and its merge takes 4 lanes a row. */
+	unsigned cc_major, cc_minor;
+	const int tf32_ok = clx_nv_cc(&m->x, &cc_major, &cc_minor) && cc_major >= 8 &&
+	    t->local && t->a_res && !t->db && t->tk % 8 == 0 && nt % 32 == 0 &&
+	    tm % (nt / 32 * 16) == 0 && tm <= nt && rows + (size_t)t->tk * (tn + 8) * 4 <= budget;
+	if (t->tf32 > 0 && !tf32_ok)
+		die("CLKMEANS_TUNE: tf32=1 needs an NVIDIA GPU of compute capability 8.0 or later, "
+		    "resident rows (a_res=1), db=0, tk 8 or 16 and 16-row tiles a warp; %s with "
+		    "these settings is not one", m->x.name);
+	t->tf32 = t->tf32 < 0 ? tf32_ok : t->tf32 > 0;
+	if (t->tf32) {
+		tile = (size_t)t->tk * (tn + 8) * 4;
+		red = 3 * (size_t)MAX(t->tnt, 4) * tm * 4;
+	}
 	size_t need = MAX(t->a_res ? rows + tile * (1 + (t->db != 0)) :
 	    ((size_t)t->tk * (tm + 4) + (size_t)t->tk * tn) * 4, red);
 	if (t->local && need > m->x.local_mem)
@@ -285,9 +303,10 @@ build(struct km *m)
 	char opts[512];
 	snprintf(opts, sizeof opts,
 	    "-D DIM=%zu -D USE_FP64=%d -D HAVE_ATOM64=%d -D TMT=%d -D TNT=%d -D RMV=%d "
-	    "-D RNV=%d -D TK=%d -D A_RES=%d -D DB=%d -D LOCAL_TILES=%d -D WG=%d -D RG=%d",
+	    "-D RNV=%d -D TK=%d -D A_RES=%d -D DB=%d -D LOCAL_TILES=%d -D WG=%d -D RG=%d "
+	    "-D TF32=%d",
 	    m->d, m->fp64, m->atom64, t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->a_res, t->db,
-	    t->local, t->wg, t->rg);
+	    t->local, t->wg, t->rg, t->tf32);
 	/* -v on NVIDIA: ptxas's register and spill counts in the build log. */
 	if (m->x.vendor == CLX_NVIDIA && verbose)
 		strcat(opts, " -cl-nv-verbose");
@@ -368,9 +387,11 @@ km_open(struct kmset *s, struct km *m, size_t first, size_t n, int prof)
 	if (!m->fp64)
 		vlog("no float64: distances and their sums in float");
 	const struct tune *t = &m->t;
-	vlog("%zu rows x %zu columns, k = %zu; tiles of %zu rows x %d centroids x %d columns%s",
+	vlog("%zu rows x %zu columns, k = %zu; tiles of %zu rows x %d centroids x %d columns%s%s",
 	    s->n, m->d, m->k, m->tm, t->tnt * t->rnv * 4, t->tk,
-	    !t->local ? " (direct)" : t->a_res ? " (rows resident)" : "");
+	    !t->local ? " (direct)" : t->a_res ? " (rows resident)" : "",
+	    t->tf32 ? "; TF32 products on the tensor cores, rows near a tie rechecked in float64" :
+	    "");
 	double t0 = now_sec();
 	build(m);
 	phase_add("build", now_sec() - t0);

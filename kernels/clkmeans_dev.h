@@ -37,6 +37,8 @@ struct tune {
 	int local;		/* assign's tiles through local memory (GPUs), or direct (CPUs) */
 	int fp64, atom64;	/* 0 turns the device's float64 or 64-bit atomics off */
 	int exact_cu, update_cu;	/* exact's and update's groups a compute unit */
+	int tf32;		/* assign's products on NVIDIA's TF32 tensor cores (-1: where
+				 * the device and the tiles allow) */
 };
 
 struct cset {			/* one set of centroids in the forms the kernels use */

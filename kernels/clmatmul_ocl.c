@@ -178,11 +178,6 @@ cm_device(const char *spec, const char *filter, const struct cm_options *o, size
 	return clx_decide(spec, filter, (double)m * (double)n * (double)k, row_cost, &pr);
 }
 
-#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
-#define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000	/* cl_nv_device_attribute_query */
-#define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
-#endif
-
 /* --precision tf32 is never chosen for the user nor replaced behind their back: on a
  * device without NVIDIA's TF32 tensor cores (compute capability 8.0 and later) it is
  * an error naming the device. */
@@ -193,11 +188,8 @@ check_tf32(const struct clx *x)
 		die("--precision tf32: %s (%s) is not an NVIDIA GPU; TF32 runs only on NVIDIA's "
 		    "tensor cores (use --precision fp32, the default, here)", x->name,
 		    x->platform_name);
-	cl_uint major = 0, minor = 0;
-	if (clGetDeviceInfo(x->device, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major,
-	    &major, NULL) == CL_SUCCESS && clGetDeviceInfo(x->device,
-	    CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof minor, &minor, NULL) == CL_SUCCESS &&
-	    major < 8)
+	unsigned major, minor;
+	if (clx_nv_cc(x, &major, &minor) && major < 8)
 		die("--precision tf32: %s has compute capability %u.%u; TF32 tensor cores need "
 		    "8.0 or later", x->name, major, minor);
 }

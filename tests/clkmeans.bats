@@ -483,6 +483,32 @@ EOF
 	assert_output ok
 }
 
+# Issue 15: assign's products on NVIDIA's TF32 tensor cores (clkmeans.cl's TF32 assign),
+# its rows near a tie rechecked in float64 as before.
+@test "TF32 products on the tensor cores give the float32 kernel's bytes: 64 and 8 columns, rows far from the origin, duplicates, exact ties" {
+	require_gpu
+	for data in "overlapping 20000 64 40 31" "far 5000 8 6 7" "overlapping 4000 16 300 5" \
+	    "duplicates 3000 64 20 9" "ties 2000 8 10 4"; do
+		gen $data
+		run -0 --separate-stderr clkmeans -v --init "$T/c0.txt" --distances -C "$T/ca.txt" \
+		    --tol 0 --max-iter 8 "$T/x.npy"
+		printf '%s\n' "$output" > "$T/a.txt"
+		assert_regex "$stderr" "TF32 products on the tensor cores, rows near a tie rechecked in float64"
+		CLKMEANS_TUNE=tf32=0 clkmeans --init "$T/c0.txt" --distances -C "$T/cb.txt" --tol 0 \
+		    --max-iter 8 "$T/x.npy" > "$T/b.txt"
+		run -0 cmp "$T/a.txt" "$T/b.txt"
+		run -0 cmp "$T/ca.txt" "$T/cb.txt"
+	done
+	run -0 vs lloyd
+	assert_output ok
+}
+
+@test "CLKMEANS_TUNE=tf32=1 where the tensor cores are not (PoCL) is an error naming the device" {
+	gen overlapping 500 64 4 3
+	run -1 --separate-stderr env CLKMEANS_TUNE=tf32=1 clkmeans -d cpu -k 4 "$T/x.npy"
+	assert_regex "$stderr" "CLKMEANS_TUNE: tf32=1 needs an NVIDIA GPU of compute capability 8.0 or later"
+}
+
 @test "-v names the device and reports each iteration's inertia and moved rows" {
 	gen separated 2000 2 4 27
 	run -0 --separate-stderr clkmeans -v --init "$T/c0.txt" "$T/x.npy"
