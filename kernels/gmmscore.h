@@ -96,6 +96,42 @@ struct gmm_layout {
 void gmm_layout_make(const struct gmm_params *p, size_t slots, struct gmm_layout *l);
 void gmm_layout_free(struct gmm_layout *l);
 
+/* The tensor-core path's parameters (kernels/gmmscore_tc.cu; made by gmmscore_pack.c).
+ * With a centre ctr (the means' mean, per dimension), y = x - ctr and na' = na + ctr s,
+ * a Gaussian's score g - sum_d (x_d s_d + na_d)^2 is -(X' . P' + cst) where
+ * X' = [y^2, y] (K = 2 dp values), P' = [s^2, 2 s na'] and cst = sum_d na'^2 - g.
+ * pf holds P' rounded to TF32 as mma.m16n8k8's B fragments, a model a warp's 32 slots:
+ * pf[(((m * ks + s) * 4 + j) * 32 + lane) * 2 + h] = P'[k = 8 s + lane % 4 + 4 h] of
+ * slot 8 j + lane / 4, ks = K / 8 steps. cst and gab (|g|, or -1 where the slot holds
+ * no Gaussian or one of weight 0) are nmodels x 32. */
+struct gmm_tc_params {
+	int ks;
+	float *pf, *cst, *gab, *ctr;	/* ctr: dp */
+};
+void gmm_tc_pack(const struct gmm_params *p, struct gmm_tc_params *t);
+
+/* A Gaussian's fast score on the tensor-core path and its bound (the derivation is in
+ * gmmscore_tc.cu's opening comment): acc and a are the sums of X' P' and |X'||P'| over
+ * K = 2 dp terms as the tensor cores give them; returns the fast score, and in *bound
+ * the most the float32 path's score of the Gaussian can differ from it. */
+static inline HOSTDEV float
+gmm_tc_gauss(float acc, float a, float cst, float gab, int dp, float *bound)
+{
+	const float rel = (0x1p-10f + 0x1p-21f + (float)(2 * dp) * 0x1p-22f) / (1.0f - 0x1p-9f);
+	const float qs = acc + cst, fast = -qs;
+	const float fb = a * rel + 0x1p-23f * (fabsf(qs) + fabsf(cst));
+	*bound = fb + (float)(dp + 4) * 0x1p-23f * (2.0f * gab + fabsf(fast) + fb);
+	return fast;
+}
+
+/* A model's bound from its fast score f and its Gaussians' largest bound b: the two
+ * log-sum-exps' own rounding added (__expf, logf; a sum of at least 1). */
+static inline HOSTDEV float
+gmm_tc_model_bound(float f, float b)
+{
+	return b + 0x1p-15f + 0x1p-21f * (fabsf(f) + b);
+}
+void gmm_tc_params_free(struct gmm_tc_params *t);
 
 /* ---- tuning (the table: kernels/gmmscore_tune.h) ---- */
 
