@@ -437,7 +437,8 @@ gmm_gpu_submit(struct gmm_gpu *g, int slot, const float *x, size_t n, uint32_t *
 	    g->st));
 	CUDA_CHECK(cudaEventRecord(ev[1], g->st));
 	if (g->tc != NULL) {
-		// fast scores into part (chunk x nmodels: unsplit), the top N into tidx, tval
+		// the fast scores' lower ends into part (chunk x nmodels: unsplit), the top N
+		// into tidx, tval
 		gmm_tc_run(g->tc, g->X, nn, g->P, g->G, g->part_slot, g->part_k, (int)g->nslots,
 		    g->part, g->tidx, g->tval, g->st);
 		CUDA_CHECK(cudaEventRecord(ev[2], g->st));

@@ -13,7 +13,9 @@
  * taken twice, on the values and on their absolute values (the sign bits cleared, the
  * same registers), the second giving A = sum |X'||P'|, from which each Gaussian's
  * bound. The epilogue combines a frame's 32 slots into F (log-sum-exp or maximum) and
- * BM, stored model-major (a warp's 32 frames are one coalesced store).
+ * BM, and stores the interval's ends, LO = F - BM rounded down and HI = F + BM rounded
+ * up, model-major (a warp's 32 frames are one coalesced store); each pass of tc_select
+ * then reads one of them.
  *
  * The bound of a Gaussian c (gmm_tc_gauss, gmmscore.h), against the real value of its
  * score from the same float32 parameters:
@@ -30,8 +32,8 @@
  * exact) (log-sum-exp and maximum move by at most their arguments' largest change) +
  * 2^-15 + 2^-21 (|F| + it), the two log-sum-exps' own rounding (__expf, logf; s >= 1).
  *
- * tc_select: a thread a frame: L = the N-th largest F - BM (rounded down) over the
- * models; the candidates are the models with F + BM (rounded up) >= L. Each of the N
+ * tc_select: a thread a frame: L = the N-th largest LO over the models; the candidates
+ * are the models with HI >= L. Each of the N
  * best by the float32 path's score has it >= L, so is one, and so is any model tied
  * with the N-th. Up to TC_CAP are listed a frame; more, and the frame is scored whole.
  *
@@ -86,8 +88,8 @@ template <int MODE>
 __global__ void __launch_bounds__(TC_WARPS * 32, 1)
 tc_fast(const float *__restrict__ X, int n, int dp, int ks, const float2 *__restrict__ pf,
     const float *__restrict__ cst_in, const float *__restrict__ gab_in,
-    const float *__restrict__ ctr, int nm, size_t ld, float *__restrict__ F,
-    float *__restrict__ BM)
+    const float *__restrict__ ctr, int nm, size_t ld, float *__restrict__ LO,
+    float *__restrict__ HI)
 {
 	__shared__ float xs[32 * TC_LDX];
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -208,14 +210,14 @@ tc_fast(const float *__restrict__ X, int n, int dp, int ks, const float2 *__rest
 		const float myb = t == 0 ? br[0] : t == 1 ? br[1] : t == 2 ? br[2] : br[3];
 		const int f = f0 + 8 * t + g;
 		if (f < n) {
-			F[(size_t)model * ld + f] = myf;
-			BM[(size_t)model * ld + f] = myb;
+			LO[(size_t)model * ld + f] = __fsub_rd(myf, myb);
+			HI[(size_t)model * ld + f] = __fadd_ru(myf, myb);
 		}
 	}
 }
 
 __global__ void __launch_bounds__(TC_SEL)
-tc_select(const float *__restrict__ F, const float *__restrict__ BM, size_t ld, int n,
+tc_select(const float *__restrict__ LO, const float *__restrict__ HI, size_t ld, int n,
     int nm, int top, int *__restrict__ cand, int *__restrict__ count,
     unsigned long long *__restrict__ stats)
 {
@@ -227,7 +229,7 @@ tc_select(const float *__restrict__ F, const float *__restrict__ BM, size_t ld, 
 	for (int i = 0; i < TC_TOPMAX; i++)
 		best[i] = -INFINITY;
 	for (int m = 0; m < nm; m++) {
-		float v = __fsub_rd(F[(size_t)m * ld + f], BM[(size_t)m * ld + f]);
+		float v = LO[(size_t)m * ld + f];
 #pragma unroll
 		for (int i = 0; i < TC_TOPMAX; i++)
 			if (i < top && v > best[i]) {
@@ -243,7 +245,7 @@ tc_select(const float *__restrict__ F, const float *__restrict__ BM, size_t ld, 
 			L = best[i];
 	int cnt = 0;
 	for (int m = 0; m < nm; m++)
-		if (__fadd_ru(F[(size_t)m * ld + f], BM[(size_t)m * ld + f]) >= L) {
+		if (HI[(size_t)m * ld + f] >= L) {
 			if (cnt < TC_CAP)
 				cand[(size_t)f * TC_CAP + cnt] = m;
 			cnt++;
@@ -344,7 +346,7 @@ struct gmm_tc {
 	int top, nm, dp, ks;
 	size_t chunk;
 	float2 *pf;
-	float *cst, *gab, *ctr, *BM;
+	float *cst, *gab, *ctr, *HI;	/* HI: chunk x nmodels (LO is the caller's F) */
 	int *cand, *count;
 	unsigned long long *stats;	/* candidates, frames scored whole */
 	size_t frames;
@@ -393,7 +395,7 @@ gmm_tc_open(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t c
 	t->cst = dev_alloc<float>(p->nmodels * 32);
 	t->gab = dev_alloc<float>(p->nmodels * 32);
 	t->ctr = dev_alloc<float>((size_t)p->dp);
-	t->BM = dev_alloc<float>(mul_size(chunk, p->nmodels, "device buffer"));
+	t->HI = dev_alloc<float>(mul_size(chunk, p->nmodels, "device buffer"));
 	t->cand = dev_alloc<int>(mul_size(chunk, TC_CAP, "device buffer"));
 	t->count = dev_alloc<int>(chunk);
 	t->stats = dev_alloc<unsigned long long>(2);
@@ -420,12 +422,12 @@ gmm_tc_run(struct gmm_tc *t, const float4 *X, int n, const float4 *P, const floa
 	const float *x = reinterpret_cast<const float *>(X);
 	if (t->mode == GMM_SUM)
 		tc_fast<GMM_SUM><<<grid, TC_WARPS * 32, 0, st>>>(x, n, t->dp, t->ks, t->pf, t->cst,
-		    t->gab, t->ctr, t->nm, t->chunk, F, t->BM);
+		    t->gab, t->ctr, t->nm, t->chunk, F, t->HI);
 	else
 		tc_fast<GMM_MAX><<<grid, TC_WARPS * 32, 0, st>>>(x, n, t->dp, t->ks, t->pf, t->cst,
-		    t->gab, t->ctr, t->nm, t->chunk, F, t->BM);
+		    t->gab, t->ctr, t->nm, t->chunk, F, t->HI);
 	CUDA_LAUNCH_CHECK();
-	tc_select<<<(unsigned)CEIL_DIV(n, TC_SEL), TC_SEL, 0, st>>>(F, t->BM, t->chunk, n, t->nm,
+	tc_select<<<(unsigned)CEIL_DIV(n, TC_SEL), TC_SEL, 0, st>>>(F, t->HI, t->chunk, n, t->nm,
 	    t->top, t->cand, t->count, t->stats);
 	CUDA_LAUNCH_CHECK();
 	const unsigned rb = (unsigned)CEIL_DIV(n, TC_RES_WARPS);
@@ -450,7 +452,7 @@ gmm_tc_close(struct gmm_tc *t)
 	vlog("gpu: tensor cores: %llu candidates rescored for %zu frames (%.2f a frame), %llu "
 	    "frames scored whole (over %d candidates)", s[0], t->frames,
 	    t->frames ? (double)s[0] / (double)t->frames : 0.0, s[1], TC_CAP);
-	void *bufs[] = {t->pf, t->cst, t->gab, t->ctr, t->BM, t->cand, t->count, t->stats};
+	void *bufs[] = {t->pf, t->cst, t->gab, t->ctr, t->HI, t->cand, t->count, t->stats};
 	for (void *b : bufs)
 		CUDA_CHECK(cudaFree(b));
 	free(t);

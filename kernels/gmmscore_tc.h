@@ -34,7 +34,7 @@ struct gmm_tc *gmm_tc_open(const struct gmm_params *p, enum gmm_mode mode, size_
 /* The top-N of n frames (X: n x dp floats on the device, as score_kernel reads them)
  * into idx and val (n x top, device), on stream st. P, G, part_slot, part_k, nslots:
  * the float32 path's layout (gmm_layout), whose arithmetic rescores the candidates;
- * F: a device buffer of chunk x nmodels floats for the fast scores. */
+ * F: a device buffer of chunk x nmodels floats, for the fast scores less their bounds. */
 void gmm_tc_run(struct gmm_tc *t, const float4 *X, int n, const float4 *P, const float *G,
     const int *part_slot, const int *part_k, int nslots, float *F, uint32_t *idx, float *val,
     cudaStream_t st);
