@@ -511,6 +511,13 @@ gmm_gpu_wait(struct gmm_gpu *g, int slot)
 }
 
 extern "C" void
+gmm_gpu_report(const struct gmm_gpu *g)
+{
+	if (g != NULL)
+		gmm_tc_report(g->tc);
+}
+
+extern "C" void
 gmm_gpu_free(struct gmm_gpu *g)
 {
 	if (g == NULL)

@@ -195,6 +195,8 @@ size_t gmm_gpu_chunk(const struct gmm_gpu *g);
 void gmm_gpu_submit(struct gmm_gpu *g, int slot, const float *x, size_t n, uint32_t *idx,
     float *val);
 void gmm_gpu_wait(struct gmm_gpu *g, int slot);
+/* -v: what the tensor-core path did, over the chunks waited for (no CUDA call). */
+void gmm_gpu_report(const struct gmm_gpu *g);
 void gmm_gpu_free(struct gmm_gpu *g);
 #endif
 

@@ -417,6 +417,11 @@ run_workers(struct gmm_stream *st, struct gmm_writer *w)
 	for (int i = 0; i < st->nw; i++) {
 		cuda_worker_name(st->cfg.dev, i, names[i], sizeof names[i]);
 		np[i] = names[i];
+#ifdef ACCELKIT_CUDA
+		const struct gmm_worker *wk = dw_state(st->dw, i);
+		if (wk != NULL)
+			gmm_gpu_report(wk->gpu);
+#endif
 	}
 	dw_report(st->dw, np);
 }
@@ -456,6 +461,9 @@ gmm_stream_run(struct gmm_stream *st, struct gmm_writer *w)
 	if (prev != NULL)
 		finish_chunk(st, prev);
 	progress_end(&st->prog);
+#ifdef ACCELKIT_CUDA
+	gmm_gpu_report(st->gpu);
+#endif
 	pthread_join(rd_thread, NULL);
 	phase_add("read (beside)", st->t_read);
 	return st->frames;

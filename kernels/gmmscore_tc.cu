@@ -349,6 +349,7 @@ struct gmm_tc {
 	float *cst, *gab, *ctr, *HI;	/* HI: chunk x nmodels (LO is the caller's F) */
 	int *cand, *count;
 	unsigned long long *stats;	/* candidates, frames scored whole */
+	unsigned long long *hstats;	/* pinned: stats as of the last call's end */
 	size_t frames;
 };
 
@@ -399,6 +400,8 @@ gmm_tc_open(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t c
 	t->cand = dev_alloc<int>(mul_size(chunk, TC_CAP, "device buffer"));
 	t->count = dev_alloc<int>(chunk);
 	t->stats = dev_alloc<unsigned long long>(2);
+	CUDA_CHECK(cudaMallocHost(&t->hstats, 2 * sizeof(unsigned long long)));
+	t->hstats[0] = t->hstats[1] = 0;
 	CUDA_CHECK(cudaMemcpy(t->pf, h.pf, npf * sizeof(float2), cudaMemcpyHostToDevice));
 	CUDA_CHECK(cudaMemcpy(t->cst, h.cst, p->nmodels * 32 * sizeof(float), cudaMemcpyHostToDevice));
 	CUDA_CHECK(cudaMemcpy(t->gab, h.gab, p->nmodels * 32 * sizeof(float), cudaMemcpyHostToDevice));
@@ -439,7 +442,21 @@ gmm_tc_run(struct gmm_tc *t, const float4 *X, int n, const float4 *P, const floa
 		tc_rescore<GMM_MAX><<<rb, TC_RES_WARPS * 32, 0, st>>>(X, n, dc, P, G, part_slot,
 		    part_k, nslots, t->nm, t->top, t->cand, t->count, idx, val);
 	CUDA_LAUNCH_CHECK();
+	/* The totals so far, for -v: read once the caller has waited for this call, as the
+	 * program ends with _exit (cuda_finish) before any close. */
+	CUDA_CHECK(cudaMemcpyAsync(t->hstats, t->stats, 2 * sizeof(unsigned long long),
+	    cudaMemcpyDeviceToHost, st));
 	t->frames += (size_t)n;
+}
+
+void
+gmm_tc_report(const struct gmm_tc *t)
+{
+	if (t == NULL)
+		return;
+	vlog("gpu: tensor cores: %llu candidates rescored for %zu frames (%.2f a frame), %llu "
+	    "frames scored whole (over %d candidates)", t->hstats[0], t->frames,
+	    t->frames ? (double)t->hstats[0] / (double)t->frames : 0.0, t->hstats[1], TC_CAP);
 }
 
 void
@@ -447,13 +464,9 @@ gmm_tc_close(struct gmm_tc *t)
 {
 	if (t == NULL)
 		return;
-	unsigned long long s[2];
-	CUDA_CHECK(cudaMemcpy(s, t->stats, sizeof s, cudaMemcpyDeviceToHost));
-	vlog("gpu: tensor cores: %llu candidates rescored for %zu frames (%.2f a frame), %llu "
-	    "frames scored whole (over %d candidates)", s[0], t->frames,
-	    t->frames ? (double)s[0] / (double)t->frames : 0.0, s[1], TC_CAP);
 	void *bufs[] = {t->pf, t->cst, t->gab, t->ctr, t->HI, t->cand, t->count, t->stats};
 	for (void *b : bufs)
 		CUDA_CHECK(cudaFree(b));
+	CUDA_CHECK(cudaFreeHost(t->hstats));
 	free(t);
 }

@@ -39,8 +39,10 @@ void gmm_tc_run(struct gmm_tc *t, const float4 *X, int n, const float4 *P, const
     const int *part_slot, const int *part_k, int nslots, float *F, uint32_t *idx, float *val,
     cudaStream_t st);
 
-/* -v: the candidates rescored and the frames scored whole, over every call so far
- * (waits for the device); then frees. */
+/* -v: the candidates rescored and the frames scored whole, over every call whose
+ * work the caller has waited for (no CUDA call: safe from any thread). */
+void gmm_tc_report(const struct gmm_tc *t);
+
 void gmm_tc_close(struct gmm_tc *t);
 
 #endif
