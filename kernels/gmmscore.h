@@ -102,29 +102,32 @@ void gmm_layout_free(struct gmm_layout *l);
  * X' = [y^2, y] (K = 2 dp values), P' = [s^2, 2 s na'] and cst = sum_d na'^2 - g.
  * pf holds P' rounded to TF32 as mma.m16n8k8's B fragments, a model a warp's 32 slots:
  * pf[(((m * ks + s) * 4 + j) * 32 + lane) * 2 + h] = P'[k = 8 s + lane % 4 + 4 h] of
- * slot 8 j + lane / 4, ks = K / 8 steps. cst and gab (|g|, or -1 where the slot holds
- * no Gaussian or one of weight 0) are nmodels x 32. */
+ * slot 8 j + lane / 4, ks = K / 8 steps. cst is nmodels x 32, +inf where the slot holds
+ * no Gaussian or one of weight 0 (its fast score is then -inf). mb, a model's four
+ * bound constants over its live slots, each rounded up: the largest norms of the
+ * rounded P''s two halves, sqrt(sum_d s'^4) and sqrt(sum_d w'^2), and the largest |cst|
+ * and |g| (gmm_tc_bound). */
 struct gmm_tc_params {
 	int ks;
-	float *pf, *cst, *gab, *ctr;	/* ctr: dp */
+	float *pf, *cst, *mb, *ctr;	/* mb: nmodels x 4; ctr: dp */
 };
 void gmm_tc_pack(const struct gmm_params *p, struct gmm_tc_params *t);
 
-/* A Gaussian's fast score on the tensor-core path and its bound (the derivation is in
- * gmmscore_tc.cu's opening comment): acc and a are the sums of X' P' and |X'||P'| over
- * K = 2 dp terms as the tensor cores give them; returns the fast score, and in *bound
- * the most the float32 path's score of the Gaussian can differ from it. */
+/* The most the float32 path's score of any Gaussian of a model can differ from its fast
+ * score -(acc + cst) on the tensor-core path (the derivation is in gmmscore_tc.cu's
+ * opening comment): y2 and y1, a frame's norms of X''s two halves (rounded up); S, W, C,
+ * G the model's mb; dp the padded dimensions. */
 static inline HOSTDEV float
-gmm_tc_gauss(float acc, float a, float cst, float gab, int dp, float *bound)
+gmm_tc_bound(float y2, float y1, float S, float W, float C, float G, int dp)
 {
 	const float rel = (0x1p-10f + 0x1p-21f + (float)(2 * dp) * 0x1p-22f) / (1.0f - 0x1p-9f);
-	const float qs = acc + cst, fast = -qs;
-	const float fb = a * rel + 0x1p-23f * (fabsf(qs) + fabsf(cst));
-	*bound = fb + (float)(dp + 4) * 0x1p-23f * (2.0f * gab + fabsf(fast) + fb);
-	return fast;
+	const float a = (y2 * S + y1 * W) * (1.0f + 0x1p-12f);	/* >= sum |X'||P'| */
+	const float q = a * (1.0f + 0x1p-9f) + C;		/* >= |acc + cst| */
+	const float fb = a * rel + 0x1p-23f * (q + C);
+	return fb + (float)(dp + 4) * 0x1p-23f * (2.0f * G + q + fb);
 }
 
-/* A model's bound from its fast score f and its Gaussians' largest bound b: the two
+/* A model's bound from its fast score f and its Gaussians' bound b: the two
  * log-sum-exps' own rounding added (__expf, logf; a sum of at least 1). */
 static inline HOSTDEV float
 gmm_tc_model_bound(float f, float b)

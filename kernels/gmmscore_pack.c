@@ -145,25 +145,38 @@ gmm_tc_pack(const struct gmm_params *p, struct gmm_tc_params *t)
 	const size_t per = (size_t)t->ks * 4 * 32 * 2;
 	t->pf = xcalloc(mul_size(nm, per, "tensor-core parameters"), sizeof *t->pf);
 	t->cst = xcalloc(mul_size(nm, 32, "tensor-core parameters"), sizeof *t->cst);
-	t->gab = xmallocarray(mul_size(nm, 32, "tensor-core parameters"), sizeof *t->gab);
+	t->mb = xcalloc(mul_size(nm, 4, "tensor-core parameters"), sizeof *t->mb);
 	#pragma omp parallel for schedule(dynamic, 16) if (nm > 64)
 	for (size_t m = 0; m < nm; m++) {
 		double col[32][96];	/* P' of the model's slots; K <= 96 (TC_MAXDP) */
+		double mb[4] = {0, 0, 0, 0};
 		const size_t c0 = p->off[m], k = p->off[m + 1] - c0;
 		for (size_t q = 0; q < 32; q++) {
 			const size_t c = c0 + q;
 			const int live = q < k && isfinite(p->g[c]);
-			double cst = 0;
+			double cst = 0, n2 = 0, n1 = 0;
 			for (size_t d = 0; d < dp; d++) {
 				const double s = live ? p->s[c * dp + d] : 0;
 				const double nap = live ? p->na[c * dp + d] + (double)t->ctr[d] * s : 0;
 				col[q][d] = s * s;
 				col[q][dp + d] = 2 * s * nap;
 				cst += nap * nap;
+				/* the norms of the values the tensor cores take */
+				const double r2 = tf32_round((float)col[q][d]);
+				const double r1 = tf32_round((float)col[q][dp + d]);
+				n2 += r2 * r2;
+				n1 += r1 * r1;
 			}
-			t->cst[m * 32 + q] = live ? (float)(cst - p->g[c]) : 0.0f;
-			t->gab[m * 32 + q] = live ? fabsf(p->g[c]) : -1.0f;
+			t->cst[m * 32 + q] = live ? (float)(cst - p->g[c]) : INFINITY;
+			if (live) {
+				mb[0] = fmax(mb[0], sqrt(n2));
+				mb[1] = fmax(mb[1], sqrt(n1));
+				mb[2] = fmax(mb[2], fabs((double)t->cst[m * 32 + q]));
+				mb[3] = fmax(mb[3], fabs((double)p->g[c]));
+			}
 		}
+		for (int i = 0; i < 4; i++)	/* rounded up */
+			t->mb[m * 4 + (size_t)i] = (float)(mb[i] * (1 + 0x1p-20));
 		float *dst = t->pf + m * per;
 		for (int s = 0; s < t->ks; s++)
 			for (int j = 0; j < 4; j++)
@@ -179,7 +192,7 @@ gmm_tc_params_free(struct gmm_tc_params *t)
 {
 	free(t->pf);
 	free(t->cst);
-	free(t->gab);
+	free(t->mb);
 	free(t->ctr);
 	memset(t, 0, sizeof *t);
 }

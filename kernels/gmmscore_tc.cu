@@ -7,19 +7,21 @@
  * the bounds cannot rule out of a frame's top N are scored again, by score_kernel's
  * own arithmetic (gmmscore.cu), so the printed models and scores are its bits.
  *
- * tc_fast: a warp a model, its P' (gmmscore.h, struct gmm_tc_params) held as the B
- * fragments of mma.m16n8k8 in registers, a block of TC_WARPS models walking frames 32
- * at a time through a shared tile of X' = [y^2, y] rounded to TF32. Each product is
- * taken twice, on the values and on their absolute values (the sign bits cleared, the
- * same registers), the second giving A = sum |X'||P'|, from which each Gaussian's
- * bound. The epilogue combines a frame's 32 slots into F (log-sum-exp or maximum) and
- * BM, and stores the interval's ends, LO = F - BM rounded down and HI = F + BM rounded
- * up, model-major (a warp's 32 frames are one coalesced store); each pass of tc_select
- * then reads one of them.
+ * tc_prep, once a chunk: X' = [y^2, y] rounded to TF32, laid out as mma.m16n8k8's A
+ * fragments (16 frames a tile, a uint4 a lane a k-step, so a warp's load of a step is
+ * 512 contiguous bytes), and each frame's norms of X''s halves, y2 = ||y'^2|| and
+ * y1 = ||y'||, rounded up.
  *
- * The bound of a Gaussian c (gmm_tc_gauss, gmmscore.h), against the real value of its
- * score from the same float32 parameters:
- *   fast:  A_c x rel(K) + 2^-23 (|q_c| + |cst_c|), q_c = acc_c + cst_c,
+ * tc_fast: a warp a model, its P' (gmmscore.h, struct gmm_tc_params) held as the B
+ * fragments in registers, a block of TC_WARPS models walking their frames 16 at a time,
+ * each warp loading the A fragments itself (L1 serves the block's other warps): no
+ * shared memory and no barrier. The epilogue combines a frame's 32 slots into F
+ * (log-sum-exp or maximum) and stores the interval's ends, LO = F - BM rounded down
+ * and HI = F + BM rounded up, model-major; each pass of tc_select then reads one.
+ *
+ * The bound (gmm_tc_bound, gmmscore.h), against the real value of a Gaussian c's score
+ * from the same float32 parameters, with A_c = sum_k |X'_k||P'_kc|:
+ *   fast:  A_c rel(K) + 2^-23 (|q_c| + |cst_c|), q_c = acc_c + cst_c,
  *          rel(K) = (2^-10 + 2^-21 + K 2^-22) / (1 - 2^-9):
  *          TF32 operands (2^-11 each, to nearest), X' and P' within 2^-21 of the real
  *          (x - ctr)^2, x - ctr, s^2, 2 s na', float32 sums of K products (2^-22 an
@@ -27,10 +29,15 @@
  *          from rounded operands; cst and the addition rounded once each;
  *   exact: (dp + 4) 2^-23 (2 |g_c| + |fast_c| + fast bound): score_kernel's fma chain
  *          (2^-24 a term's square and a sum's step) and g - acc, against
- *          Q = g - score <= |g| + |score|;
- * and of a model (gmm_tc_model_bound), BM = the largest of its Gaussians' (fast +
- * exact) (log-sum-exp and maximum move by at most their arguments' largest change) +
- * 2^-15 + 2^-21 (|F| + it), the two log-sum-exps' own rounding (__expf, logf; s >= 1).
+ *          Q = g - score <= |g| + |score|.
+ * Each is increasing in A_c, |q_c|, |cst_c| and |g_c|, so one bound serves every
+ * Gaussian of a model with them replaced by upper bounds: A_c <= y2 S + y1 W by
+ * Cauchy-Schwarz on each half (X''s first half and P''s are >= 0), S and W the model's
+ * largest norms of P''s halves; |q_c| <= A_c (1 + 2^-9) + C; C and G the model's largest
+ * |cst| and |g|. So the epilogue takes no bound a Gaussian, and the tensor cores no
+ * second product. A model's BM (gmm_tc_model_bound) adds the two log-sum-exps' own
+ * rounding (__expf, logf; s >= 1) and 2^-21 (|F| + it); the maximum and log-sum-exp
+ * move by at most their arguments' largest change.
  *
  * tc_select: a thread a frame: L = the N-th largest LO over the models; the candidates
  * are the models with HI >= L. Each of the N
@@ -55,10 +62,7 @@ namespace {
 
 constexpr int TC_WARPS = 8;		// models a tc_fast block
 constexpr int TC_KS = 2 * TC_MAXDP / 8;	// mma k-steps at most
-// The X' tile's row stride in floats: 100 = 4 mod 32, so that a fragment's 32 loads
-// (rows g = lane / 4, columns t = lane % 4) hit 32 different banks.
-constexpr int TC_LDX = 2 * TC_MAXDP + 4;
-constexpr int TC_FT = 64;		// tiles of 32 frames a block: a model's fragments,
+constexpr int TC_FT = 128;		// tiles of 16 frames a block: a model's fragments,
 					// loaded once a block, serve 2048 frames
 constexpr int TC_CAP = 64;		// candidates listed a frame
 constexpr int TC_SEL = 128;		// threads (frames) a tc_select block
@@ -84,134 +88,121 @@ mma_tf32(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
 	    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-template <int MODE>
-__global__ void __launch_bounds__(TC_WARPS * 32, 1)
-tc_fast(const float *__restrict__ X, int n, int dp, int ks, const float2 *__restrict__ pf,
-    const float *__restrict__ cst_in, const float *__restrict__ gab_in,
-    const float *__restrict__ ctr, int nm, size_t ld, float *__restrict__ LO,
+// A thread a (16-frame tile, k-step, lane): its A fragment, X' rows g and g + 8,
+// columns t and t + 4 of the step; and a thread a frame: its norms, rounded up.
+__global__ void
+tc_prep(const float *__restrict__ X, int n, int dp, int ks, const float *__restrict__ ctr,
+    uint4 *__restrict__ XF, float2 *__restrict__ YN)
+{
+	const int ntiles = (n + 15) / 16;
+	const int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < ntiles * ks * 32) {
+		const int lane = i & 31, s = (i >> 5) % ks, tile = (i >> 5) / ks;
+		const int g = lane >> 2, t = lane & 3;
+		uint32_t v[4];
+#pragma unroll
+		for (int q = 0; q < 4; q++) {
+			const int f = tile * 16 + g + 8 * (q & 1), c = 8 * s + t + 4 * (q >> 1);
+			const int d = c < dp ? c : c - dp;
+			const float y = f < n ? X[(size_t)f * dp + d] - ctr[d] : 0.0f;
+			v[q] = tf32(c < dp ? y * y : y);
+		}
+		XF[i] = make_uint4(v[0], v[1], v[2], v[3]);
+	}
+	if (i < n) {
+		double n2 = 0, n1 = 0;
+		for (int d = 0; d < dp; d++) {
+			const float y = X[(size_t)i * dp + d] - ctr[d];
+			const double r2 = __uint_as_float(tf32(y * y)), r1 = __uint_as_float(tf32(y));
+			n2 += r2 * r2;
+			n1 += r1 * r1;
+		}
+		YN[i] = make_float2(__double2float_ru(sqrt(n2) * (1 + 0x1p-40)),
+		    __double2float_ru(sqrt(n1) * (1 + 0x1p-40)));
+	}
+}
+
+template <int MODE, int KS>
+__global__ void __launch_bounds__(TC_WARPS * 32)
+tc_fast(const uint4 *__restrict__ XF, const float2 *__restrict__ YN, int n, int dp,
+    const float2 *__restrict__ pf, const float *__restrict__ cst_in,
+    const float4 *__restrict__ mb_in, int nm, size_t ld, float *__restrict__ LO,
     float *__restrict__ HI)
 {
-	__shared__ float xs[32 * TC_LDX];
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 	const int model = blockIdx.y * TC_WARPS + warp;
-	const bool live = model < nm;
+	if (model >= nm)
+		return;	// no barrier follows
 
-	uint32_t bf[TC_KS][4][2];
-	float cst[8], gab[8];	// slots 8 j + 2 t + e at [2 j + e]
+	uint32_t bf[KS][4][2];
+	float cst[8];	// slots 8 j + 2 t + e at [2 j + e]
 #pragma unroll
-	for (int s = 0; s < TC_KS; s++)
+	for (int s = 0; s < KS; s++)
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
-			float2 v = make_float2(0.0f, 0.0f);
-			if (live && s < ks)
-				v = __ldg(pf + (((size_t)model * ks + s) * 4 + j) * 32 + lane);
+			const float2 v = __ldg(pf + (((size_t)model * KS + s) * 4 + j) * 32 + lane);
 			bf[s][j][0] = __float_as_uint(v.x);
 			bf[s][j][1] = __float_as_uint(v.y);
 		}
 #pragma unroll
-	for (int i = 0; i < 8; i++) {
-		const int slot = (i >> 1) * 8 + 2 * t + (i & 1);
-		cst[i] = live ? cst_in[(size_t)model * 32 + slot] : 0.0f;
-		gab[i] = live ? gab_in[(size_t)model * 32 + slot] : -1.0f;
-	}
+	for (int i = 0; i < 8; i++)
+		cst[i] = cst_in[(size_t)model * 32 + (i >> 1) * 8 + 2 * t + (i & 1)];
+	const float4 mb = __ldg(mb_in + model);
 
-	const int ntiles = (n + 31) / 32;
+	const int ntiles = (n + 15) / 16;
 	const int tile_end = min(ntiles, (int)(blockIdx.x + 1) * TC_FT);
 	for (int tile = blockIdx.x * TC_FT; tile < tile_end; tile++) {
-		const int f0 = tile * 32;
-		__syncthreads();	// the last tile's readers of xs are done
-		for (int i = threadIdx.x; i < 32 * dp; i += blockDim.x) {
-			const int r = i / dp, d = i - r * dp;
-			const float y = f0 + r < n ? X[(size_t)(f0 + r) * dp + d] - ctr[d] : 0.0f;
-			xs[r * TC_LDX + d] = __uint_as_float(tf32(y * y));
-			xs[r * TC_LDX + dp + d] = __uint_as_float(tf32(y));
-		}
-		__syncthreads();
-		if (!live)
-			continue;
-
-		float acc[2][4][4], bnd[2][4][4];
+		float acc[4][4];
 #pragma unroll
-		for (int mt = 0; mt < 2; mt++)
+		for (int j = 0; j < 4; j++)
+#pragma unroll
+			for (int q = 0; q < 4; q++)
+				acc[j][q] = 0.0f;
+		const uint4 *xf = XF + (size_t)tile * KS * 32 + lane;
+#pragma unroll
+		for (int s = 0; s < KS; s++) {
+			const uint4 v = __ldg(xf + s * 32);
+			const uint32_t a[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
 			for (int j = 0; j < 4; j++)
-#pragma unroll
-				for (int q = 0; q < 4; q++)
-					acc[mt][j][q] = bnd[mt][j][q] = 0.0f;
-#pragma unroll
-		for (int s = 0; s < TC_KS; s++) {
-			if (s >= ks)
-				break;
-			uint32_t a[2][4], aa[2][4];
-#pragma unroll
-			for (int mt = 0; mt < 2; mt++) {
-				const float *xa = xs + (mt * 16 + g) * TC_LDX + s * 8 + t;
-				a[mt][0] = __float_as_uint(xa[0]);
-				a[mt][1] = __float_as_uint(xa[8 * TC_LDX]);
-				a[mt][2] = __float_as_uint(xa[4]);
-				a[mt][3] = __float_as_uint(xa[8 * TC_LDX + 4]);
-#pragma unroll
-				for (int q = 0; q < 4; q++)
-					aa[mt][q] = a[mt][q] & 0x7fffffffu;
-			}
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-				const uint32_t b0 = bf[s][j][0], b1 = bf[s][j][1];
-#pragma unroll
-				for (int mt = 0; mt < 2; mt++) {
-					mma_tf32(acc[mt][j], a[mt], b0, b1);
-					mma_tf32(bnd[mt][j], aa[mt], b0 & 0x7fffffffu, b1 & 0x7fffffffu);
-				}
-			}
+				mma_tf32(acc[j], a, bf[s][j][0], bf[s][j][1]);
 		}
 
-		// Frame row 16 mt + 8 h + g: this lane's 8 slots, then the quad's 32.
-		float fr[4], br[4];
+		// Frame row 8 h + g: this lane's 8 slots (-inf where none), then the quad's 32.
+		float fr[2];
 #pragma unroll
-		for (int mt = 0; mt < 2; mt++)
+		for (int h = 0; h < 2; h++) {
+			float fv[8], mx = -INFINITY;
 #pragma unroll
-			for (int h = 0; h < 2; h++) {
-				float fv[8], mx = -INFINITY, bmax = 0.0f;
-#pragma unroll
-				for (int i = 0; i < 8; i++) {
-					const int j = i >> 1, q = 2 * h + (i & 1);
-					fv[i] = -INFINITY;
-					if (gab[i] >= 0.0f) {
-						float b;
-						const float fast = gmm_tc_gauss(acc[mt][j][q], bnd[mt][j][q],
-						    cst[i], gab[i], dp, &b);
-						fv[i] = fast;
-						mx = fmaxf(mx, fast);
-						bmax = fmaxf(bmax, b);
-					}
-				}
-#pragma unroll
-				for (int o = 1; o <= 2; o <<= 1) {
-					mx = fmaxf(mx, __shfl_xor_sync(FULL, mx, o));
-					bmax = fmaxf(bmax, __shfl_xor_sync(FULL, bmax, o));
-				}
-				float fm = mx;
-				if (MODE == GMM_SUM) {
-					float sum = 0.0f;
-#pragma unroll
-					for (int i = 0; i < 8; i++)
-						sum += mx == -INFINITY ? 0.0f : __expf(fv[i] - mx);
-#pragma unroll
-					for (int o = 1; o <= 2; o <<= 1)
-						sum += __shfl_xor_sync(FULL, sum, o);
-					fm = mx == -INFINITY ? -INFINITY : mx + logf(sum);
-				}
-				fr[2 * mt + h] = fm;
-				br[2 * mt + h] = mx == -INFINITY ? 0.0f : gmm_tc_model_bound(fm, bmax);
+			for (int i = 0; i < 8; i++) {
+				fv[i] = -(acc[i >> 1][2 * h + (i & 1)] + cst[i]);
+				mx = fmaxf(mx, fv[i]);
 			}
-		// Lane (g, t) stores row 8 t + g (mt = t / 2, h = t % 2): the warp's 32
-		// frames in one store.
-		const float myf = t == 0 ? fr[0] : t == 1 ? fr[1] : t == 2 ? fr[2] : fr[3];
-		const float myb = t == 0 ? br[0] : t == 1 ? br[1] : t == 2 ? br[2] : br[3];
-		const int f = f0 + 8 * t + g;
-		if (f < n) {
-			LO[(size_t)model * ld + f] = __fsub_rd(myf, myb);
-			HI[(size_t)model * ld + f] = __fadd_ru(myf, myb);
+#pragma unroll
+			for (int o = 1; o <= 2; o <<= 1)
+				mx = fmaxf(mx, __shfl_xor_sync(FULL, mx, o));
+			float fm = mx;
+			if (MODE == GMM_SUM) {
+				float sum = 0.0f;
+#pragma unroll
+				for (int i = 0; i < 8; i++)
+					sum += mx == -INFINITY ? 0.0f : __expf(fv[i] - mx);
+#pragma unroll
+				for (int o = 1; o <= 2; o <<= 1)
+					sum += __shfl_xor_sync(FULL, sum, o);
+				fm = mx == -INFINITY ? -INFINITY : mx + logf(sum);
+			}
+			fr[h] = fm;
+		}
+		// Lanes t = 0 and 1 of each quad store rows g and 8 + g: 16 frames in one store.
+		const int f = tile * 16 + g + 8 * t;
+		if (t < 2 && f < n) {
+			const float myf = t == 0 ? fr[0] : fr[1];
+			const float2 y = __ldg(YN + f);
+			const float b = gmm_tc_bound(y.x, y.y, mb.x, mb.y, mb.z, mb.w, dp);
+			const float bm = myf == -INFINITY ? 0.0f : gmm_tc_model_bound(myf, b);
+			LO[(size_t)model * ld + f] = __fsub_rd(myf, bm);
+			HI[(size_t)model * ld + f] = __fadd_ru(myf, bm);
 		}
 	}
 }
@@ -346,7 +337,10 @@ struct gmm_tc {
 	int top, nm, dp, ks;
 	size_t chunk;
 	float2 *pf;
-	float *cst, *gab, *ctr, *HI;	/* HI: chunk x nmodels (LO is the caller's F) */
+	float *cst, *ctr, *HI;		/* HI: chunk x nmodels (LO is the caller's F) */
+	float4 *mb;
+	uint4 *XF;			/* tc_prep's A fragments: chunk / 16 x ks x 32 */
+	float2 *YN;			/* and each frame's norms */
 	int *cand, *count;
 	unsigned long long *stats;	/* candidates, frames scored whole */
 	unsigned long long *hstats;	/* pinned: stats as of the last call's end */
@@ -369,14 +363,17 @@ size_t
 gmm_tc_model_bytes(const struct gmm_params *p)
 {
 	const size_t ks = (size_t)p->dp * 2 / 8;
-	return p->nmodels * (ks * 4 * 32 * sizeof(float2) + 32 * 2 * sizeof(float)) +
-	    (size_t)p->dp * sizeof(float) + 2 * sizeof(unsigned long long);
+	return p->nmodels * (ks * 4 * 32 * sizeof(float2) + 32 * sizeof(float) + sizeof(float4)) +
+	    (size_t)p->dp * sizeof(float) + 2 * sizeof(unsigned long long) +
+	    15 * ks * 32 * sizeof(uint4);	/* XF's last tile's padding */
 }
 
 size_t
 gmm_tc_frame_bytes(const struct gmm_params *p)
 {
-	return p->nmodels * sizeof(float) + (TC_CAP + 1) * sizeof(int);
+	const size_t ks = (size_t)p->dp * 2 / 8;
+	return p->nmodels * sizeof(float) + (TC_CAP + 1) * sizeof(int) + ks * 2 * sizeof(uint4) +
+	    sizeof(float2);
 }
 
 struct gmm_tc *
@@ -394,7 +391,9 @@ gmm_tc_open(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t c
 	const size_t npf = p->nmodels * (size_t)h.ks * 4 * 32;
 	t->pf = dev_alloc<float2>(npf);
 	t->cst = dev_alloc<float>(p->nmodels * 32);
-	t->gab = dev_alloc<float>(p->nmodels * 32);
+	t->mb = dev_alloc<float4>(p->nmodels);
+	t->XF = dev_alloc<uint4>(mul_size(CEIL_DIV(chunk, 16), (size_t)h.ks * 32, "device buffer"));
+	t->YN = dev_alloc<float2>(chunk);
 	t->ctr = dev_alloc<float>((size_t)p->dp);
 	t->HI = dev_alloc<float>(mul_size(chunk, p->nmodels, "device buffer"));
 	t->cand = dev_alloc<int>(mul_size(chunk, TC_CAP, "device buffer"));
@@ -404,13 +403,39 @@ gmm_tc_open(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t c
 	t->hstats[0] = t->hstats[1] = 0;
 	CUDA_CHECK(cudaMemcpy(t->pf, h.pf, npf * sizeof(float2), cudaMemcpyHostToDevice));
 	CUDA_CHECK(cudaMemcpy(t->cst, h.cst, p->nmodels * 32 * sizeof(float), cudaMemcpyHostToDevice));
-	CUDA_CHECK(cudaMemcpy(t->gab, h.gab, p->nmodels * 32 * sizeof(float), cudaMemcpyHostToDevice));
+	CUDA_CHECK(cudaMemcpy(t->mb, h.mb, p->nmodels * sizeof(float4), cudaMemcpyHostToDevice));
 	CUDA_CHECK(cudaMemcpy(t->ctr, h.ctr, (size_t)p->dp * sizeof(float), cudaMemcpyHostToDevice));
 	CUDA_CHECK(cudaMemset(t->stats, 0, 2 * sizeof(unsigned long long)));
 	gmm_tc_params_free(&h);
 	vlog("gpu: top %zu from TF32 products on the tensor cores (%d k-steps of 8), the "
 	    "candidates rescored in float32 as the score kernel does", top, t->ks);
 	return t;
+}
+
+// tc_fast for the run's mode and k-steps (dp / 4 of them: 1 to TC_KS), so that the
+// B fragments take only the registers they need.
+template <int MODE, int KS>
+static void
+fast_launch_ks(struct gmm_tc *t, dim3 grid, int n, float *F, cudaStream_t st)
+{
+	if (KS == t->ks) {
+		tc_fast<MODE, KS><<<grid, TC_WARPS * 32, 0, st>>>(t->XF, t->YN, n, t->dp, t->pf,
+		    t->cst, t->mb, t->nm, t->chunk, F, t->HI);
+		CUDA_LAUNCH_CHECK();
+	} else if constexpr (KS < TC_KS) {
+		fast_launch_ks<MODE, KS + 1>(t, grid, n, F, st);
+	} else {
+		die("gmm_tc_run: %d k-steps", t->ks);
+	}
+}
+
+static void
+fast_launch(struct gmm_tc *t, dim3 grid, int n, float *F, cudaStream_t st)
+{
+	if (t->mode == GMM_SUM)
+		fast_launch_ks<GMM_SUM, 1>(t, grid, n, F, st);
+	else
+		fast_launch_ks<GMM_MAX, 1>(t, grid, n, F, st);
 }
 
 void
@@ -420,16 +445,13 @@ gmm_tc_run(struct gmm_tc *t, const float4 *X, int n, const float4 *P, const floa
 {
 	if (n <= 0 || (size_t)n > t->chunk)
 		die("gmm_tc_run: %d frames (chunk %zu)", n, t->chunk);
-	const int ntiles = (n + 31) / 32;
-	const dim3 grid((unsigned)CEIL_DIV(ntiles, TC_FT), (unsigned)CEIL_DIV(t->nm, TC_WARPS));
-	const float *x = reinterpret_cast<const float *>(X);
-	if (t->mode == GMM_SUM)
-		tc_fast<GMM_SUM><<<grid, TC_WARPS * 32, 0, st>>>(x, n, t->dp, t->ks, t->pf, t->cst,
-		    t->gab, t->ctr, t->nm, t->chunk, F, t->HI);
-	else
-		tc_fast<GMM_MAX><<<grid, TC_WARPS * 32, 0, st>>>(x, n, t->dp, t->ks, t->pf, t->cst,
-		    t->gab, t->ctr, t->nm, t->chunk, F, t->HI);
+	const int ntiles = (n + 15) / 16;
+	const int nprep = max(ntiles * t->ks * 32, n);
+	tc_prep<<<(unsigned)CEIL_DIV(nprep, 256), 256, 0, st>>>(reinterpret_cast<const float *>(X),
+	    n, t->dp, t->ks, t->ctr, t->XF, t->YN);
 	CUDA_LAUNCH_CHECK();
+	const dim3 grid((unsigned)CEIL_DIV(ntiles, TC_FT), (unsigned)CEIL_DIV(t->nm, TC_WARPS));
+	fast_launch(t, grid, n, F, st);
 	tc_select<<<(unsigned)CEIL_DIV(n, TC_SEL), TC_SEL, 0, st>>>(F, t->HI, t->chunk, n, t->nm,
 	    t->top, t->cand, t->count, t->stats);
 	CUDA_LAUNCH_CHECK();
@@ -464,7 +486,8 @@ gmm_tc_close(struct gmm_tc *t)
 {
 	if (t == NULL)
 		return;
-	void *bufs[] = {t->pf, t->cst, t->gab, t->ctr, t->HI, t->cand, t->count, t->stats};
+	void *bufs[] = {t->pf, t->cst, t->mb, t->ctr, t->XF, t->YN, t->HI, t->cand, t->count,
+	    t->stats};
 	for (void *b : bufs)
 		CUDA_CHECK(cudaFree(b));
 	CUDA_CHECK(cudaFreeHost(t->hstats));
