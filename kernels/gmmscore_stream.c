@@ -284,6 +284,7 @@ worker_fini(void *ctx, void *state, int w)
 	(void)ctx;
 	(void)w;
 #ifdef ACCELKIT_CUDA
+	gmm_gpu_report(wk->gpu);	/* its thread's last act: every chunk waited for */
 	gmm_gpu_free(wk->gpu);
 #endif
 	free(wk->scores);
@@ -417,11 +418,6 @@ run_workers(struct gmm_stream *st, struct gmm_writer *w)
 	for (int i = 0; i < st->nw; i++) {
 		cuda_worker_name(st->cfg.dev, i, names[i], sizeof names[i]);
 		np[i] = names[i];
-#ifdef ACCELKIT_CUDA
-		const struct gmm_worker *wk = dw_state(st->dw, i);
-		if (wk != NULL)
-			gmm_gpu_report(wk->gpu);
-#endif
 	}
 	dw_report(st->dw, np);
 }
