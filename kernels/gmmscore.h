@@ -103,20 +103,23 @@ void gmm_layout_free(struct gmm_layout *l);
  * pf holds P' rounded to TF32 as mma.m16n8k8's B fragments, a model a warp's 32 slots:
  * pf[(((m * ks + s) * 4 + j) * 32 + lane) * 2 + h] = P'[k = 8 s + lane % 4 + 4 h] of
  * slot 8 j + lane / 4, ks = K / 8 steps. cst is nmodels x 32, +inf where the slot holds
- * no Gaussian or one of weight 0 (its fast score is then -inf). mb, a model's four
- * bound constants over its live slots, each rounded up: the largest norms of the
- * rounded P''s two halves, sqrt(sum_d s'^4) and sqrt(sum_d w'^2), and the largest |cst|
- * and |g| (gmm_tc_bound). */
+ * no Gaussian or one of weight 0 (its fast score is then -inf). sig, a scale a
+ * dimension (1 / sqrt of the mean s'^2 over the live Gaussians, or 1), weighs the
+ * Cauchy-Schwarz step of the bound so that it pairs like with like; mb, a model's four
+ * bound constants over its live slots, each rounded up: the largest weighted norms of
+ * the rounded P''s two halves, sqrt(sum_d (s'^2 sig_d^2)^2) and sqrt(sum_d (w' sig_d)^2),
+ * and the largest |cst| and |g| (gmm_tc_bound). */
 struct gmm_tc_params {
 	int ks;
-	float *pf, *cst, *mb, *ctr;	/* mb: nmodels x 4; ctr: dp */
+	float *pf, *cst, *mb, *ctr, *sig;	/* mb: nmodels x 4; ctr, sig: dp */
 };
 void gmm_tc_pack(const struct gmm_params *p, struct gmm_tc_params *t);
 
 /* The most the float32 path's score of any Gaussian of a model can differ from its fast
  * score -(acc + cst) on the tensor-core path (the derivation is in gmmscore_tc.cu's
- * opening comment): y2 and y1, a frame's norms of X''s two halves (rounded up); S, W, C,
- * G the model's mb; dp the padded dimensions. */
+ * opening comment): y2 and y1, a frame's weighted norms of X''s two halves,
+ * sqrt(sum_d (y'^2 / sig_d^2)^2) and sqrt(sum_d (y' / sig_d)^2), rounded up; S, W, C, G
+ * the model's mb; dp the padded dimensions. */
 static inline HOSTDEV float
 gmm_tc_bound(float y2, float y1, float S, float W, float C, float G, int dp)
 {

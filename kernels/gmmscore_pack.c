@@ -142,6 +142,18 @@ gmm_tc_pack(const struct gmm_params *p, struct gmm_tc_params *t)
 			}
 		t->ctr[d] = cnt ? (float)(sum / (double)cnt) : 0.0f;
 	}
+	/* the bound's weights: sig_d^2 = 1 / (the mean rounded s^2 over the live Gaussians) */
+	t->sig = xmallocarray(dp, sizeof *t->sig);
+	for (size_t d = 0; d < dp; d++) {
+		double sum = 0;
+		size_t cnt = 0;
+		for (size_t c = 0; c < p->ncomp; c++)
+			if (isfinite(p->g[c])) {
+				sum += tf32_round(p->s[c * dp + d] * p->s[c * dp + d]);
+				cnt++;
+			}
+		t->sig[d] = sum > 0 ? (float)(1 / sqrt(sum / (double)cnt)) : 1.0f;
+	}
 	const size_t per = (size_t)t->ks * 4 * 32 * 2;
 	t->pf = xcalloc(mul_size(nm, per, "tensor-core parameters"), sizeof *t->pf);
 	t->cst = xcalloc(mul_size(nm, 32, "tensor-core parameters"), sizeof *t->cst);
@@ -161,9 +173,10 @@ gmm_tc_pack(const struct gmm_params *p, struct gmm_tc_params *t)
 				col[q][d] = s * s;
 				col[q][dp + d] = 2 * s * nap;
 				cst += nap * nap;
-				/* the norms of the values the tensor cores take */
-				const double r2 = tf32_round((float)col[q][d]);
-				const double r1 = tf32_round((float)col[q][dp + d]);
+				/* the weighted norms of the values the tensor cores take */
+				const double sg = t->sig[d];
+				const double r2 = tf32_round((float)col[q][d]) * sg * sg;
+				const double r1 = tf32_round((float)col[q][dp + d]) * sg;
 				n2 += r2 * r2;
 				n1 += r1 * r1;
 			}
@@ -193,6 +206,7 @@ gmm_tc_params_free(struct gmm_tc_params *t)
 	free(t->pf);
 	free(t->cst);
 	free(t->mb);
+	free(t->sig);
 	free(t->ctr);
 	memset(t, 0, sizeof *t);
 }

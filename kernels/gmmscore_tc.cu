@@ -32,15 +32,18 @@
  *          Q = g - score <= |g| + |score|.
  * Each is increasing in A_c, |q_c|, |cst_c| and |g_c|, so one bound serves every
  * Gaussian of a model with them replaced by upper bounds: A_c <= y2 S + y1 W by
- * Cauchy-Schwarz on each half (X''s first half and P''s are >= 0), S and W the model's
- * largest norms of P''s halves; |q_c| <= A_c (1 + 2^-9) + C; C and G the model's largest
+ * Cauchy-Schwarz on each half (X''s first half and P''s are >= 0), weighted a dimension
+ * by sig_d (sum_d a_d b_d = sum_d (a_d / sig_d)(b_d sig_d)), so that dimensions of large
+ * y and small s pair as they do in the sum (unweighted, the bench's MFCC-like frames
+ * gave a bound 70 times the sum's); y2 and y1 the frame's weighted norms, S and W the
+ * model's largest of P''s halves; |q_c| <= A_c (1 + 2^-9) + C; C and G the model's largest
  * |cst| and |g|. So the epilogue takes no bound a Gaussian, and the tensor cores no
  * second product. A model's BM (gmm_tc_model_bound) adds the two log-sum-exps' own
  * rounding (__expf, logf; s >= 1) and 2^-21 (|F| + it); the maximum and log-sum-exp
  * move by at most their arguments' largest change.
  *
- * tc_select: a thread a frame: L = the N-th largest LO over the models; the candidates
- * are the models with HI >= L. Each of the N
+ * tc_select: L = a frame's N-th largest LO over the models; the candidates are the
+ * models with HI >= L. Each of the N
  * best by the float32 path's score has it >= L, so is one, and so is any model tied
  * with the N-th. Up to TC_CAP are listed a frame; more, and the frame is scored whole.
  *
@@ -65,7 +68,7 @@ constexpr int TC_KS = 2 * TC_MAXDP / 8;	// mma k-steps at most
 constexpr int TC_FT = 128;		// tiles of 16 frames a block: a model's fragments,
 					// loaded once a block, serve 2048 frames
 constexpr int TC_CAP = 64;		// candidates listed a frame
-constexpr int TC_SEL = 128;		// threads (frames) a tc_select block
+constexpr int TC_SEL_WARPS = 8;	// warps a tc_select block (of 32 frames)
 constexpr int TC_RES_WARPS = 4;		// frames a tc_rescore block
 constexpr unsigned FULL = 0xffffffffu;
 
@@ -92,7 +95,7 @@ mma_tf32(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
 // columns t and t + 4 of the step; and a thread a frame: its norms, rounded up.
 __global__ void
 tc_prep(const float *__restrict__ X, int n, int dp, int ks, const float *__restrict__ ctr,
-    uint4 *__restrict__ XF, float2 *__restrict__ YN)
+    const float *__restrict__ sig, uint4 *__restrict__ XF, float2 *__restrict__ YN)
 {
 	const int ntiles = (n + 15) / 16;
 	const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -113,7 +116,9 @@ tc_prep(const float *__restrict__ X, int n, int dp, int ks, const float *__restr
 		double n2 = 0, n1 = 0;
 		for (int d = 0; d < dp; d++) {
 			const float y = X[(size_t)i * dp + d] - ctr[d];
-			const double r2 = __uint_as_float(tf32(y * y)), r1 = __uint_as_float(tf32(y));
+			const double sg = sig[d];
+			const double r2 = __uint_as_float(tf32(y * y)) / (sg * sg);
+			const double r1 = __uint_as_float(tf32(y)) / sg;
 			n2 += r2 * r2;
 			n1 += r1 * r1;
 		}
@@ -207,19 +212,28 @@ tc_fast(const uint4 *__restrict__ XF, const float2 *__restrict__ YN, int n, int 
 	}
 }
 
-__global__ void __launch_bounds__(TC_SEL)
+// A block a 32 frames (a lane a frame), its TC_SEL_WARPS warps taking every
+// TC_SEL_WARPS-th model (a warp's read of a model is 32 contiguous floats): each warp's
+// N largest LO, merged in shared memory into the frame's L; then each warp lists its
+// models with HI >= L (a shared counter a frame: the list's order does not matter, as
+// tc_rescore ranks by gmm_key, which no two models share).
+__global__ void __launch_bounds__(TC_SEL_WARPS * 32)
 tc_select(const float *__restrict__ LO, const float *__restrict__ HI, size_t ld, int n,
     int nm, int top, int *__restrict__ cand, int *__restrict__ count,
     unsigned long long *__restrict__ stats)
 {
-	const int f = blockIdx.x * TC_SEL + threadIdx.x;
-	if (f >= n)
-		return;
+	__shared__ float sb[TC_SEL_WARPS][TC_TOPMAX][32];
+	__shared__ float sL[32];
+	__shared__ int scnt[32];
+	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int f = blockIdx.x * 32 + lane;
+	const bool live = f < n;
+
 	float best[TC_TOPMAX];
 #pragma unroll
 	for (int i = 0; i < TC_TOPMAX; i++)
 		best[i] = -INFINITY;
-	for (int m = 0; m < nm; m++) {
+	for (int m = warp; live && m < nm; m += TC_SEL_WARPS) {
 		float v = LO[(size_t)m * ld + f];
 #pragma unroll
 		for (int i = 0; i < TC_TOPMAX; i++)
@@ -229,22 +243,50 @@ tc_select(const float *__restrict__ LO, const float *__restrict__ HI, size_t ld,
 				v = tmp;
 			}
 	}
-	float L = best[0];
 #pragma unroll
-	for (int i = 1; i < TC_TOPMAX; i++)
-		if (i == top - 1)
-			L = best[i];
-	int cnt = 0;
-	for (int m = 0; m < nm; m++)
+	for (int i = 0; i < TC_TOPMAX; i++)
+		sb[warp][i][lane] = best[i];
+	if (warp == 0)
+		scnt[lane] = 0;
+	__syncthreads();
+	if (warp == 0) {
+		// the N largest of the warps' lists, counted with multiplicity: best holds
+		// warp 0's already
+		for (int w = 1; w < TC_SEL_WARPS; w++)
+#pragma unroll
+			for (int j = 0; j < TC_TOPMAX; j++) {
+				float v = j < top ? sb[w][j][lane] : -INFINITY;
+#pragma unroll
+				for (int i = 0; i < TC_TOPMAX; i++)
+					if (i < top && v > best[i]) {
+						const float tmp = best[i];
+						best[i] = v;
+						v = tmp;
+					}
+			}
+		float L = best[0];
+#pragma unroll
+		for (int i = 1; i < TC_TOPMAX; i++)
+			if (i == top - 1)
+				L = best[i];
+		sL[lane] = L;
+	}
+	__syncthreads();
+	const float L = sL[lane];
+	for (int m = warp; live && m < nm; m += TC_SEL_WARPS)
 		if (HI[(size_t)m * ld + f] >= L) {
-			if (cnt < TC_CAP)
-				cand[(size_t)f * TC_CAP + cnt] = m;
-			cnt++;
+			const int at = atomicAdd(&scnt[lane], 1);
+			if (at < TC_CAP)
+				cand[(size_t)f * TC_CAP + at] = m;
 		}
-	count[f] = cnt;
-	atomicAdd(&stats[0], (unsigned long long)cnt);
-	if (cnt > TC_CAP)
-		atomicAdd(&stats[1], 1ull);
+	__syncthreads();
+	if (warp == 0 && live) {
+		const int cnt = scnt[lane];
+		count[f] = cnt;
+		atomicAdd(&stats[0], (unsigned long long)cnt);
+		if (cnt > TC_CAP)
+			atomicAdd(&stats[1], 1ull);
+	}
 }
 
 template <int MODE>
@@ -337,7 +379,7 @@ struct gmm_tc {
 	int top, nm, dp, ks;
 	size_t chunk;
 	float2 *pf;
-	float *cst, *ctr, *HI;		/* HI: chunk x nmodels (LO is the caller's F) */
+	float *cst, *ctr, *sig, *HI;	/* HI: chunk x nmodels (LO is the caller's F) */
 	float4 *mb;
 	uint4 *XF;			/* tc_prep's A fragments: chunk / 16 x ks x 32 */
 	float2 *YN;			/* and each frame's norms */
@@ -364,7 +406,7 @@ gmm_tc_model_bytes(const struct gmm_params *p)
 {
 	const size_t ks = (size_t)p->dp * 2 / 8;
 	return p->nmodels * (ks * 4 * 32 * sizeof(float2) + 32 * sizeof(float) + sizeof(float4)) +
-	    (size_t)p->dp * sizeof(float) + 2 * sizeof(unsigned long long) +
+	    2 * (size_t)p->dp * sizeof(float) + 2 * sizeof(unsigned long long) +
 	    15 * ks * 32 * sizeof(uint4);	/* XF's last tile's padding */
 }
 
@@ -395,6 +437,7 @@ gmm_tc_open(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t c
 	t->XF = dev_alloc<uint4>(mul_size(CEIL_DIV(chunk, 16), (size_t)h.ks * 32, "device buffer"));
 	t->YN = dev_alloc<float2>(chunk);
 	t->ctr = dev_alloc<float>((size_t)p->dp);
+	t->sig = dev_alloc<float>((size_t)p->dp);
 	t->HI = dev_alloc<float>(mul_size(chunk, p->nmodels, "device buffer"));
 	t->cand = dev_alloc<int>(mul_size(chunk, TC_CAP, "device buffer"));
 	t->count = dev_alloc<int>(chunk);
@@ -405,6 +448,7 @@ gmm_tc_open(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t c
 	CUDA_CHECK(cudaMemcpy(t->cst, h.cst, p->nmodels * 32 * sizeof(float), cudaMemcpyHostToDevice));
 	CUDA_CHECK(cudaMemcpy(t->mb, h.mb, p->nmodels * sizeof(float4), cudaMemcpyHostToDevice));
 	CUDA_CHECK(cudaMemcpy(t->ctr, h.ctr, (size_t)p->dp * sizeof(float), cudaMemcpyHostToDevice));
+	CUDA_CHECK(cudaMemcpy(t->sig, h.sig, (size_t)p->dp * sizeof(float), cudaMemcpyHostToDevice));
 	CUDA_CHECK(cudaMemset(t->stats, 0, 2 * sizeof(unsigned long long)));
 	gmm_tc_params_free(&h);
 	vlog("gpu: top %zu from TF32 products on the tensor cores (%d k-steps of 8), the "
@@ -448,11 +492,11 @@ gmm_tc_run(struct gmm_tc *t, const float4 *X, int n, const float4 *P, const floa
 	const int ntiles = (n + 15) / 16;
 	const int nprep = max(ntiles * t->ks * 32, n);
 	tc_prep<<<(unsigned)CEIL_DIV(nprep, 256), 256, 0, st>>>(reinterpret_cast<const float *>(X),
-	    n, t->dp, t->ks, t->ctr, t->XF, t->YN);
+	    n, t->dp, t->ks, t->ctr, t->sig, t->XF, t->YN);
 	CUDA_LAUNCH_CHECK();
 	const dim3 grid((unsigned)CEIL_DIV(ntiles, TC_FT), (unsigned)CEIL_DIV(t->nm, TC_WARPS));
 	fast_launch(t, grid, n, F, st);
-	tc_select<<<(unsigned)CEIL_DIV(n, TC_SEL), TC_SEL, 0, st>>>(F, t->HI, t->chunk, n, t->nm,
+	tc_select<<<(unsigned)CEIL_DIV(n, 32), TC_SEL_WARPS * 32, 0, st>>>(F, t->HI, t->chunk, n, t->nm,
 	    t->top, t->cand, t->count, t->stats);
 	CUDA_LAUNCH_CHECK();
 	const unsigned rb = (unsigned)CEIL_DIV(n, TC_RES_WARPS);
@@ -486,7 +530,7 @@ gmm_tc_close(struct gmm_tc *t)
 {
 	if (t == NULL)
 		return;
-	void *bufs[] = {t->pf, t->cst, t->mb, t->ctr, t->XF, t->YN, t->HI, t->cand, t->count,
+	void *bufs[] = {t->pf, t->cst, t->mb, t->ctr, t->sig, t->XF, t->YN, t->HI, t->cand, t->count,
 	    t->stats};
 	for (void *b : bufs)
 		CUDA_CHECK(cudaFree(b));

@@ -106,11 +106,12 @@ main(int argc, char **argv)
 			X[d] = tf32(y * y);
 			X[dp + d] = tf32(y);
 		}
-		/* the frame's norms of X''s halves, rounded up */
+		/* the frame's weighted norms of X''s halves, rounded up */
 		double n2 = 0, n1 = 0;
 		for (size_t d = 0; d < dp; d++) {
-			n2 += (double)X[d] * X[d];
-			n1 += (double)X[dp + d] * X[dp + d];
+			const double sg = t.sig[d], a2 = X[d] / (sg * sg), a1 = X[dp + d] / sg;
+			n2 += a2 * a2;
+			n1 += a1 * a1;
 		}
 		float y2 = (float)sqrt(n2), y1 = (float)sqrt(n1);
 		if (y2 < sqrt(n2))
