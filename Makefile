@@ -99,7 +99,7 @@ endif
 PROGS      := $(sort $(basename $(notdir $(wildcard cmd/*.c))))
 LIB        := $(BUILD)/libaccelkit.a
 LIB_OBJS   := $(patsubst common/%.c,$(BUILD)/common/%.o,$(wildcard common/*.c))
-TESTBINS   := $(BUILD)/test/acctest
+TESTBINS   := $(BUILD)/test/acctest $(BUILD)/test/gmmtc
 
 all: $(addprefix $(BUILD)/bin/,$(PROGS))
 .PHONY: all check check-gpu demo deps install uninstall deb clean testbins lint-man $(PROGS)
@@ -149,6 +149,10 @@ testbins: $(TESTBINS)
 $(BUILD)/test/acctest: $(BUILD)/tests/acctest.o $(BUILD)/gen/acctest_cl.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lOpenCL $(CUDA_LIBS) $(LDLIBS)
+# gmmscore's tensor-core path, its packing and bounds checked on the CPU (gmmscore.bats)
+$(BUILD)/test/gmmtc: $(BUILD)/tests/gmmtc.o $(BUILD)/kernels/gmmscore_pack.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/gen/acctest_cl.c: tests/acctest.cl $(BUILD)/tools/embed
 	@mkdir -p $(@D)
 	$(BUILD)/tools/embed $< acctest_cl > $@.tmp && mv $@.tmp $@

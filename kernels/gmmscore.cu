@@ -17,7 +17,10 @@
  * memory: frames x models, never frames x Gaussians.
  *
  * Top-N kernel: a warp a frame, each lane keeping its best KMAX keys (score, model)
- * in registers, then N rounds of a warp-wide maximum. */
+ * in registers, then N rounds of a warp-wide maximum.
+ *
+ * --top N of small models may go instead through the tensor cores (gmmscore_tc.cu),
+ * which rescores its candidates with this file's arithmetic: the same bits. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +30,7 @@
 #include "cuda_check.h"
 #include "err.h"
 #include "gmmscore.h"
+#include "gmmscore_tc.h"
 #include "timer.h"
 
 namespace {
@@ -296,6 +300,7 @@ struct gmm_gpu {
 	float *part, *S;
 	uint32_t *tidx;
 	float *tval;
+	struct gmm_tc *tc;	/* the tensor-core path, where it takes the run */
 	cudaStream_t st;
 	cudaEvent_t ev[GMM_GPU_SLOTS][4];
 	size_t pending[GMM_GPU_SLOTS];
@@ -348,8 +353,9 @@ gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t 
 	g->nslots = nslots;
 	if (g->nblocks > 65535 || nslots > (size_t)INT32_MAX / 2)
 		die("too many Gaussians for the GPU path (%zu); use -d cpu", p->ncomp);
+	const int tc = gmm_tc_wanted(p, top, npart);
 	const size_t pbytes = nslots * dc * 2 * sizeof(float4) + nslots * sizeof(float) +
-	    (g->nblocks + 1 + 2 * npart + nm + 1) * sizeof(int);
+	    (g->nblocks + 1 + 2 * npart + nm + 1) * sizeof(int) + (tc ? gmm_tc_model_bytes(p) : 0);
 
 	// Frames a call: what the memory left after the parameters holds.
 	size_t mem_free = 0, mem_total = 0;
@@ -358,7 +364,8 @@ gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t 
 	    mem_free > ((size_t)1 << 30) ? mem_free - ((size_t)1 << 29) : mem_free / 2;
 	const int split = npart > nm;
 	const size_t per_frame = dc * sizeof(float4) + npart * sizeof(float) +
-	    (split ? nm * sizeof(float) : 0) + (top ? top * (sizeof(uint32_t) + sizeof(float)) : 0);
+	    (split ? nm * sizeof(float) : 0) + (top ? top * (sizeof(uint32_t) + sizeof(float)) : 0) +
+	    (tc ? gmm_tc_frame_bytes(p) : 0);
 	if (budget <= pbytes || (budget - pbytes) / per_frame < 1)
 		die("device memory: the models need %zu bytes and a frame %zu more; the limit is %zu "
 		    "(--max-device-mem)", pbytes, per_frame, budget);
@@ -396,6 +403,8 @@ gmm_gpu_init(const struct gmm_params *p, enum gmm_mode mode, size_t top, size_t 
 	CUDA_CHECK(cudaMemcpy(g->model_part0, l.model_part0, (nm + 1) * sizeof(int),
 	    cudaMemcpyHostToDevice));
 	gmm_layout_free(&own);
+	if (tc)
+		g->tc = gmm_tc_open(p, mode, top, g->chunk);
 
 	g->smem = (size_t)g->fr * dc * sizeof(float4) + slots * FH * sizeof(float);
 	CUDA_CHECK(cudaFuncSetAttribute(g->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -427,6 +436,20 @@ gmm_gpu_submit(struct gmm_gpu *g, int slot, const float *x, size_t n, uint32_t *
 	CUDA_CHECK(cudaMemcpyAsync(g->X, x, n * g->dc * sizeof(float4), cudaMemcpyHostToDevice,
 	    g->st));
 	CUDA_CHECK(cudaEventRecord(ev[1], g->st));
+	if (g->tc != NULL) {
+		// the fast scores' lower ends into part (chunk x nmodels: unsplit), the top N
+		// into tidx, tval
+		gmm_tc_run(g->tc, g->X, nn, g->P, g->G, g->part_slot, g->part_k, (int)g->nslots,
+		    g->part, g->tidx, g->tval, g->st);
+		CUDA_CHECK(cudaEventRecord(ev[2], g->st));
+		CUDA_CHECK(cudaMemcpyAsync(idx, g->tidx, n * g->top * sizeof(uint32_t),
+		    cudaMemcpyDeviceToHost, g->st));
+		CUDA_CHECK(cudaMemcpyAsync(val, g->tval, n * g->top * sizeof(float),
+		    cudaMemcpyDeviceToHost, g->st));
+		CUDA_CHECK(cudaEventRecord(ev[3], g->st));
+		g->pending[slot] = n;
+		return;
+	}
 	dim3 grid((unsigned)CEIL_DIV(n, (size_t)g->fr * (size_t)g->nsub), (unsigned)g->nblocks);
 	g->kernel<<<grid, NT, g->smem, g->st>>>(g->P, g->G, g->X, nn, g->dc, (int)g->nslots, g->nsub,
 	    g->blk_part0, g->part_slot, g->part_k, np, g->part);
@@ -488,10 +511,18 @@ gmm_gpu_wait(struct gmm_gpu *g, int slot)
 }
 
 extern "C" void
+gmm_gpu_report(const struct gmm_gpu *g)
+{
+	if (g != NULL)
+		gmm_tc_report(g->tc);
+}
+
+extern "C" void
 gmm_gpu_free(struct gmm_gpu *g)
 {
 	if (g == NULL)
 		return;
+	gmm_tc_close(g->tc);
 	for (int s = 0; s < GMM_GPU_SLOTS; s++)
 		for (int e = 0; e < 4; e++)
 			CUDA_CHECK(cudaEventDestroy(g->ev[s][e]));

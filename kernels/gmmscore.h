@@ -96,6 +96,48 @@ struct gmm_layout {
 void gmm_layout_make(const struct gmm_params *p, size_t slots, struct gmm_layout *l);
 void gmm_layout_free(struct gmm_layout *l);
 
+/* The tensor-core path's parameters (kernels/gmmscore_tc.cu; made by gmmscore_pack.c).
+ * With a centre ctr (the means' mean, per dimension), y = x - ctr and na' = na + ctr s,
+ * a Gaussian's score g - sum_d (x_d s_d + na_d)^2 is -(X' . P' + cst) where
+ * X' = [y^2, y] (K = 2 dp values), P' = [s^2, 2 s na'] and cst = sum_d na'^2 - g.
+ * pf holds P' rounded to TF32 as mma.m16n8k8's B fragments, a model a warp's 32 slots:
+ * pf[(((m * ks + s) * 4 + j) * 32 + lane) * 2 + h] = P'[k = 8 s + lane % 4 + 4 h] of
+ * slot 8 j + lane / 4, ks = K / 8 steps. cst is nmodels x 32, +inf where the slot holds
+ * no Gaussian or one of weight 0 (its fast score is then -inf). sig, a scale a
+ * dimension (1 / sqrt of the mean s'^2 over the live Gaussians, or 1), weighs the
+ * Cauchy-Schwarz step of the bound so that it pairs like with like; mb, a model's four
+ * bound constants over its live slots, each rounded up: the largest weighted norms of
+ * the rounded P''s two halves, sqrt(sum_d (s'^2 sig_d^2)^2) and sqrt(sum_d (w' sig_d)^2),
+ * and the largest |cst| and |g| (gmm_tc_bound). */
+struct gmm_tc_params {
+	int ks;
+	float *pf, *cst, *mb, *ctr, *sig;	/* mb: nmodels x 4; ctr, sig: dp */
+};
+void gmm_tc_pack(const struct gmm_params *p, struct gmm_tc_params *t);
+
+/* The most the float32 path's score of any Gaussian of a model can differ from its fast
+ * score -(acc + cst) on the tensor-core path (the derivation is in gmmscore_tc.cu's
+ * opening comment): y2 and y1, a frame's weighted norms of X''s two halves,
+ * sqrt(sum_d (y'^2 / sig_d^2)^2) and sqrt(sum_d (y' / sig_d)^2), rounded up; S, W, C, G
+ * the model's mb; dp the padded dimensions. */
+static inline HOSTDEV float
+gmm_tc_bound(float y2, float y1, float S, float W, float C, float G, int dp)
+{
+	const float rel = (0x1p-10f + 0x1p-21f + (float)(2 * dp) * 0x1p-22f) / (1.0f - 0x1p-9f);
+	const float a = (y2 * S + y1 * W) * (1.0f + 0x1p-12f);	/* >= sum |X'||P'| */
+	const float q = a * (1.0f + 0x1p-9f) + C;		/* >= |acc + cst| */
+	const float fb = a * rel + 0x1p-23f * (q + C);
+	return fb + (float)(dp + 4) * 0x1p-23f * (2.0f * G + q + fb);
+}
+
+/* A model's bound from its fast score f and its Gaussians' bound b: the two
+ * log-sum-exps' own rounding added (__expf, logf; a sum of at least 1). */
+static inline HOSTDEV float
+gmm_tc_model_bound(float f, float b)
+{
+	return b + 0x1p-15f + 0x1p-21f * (fabsf(f) + b);
+}
+void gmm_tc_params_free(struct gmm_tc_params *t);
 
 /* ---- tuning (the table: kernels/gmmscore_tune.h) ---- */
 
@@ -159,6 +201,8 @@ size_t gmm_gpu_chunk(const struct gmm_gpu *g);
 void gmm_gpu_submit(struct gmm_gpu *g, int slot, const float *x, size_t n, uint32_t *idx,
     float *val);
 void gmm_gpu_wait(struct gmm_gpu *g, int slot);
+/* -v: what the tensor-core path did, over the chunks waited for (no CUDA call). */
+void gmm_gpu_report(const struct gmm_gpu *g);
 void gmm_gpu_free(struct gmm_gpu *g);
 #endif
 

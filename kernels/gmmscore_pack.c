@@ -4,6 +4,7 @@
  * the model readers, which know nothing of either; and the GPU's tile shape, which the
  * layout depends on. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,107 @@ gmm_layout_make(const struct gmm_params *p, size_t slots, struct gmm_layout *l)
 		}
 	}
 	free(part_c0);
+}
+
+/* x rounded to TF32 (10 fraction bits), to nearest, ties away from zero: as the
+ * device's cvt.rna.tf32.f32. */
+static float
+tf32_round(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, sizeof u);
+	if ((u & 0x7f800000u) != 0x7f800000u)
+		u = (u + 0x1000u) & 0xffffe000u;
+	memcpy(&x, &u, sizeof x);
+	return x;
+}
+
+void
+gmm_tc_pack(const struct gmm_params *p, struct gmm_tc_params *t)
+{
+	const size_t nm = p->nmodels, dp = (size_t)p->dp, K = 2 * dp;
+	memset(t, 0, sizeof *t);
+	t->ks = (int)(K / 8);	/* dp is a multiple of 4 */
+	t->ctr = xcalloc(dp, sizeof *t->ctr);
+	/* the centre: each dimension's mean of the means (mu = -na / s), so that the y^2
+	 * and y terms, which cancel, are small */
+	for (size_t d = 0; d < dp; d++) {
+		double sum = 0;
+		size_t cnt = 0;
+		for (size_t c = 0; c < p->ncomp; c++)
+			if (p->s[c * dp + d] > 0 && isfinite(p->g[c])) {
+				sum += -(double)p->na[c * dp + d] / p->s[c * dp + d];
+				cnt++;
+			}
+		t->ctr[d] = cnt ? (float)(sum / (double)cnt) : 0.0f;
+	}
+	/* the bound's weights: sig_d^2 = 1 / (the mean rounded s^2 over the live Gaussians) */
+	t->sig = xmallocarray(dp, sizeof *t->sig);
+	for (size_t d = 0; d < dp; d++) {
+		double sum = 0;
+		size_t cnt = 0;
+		for (size_t c = 0; c < p->ncomp; c++)
+			if (isfinite(p->g[c])) {
+				sum += tf32_round(p->s[c * dp + d] * p->s[c * dp + d]);
+				cnt++;
+			}
+		t->sig[d] = sum > 0 ? (float)(1 / sqrt(sum / (double)cnt)) : 1.0f;
+	}
+	const size_t per = (size_t)t->ks * 4 * 32 * 2;
+	t->pf = xcalloc(mul_size(nm, per, "tensor-core parameters"), sizeof *t->pf);
+	t->cst = xcalloc(mul_size(nm, 32, "tensor-core parameters"), sizeof *t->cst);
+	t->mb = xcalloc(mul_size(nm, 4, "tensor-core parameters"), sizeof *t->mb);
+	#pragma omp parallel for schedule(dynamic, 16) if (nm > 64)
+	for (size_t m = 0; m < nm; m++) {
+		double col[32][96];	/* P' of the model's slots; K <= 96 (TC_MAXDP) */
+		double mb[4] = {0, 0, 0, 0};
+		const size_t c0 = p->off[m], k = p->off[m + 1] - c0;
+		for (size_t q = 0; q < 32; q++) {
+			const size_t c = c0 + q;
+			const int live = q < k && isfinite(p->g[c]);
+			double cst = 0, n2 = 0, n1 = 0;
+			for (size_t d = 0; d < dp; d++) {
+				const double s = live ? p->s[c * dp + d] : 0;
+				const double nap = live ? p->na[c * dp + d] + (double)t->ctr[d] * s : 0;
+				col[q][d] = s * s;
+				col[q][dp + d] = 2 * s * nap;
+				cst += nap * nap;
+				/* the weighted norms of the values the tensor cores take */
+				const double sg = t->sig[d];
+				const double r2 = tf32_round((float)col[q][d]) * sg * sg;
+				const double r1 = tf32_round((float)col[q][dp + d]) * sg;
+				n2 += r2 * r2;
+				n1 += r1 * r1;
+			}
+			t->cst[m * 32 + q] = live ? (float)(cst - p->g[c]) : INFINITY;
+			if (live) {
+				mb[0] = fmax(mb[0], sqrt(n2));
+				mb[1] = fmax(mb[1], sqrt(n1));
+				mb[2] = fmax(mb[2], fabs((double)t->cst[m * 32 + q]));
+				mb[3] = fmax(mb[3], fabs((double)p->g[c]));
+			}
+		}
+		for (int i = 0; i < 4; i++)	/* rounded up */
+			t->mb[m * 4 + (size_t)i] = (float)(mb[i] * (1 + 0x1p-20));
+		float *dst = t->pf + m * per;
+		for (int s = 0; s < t->ks; s++)
+			for (int j = 0; j < 4; j++)
+				for (int lane = 0; lane < 32; lane++)
+					for (int h = 0; h < 2; h++)
+						*dst++ = tf32_round((float)col[8 * j + lane / 4]
+						    [8 * s + lane % 4 + 4 * h]);
+	}
+}
+
+void
+gmm_tc_params_free(struct gmm_tc_params *t)
+{
+	free(t->pf);
+	free(t->cst);
+	free(t->mb);
+	free(t->sig);
+	free(t->ctr);
+	memset(t, 0, sizeof *t);
 }
 
 void

@@ -284,6 +284,7 @@ worker_fini(void *ctx, void *state, int w)
 	(void)ctx;
 	(void)w;
 #ifdef ACCELKIT_CUDA
+	gmm_gpu_report(wk->gpu);	/* its thread's last act: every chunk waited for */
 	gmm_gpu_free(wk->gpu);
 #endif
 	free(wk->scores);
@@ -456,6 +457,9 @@ gmm_stream_run(struct gmm_stream *st, struct gmm_writer *w)
 	if (prev != NULL)
 		finish_chunk(st, prev);
 	progress_end(&st->prog);
+#ifdef ACCELKIT_CUDA
+	gmm_gpu_report(st->gpu);
+#endif
 	pthread_join(rd_thread, NULL);
 	phase_add("read (beside)", st->t_read);
 	return st->frames;

@@ -276,6 +276,48 @@ several_gpus() {
 	    --keys utt0:60,utt1:1,utt2:239
 }
 
+# Issue 15: --top N of small models from TF32 products on the tensor cores, the
+# candidates rescored as the float32 path scores them (kernels/gmmscore_tc.cu).
+@test "tensor-core path on the CPU: its packed fragments hold P', its fast scores are within their bounds of the float32 path's" {
+	# DIMS SCALE DOMINANT: typical, spread means, one dimension 10^4 times as sharp,
+	# 48 dimensions (the most), large means, one dimension
+	for args in "39 1 0" "39 30 0" "36 1 1" "48 5 0" "4 100 0" "1 1 0"; do
+		run -0 gmmtc $args
+		assert_output --regexp '^208800 Gaussians and 24000 model scores, 0 over the bound, '
+	done
+}
+
+@test "--top N from the tensor cores prints the float32 path's bytes: sum and max, near-ties, a dominant dimension, large norms" {
+	require_gpu
+	A=$T/adv
+	mkdir "$A"
+	py "$REF/gmmscore_ref.py" random "$A" --models 400 --dim 39 --frames 2000 --max-size 32 \
+	    --adversarial
+	for args in "--top 1" "--top 3" "--top 8" "--mode max --top 1" "--mode max --top 8" \
+	    "--top 2 --dims 36" "--top 2 --dims 4" "--top 5 --chunk 300"; do
+		run -0 --separate-stderr gmmscore -v -d gpu -m "$A/native.txt" $args -o "$T/tc.txt" \
+		    "$A/feats.npy"
+		assert_regex "$stderr" "gpu: tensor cores: [0-9]+ candidates rescored for 2000 frames"
+		run -0 env ACCELKIT_GMMSCORE_TC=0 gmmscore -d gpu -m "$A/native.txt" $args \
+		    -o "$T/f32.txt" "$A/feats.npy"
+		run -0 cmp "$T/tc.txt" "$T/f32.txt"
+	done
+	# and scikit-learn's best three
+	py "$REF/gmmscore_ref.py" scores "$A" "$A/feats.npy" "$T/r.npy" --native "$A/native.txt"
+	run -0 gmmscore -d gpu -m "$A/native.txt" --top 3 -o "$T/tc.txt" "$A/feats.npy"
+	run -0 refcheck top "$T/tc.txt" "$T/r.npy" --top 3 --names "$A/names.txt"
+	# outside its limits (--top over 8, models over 32 Gaussians) the float32 path scores
+	run -0 --separate-stderr gmmscore -v -d gpu -m "$A/native.txt" --top 9 -o /dev/null \
+	    "$A/feats.npy"
+	[[ $stderr != *"tensor cores"* ]]
+	run -0 --separate-stderr gmmscore -v -d gpu -m "$R/native.txt" --top 1 -o /dev/null \
+	    "$R/feats.npy"
+	[[ $stderr != *"tensor cores"* ]]
+	run -1 --separate-stderr env ACCELKIT_GMMSCORE_TC=2 gmmscore -d gpu -m "$A/native.txt" \
+	    "$A/feats.npy"
+	assert_regex "$stderr" "ACCELKIT_GMMSCORE_TC must be 0 or 1, not '2'"
+}
+
 @test "auto: a tiny input runs on the CPU, as -d cpu does, and -v says why" {
 	run -0 --separate-stderr env ACCELKIT_DEVICE=auto gmmscore -v -m "$G/final.mdl.txt" \
 	    -o "$T/auto.txt" "$G/feats.ark"

@@ -257,16 +257,39 @@ def cmd_random(a):
     """Models not fitted (many, fast): native.txt, names.txt, feats.npy, feats.txt."""
     rng = np.random.default_rng(a.seed)
     sizes = [32, 1, 17, 2, 31, 33, 64, 5]
+    if a.max_size:
+        sizes = [min(k, a.max_size) for k in sizes]
     models = []
     for m in range(a.models):
         k = a.big if (a.big and m == a.models // 2) else sizes[m % len(sizes)]
         models.append((rng.dirichlet(np.ones(k)), rng.normal(0, 2, (k, a.dim)),
                        rng.uniform(0.5, 2, (k, a.dim))))
+    if a.adversarial:
+        # near-ties: exact copies of model 0 (ties broken by index) and copies with
+        # means nudged by 1e-5; one dominant dimension (variances 1e-4 in dimension
+        # 0); a zero-weight Gaussian
+        w, mu, var = models[0]
+        models[1] = (w, mu, var)
+        models[2] = (w, mu + 1e-5, var)
+        for m in range(3, a.models, 7):
+            w, mu, var = models[m]
+            var = var.copy()
+            var[:, 0] = 1e-4
+            models[m] = (w, mu, var)
+        w, mu, var = models[4]
+        if len(w) > 1:
+            w = w.copy()
+            w[-1] = 0
+            models[4] = (w / w.sum(), mu, var)
     names = ["pdf%d" % m for m in range(a.models)]
     write_native(a.dir + "/native.txt", models, names)
     with open(a.dir + "/names.txt", "w") as f:
         f.write("\n".join(names) + "\n")
     x = rng.normal(0, 2, (a.frames, a.dim)).astype(np.float32)
+    if a.adversarial:
+        # large norms in every 10th frame; frames at model 0's first mean
+        x[::10] *= 50
+        x[1::10] = models[0][1][0]
     np.save(a.dir + "/feats.npy", x)
     np.savetxt(a.dir + "/feats.txt", x, fmt="%.9g")
 
@@ -389,9 +412,12 @@ def cmd_check(a):
                     fail("line %d: utterance %s frame %s, expected %s %d" % (
                         f * k + j + 1, utt, frame, key, fno))
                 if model != names[m]:
-                    # a near tie may order either way
+                    # a near tie may order either way: two scores within twice
+                    # close()'s tolerance of each other (RTOL counts for the large
+                    # scores of frames far from every mean)
                     alt = names.index(model) if model in names else -1
-                    if alt < 0 or abs(ref[f, alt] - ref[f, m]) > ATOL:
+                    if alt < 0 or (abs(ref[f, alt] - ref[f, m]) >
+                                   2 * (ATOL + RTOL * abs(ref[f, m]))):
                         fail("frame %d rank %d: model %s, expected %s (%s vs %r)" % (
                             f, j + 1, model, names[m], score, ref[f, m]))
                 close(float(score), ref[f, m], "frame %d rank %d" % (f, j + 1))
@@ -414,6 +440,9 @@ def main():
     p.add_argument("--frames", type=int, default=1000)
     p.add_argument("--big", type=int, default=0)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--max-size", type=int, default=0, help="at most this many Gaussians a model")
+    p.add_argument("--adversarial", action="store_true",
+                   help="near-ties, a dominant dimension, a zero weight, large norms")
     p = sub.add_parser("scores")
     p.add_argument("dir")
     p.add_argument("feats")
