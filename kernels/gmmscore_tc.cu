@@ -212,6 +212,20 @@ tc_fast(const uint4 *__restrict__ XF, const float2 *__restrict__ YN, int n, int 
 	}
 }
 
+// v into best, the top largest so far in decreasing order, equal values kept apart (so
+// best[top - 1] is the top-th largest counted with multiplicity).
+__device__ __forceinline__ void
+topn_offer(float best[TC_TOPMAX], int top, float v)
+{
+#pragma unroll
+	for (int i = 0; i < TC_TOPMAX; i++)
+		if (i < top && v > best[i]) {
+			const float tmp = best[i];
+			best[i] = v;
+			v = tmp;
+		}
+}
+
 // A block a 32 frames (a lane a frame), its TC_SEL_WARPS warps taking every
 // TC_SEL_WARPS-th model (a warp's read of a model is 32 contiguous floats): each warp's
 // N largest LO, merged in shared memory into the frame's L; then each warp lists its
@@ -233,16 +247,8 @@ tc_select(const float *__restrict__ LO, const float *__restrict__ HI, size_t ld,
 #pragma unroll
 	for (int i = 0; i < TC_TOPMAX; i++)
 		best[i] = -INFINITY;
-	for (int m = warp; live && m < nm; m += TC_SEL_WARPS) {
-		float v = LO[(size_t)m * ld + f];
-#pragma unroll
-		for (int i = 0; i < TC_TOPMAX; i++)
-			if (i < top && v > best[i]) {
-				const float tmp = best[i];
-				best[i] = v;
-				v = tmp;
-			}
-	}
+	for (int m = warp; live && m < nm; m += TC_SEL_WARPS)
+		topn_offer(best, top, LO[(size_t)m * ld + f]);
 #pragma unroll
 	for (int i = 0; i < TC_TOPMAX; i++)
 		sb[warp][i][lane] = best[i];
@@ -254,16 +260,8 @@ tc_select(const float *__restrict__ LO, const float *__restrict__ HI, size_t ld,
 		// warp 0's already
 		for (int w = 1; w < TC_SEL_WARPS; w++)
 #pragma unroll
-			for (int j = 0; j < TC_TOPMAX; j++) {
-				float v = j < top ? sb[w][j][lane] : -INFINITY;
-#pragma unroll
-				for (int i = 0; i < TC_TOPMAX; i++)
-					if (i < top && v > best[i]) {
-						const float tmp = best[i];
-						best[i] = v;
-						v = tmp;
-					}
-			}
+			for (int j = 0; j < TC_TOPMAX; j++)
+				topn_offer(best, top, j < top ? sb[w][j][lane] : -INFINITY);
 		float L = best[0];
 #pragma unroll
 		for (int i = 1; i < TC_TOPMAX; i++)
