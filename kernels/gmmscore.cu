@@ -423,33 +423,13 @@ gmm_gpu_chunk(const struct gmm_gpu *g)
 	return g->chunk;
 }
 
-extern "C" void
-gmm_gpu_submit(struct gmm_gpu *g, int slot, const float *x, size_t n, uint32_t *idx,
-    float *val)
+/* The float32 path's kernels for n frames of g->X: the part scores, the models'
+ * combined where they are split, the top N where asked. */
+static void
+score_f32(struct gmm_gpu *g, size_t n)
 {
-	cudaEvent_t *ev = g->ev[slot];
 	const int nn = (int)n, nm = (int)g->nmodels, np = (int)g->npart;
 
-	if (n == 0 || n > g->chunk)
-		die("gmm_gpu_submit: %zu frames (chunk %zu)", n, g->chunk);
-	CUDA_CHECK(cudaEventRecord(ev[0], g->st));
-	CUDA_CHECK(cudaMemcpyAsync(g->X, x, n * g->dc * sizeof(float4), cudaMemcpyHostToDevice,
-	    g->st));
-	CUDA_CHECK(cudaEventRecord(ev[1], g->st));
-	if (g->tc != NULL) {
-		// the fast scores' lower ends into part (chunk x nmodels: unsplit), the top N
-		// into tidx, tval
-		gmm_tc_run(g->tc, g->X, nn, g->P, g->G, g->part_slot, g->part_k, (int)g->nslots,
-		    g->part, g->tidx, g->tval, g->st);
-		CUDA_CHECK(cudaEventRecord(ev[2], g->st));
-		CUDA_CHECK(cudaMemcpyAsync(idx, g->tidx, n * g->top * sizeof(uint32_t),
-		    cudaMemcpyDeviceToHost, g->st));
-		CUDA_CHECK(cudaMemcpyAsync(val, g->tval, n * g->top * sizeof(float),
-		    cudaMemcpyDeviceToHost, g->st));
-		CUDA_CHECK(cudaEventRecord(ev[3], g->st));
-		g->pending[slot] = n;
-		return;
-	}
 	dim3 grid((unsigned)CEIL_DIV(n, (size_t)g->fr * (size_t)g->nsub), (unsigned)g->nblocks);
 	g->kernel<<<grid, NT, g->smem, g->st>>>(g->P, g->G, g->X, nn, g->dc, (int)g->nslots, g->nsub,
 	    g->blk_part0, g->part_slot, g->part_k, np, g->part);
@@ -479,6 +459,26 @@ gmm_gpu_submit(struct gmm_gpu *g, int slot, const float *x, size_t n, uint32_t *
 			    g->tval);
 		CUDA_LAUNCH_CHECK();
 	}
+}
+
+extern "C" void
+gmm_gpu_submit(struct gmm_gpu *g, int slot, const float *x, size_t n, uint32_t *idx,
+    float *val)
+{
+	cudaEvent_t *ev = g->ev[slot];
+	const int nn = (int)n;
+
+	if (n == 0 || n > g->chunk)
+		die("gmm_gpu_submit: %zu frames (chunk %zu)", n, g->chunk);
+	CUDA_CHECK(cudaEventRecord(ev[0], g->st));
+	CUDA_CHECK(cudaMemcpyAsync(g->X, x, n * g->dc * sizeof(float4), cudaMemcpyHostToDevice,
+	    g->st));
+	CUDA_CHECK(cudaEventRecord(ev[1], g->st));
+	if (g->tc != NULL)	// the fast scores' lower ends into part (unsplit); top N
+		gmm_tc_run(g->tc, g->X, nn, g->P, g->G, g->part_slot, g->part_k, (int)g->nslots,
+		    g->part, g->tidx, g->tval, g->st);
+	else
+		score_f32(g, n);
 	CUDA_CHECK(cudaEventRecord(ev[2], g->st));
 	if (g->top) {
 		CUDA_CHECK(cudaMemcpyAsync(idx, g->tidx, n * g->top * sizeof(uint32_t),
