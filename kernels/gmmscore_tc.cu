@@ -12,12 +12,13 @@
  * 512 contiguous bytes), and each frame's norms of X''s halves, y2 = ||y'^2|| and
  * y1 = ||y'||, rounded up.
  *
- * tc_fast: a warp a model, its P' (gmmscore.h, struct gmm_tc_params) held as the B
- * fragments in registers, a block of TC_WARPS models walking their frames 16 at a time,
- * each warp loading the A fragments itself (L1 serves the block's other warps): no
- * shared memory and no barrier. The epilogue combines a frame's 32 slots into F
- * (log-sum-exp or maximum) and stores the interval's ends, LO = F - BM rounded down
- * and HI = F + BM rounded up, model-major; each pass of tc_select then reads one.
+ * tc_fast: a warp pair a model, each warp holding half its P' (gmmscore.h, struct
+ * gmm_tc_params: 16 of the 32 slots) as the B fragments in registers, a block of
+ * TC_MODELS models walking their frames 16 at a time, each warp loading the A fragments
+ * itself (L1 serves the block's other warps). The epilogue combines a frame's 32 slots
+ * into F (log-sum-exp or maximum; the odd warp hands its half to the even one through
+ * shared memory) and stores the interval's ends, LO = F - BM rounded down and HI = F +
+ * BM rounded up, model-major; each pass of tc_select then reads one.
  *
  * The bound (gmm_tc_bound, gmmscore.h), against the real value of a Gaussian c's score
  * from the same float32 parameters, with A_c = sum_k |X'_k||P'_kc|:
@@ -63,7 +64,8 @@
 
 namespace {
 
-constexpr int TC_WARPS = 8;		// models a tc_fast block
+constexpr int TC_WARPS = 8;		// warps a tc_fast block
+constexpr int TC_MODELS = TC_WARPS / 2;	// and models: a warp pair each
 constexpr int TC_KS = 2 * TC_MAXDP / 8;	// mma k-steps at most
 constexpr int TC_FT = 128;		// tiles of 16 frames a block: a model's fragments,
 					// loaded once a block, serve 2048 frames
@@ -127,82 +129,126 @@ tc_prep(const float *__restrict__ X, int n, int dp, int ks, const float *__restr
 	}
 }
 
+// The bar.sync of warp pair q (ids 1 to TC_MODELS; 0 is __syncthreads'), 64 threads.
+// Immediate ids: with an id in a register, ptxas reserves all 16 barriers of a block,
+// and the SM's barriers then limit how many blocks it holds.
+__device__ __forceinline__ void
+pair_sync(int q)
+{
+	static_assert(TC_WARPS / 2 == 4, "pair_sync names 4 barriers");
+	switch (q) {
+	case 0:
+		asm volatile("bar.sync 1, 64;" : : : "memory");
+		break;
+	case 1:
+		asm volatile("bar.sync 2, 64;" : : : "memory");
+		break;
+	case 2:
+		asm volatile("bar.sync 3, 64;" : : : "memory");
+		break;
+	default:
+		asm volatile("bar.sync 4, 64;" : : : "memory");
+		break;
+	}
+}
+
+// A warp pair a model: warp 2 q + h takes its slots 16 h to 16 h + 15 (n8 tiles
+// j = 2 h, 2 h + 1), so each holds half the B fragments (40 registers at 10 k-steps, not
+// 80) and the block keeps more warps on the SM. The odd warp hands its half's maximum
+// and sum (of __expf(v - its maximum)) for each frame to the even one through shared
+// memory, double-buffered by tile, one pair barrier a tile; the even warp combines them
+// (m = the larger maximum, s = s0 __expf(m0 - m) + s1 __expf(m1 - m): two more __expf
+// roundings, well inside gmm_tc_model_bound's 2^-15) and stores LO and HI.
 template <int MODE, int KS>
-__global__ void __launch_bounds__(TC_WARPS * 32)
+__global__ void __launch_bounds__(TC_WARPS * 32, 3)
 tc_fast(const uint4 *__restrict__ XF, const float2 *__restrict__ YN, int n, int dp,
     const float2 *__restrict__ pf, const float *__restrict__ cst_in,
     const float4 *__restrict__ mb_in, int nm, size_t ld, float *__restrict__ LO,
     float *__restrict__ HI)
 {
+	__shared__ float2 xch[TC_MODELS][2][16];	// (maximum, sum) of the odd halves
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-	const int model = blockIdx.y * TC_WARPS + warp;
+	const int q = warp >> 1, half = warp & 1;
+	const int model = blockIdx.y * TC_MODELS + q;
 	if (model >= nm)
-		return;	// no barrier follows
+		return;	// both warps of the pair: no barrier of theirs is left waiting
 
-	uint32_t bf[KS][4][2];
-	float cst[8];	// slots 8 j + 2 t + e at [2 j + e]
+	uint32_t bf[KS][2][2];
+	float cst[4];	// slots 16 half + 8 jj + 2 t + e at [2 jj + e]
 #pragma unroll
 	for (int s = 0; s < KS; s++)
 #pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const float2 v = __ldg(pf + (((size_t)model * KS + s) * 4 + j) * 32 + lane);
-			bf[s][j][0] = __float_as_uint(v.x);
-			bf[s][j][1] = __float_as_uint(v.y);
+		for (int jj = 0; jj < 2; jj++) {
+			const float2 v = __ldg(pf + (((size_t)model * KS + s) * 4 + 2 * half + jj) * 32 +
+			    lane);
+			bf[s][jj][0] = __float_as_uint(v.x);
+			bf[s][jj][1] = __float_as_uint(v.y);
 		}
 #pragma unroll
-	for (int i = 0; i < 8; i++)
-		cst[i] = cst_in[(size_t)model * 32 + (i >> 1) * 8 + 2 * t + (i & 1)];
+	for (int i = 0; i < 4; i++)
+		cst[i] = cst_in[(size_t)model * 32 + 16 * half + (i >> 1) * 8 + 2 * t + (i & 1)];
 	const float4 mb = __ldg(mb_in + model);
 
 	const int ntiles = (n + 15) / 16;
 	const int tile_end = min(ntiles, (int)(blockIdx.x + 1) * TC_FT);
 	for (int tile = blockIdx.x * TC_FT; tile < tile_end; tile++) {
-		float acc[4][4];
+		float acc[2][4];
 #pragma unroll
-		for (int j = 0; j < 4; j++)
+		for (int jj = 0; jj < 2; jj++)
 #pragma unroll
-			for (int q = 0; q < 4; q++)
-				acc[j][q] = 0.0f;
+			for (int r = 0; r < 4; r++)
+				acc[jj][r] = 0.0f;
 		const uint4 *xf = XF + (size_t)tile * KS * 32 + lane;
 #pragma unroll
 		for (int s = 0; s < KS; s++) {
 			const uint4 v = __ldg(xf + s * 32);
 			const uint32_t a[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-			for (int j = 0; j < 4; j++)
-				mma_tf32(acc[j], a, bf[s][j][0], bf[s][j][1]);
+			for (int jj = 0; jj < 2; jj++)
+				mma_tf32(acc[jj], a, bf[s][jj][0], bf[s][jj][1]);
 		}
 
-		// Frame row 8 h + g: this lane's 8 slots (-inf where none), then the quad's 32.
-		float fr[2];
+		// Frame row 8 h + g: this lane's 4 slots (-inf where none), then the quad's 16.
+		float mxr[2], smr[2];
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
-			float fv[8], mx = -INFINITY;
+			float fv[4], mx = -INFINITY;
 #pragma unroll
-			for (int i = 0; i < 8; i++) {
+			for (int i = 0; i < 4; i++) {
 				fv[i] = -(acc[i >> 1][2 * h + (i & 1)] + cst[i]);
 				mx = fmaxf(mx, fv[i]);
 			}
 #pragma unroll
 			for (int o = 1; o <= 2; o <<= 1)
 				mx = fmaxf(mx, __shfl_xor_sync(FULL, mx, o));
-			float fm = mx;
+			float sum = 0.0f;
 			if (MODE == GMM_SUM) {
-				float sum = 0.0f;
 #pragma unroll
-				for (int i = 0; i < 8; i++)
+				for (int i = 0; i < 4; i++)
 					sum += mx == -INFINITY ? 0.0f : __expf(fv[i] - mx);
 #pragma unroll
 				for (int o = 1; o <= 2; o <<= 1)
 					sum += __shfl_xor_sync(FULL, sum, o);
-				fm = mx == -INFINITY ? -INFINITY : mx + logf(sum);
 			}
-			fr[h] = fm;
+			mxr[h] = mx;
+			smr[h] = sum;
 		}
-		// Lanes t = 0 and 1 of each quad store rows g and 8 + g: 16 frames in one store.
+		float2 *buf = xch[q][tile & 1];
+		if (half == 1 && t == 0) {
+			buf[g] = make_float2(mxr[0], smr[0]);
+			buf[8 + g] = make_float2(mxr[1], smr[1]);
+		}
+		pair_sync(q);
+		// The even warp's lanes t = 0 and 1 of each quad finish rows g and 8 + g: 16
+		// frames in one store.
 		const int f = tile * 16 + g + 8 * t;
-		if (t < 2 && f < n) {
-			const float myf = t == 0 ? fr[0] : fr[1];
+		if (half == 0 && t < 2 && f < n) {
+			const float m0 = t == 0 ? mxr[0] : mxr[1], s0 = t == 0 ? smr[0] : smr[1];
+			const float2 o = buf[8 * t + g];
+			const float m = fmaxf(m0, o.x);
+			float myf = m;
+			if (MODE == GMM_SUM && m != -INFINITY)
+				myf = m + logf(s0 * __expf(m0 - m) + o.y * __expf(o.x - m));
 			const float2 y = __ldg(YN + f);
 			const float b = gmm_tc_bound(y.x, y.y, mb.x, mb.y, mb.z, mb.w, dp);
 			const float bm = myf == -INFINITY ? 0.0f : gmm_tc_model_bound(myf, b);
@@ -396,7 +442,7 @@ gmm_tc_wanted(const struct gmm_params *p, size_t top, size_t npart)
 	if (v != NULL && strcmp(v, "0") == 0)
 		return 0;
 	return top >= 1 && top <= TC_TOPMAX && p->maxcomp <= TC_MAXCOMP && p->dp <= TC_MAXDP &&
-	    npart == p->nmodels && p->nmodels <= (size_t)65535 * TC_WARPS;
+	    npart == p->nmodels && p->nmodels <= (size_t)65535 * TC_MODELS;
 }
 
 size_t
@@ -492,7 +538,7 @@ gmm_tc_run(struct gmm_tc *t, const float4 *X, int n, const float4 *P, const floa
 	tc_prep<<<(unsigned)CEIL_DIV(nprep, 256), 256, 0, st>>>(reinterpret_cast<const float *>(X),
 	    n, t->dp, t->ks, t->ctr, t->sig, t->XF, t->YN);
 	CUDA_LAUNCH_CHECK();
-	const dim3 grid((unsigned)CEIL_DIV(ntiles, TC_FT), (unsigned)CEIL_DIV(t->nm, TC_WARPS));
+	const dim3 grid((unsigned)CEIL_DIV(ntiles, TC_FT), (unsigned)CEIL_DIV(t->nm, TC_MODELS));
 	fast_launch(t, grid, n, F, st);
 	tc_select<<<(unsigned)CEIL_DIV(n, 32), TC_SEL_WARPS * 32, 0, st>>>(F, t->HI, t->chunk, n, t->nm,
 	    t->top, t->cand, t->count, t->stats);
