@@ -130,30 +130,36 @@ gmm_tc_pack(const struct gmm_params *p, struct gmm_tc_params *t)
 	memset(t, 0, sizeof *t);
 	t->ks = (int)(K / 8);	/* dp is a multiple of 4 */
 	t->ctr = xcalloc(dp, sizeof *t->ctr);
-	/* the centre: each dimension's mean of the means (mu = -na / s), so that the y^2
-	 * and y terms, which cancel, are small */
-	for (size_t d = 0; d < dp; d++) {
-		double sum = 0;
-		size_t cnt = 0;
-		for (size_t c = 0; c < p->ncomp; c++)
-			if (p->s[c * dp + d] > 0 && isfinite(p->g[c])) {
-				sum += -(double)p->na[c * dp + d] / p->s[c * dp + d];
-				cnt++;
-			}
-		t->ctr[d] = cnt ? (float)(sum / (double)cnt) : 0.0f;
-	}
-	/* the bound's weights: sig_d^2 = 1 / (the mean rounded s^2 over the live Gaussians) */
 	t->sig = xmallocarray(dp, sizeof *t->sig);
-	for (size_t d = 0; d < dp; d++) {
-		double sum = 0;
-		size_t cnt = 0;
-		for (size_t c = 0; c < p->ncomp; c++)
-			if (isfinite(p->g[c])) {
-				sum += tf32_round(p->s[c * dp + d] * p->s[c * dp + d]);
-				cnt++;
+	/* One pass over the Gaussians, row by row (a pass a dimension read all of s and na
+	 * 2 dp times, strided: 0.2 s of the bench's start). Each dimension's sums still
+	 * run in Gaussian order, so the values are the same. */
+	double *msum = xcalloc(dp, sizeof *msum), *ssum = xcalloc(dp, sizeof *ssum);
+	size_t *mcnt = xcalloc(dp, sizeof *mcnt), live = 0;
+	for (size_t c = 0; c < p->ncomp; c++) {
+		if (!isfinite(p->g[c]))
+			continue;
+		live++;
+		const float *s = p->s + c * dp, *na = p->na + c * dp;
+		for (size_t d = 0; d < dp; d++) {
+			if (s[d] > 0) {
+				msum[d] += -(double)na[d] / s[d];
+				mcnt[d]++;
 			}
-		t->sig[d] = sum > 0 ? (float)(1 / sqrt(sum / (double)cnt)) : 1.0f;
+			ssum[d] += tf32_round(s[d] * s[d]);
+		}
 	}
+	for (size_t d = 0; d < dp; d++) {
+		/* the centre: each dimension's mean of the means (mu = -na / s), so that the
+		 * y^2 and y terms, which cancel, are small */
+		t->ctr[d] = mcnt[d] ? (float)(msum[d] / (double)mcnt[d]) : 0.0f;
+		/* the bound's weights: sig_d^2 = 1 / (the mean rounded s^2 over the live
+		 * Gaussians) */
+		t->sig[d] = ssum[d] > 0 ? (float)(1 / sqrt(ssum[d] / (double)live)) : 1.0f;
+	}
+	free(msum);
+	free(ssum);
+	free(mcnt);
 	const size_t per = (size_t)t->ks * 4 * 32 * 2;
 	t->pf = xcalloc(mul_size(nm, per, "tensor-core parameters"), sizeof *t->pf);
 	t->cst = xcalloc(mul_size(nm, 32, "tensor-core parameters"), sizeof *t->cst);
