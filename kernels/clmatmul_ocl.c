@@ -26,6 +26,18 @@ is_pow2_le16(int v)
 	return v == 1 || v == 2 || v == 4 || v == 8 || v == 16;
 }
 
+/* Whether a slice of op(A)'s and of op(B)'s tile (--staging local) is the same whole
+ * number of load vectors for every work-item. */
+static int
+loads_divide(const struct cm_params *p)
+{
+	const long nt = (long)(p->bm / MAX(p->tm, 1)) * (p->bn / MAX(p->tn, 1));
+	const long a = (long)p->bm * p->bk / p->lw, b = (long)p->bn * p->bk / p->lw;
+	if (nt < 1)
+		return 1;	/* an item larger than the tile: params_problem says so */
+	return a >= nt && b >= nt && a % nt == 0 && b % nt == 0;
+}
+
 /* Why p cannot work on this device, or NULL. Mirrors the #error checks in clmatmul.cl. */
 static const char *
 params_problem(const struct cm_params *p, const struct clx *x, size_t esize, int tf32)
@@ -52,8 +64,7 @@ params_problem(const struct cm_params *p, const struct clx *x, size_t esize, int
 	if (p->staging == CM_LOCAL) {
 		if (p->bk % p->lw || p->bm % p->lw || p->bn % p->lw)
 			return "the tile and its depth must be multiples of the load vector width";
-		if ((long)p->bm * p->bk / p->lw % nt || (long)p->bn * p->bk / p->lw % nt ||
-		    (long)p->bm * p->bk / p->lw < nt || (long)p->bn * p->bk / p->lw < nt)
+		if (!loads_divide(p))
 			return "a slice of the tile must divide evenly into vector loads over the "
 			    "work-group";
 	}
@@ -146,8 +157,7 @@ choose_params(struct cm_engine *e)
 	while (!f->vn && e->p.vn > 1 && e->p.tn % e->p.vn)
 		e->p.vn /= 2;
 	while (!f->lw && e->p.staging == CM_LOCAL && e->p.lw > 1 && (e->p.bk % e->p.lw ||
-	    e->p.bm % e->p.lw || e->p.bn % e->p.lw || (long)e->p.bm * e->p.bk / e->p.lw <
-	    (long)(e->p.bm / MAX(e->p.tm, 1)) * (e->p.bn / MAX(e->p.tn, 1))))
+	    e->p.bm % e->p.lw || e->p.bn % e->p.lw || !loads_divide(&e->p)))
 		e->p.lw /= 2;
 	const char *why = params_problem(&e->p, x, e->esize, e->o.tf32);
 	if (why != NULL) {

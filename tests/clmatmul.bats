@@ -304,6 +304,13 @@ print((t == np.load('$T/c.npy')).all())"
 	run -0 mm 100 90 80 --staging local --tile 64x32 --tile-k 16 --item 4x2 --vector 2x1 \
 	    --load-vector 2 --patch 1x16 --band 1 --transpose-a
 	assert_output ok
+	# 64 work-items: a slice of B (48 x 8) is 96 loads of 4, not a multiple of 64; the
+	# load vector not forced shrinks to 2 (192 loads), as -v says, rather than refusing
+	run -0 --separate-stderr clmatmul -v -O npy -o "$T/c.npy" --staging local --tile 64x48 \
+	    --item 8x6 --tile-k 8 "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"tile=64x48 tile-k=8 item=8x6 "*"load-vector=2 "* ]]
+	run -0 mm 97 101 67 --staging local --tile 64x48 --item 8x6 --tile-k 8
+	assert_output ok
 }
 
 @test "forced direct staging (the CPU kernel) matches numpy" {
