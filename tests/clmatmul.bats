@@ -827,7 +827,7 @@ many() {
 	[[ $stderr == *"do not work: --precision tf32 needs an even item"* ]]
 	run -2 --separate-stderr clmatmul --precision tf32 --staging direct "$D/a.txt" "$D/b.txt"
 	[[ $stderr == *"do not work: --precision tf32 stages slices in local memory"* ]]
-	# 128 x 256 slices 32 deep: 49 KB a slice, not two in NVIDIA's 48 KB
+	# 128 x 128 slices 32 deep: 33 KB a slice, not two in NVIDIA's 48 KB
 	run -2 --separate-stderr clmatmul --precision tf32 --tile-k 32 "$D/a.txt" "$D/b.txt"
 	[[ $stderr == *"do not work: "*" bytes of local memory for two slices, the device has "* ]]
 }
