@@ -71,6 +71,12 @@
 #ifndef USE_TF32
 #define USE_TF32 0	/* 1: gemm_tf32 on NVIDIA's tensor cores instead of gemm (sm_80+) */
 #endif
+#ifndef TF32_ASYNC
+#define TF32_ASYNC 0	/* 1: gemm_tf32 copies slices with cp.async (--staging async) */
+#endif
+#ifndef NSTAGE
+#define NSTAGE 3	/* TF32_ASYNC: local buffers of slices (2 to 4; the host fits them) */
+#endif
 
 #if USE_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -134,7 +140,7 @@ typedef VTYPE(LW) realL;
 #define LA (BM * BK / LW / NT)	/* global vector loads a work-item does a slice, for A */
 #define LB (BN * BK / LW / NT)	/* and for B */
 
-#if USE_LOCAL && ((BM * BK / LW) % NT != 0 || (BN * BK / LW) % NT != 0 || LA < 1 || LB < 1)
+#if USE_LOCAL && !TF32_ASYNC && ((BM * BK / LW) % NT != 0 || (BN * BK / LW) % NT != 0 || LA < 1 || LB < 1)
 #error "a slice of A and of B must divide evenly into vector loads over the work-group"
 #endif
 #if TM % VM != 0 || TN % VN != 0 || BM % TM != 0 || BN % TN != 0 || BK % LW != 0
@@ -349,14 +355,20 @@ gemm(const int M, const int N, const int K,
 #else
 /* gemm_tf32: gemm's contract (arguments, padding, modes, launch) with the products on
  * NVIDIA's tensor cores, through inline PTX (sm_80 and later): op(A) and op(B) are
- * rounded to TF32 (10-bit mantissas, to nearest, ties away) on their way into local
- * memory, and mma.sync.aligned.m16n8k8 multiplies them exactly and sums in float32.
+ * rounded to TF32 (cvt.rna: 10-bit mantissas, to nearest, ties away) and
+ * mma.sync.aligned.m16n8k8 multiplies them exactly and sums in float32.
  * A warp computes an (8 TM) x (4 TN) block of the tile as (TM/2) x (TN/2) MMA tiles
  * of 16 x 8, so a work-item still holds TM x TN sums: in each MMA tile, rows g and
  * g + 8 and columns 2t and 2t + 1, where g = lane / 4 and t = lane % 4 (PTX's
- * fragment layout). Slices are staged as in gemm (k-major, double-buffered); their
- * rows are padded by PAD (the host passes 8), so that a fragment read, 4 rows of k
- * by 8 columns, hits 32 different banks. */
+ * fragment layout). Two ways to stage the slices, the host's choice (--staging):
+ * - local (TF32_ASYNC 0): as gemm does, through registers into two k-major local
+ *   buffers, rounded on the way; rows padded by PAD (the host passes 8), so that a
+ *   fragment read, 4 rows of k by 8 columns, hits 32 different banks.
+ * - async (TF32_ASYNC 1, the default on NVIDIA): cp.async copies 16 bytes at a time
+ *   from global to local memory, NSTAGE slices in flight, in the layout each operand
+ *   is stored in; fragments are rounded as they are read (below, before gemm_tf32).
+ * The two give the same bytes: the same rounded inputs, the same MMAs in the same
+ * order into each sum. */
 #define WTM (8 * TM)		/* a warp's rows of the tile */
 #define WTN (4 * TN)		/* and its columns */
 #define FM (TM / 2)		/* its MMA tiles along M */
@@ -376,6 +388,15 @@ tf32_round(float x)
 	return as_float(r);
 }
 
+/* D = A B + D on one 16 x 8 tile, k = 8: d float[4], a uint[4], b uint[2]. */
+#define MMA_TF32(d, a, b)                                                             \
+	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "           \
+	    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"      \
+	    : "=f"((d)[0]), "=f"((d)[1]), "=f"((d)[2]), "=f"((d)[3])                   \
+	    : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"((b)[0]),         \
+	      "r"((b)[1]), "f"((d)[0]), "f"((d)[1]), "f"((d)[2]), "f"((d)[3]))
+
+#if !TF32_ASYNC
 realL
 tf32_round_vec(realL v)
 {
@@ -394,14 +415,6 @@ tf32_round_vec(realL v)
 		_Pragma("unroll") for (int i = 0; i < LB; i++)                        \
 			rb[i] = tf32_round_vec(rb[i]);                                \
 	} while (0)
-
-/* D = A B + D on one 16 x 8 tile, k = 8: d float[4], a uint[4], b uint[2]. */
-#define MMA_TF32(d, a, b)                                                             \
-	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "           \
-	    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"      \
-	    : "=f"((d)[0]), "=f"((d)[1]), "=f"((d)[2]), "=f"((d)[3])                   \
-	    : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"((b)[0]),         \
-	      "r"((b)[1]), "f"((d)[0]), "f"((d)[1]), "f"((d)[2]), "f"((d)[3]))
 
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
 gemm_tf32(const int M, const int N, const int K,
@@ -487,6 +500,274 @@ gemm_tf32(const int M, const int N, const int K,
 				vstore2(v, 0, C + (size_t)row * ldc + col);
 			}
 }
+#else
+/* The async kernel (--staging async). Each operand is staged in the layout it is
+ * stored in, since cp.async copies and cannot transpose:
+ * - k-contiguous (op(A) without TRANS_A, op(B) with TRANS_B): a row of BK floats for
+ *   each row of op(A) (column of op(B)), with no padding; its 16-byte units are
+ *   XOR-swizzled by the row (KC_AT), so that the 8 rows an ldmatrix phase reads, one
+ *   unit each, fall in 8 different 16-byte bank groups, and a warp's copies of 32
+ *   consecutive units stay conflict-free. Fragments come from
+ *   ldmatrix.sync.aligned.m8n8.x4.shared.b16: for 32-bit data, lane L gets the float
+ *   at row L/4, column L%4 of each 8 x 4 matrix, which is the m16n8k8 TF32 fragment
+ *   (a0-a3 of a 16 x 8 A tile; b0, b1 of two 8 x 8 B tiles).
+ * - tile-contiguous (op(A) with TRANS_A, op(B) without): BK rows of BM (BN) floats,
+ *   padded by 8 (LDA_S, LDB_S), as the local kernel's. A fragments are scalar reads
+ *   (4 k rows by 8 columns: 32 banks). B fragments are vector reads of BVB floats: a
+ *   work-item's value of n-tile j, column c, is the stored column
+ *   BVB (8 (j / BVB) + c) + j % BVB of the warp's block (with BVB = 1, the natural
+ *   one), so that work-item g finds its BVB n-tiles side by side; with rows 8 floats
+ *   past a multiple of 32 banks, the 8 work-items of a quarter warp (g = 2p, 2p + 1,
+ *   t = 0..3) read 8 different 16-byte groups. The columns of C a work-item holds
+ *   follow the same map (C_COL), and so its stores are BVB wide.
+ * The modes that take which path: A as stored (no --transpose-a) and B transposed
+ * (--transpose-b) read fragments by ldmatrix; --transpose-a's A and plain B by
+ * local loads; all four combinations run this kernel.
+ *
+ * cp.async and ldmatrix take a .shared address. A __local pointer is NVVM's
+ * addrspace(3) pointer, and converting it to an integer (ptrtoint) gives its offset
+ * in the .shared window, as CUDA's __cvta_generic_to_shared does (it casts a generic
+ * pointer to addrspace(3), then to an integer): so (uint)(size_t)p is the "r" operand
+ * (32 bits hold any .shared address). Not cvta.to.shared: that expects a generic
+ * address, which a __local pointer is not. */
+#define KUNITS (BK / 4)		/* 16-byte units in a k-contiguous row */
+/* the unit swizzle of row r: rows 8/KUNITS apart (a 128-byte line) differ */
+#define SWZ(r) ((KUNITS & (KUNITS - 1)) ? 0 :                                        \
+	((r) / (KUNITS >= 8 ? 1 : 8 / KUNITS)) % (KUNITS >= 8 ? 8 : KUNITS))
+#define KC_AT(r, u) ((r) * BK + 4 * ((u) ^ SWZ(r)))	/* float offset of unit u, row r */
+#define LDA_S (BM + 8)		/* tile-contiguous row lengths */
+#define LDB_S (BN + 8)
+#define SA (TRANS_A ? BK * LDA_S : BM * BK)	/* floats of a slice of op(A) */
+#define SB (TRANS_B ? BN * BK : BK * LDB_S)	/* and of op(B) */
+#if TRANS_B			/* B fragments' vector width (a literal: VTYPE pastes it) */
+#define BVB 1
+#elif (TN / 2) % 4 == 0
+#define BVB 4
+#elif (TN / 2) % 2 == 0
+#define BVB 2
+#else
+#define BVB 1
+#endif
+#define C_COL(j, c) (BVB * (8 * ((j) / BVB) + (c)) + (j) % BVB)
+#define CHUNKS_A (BM * BK / 4)	/* 16-byte copies a slice */
+#define CHUNKS_B (BN * BK / 4)
+
+#if NSTAGE < 2 || NSTAGE > 4
+#error "gemm_tf32 (async): NSTAGE from 2 to 4"
+#endif
+
+/* x's bits rounded to TF32. */
+uint
+tf32_bits(uint x)
+{
+	return as_uint(tf32_round(as_float(x)));
+}
+
+#define CP_ASYNC16(dst, src)                                                          \
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"                     \
+	    :: "r"(dst), "l"(src) : "memory")
+#define CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
+/* Waits until at most NSTAGE - 2 groups are in flight: the oldest slice has landed. */
+#if NSTAGE == 2
+#define CP_WAIT() asm volatile("cp.async.wait_group 0;" ::: "memory")
+#elif NSTAGE == 3
+#define CP_WAIT() asm volatile("cp.async.wait_group 1;" ::: "memory")
+#else
+#define CP_WAIT() asm volatile("cp.async.wait_group 2;" ::: "memory")
+#endif
+#define LDSM_X4(r, addr)                                                              \
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" \
+	    : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3]) : "r"(addr) : "memory")
+#define LDSM_X2(r, addr)                                                              \
+	asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"       \
+	    : "=r"((r)[0]), "=r"((r)[1]) : "r"(addr) : "memory")
+
+/* Starts the copies of slice kt of op(A) and op(B) into local buffer st (byte
+ * addresses sa, sb of buffer 0): each work-item copies every NT-th 16-byte unit. */
+#define ISSUE_SLICE(kt, st)                                                           \
+	do {                                                                          \
+		const int k0_ = (kt) * BK;                                            \
+		const uint as_ = sa + (uint)((st) * SA * 4);                          \
+		const uint bs_ = sb + (uint)((st) * SB * 4);                          \
+		_Pragma("unroll") for (int i = 0; i < (CHUNKS_A + NT - 1) / NT; i++) { \
+			const int f = lid + i * NT;                                   \
+			if (CHUNKS_A % NT == 0 || f < CHUNKS_A) {                     \
+				const __global float *src_;                           \
+				uint dst_;                                            \
+				if (TRANS_A) {                                        \
+					const int k = f / (BM / 4), u = f % (BM / 4); \
+					src_ = A + (size_t)(k0_ + k) * lda + bm0 + 4 * u; \
+					dst_ = as_ + 4 * (k * LDA_S + 4 * u);         \
+				} else {                                              \
+					const int r = f / KUNITS, u = f % KUNITS;     \
+					src_ = A + (size_t)(bm0 + r) * lda + k0_ + 4 * u; \
+					dst_ = as_ + 4 * KC_AT(r, u);                 \
+				}                                                     \
+				CP_ASYNC16(dst_, src_);                               \
+			}                                                             \
+		}                                                                     \
+		_Pragma("unroll") for (int i = 0; i < (CHUNKS_B + NT - 1) / NT; i++) { \
+			const int f = lid + i * NT;                                   \
+			if (CHUNKS_B % NT == 0 || f < CHUNKS_B) {                     \
+				const __global float *src_;                           \
+				uint dst_;                                            \
+				if (TRANS_B) {                                        \
+					const int r = f / KUNITS, u = f % KUNITS;     \
+					src_ = B + (size_t)(bn0 + r) * ldb + k0_ + 4 * u; \
+					dst_ = bs_ + 4 * KC_AT(r, u);                 \
+				} else {                                              \
+					const int k = f / (BN / 4), u = f % (BN / 4); \
+					src_ = B + (size_t)(k0_ + k) * ldb + bn0 + 4 * u; \
+					dst_ = bs_ + 4 * (k * LDB_S + 4 * u);         \
+				}                                                     \
+				CP_ASYNC16(dst_, src_);                               \
+			}                                                             \
+		}                                                                     \
+	} while (0)
+
+__kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
+gemm_tf32(const int M, const int N, const int K,
+    const __global float *restrict A, const int lda,
+    const __global float *restrict B, const int ldb,
+    __global float *C, const int ldc, const __global float *C0, const int ldc0,
+    const float alpha, const float beta, const int mode)
+{
+	/* float4s, so that every 16-byte unit is aligned */
+	__local float4 As4[NSTAGE * SA / 4], Bs4[NSTAGE * SB / 4];
+	const __local float *As = (const __local float *)As4, *Bs = (const __local float *)Bs4;
+	const uint sa = (uint)(size_t)As, sb = (uint)(size_t)Bs;
+
+	TILE_ORIGIN();
+
+	const int lid = get_local_id(0);
+	const int warp = lid / 32, lane = lid % 32, g = lane / 4, t = lane % 4;
+	const int wm0 = warp / (BN / WTN) * WTM, wn0 = warp % (BN / WTN) * WTN;
+
+	/* acc[i][j][q]: MMA tile (i, j), row g + 8 (q / 2), column C_COL(j, 2t + q % 2) */
+	float acc[FM][FN][4];
+	_Pragma("unroll") for (int i = 0; i < FM; i++)
+		_Pragma("unroll") for (int j = 0; j < FN; j++)
+			_Pragma("unroll") for (int q = 0; q < 4; q++) {
+				const int row = bm0 + wm0 + i * 16 + g + 8 * (q / 2);
+				const int col = bn0 + wn0 + C_COL(j, 2 * t + q % 2);
+				acc[i][j][q] = (mode & ACC_IN) ? C[(size_t)row * ldc + col] : 0.0f;
+			}
+
+	/* One commit group a slice (empty past the last), so that the wait below always
+	 * means "slice kt has landed". */
+	const int nslices = K / BK;
+	_Pragma("unroll") for (int st = 0; st < NSTAGE - 1; st++) {
+		if (st < nslices)
+			ISSUE_SLICE(st, st);
+		CP_COMMIT();
+	}
+
+	int rd = 0, wr = NSTAGE - 1;	/* the buffers of slices kt and kt + NSTAGE - 1 */
+	for (int kt = 0; kt < nslices; kt++) {
+		/* This work-item's copies of slice kt are done; after the barrier, everyone's
+		 * are, and everyone is done with slice kt - 1, whose buffer (wr) is refilled. */
+		CP_WAIT();
+		barrier(CLK_LOCAL_MEM_FENCE);
+		if (kt + NSTAGE - 1 < nslices)
+			ISSUE_SLICE(kt + NSTAGE - 1, wr);
+		CP_COMMIT();
+
+		const uint as_ = sa + (uint)(rd * SA * 4), bs_ = sb + (uint)(rd * SB * 4);
+		const __local float *asf = As + rd * SA, *bsf = Bs + rd * SB;
+		_Pragma("unroll") for (int k8 = 0; k8 < BK; k8 += 8) {
+			uint af[FM][4], bf[FN][2];
+			_Pragma("unroll") for (int i = 0; i < FM; i++) {
+#if !TRANS_A
+				/* lanes 8p..8p+7 address matrix p: rows +8 for p odd, k +4 for p >= 2 */
+				const int r = wm0 + i * 16 + lane % 8 + 8 * (lane / 8 % 2);
+				LDSM_X4(af[i], as_ + 4 * KC_AT(r, k8 / 4 + lane / 16));
+#else
+				const __local float *a0 = asf + (k8 + t) * LDA_S + wm0 + i * 16 + g;
+				af[i][0] = as_uint(a0[0]);
+				af[i][1] = as_uint(a0[8]);
+				af[i][2] = as_uint(a0[4 * LDA_S]);
+				af[i][3] = as_uint(a0[4 * LDA_S + 8]);
+#endif
+				_Pragma("unroll") for (int q = 0; q < 4; q++)
+					af[i][q] = tf32_bits(af[i][q]);
+			}
+#if TRANS_B
+			/* lanes 8p..8p+7 address matrix p: k +4 for p odd, the next n-tile for p >= 2 */
+			_Pragma("unroll") for (int j = 0; j + 1 < FN; j += 2) {
+				const int r = wn0 + j * 8 + lane % 8 + 8 * (lane / 16);
+				uint v[4];
+				LDSM_X4(v, bs_ + 4 * KC_AT(r, k8 / 4 + lane / 8 % 2));
+				bf[j][0] = v[0];
+				bf[j][1] = v[1];
+				bf[j + 1][0] = v[2];
+				bf[j + 1][1] = v[3];
+			}
+			if (FN % 2) {
+				const int r = wn0 + (FN - 1) * 8 + lane % 8;
+				LDSM_X2(bf[FN - 1], bs_ + 4 * KC_AT(r, k8 / 4 + lane / 8 % 2));
+			}
+#else
+			_Pragma("unroll") for (int h = 0; h < FN / BVB; h++) {
+				const __local float *b0 = bsf + (k8 + t) * LDB_S + wn0 + BVB * (8 * h + g);
+				float v0[BVB], v1[BVB];
+				SPLIT(BVB, *(const __local VTYPE(BVB) *)b0, v0);
+				SPLIT(BVB, *(const __local VTYPE(BVB) *)(b0 + 4 * LDB_S), v1);
+				_Pragma("unroll") for (int e = 0; e < BVB; e++) {
+					bf[h * BVB + e][0] = as_uint(v0[e]);
+					bf[h * BVB + e][1] = as_uint(v1[e]);
+				}
+			}
+#endif
+			_Pragma("unroll") for (int j = 0; j < FN; j++) {
+				bf[j][0] = tf32_bits(bf[j][0]);
+				bf[j][1] = tf32_bits(bf[j][1]);
+			}
+			_Pragma("unroll") for (int i = 0; i < FM; i++)
+				_Pragma("unroll") for (int j = 0; j < FN; j++)
+					MMA_TF32(acc[i][j], af[i], bf[j]);
+		}
+		rd = rd == NSTAGE - 1 ? 0 : rd + 1;
+		wr = wr == NSTAGE - 1 ? 0 : wr + 1;
+	}
+
+	/* C's columns of a work-item come in runs of BVB (n-tiles side by side) or, with
+	 * BVB 1, of 2 (the pair of an MMA tile). */
+	_Pragma("unroll") for (int i = 0; i < FM; i++)
+		_Pragma("unroll") for (int h = 0; h < 2; h++) {
+			const int row = bm0 + wm0 + i * 16 + g + 8 * h;
+			__global float *crow = C + (size_t)row * ldc + bn0 + wn0;
+			const __global float *c0row = C0 + (size_t)row * ldc0 + bn0 + wn0;
+#if BVB == 1
+			_Pragma("unroll") for (int j = 0; j < FN; j++) {
+				const int col = C_COL(j, 2 * t);
+				float2 v = (float2)(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+				if (!(mode & RAW_OUT)) {
+					v *= alpha;
+					if (beta != 0.0f)
+						v = mad((float2)(beta), vload2(0, c0row + col), v);
+				}
+				vstore2(v, 0, crow + col);
+			}
+#else
+			_Pragma("unroll") for (int jb = 0; jb < FN; jb += BVB)
+				_Pragma("unroll") for (int e = 0; e < 2; e++) {
+					const int col = C_COL(jb, 2 * t + e);
+					float w[BVB];
+					_Pragma("unroll") for (int q = 0; q < BVB; q++)
+						w[q] = acc[i][jb + q][2 * h + e];
+					VTYPE(BVB) v = VLOAD(BVB, w);
+					if (!(mode & RAW_OUT)) {
+						v *= alpha;
+						if (beta != 0.0f)
+							v = mad((VTYPE(BVB))(beta),
+							    *(const __global VTYPE(BVB) *)(c0row + col), v);
+					}
+					*(__global VTYPE(BVB) *)(crow + col) = v;
+				}
+#endif
+		}
+}
+#endif	/* TF32_ASYNC */
 #endif
 
 /* Packing for the direct kernel (USE_LOCAL 0). Xp holds, for each work-item slot

@@ -17,8 +17,28 @@ extern const char clmatmul_cl[];
 
 /* ---- kernel parameters ---- */
 
-/* gemm_tf32's local slices have rows padded by TF32_PAD (conflict-free fragment reads). */
+/* gemm_tf32's local slices have rows padded by TF32_PAD (conflict-free fragment reads):
+ * all of them with --staging local, those stored tile-contiguous with async. */
 enum { TF32_PAD = 8 };
+
+/* --staging async: the local bytes of one slice of op(A) and op(B) (clmatmul.cl's SA
+ * and SB: rows of BK floats without padding where the operand is stored k-contiguous,
+ * else BK rows of the tile padded by TF32_PAD), and the slices in flight the kernel
+ * gets: as many as fit the device's local memory, from 2 to 4 (0: not 2). */
+static size_t
+async_slice_bytes(const struct cm_params *p, int ta, int tb)
+{
+	size_t a = ta ? (size_t)p->bk * (size_t)(p->bm + TF32_PAD) : (size_t)p->bm * p->bk;
+	size_t b = tb ? (size_t)p->bn * p->bk : (size_t)p->bk * (size_t)(p->bn + TF32_PAD);
+	return (a + b) * sizeof(float);
+}
+
+static int
+async_stages(const struct cm_params *p, const struct cm_options *o, const struct clx *x)
+{
+	size_t n = x->local_mem / async_slice_bytes(p, o->ta, o->tb);
+	return n < 2 ? 0 : n > 4 ? 4 : (int)n;
+}
 
 static int
 is_pow2_le16(int v)
@@ -40,14 +60,18 @@ loads_divide(const struct cm_params *p)
 
 /* Why p cannot work on this device, or NULL. Mirrors the #error checks in clmatmul.cl. */
 static const char *
-params_problem(const struct cm_params *p, const struct clx *x, size_t esize, int tf32)
+params_problem(const struct cm_params *p, const struct clx *x, size_t esize,
+    const struct cm_options *o)
 {
 	static char why[160];
+	const int tf32 = o->tf32;
 	if (p->bm < 1 || p->bn < 1 || p->bk < 1 || p->tm < 1 || p->tn < 1 || p->pm < 1 ||
 	    p->pn < 1 || p->gm < 1 || p->ku < 1)
 		return "every size must be positive";
-	if (tf32 && p->staging != CM_LOCAL)
-		return "--precision tf32 stages slices in local memory (--staging local)";
+	if (tf32 && p->staging == CM_DIRECT)
+		return "--precision tf32 stages slices in local memory (--staging async or local)";
+	if (!tf32 && p->staging == CM_ASYNC)
+		return "--staging async is --precision tf32's (use local or direct)";
 	if (tf32 && (p->tm % 2 || p->tn % 2 || p->bm % (8 * p->tm) || p->bn % (4 * p->tn) ||
 	    p->bk % 8))
 		return "--precision tf32 needs an even item R x C, a tile that is a multiple of "
@@ -82,6 +106,12 @@ params_problem(const struct cm_params *p, const struct clx *x, size_t esize, int
 		    (unsigned long long)x->local_mem);
 		return why;
 	}
+	if (p->staging == CM_ASYNC && async_stages(p, o, x) == 0) {
+		snprintf(why, sizeof why, "%zu bytes of local memory for two slices, the device "
+		    "has %llu", 2 * async_slice_bytes(p, o->ta, o->tb),
+		    (unsigned long long)x->local_mem);
+		return why;
+	}
 	return NULL;
 }
 
@@ -92,7 +122,8 @@ params_str(struct cm_engine *e)
 	snprintf(e->pstr, sizeof e->pstr, "tile=%dx%d tile-k=%d item=%dx%d vector=%dx%d "
 	    "load-vector=%d patch=%dx%d band=%d unroll=%d staging=%s max-regs=%d", p->bm, p->bn,
 	    p->bk, p->tm, p->tn, p->vm, p->vn, p->lw, p->pm, p->pn, p->gm, p->ku,
-	    p->staging == CM_DIRECT ? "direct" : "local", p->regs);
+	    p->staging == CM_DIRECT ? "direct" : p->staging == CM_ASYNC ? "async" : "local",
+	    p->regs);
 	if (e->o.tf32) {
 		size_t n = strlen(e->pstr);
 		snprintf(e->pstr + n, sizeof e->pstr - n, " precision=tf32");
@@ -159,7 +190,7 @@ choose_params(struct cm_engine *e)
 	while (!f->lw && e->p.staging == CM_LOCAL && e->p.lw > 1 && (e->p.bk % e->p.lw ||
 	    e->p.bm % e->p.lw || e->p.bn % e->p.lw || !loads_divide(&e->p)))
 		e->p.lw /= 2;
-	const char *why = params_problem(&e->p, x, e->esize, e->o.tf32);
+	const char *why = params_problem(&e->p, x, e->esize, &e->o);
 	if (why != NULL) {
 		params_str(e);
 		if (memcmp(f, &(struct cm_params){0}, sizeof *f) != 0)
@@ -219,7 +250,8 @@ cm_open(struct clx *x, const struct cm_options *o)
 	vlog("kernel parameters: %s", e->pstr);
 	if (o->tf32)
 		vlog("precision: tf32: kernel gemm_tf32, mma.sync m16n8k8 on the tensor cores, "
-		    "inputs rounded to 10-bit mantissas, sums in float32");
+		    "inputs rounded to 10-bit mantissas, sums in float32; %s", e->p.staging ==
+		    CM_ASYNC ? "slices copied by cp.async" : "slices staged through registers");
 
 	char opts[1024];
 	const struct cm_params *p = &e->p;
@@ -230,10 +262,13 @@ cm_open(struct clx *x, const struct cm_options *o)
 	    "-D BM=%d -D BN=%d -D BK=%d -D TM=%d -D TN=%d -D VM=%d -D VN=%d -D LW=%d -D PM=%d "
 	    "-D PN=%d -D GM=%d -D KU=%d -D USE_LOCAL=%d -D USE_FMA=%d", o->dt == DT_F64, o->ta,
 	    o->tb, p->bm, p->bn, p->bk, p->tm, p->tn, p->vm, p->vn, p->lw, p->pm, p->pn, p->gm,
-	    p->ku, p->staging == CM_LOCAL, (fp & CL_FP_FMA) != 0);
+	    p->ku, p->staging != CM_DIRECT, (fp & CL_FP_FMA) != 0);
 	if (o->tf32)
 		n += snprintf(opts + n, sizeof opts - (size_t)n, " -D USE_TF32=1 -D PAD=%d",
 		    TF32_PAD);
+	if (p->staging == CM_ASYNC)
+		n += snprintf(opts + n, sizeof opts - (size_t)n, " -D TF32_ASYNC=1 -D NSTAGE=%d",
+		    async_stages(p, o, x));
 	if (x->vendor == CLX_NVIDIA) {
 		if (p->regs > 0)
 			n += snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", p->regs);

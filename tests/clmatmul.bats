@@ -827,6 +827,45 @@ many() {
 	[[ $stderr == *"do not work: --precision tf32 needs an even item"* ]]
 	run -2 --separate-stderr clmatmul --precision tf32 --staging direct "$D/a.txt" "$D/b.txt"
 	[[ $stderr == *"do not work: --precision tf32 stages slices in local memory"* ]]
+	# 128 x 128 slices 32 deep: 33 KB a slice, not two in NVIDIA's 48 KB
+	run -2 --separate-stderr clmatmul --precision tf32 --tile-k 32 "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"do not work: "*" bytes of local memory for two slices, the device has "* ]]
+}
+
+# The async kernel (cp.async, fragments rounded as they are read; ldmatrix for A as
+# stored and for B transposed) and the register-staged one (rounded on the way into
+# local memory) multiply the same rounded numbers in the same order.
+@test "tf32: --staging async and local give the same bytes, each transpose and odd n-tiles" {
+	require_gpu
+	for t in "" --transpose-a --transpose-b "--transpose-a --transpose-b"; do
+		for p in "" "--tile 64x48 --item 8x6" "--tile 32 --item 4 --tile-k 16"; do
+			run -0 mm 127 131 137 --precision tf32 --staging async $t $p --alpha 0.5 \
+			    --beta 2
+			assert_output ok
+			mv "$T/c.npy" "$T/async.npy"
+			run -0 mm 127 131 137 --precision tf32 --staging local $t $p --alpha 0.5 \
+			    --beta 2
+			assert_output ok
+			cmp "$T/async.npy" "$T/c.npy"
+		done
+	done
+}
+
+@test "tf32: -v names the staging, async by default" {
+	require_gpu
+	run -0 --separate-stderr clmatmul -v --precision tf32 -o "$T/c.txt" "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"staging=async"*"precision=tf32"* ]]
+	[[ $stderr == *"slices copied by cp.async"* ]]
+	[[ $stderr == *"-D TF32_ASYNC=1 -D NSTAGE="* ]]
+	run -0 --separate-stderr clmatmul -v --precision tf32 --staging local -o "$T/c.txt" \
+	    "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"staging=local"*"precision=tf32"* ]]
+	[[ $stderr == *"slices staged through registers"* ]]
+}
+
+@test "--staging async without --precision tf32 is a usage error" {
+	run -2 --separate-stderr clmatmul -d cpu --staging async "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"do not work: --staging async is --precision tf32's"* ]]
 }
 
 @test "--header[=N] leaves out each text matrix's first lines, and messages count them" {
