@@ -136,6 +136,15 @@ np.savetxt('$T/c0.txt', c)"
 	assert_output "$(cat "$T/ref.txt")"
 }
 
+@test "--assign on adversarial rows equals a brute-force nearest centroid in float64: near-ties, a dominant dimension, large norms" {
+	# 62% of these rows lie within TF32's bound of a tie and 45% within float32's, so
+	# most labels come from the float64 recheck, on the GPU's tensor cores or not
+	gen adversarial 6000 64 40 11
+	py "$REF/clkmeans_ref.py" assign "$T/x.npy" "$T/c0.txt" > "$T/ref.txt" 2> /dev/null
+	run -0 --separate-stderr clkmeans --assign "$T/c0.txt" "$T/x.npy"
+	assert_output "$(cat "$T/ref.txt")"
+}
+
 @test "--assign --distances sums to the brute-force inertia" {
 	gen overlapping 3000 17 12 14
 	py "$REF/clkmeans_ref.py" assign "$T/x.npy" "$T/c0.txt" > /dev/null 2> "$T/inertia"
@@ -485,10 +494,10 @@ EOF
 
 # Issue 15: assign's products on NVIDIA's TF32 tensor cores (clkmeans.cl's TF32 assign),
 # its rows near a tie rechecked in float64 as before.
-@test "TF32 products on the tensor cores give the float32 kernel's bytes: 64 and 8 columns, rows far from the origin, duplicates, exact ties" {
+@test "TF32 products on the tensor cores give the float32 kernel's bytes: 64 and 8 columns, rows far from the origin, duplicates, adversarial rows, exact ties" {
 	require_gpu
 	for data in "overlapping 20000 64 40 31" "far 5000 8 6 7" "overlapping 4000 16 300 5" \
-	    "duplicates 3000 64 20 9" "ties 2000 8 10 4"; do
+	    "duplicates 3000 64 20 9" "adversarial 6000 64 40 11" "ties 2000 8 10 4"; do
 		gen $data
 		run -0 --separate-stderr clkmeans -v --init "$T/c0.txt" --distances -C "$T/ca.txt" \
 		    --tol 0 --max-iter 8 "$T/x.npy"

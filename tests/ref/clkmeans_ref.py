@@ -4,6 +4,8 @@
   gen KIND N D K SEED OUT.npy [C0.txt]   test data (float32 NPY); with C0, k rows of it
         KIND: separated | overlapping | duplicates | far (offset 1000, tiny spread)
               | ties (integer grid: exact ties between centroids)
+              | adversarial (with C0: near-ties between two centroids, one dominant
+                dimension, rows and centroids of large norm)
   lloyd DATA C0 MAX_ITER TOL             float64 Lloyd from C0 as scikit-learn runs it
                                          (its convergence rules and empty-cluster rule);
                                          prints "inertia N", "iterations N", then labels
@@ -50,12 +52,31 @@ def gen(kind, n, d, k, seed, out, c0path=None):
         X = 1000 + centers[rng.integers(0, k, n)] + rng.normal(0, 0.01, (n, d))
     elif kind == "ties":
         X = rng.integers(-4, 5, (n, d)).astype(np.float64)
+    elif kind == "adversarial":
+        # centroids: a quarter with dimension 0 a thousand times the rest, a quarter
+        # offset by 1000 in every dimension (large norms), the rest plain
+        C = rng.normal(0, 1, (k, d))
+        q = max(1, k // 4)
+        C[:q, 0] *= 1000
+        C[q:2 * q] += 1000
+        # rows: a third near the midpoint of two centroids, off it by 1e-4 of their
+        # distance either way (a gap TF32's 2^-10 cannot decide, float32 can); a third
+        # with one dominant dimension; a third of large norm near the offset centroids
+        a, b = rng.integers(0, k, n), rng.integers(0, k, n)
+        t = 0.5 + 1e-4 * rng.choice([-1.0, 1.0], n)
+        X = C[a] + t[:, None] * (C[b] - C[a])
+        third = n // 3
+        X[third:2 * third] = rng.normal(0, 1, (third, d))
+        X[third:2 * third, 0] *= 1e4
+        X[2 * third:] = 1000 + rng.normal(0, 1, (n - 2 * third, d))
     else:
         sys.exit("unknown kind " + kind)
     X = X.astype(np.float32)
     np.save(out, X)
     if c0path:
-        if kind == "ties":
+        if kind == "adversarial":
+            pass	# the centroids the rows were made around
+        elif kind == "ties":
             # Distinct grid points with exact ties among them.
             C = rng.integers(-4, 5, (k, d)).astype(np.float64) + 0.5 * rng.integers(0, 2, (k, d))
         else:
