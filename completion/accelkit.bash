@@ -86,7 +86,7 @@ _accelkit_opts_clmatmul='
 - --patch num
 - --band num
 - --unroll num
-- --staging local|direct
+- --staging async|direct|local
 - --max-regs num
 - --header -
 - --platform text'
