@@ -29,6 +29,30 @@ else:
 EOF
 }
 
+# gen_adv M N K: $T/a.npy (M x K) and $T/b.npy (K x N), float32, made to strain the
+# bound: cancellation (the second half of A's columns a copy of the first, the second
+# half of B's rows the first's negation plus 1e-3 noise, so that most of C is small
+# against |A||B|), rows of norm 1e12 (A's first eighth) and one dominant dimension
+# (column 0 of A's second eighth of rows and row 0 of B's second half of columns times
+# 1e4: the k = 0 term, uncancelled, is most of those columns of C). bench/
+# clmatmul_error.py's adversarial case is made the same way at N x N.
+gen_adv() {
+	py - "$T" "$@" <<'EOF2'
+import sys
+import numpy as np
+t, m, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rng = np.random.default_rng(5)
+a, b, h = rng.standard_normal((m, k)), rng.standard_normal((k, n)), k // 2
+a[:, h:2 * h] = a[:, :h]
+b[h:2 * h] = -b[:h] + 1e-3 * rng.standard_normal((h, n))
+a[m // 8:m // 4, 0] *= 1e4
+b[0, n // 2:] *= 1e4
+a[:m // 8] *= 1e12
+np.save(t + "/a.npy", a.astype(np.float32))
+np.save(t + "/b.npy", b.astype(np.float32))
+EOF2
+}
+
 # mm M N K [OPTIONS]: random op(A) (M x K) and op(B) (K x N), stored as the transpose
 # options say (and C0, M x N, with --beta), multiplied by clmatmul with OPTIONS into
 # $T/c.npy, then the reference's verdict on it.
@@ -311,6 +335,21 @@ print((t == np.load('$T/c.npy')).all())"
 	[[ $stderr == *"tile=64x48 tile-k=8 item=8x6 "*"load-vector=2 "* ]]
 	run -0 mm 97 101 67 --staging local --tile 64x48 --item 8x6 --tile-k 8
 	assert_output ok
+}
+
+@test "adversarial inputs (cancellation, rows of norm 1e12, a dominant dimension) are within float32's bound of numpy" {
+	gen_adv 200 136 520
+	clmatmul -O npy -o "$T/c.npy" "$T/a.npy" "$T/b.npy"
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/c.npy"
+	assert_output ok
+	# the data do what they are for: two fifths of C cancelled to under 1e-4 of |A||B|
+	# (the first half of the columns, where B's row 0 is not scaled)
+	run -0 py -c "
+import numpy as np
+a, b = np.load('$T/a.npy').astype(float), np.load('$T/b.npy').astype(float)
+r = np.abs(a @ b) / (np.abs(a) @ np.abs(b))
+print('cancelled' if (r < 1e-4).mean() > 0.3 else (r < 1e-4).mean())"
+	assert_output cancelled
 }
 
 @test "forced direct staging (the CPU kernel) matches numpy" {
@@ -785,6 +824,18 @@ many() {
 	run -1 py "$REF/clmatmul_ref.py" --tb --alpha 0.5 --beta 2 --c0 "$T/c0.npy" \
 	    "$T/a.npy" "$T/b.npy" "$T/c.npy"
 	assert_output --partial "entries off"
+}
+
+@test "tf32: adversarial inputs (cancellation, rows of norm 1e12, a dominant dimension) stay within TF32's bound, both stagings" {
+	require_gpu
+	gen_adv 200 136 520
+	for s in async local; do
+		clmatmul --precision tf32 --staging $s -O npy -o "$T/c.npy" "$T/a.npy" "$T/b.npy"
+		run -0 py "$REF/clmatmul_ref.py" --tf32 "$T/a.npy" "$T/b.npy" "$T/c.npy"
+		assert_output ok
+		run -0 py "$REF/clmatmul_ref.py" --tf32-inputs "$T/a.npy" "$T/b.npy" "$T/c.npy"
+		assert_output ok
+	done
 }
 
 @test "tf32: blocked runs under a small --max-device-mem equal the in-core result exactly" {
