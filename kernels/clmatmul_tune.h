@@ -41,9 +41,10 @@ struct clmatmul_tune {
 static const struct clmatmul_tune clmatmul_tune_table[] = {
 	/* device    precision  bm   bn  bk  tm  tn  vm  vn  lw  pm  pn  gm  ku  staging  regs */
 	{"gpu nvidia", CM_TF32, {128, 128,  8,  8, 16,  4,  4,  4,  1,  8,  8, 16, CM_ASYNC,  0},
-	    "H100 2026-11-26, --staging async at N = 8192 (.whl sweep, one GPU alone): 128x128 "
-	    "tiles, 8x16 items, slices of 8, 4 stages: 109.1 TFLOP/s; 128x256 (8 warps, 3 "
-	    "stages) 96.8; --staging local at 128x256 96.2; cuBLAS TF32 395.6",
+	    "H100 2026-11-26, --staging async sweep at N = 8192 (bench/README.md, TF32 "
+	    "with cp.async): 128x128 tiles, 8x16 items, slices of 8, 4 stages: 109.1 "
+	    "TFLOP/s; 128x256 (8 warps, 3 stages) 96.8; --staging local at 128x256 96.2; "
+	    "cuBLAS TF32 395.6",
 	    /* derived: the float32 row's transfers around a kernel twice as fast; to be
 	     * checked by bench/e2e */
 	    {CM_UNIT, 0, 0, 9.0e12, 0.10}},
