@@ -104,15 +104,19 @@ TESTBINS   := $(BUILD)/test/acctest $(BUILD)/test/gmmtc
 all: $(addprefix $(BUILD)/bin/,$(PROGS))
 .PHONY: all check check-gpu demo deps install uninstall deb clean testbins lint-man $(PROGS)
 
+# clkmeans's OpenCL program: these files, concatenated in this order (clkmeans_defs.cl).
+clkmeans_CL_PARTS := $(addprefix kernels/clkmeans_,defs.cl assign.cl exact.cl update.cl \
+	seed.cl)
+
 # One set of rules a program: `make docsim` builds just that one.
 define prog_rules
 $(1)_C   := $$(wildcard kernels/$(1)_*.c)
 $(1)_CU  := $$(if $$(filter 1,$$(CUDA)),$$(wildcard kernels/$(1).cu kernels/$(1)_*.cu))
-$(1)_CL  := $$(wildcard kernels/$(1).cl)
+$(1)_CL  := $$(or $$($(1)_CL_PARTS),$$(wildcard kernels/$(1).cl))
 $(1)_OBJS := $(BUILD)/cmd/$(1).o \
 	$$(patsubst kernels/%.c,$(BUILD)/kernels/%.o,$$($(1)_C)) \
 	$$(patsubst kernels/%.cu,$(BUILD)/kernels/%.cu.o,$$($(1)_CU)) \
-	$$(patsubst kernels/%.cl,$(BUILD)/gen/%_cl.o,$$($(1)_CL))
+	$$(if $$($(1)_CL),$(BUILD)/gen/$(1)_cl.o)
 $(BUILD)/bin/$(1): $$($(1)_OBJS) $(LIB)
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS) -o $$@ $$($(1)_OBJS) $(LIB) \
@@ -134,13 +138,17 @@ $(BUILD)/kernels/%.cu.o: kernels/%.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 
-# OpenCL sources become C arrays: kernels/foo.cl -> build/gen/foo_cl.c defining foo_cl[].
+# OpenCL sources become C arrays: kernels/foo.cl -> build/gen/foo_cl.c defining foo_cl[]
+# (and foo_cl_files[], the files' names). clkmeans's program is several files, in order.
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -o $@ $<
+$(BUILD)/gen/clkmeans_cl.c: $(clkmeans_CL_PARTS) $(BUILD)/tools/embed
+	@mkdir -p $(@D)
+	$(BUILD)/tools/embed clkmeans_cl $(clkmeans_CL_PARTS) > $@.tmp && mv $@.tmp $@
 $(BUILD)/gen/%_cl.c: kernels/%.cl $(BUILD)/tools/embed
 	@mkdir -p $(@D)
-	$(BUILD)/tools/embed $< $*_cl > $@.tmp && mv $@.tmp $@
+	$(BUILD)/tools/embed $*_cl $< > $@.tmp && mv $@.tmp $@
 $(BUILD)/gen/%_cl.o: $(BUILD)/gen/%_cl.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -155,7 +163,7 @@ $(BUILD)/test/gmmtc: $(BUILD)/tests/gmmtc.o $(BUILD)/kernels/gmmscore_pack.o $(L
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/gen/acctest_cl.c: tests/acctest.cl $(BUILD)/tools/embed
 	@mkdir -p $(@D)
-	$(BUILD)/tools/embed $< acctest_cl > $@.tmp && mv $@.tmp $@
+	$(BUILD)/tools/embed acctest_cl $< > $@.tmp && mv $@.tmp $@
 
 deps:
 	@tools/deps

@@ -503,20 +503,31 @@ clx_list_devices(const char *filter)
 }
 
 cl_program
-clx_build(struct clx *x, const char *name, const char *embedded_src, const char *options)
+clx_build(struct clx *x, const char *name, const char *embedded_src,
+    const char *const *files, const char *options)
 {
 	const char *dir = getenv("ACCELKIT_KERNEL_DIR");
 	char *loaded = NULL;
 	const char *src = embedded_src;
 
 	if (dir != NULL && *dir != '\0') {
-		char path[4096];
-		snprintf(path, sizeof path, "%s/%s.cl", dir, name);
-		input *in = in_open(path);
-		loaded = in_slurp(in, NULL);
-		in_close(in);
+		/* the files the embedded source was made from, read again in their order */
+		size_t len = 0;
+		loaded = xcalloc(1, 1);
+		for (size_t i = 0; files[i] != NULL; i++) {
+			char path[4096];
+			size_t n = 0;
+			snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+			input *in = in_open(path);
+			char *part = in_slurp(in, &n);
+			in_close(in);
+			loaded = xrealloc(loaded, len + n + 1);
+			memcpy(loaded + len, part, n);
+			loaded[len += n] = '\0';
+			free(part);
+			vlog("kernel source: %s", path);
+		}
 		src = loaded;
-		vlog("kernel source: %s", path);
 	}
 	/* PoCL 5's CPU drivers keep one cache of loaded kernel binaries for all devices,
 	 * keyed by the program's build and the work-group size. A kernel run on two devices

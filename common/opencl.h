@@ -93,11 +93,12 @@ void clx_describe(const struct clx *x, char *buf, size_t size);
  * *minor where the device is one and says; 0 otherwise. */
 int clx_nv_cc(const struct clx *x, unsigned *major, unsigned *minor);
 
-/* Builds the program `name` from its embedded source (or from $ACCELKIT_KERNEL_DIR/name.cl
- * when that is set: development only) with the given -D options. A failed build prints
- * the build log to stderr and exits 1; -v prints the options used. */
+/* Builds the program `name` from its embedded source (or, when $ACCELKIT_KERNEL_DIR is
+ * set, development only, from the files it was made of, `files` as tools/embed lists
+ * them, read from that folder in order) with the given -D options. A failed build
+ * prints the build log to stderr and exits 1; -v prints the options used. */
 cl_program clx_build(struct clx *x, const char *name, const char *embedded_src,
-    const char *options);
+    const char *const *files, const char *options);
 cl_kernel clx_kernel(cl_program prog, const char *kernel_name);
 
 /* Milliseconds between an event's start and end (needs a CLX_PROFILE queue). */

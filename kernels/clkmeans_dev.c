@@ -1,5 +1,5 @@
 /* clkmeans_dev.c: Lloyd's k-means on an OpenCL device (see clkmeans.h), driving the
- * kernels of kernels/clkmeans.cl.
+ * kernels of kernels/clkmeans_*.cl (the parts clkmeans_defs.cl lists).
  *
  * The rows stay in device memory when they fit (--max-device-mem), else they are
  * streamed through in batches on every pass; labels and distances (a few bytes a row)
@@ -25,6 +25,7 @@
 #include "tune.h"
 
 extern const char clkmeans_cl[];
+extern const char *const clkmeans_cl_files[];
 
 /* ---- small helpers ---- */
 
@@ -256,8 +257,8 @@ choose_tune(struct km *m)
 		t->db = 0;
 	if (t->db < 0)
 		t->db = 0;
-	/* TF32 (clkmeans.cl's second assign): an NVIDIA GPU of compute capability 8.0 or
-	 * later, resident rows, one centroid tile, steps of 8 or 16 columns, whole warps of
+	/* TF32 (clkmeans_assign.cl's second assign): an NVIDIA GPU of compute capability
+	 * 8.0 or later, resident rows, one centroid tile, steps of 8 or 16 columns, whole warps of
 	 * 16-row tiles; its tile rows are padded by 8 and its merge takes 4 lanes a row. */
 	unsigned cc_major, cc_minor;
 	const int tf32_ok = clx_nv_cc(&m->x, &cc_major, &cc_minor) && cc_major >= 8 &&
@@ -310,7 +311,7 @@ build(struct km *m)
 	/* -v on NVIDIA: ptxas's register and spill counts in the build log. */
 	if (m->x.vendor == CLX_NVIDIA && verbose)
 		strcat(opts, " -cl-nv-verbose");
-	m->prog = clx_build(&m->x, "clkmeans", clkmeans_cl, opts);
+	m->prog = clx_build(&m->x, "clkmeans", clkmeans_cl, clkmeans_cl_files, opts);
 	m->assign = clx_kernel(m->prog, "assign");
 	m->exact = clx_kernel(m->prog, "exact");
 	m->update = clx_kernel(m->prog, "update");

@@ -27,7 +27,7 @@
 #include "opencl.h"
 #include "rng.h"
 
-/* The state buffer's layout (keep in step with kernels/clkmeans.cl). */
+/* The state buffer's layout (keep in step with kernels/clkmeans_defs.cl). */
 enum { SD_INERTIA = 0, SD_SHIFT = 1, SI_MOVED = 4, SI_EMPTY = 5, SI_NLIST = 6,
 	SI_NEXACT = 7, SF_CMAX = 8, STATE_BYTES = 64 };
 

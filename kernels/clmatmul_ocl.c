@@ -14,6 +14,7 @@
 #include "tune.h"
 
 extern const char clmatmul_cl[];
+extern const char *const clmatmul_cl_files[];
 
 /* ---- kernel parameters ---- */
 
@@ -276,7 +277,7 @@ cm_open(struct clx *x, const struct cm_options *o)
 			snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-verbose");
 	}
 	double t0 = now_sec();
-	e->prog = clx_build(x, "clmatmul", clmatmul_cl, opts);
+	e->prog = clx_build(x, "clmatmul", clmatmul_cl, clmatmul_cl_files, opts);
 	e->gemm = clx_kernel(e->prog, o->tf32 ? "gemm_tf32" : "gemm");
 	e->fill = clx_kernel(e->prog, "fill_uniform");
 	e->pack_a = clx_kernel(e->prog, "pack_a");

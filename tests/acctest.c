@@ -81,6 +81,7 @@
 #endif
 
 extern const char acctest_cl[];
+extern const char *const acctest_cl_files[];
 
 static void
 usage(FILE *f)
@@ -540,7 +541,7 @@ cmd_cl(int argc, char **argv, struct common_opts *co)
 	cli_finish(co);
 	struct clx x;
 	clx_open(co->device, co->platform, 0, &x);
-	cl_program prog = clx_build(&x, "acctest", acctest_cl, "-D SCALE=3.0f");
+	cl_program prog = clx_build(&x, "acctest", acctest_cl, acctest_cl_files, "-D SCALE=3.0f");
 	cl_kernel k = clx_kernel(prog, "axpy");
 	enum { N = 1000 };
 	float hx[N], hy[N];

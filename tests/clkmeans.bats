@@ -492,8 +492,8 @@ EOF
 	assert_output ok
 }
 
-# Issue 15: assign's products on NVIDIA's TF32 tensor cores (clkmeans.cl's TF32 assign),
-# its rows near a tie rechecked in float64 as before.
+# Issue 15: assign's products on NVIDIA's TF32 tensor cores (clkmeans_assign.cl's TF32
+# assign), its rows near a tie rechecked in float64 as before.
 @test "TF32 products on the tensor cores give the float32 kernel's bytes: 64 and 8 columns, rows far from the origin, duplicates, adversarial rows, exact ties" {
 	require_gpu
 	for data in "overlapping 20000 64 40 31" "far 5000 8 6 7" "overlapping 4000 16 300 5" \
@@ -532,6 +532,27 @@ v = [float(x) for x in re.findall(r'run 1: .* inertia ([0-9.e+]+)', '''$stderr''
 want = float(open('$T/ref.txt').readline().split()[1])
 print('ok' if abs(v[0] - want) <= 1e-5 * want else (v, want))"
 	assert_output ok
+}
+
+@test "ACCELKIT_KERNEL_DIR reads the program's parts in order; a part changed there is the one built, a missing one is named" {
+	gen separated 2000 2 4 27
+	clkmeans --init "$T/c0.txt" "$T/x.npy" > "$T/built.txt"
+	mkdir "$T/k"
+	cp "$ACCELKIT_ROOT"/kernels/clkmeans_*.cl "$T/k/"
+	run -0 --separate-stderr env ACCELKIT_KERNEL_DIR="$T/k" clkmeans -v --init "$T/c0.txt" \
+	    "$T/x.npy"
+	assert_output "$(cat "$T/built.txt")"
+	assert_regex "$stderr" "kernel source: $T/k/clkmeans_defs.cl"
+	assert_regex "$stderr" "kernel source: $T/k/clkmeans_seed.cl"
+	# the last part is read too: a syntax error planted there fails the build
+	echo 'this is not OpenCL' >> "$T/k/clkmeans_seed.cl"
+	run -1 --separate-stderr env ACCELKIT_KERNEL_DIR="$T/k" clkmeans --init "$T/c0.txt" \
+	    "$T/x.npy"
+	assert_regex "$stderr" "clkmeans.cl: build failed"
+	rm "$T/k/clkmeans_exact.cl"
+	run -1 --separate-stderr env ACCELKIT_KERNEL_DIR="$T/k" clkmeans --init "$T/c0.txt" \
+	    "$T/x.npy"
+	assert_regex "$stderr" "clkmeans_exact.cl"
 }
 
 @test "-v names the tuning table's row for the device, with its measurement" {

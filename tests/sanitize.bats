@@ -234,9 +234,10 @@ under_oclgrind() {
 	command -v oclgrind >/dev/null || skip "oclgrind is not installed (make deps)"
 	skip_if_asan "Oclgrind's runtime and AddressSanitizer's do not mix"
 	mkdir "$T/k"
-	sed 's/^\(\t*\)if (update)$/\1closest[row0 + nb + 4096] = m;\n&/' "$ACCELKIT_ROOT/kernels/clkmeans.cl" \
-	    > "$T/k/clkmeans.cl"
-	run -1 cmp -s "$ACCELKIT_ROOT/kernels/clkmeans.cl" "$T/k/clkmeans.cl"
+	cp "$ACCELKIT_ROOT"/kernels/clkmeans_*.cl "$T/k/"
+	sed 's/^\(\t*\)if (update)$/\1closest[row0 + nb + 4096] = m;\n&/' \
+	    "$ACCELKIT_ROOT/kernels/clkmeans_seed.cl" > "$T/k/clkmeans_seed.cl"
+	run -1 cmp -s "$ACCELKIT_ROOT/kernels/clkmeans_seed.cl" "$T/k/clkmeans_seed.cl"
 	printf '0 0\n1 1\n5 5\n6 6\n' > "$T/p.txt"
 	ACCELKIT_KERNEL_DIR=$T/k under_oclgrind "$T/k.log" clkmeans -d 0:0 -k 2 "$T/p.txt" || true
 	run -0 cat "$T/k.log"

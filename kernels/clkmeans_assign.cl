@@ -1,0 +1,478 @@
+/* clkmeans_assign.cl: assign. A part of clkmeans's OpenCL program,
+ * after those clkmeans_defs.cl lists before it. */
+
+/* ---- assign ---------------------------------------------------------------- */
+
+/* Keeps the smallest and second smallest value and the smallest one's index. */
+#define KEEP(b1, b2, i1, v, j)                                  \
+	do {                                                    \
+		int lt_ = (v) < (b1);                           \
+		(b2) = lt_ ? (b1) : fmin((b2), (v));            \
+		(i1) = lt_ ? (j) : (i1);                        \
+		(b1) = lt_ ? (v) : (b1);                        \
+	} while (0)
+
+/* Folds a tile of dot products (rows x RNV float4s of centroids, the v-th starting at
+ * column n0 + tx * 4 + v * TNT * 4) into the running minima, columns in increasing
+ * order: value ||c||^2 - 2 x.c. */
+static inline void
+fold(float4 acc[RM][RNV], int n0, int tx, __global const float *cn, float *b1, float *b2,
+    int *i1)
+{
+#pragma unroll
+	for (int v = 0; v < RNV; v++) {
+		int col = n0 + tx * 4 + v * (TN / RNV);
+		float4 c = vload4(0, cn + col);
+#pragma unroll
+		for (int i = 0; i < RM; i++) {
+			float4 d = fma((float4)(-2.0f), acc[i][v], c);
+			KEEP(b1[i], b2[i], i1[i], d.x, col);
+			KEEP(b1[i], b2[i], i1[i], d.y, col + 1);
+			KEEP(b1[i], b2[i], i1[i], d.z, col + 2);
+			KEEP(b1[i], b2[i], i1[i], d.w, col + 3);
+		}
+	}
+}
+
+/*
+ * The label of batch row r (of nb) from its smallest values m1 (at index mi) and m2,
+ * unless they lie within twice the expansion's error bound: then r goes to the list
+ * for `exact'. The bound, for float32 rows x and centroids c64 rounded to float c32,
+ * fma accumulation over DIM terms, u = 2^-24:
+ *   |computed - exact| <= u ((2 DIM + 4) ||x|| ||c|| + 4 ||c||^2) + O(u^2)
+ * taken with ||c|| <= cmax and a factor SAFETY, plus a term for float underflow.
+ * Returns whether the label changed.
+ */
+static inline int
+finish_row(float m1, float m2, int mi, float xn, float cmax, int r, long row0,
+    __global int *labels, __global int *list, __global ulong *state)
+{
+	float xnorm = sqrt(xn);
+	float bound = SAFETY * U32 * ((2 * DIM + 8) * xnorm * cmax + 4.0f * cmax * cmax) +
+	    DIM * 1e-36f;
+#if TF32
+	bound += SAFETY * 2.0f * TF32_REL * xnorm * cmax;	/* the -2 x.c term's */
+#endif
+	if (!(m2 - m1 > 2.0f * bound)) {
+		list[atomic_inc(&((__global int *)state)[SI_NLIST])] = r;
+		return 0;
+	}
+	int changed = labels[row0 + r] != mi;
+	labels[row0 + r] = mi;
+	return changed;
+}
+
+#if LOCAL_TILES
+/* The prefetched centroid chunk, from registers into local memory. */
+#if TF32
+/* x rounded to TF32 (10-bit mantissa, to nearest, ties away), as a float. */
+static inline float
+tf32_round(float x)
+{
+	uint r;
+	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+	return as_float(r);
+}
+#endif
+
+static inline void
+store_tile(__local float *Bc, const float4 *pb)
+{
+#pragma unroll
+	for (int q = 0; q < B4; q++) {
+		int e = get_local_id(0) + q * NT;
+		if (e < TK * TN / 4) {
+#if TF32
+			/* rows of BST, rounded for the tensor cores */
+			float4 v = pb[q];
+			v = (float4)(tf32_round(v.x), tf32_round(v.y), tf32_round(v.z),
+			    tf32_round(v.w));
+			((__local float4 *)(Bc + (e / (TN / 4)) * BST))[e % (TN / 4)] = v;
+#else
+			((__local float4 *)Bc)[e] = pb[q];
+#endif
+		}
+	}
+}
+
+/* One chunk of nd columns from d0 of the group's rows into As (column-major). */
+static void
+load_rows(__local float *As, __global const float *X, int nb, int r0, int d0, int nd)
+{
+	for (int e = get_local_id(0); e < TM * nd; e += NT) {
+		int lr = e / nd, kk = e - lr * nd;
+		int r = r0 + lr, c = d0 + kk;
+		As[kk * AST + lr] = r < nb && c < DIM ? X[(long)r * DIM + c] : 0.0f;
+	}
+}
+
+/* Step s's centroid chunk (TK columns of a tile of TN centroids) into registers. */
+static inline void
+prefetch_tile(float4 *pb, __global const float4 *cT4, int kpad, int s)
+{
+	const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
+#pragma unroll
+	for (int q = 0; q < B4; q++) {
+		int e = get_local_id(0) + q * NT;
+		if (e < TK * TN / 4)
+			pb[q] = cT4[((ds * TK + e / (TN / 4)) * (long)kpad + tile * TN) / 4 +
+			    e % (TN / 4)];
+	}
+}
+
+/* Each row's minima from the `sharers' work-items that hold parts of it (rb1, rb2, ri1:
+ * sharer t's at t * TM + row), merged in a fixed order, then finish_row; the group's
+ * moved labels added to the state's count. Work-item r takes row r. */
+static void
+merge_rows(__local float *rb1, __local float *rb2, __local int *ri1, int sharers, float xn,
+    float cmax, int r0, int nb, long row0, __global int *labels, __global int *list,
+    __global ulong *state, __local int *moved_l)
+{
+	const int tid = get_local_id(0);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	int mine = 0;
+	if (tid < TM && r0 + tid < nb) {
+		float m1 = rb1[tid], m2 = rb2[tid];
+		int mi = ri1[tid];
+		for (int t = 1; t < sharers; t++) {
+			float o1 = rb1[t * TM + tid], o2 = rb2[t * TM + tid];
+			int oi = ri1[t * TM + tid];
+			if (o1 < m1 || (o1 == m1 && oi < mi)) {
+				m2 = fmin(m1, o2);
+				m1 = o1;
+				mi = oi;
+			} else {
+				m2 = fmin(m2, o1);
+			}
+		}
+		mine = finish_row(m1, m2, mi, xn, cmax, r0 + tid, row0, labels, list, state);
+	}
+	if (mine)
+		atomic_inc(moved_l);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (tid == 0 && *moved_l)
+		atomic_add(&((__global int *)state)[SI_MOVED], *moved_l);
+}
+#endif
+
+/*
+ * Labels rows [0, nb) of this batch (see finish_row); `moved' counts the labels that
+ * changed. Distances are ||c||^2 - 2 x.c (||x||^2 is the same for every centroid of a
+ * row), computed like a GEMM with register blocks of RM rows x RN centroids.
+ * LOCAL_TILES (GPUs): a group of TMT x TNT work-items shares its TM rows and each
+ * centroid tile through local memory, the next tile prefetched into registers; the
+ * TNT work-items of a row merge their minima at the end.
+ * Otherwise (CPUs): each work-item takes RM rows against every centroid, from global
+ * memory (cached), without barriers.
+ */
+#if !TF32
+__kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
+assign(__global const float *restrict X, int nb, __global const float *restrict cT,
+    __global const float *restrict cn, int kpad, __global int *restrict labels, long row0,
+    __global int *restrict list, __global ulong *restrict state)
+{
+	const float cmax = ((__global const float *)state)[SF_CMAX];
+	float4 acc[RM][RNV];	/* rows x centroids, four centroids a vector */
+	float b1[RM], b2[RM];
+	int i1[RM];
+
+#pragma unroll
+	for (int i = 0; i < RM; i++) {
+		b1[i] = INFINITY;
+		b2[i] = INFINITY;
+		i1[i] = 0;
+	}
+#if LOCAL_TILES
+	__local float4 smem4[(SMEM_SIZE + 3) / 4];	/* float4: 16-byte aligned */
+	__local int moved_l;
+	__local float *smem = (__local float *)smem4;
+	__local float *As = smem, *Bs = smem + AS_SIZE;
+	const int tid = get_local_id(0), tx = tid % TNT, ty = tid / TNT;
+	const int r0 = get_group_id(0) * TM;
+	const int nsteps = kpad / TN * DSTEPS;
+	__global const float4 *cT4 = (__global const float4 *)cT;
+	float xn = 0.0f;	/* squared norm of row tid (tid < TM) */
+	float4 pb[B4];
+
+	if (tid == 0)
+		moved_l = 0;
+#if A_RES
+	load_rows(As, X, nb, r0, 0, DPAD);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (tid < TM)
+		for (int kk = 0; kk < DPAD; kk++)
+			xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
+#endif
+	prefetch_tile(pb, cT4, kpad, 0);	/* the first centroid chunk */
+	for (int s = 0; s < nsteps; s++) {
+		const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
+#if NBUF == 2
+		/* Step s reads buffer s & 1 and fills the other, which every work-item
+		 * finished reading before the barrier that ended step s - 1. */
+		__local float *Bc = Bs + (s & 1) * BS_SIZE;
+		if (s == 0) {
+			store_tile(Bc, pb);
+			barrier(CLK_LOCAL_MEM_FENCE);
+		}
+#else
+		__local float *Bc = Bs;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		store_tile(Bc, pb);
+#if !A_RES
+		load_rows(As, X, nb, r0, ds * TK, TK);
+#endif
+		barrier(CLK_LOCAL_MEM_FENCE);
+#if !A_RES
+		if (tile == 0 && tid < TM)
+			for (int kk = 0; kk < TK; kk++)
+				xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
+#endif
+#endif
+		if (s + 1 < nsteps)
+			prefetch_tile(pb, cT4, kpad, s + 1);
+		if (ds == 0) {
+#pragma unroll
+			for (int i = 0; i < RM; i++)
+#pragma unroll
+				for (int v = 0; v < RNV; v++)
+					acc[i][v] = (float4)(0.0f);
+		}
+#if A_RES
+		__local const float *Ak = As + ds * TK * AST;
+#else
+		__local const float *Ak = As;
+#endif
+#pragma unroll
+		for (int kk = 0; kk < TK; kk++) {
+			float a[RM];
+			float4 b[RNV];
+			/* float4 pointers: 16-byte aligned, so 128-bit local loads. */
+			__local const float4 *a4 = (__local const float4 *)(Ak + kk * AST);
+			__local const float4 *b4 = (__local const float4 *)(Bc + kk * TN);
+#pragma unroll
+			for (int v = 0; v < RMV; v++) {
+				float4 t = a4[ty + v * (TM / RMV / 4)];
+				a[4 * v] = t.x;
+				a[4 * v + 1] = t.y;
+				a[4 * v + 2] = t.z;
+				a[4 * v + 3] = t.w;
+			}
+#pragma unroll
+			for (int v = 0; v < RNV; v++)
+				b[v] = b4[tx + v * (TN / RNV / 4)];
+#pragma unroll
+			for (int i = 0; i < RM; i++)
+#pragma unroll
+				for (int v = 0; v < RNV; v++)
+					acc[i][v] = fma((float4)(a[i]), b[v], acc[i][v]);
+		}
+#if NBUF == 2
+		if (s + 1 < nsteps)
+			store_tile(Bs + ((s + 1) & 1) * BS_SIZE, pb);
+		barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+		if (ds == DSTEPS - 1)
+			fold(acc, tile * TN, tx, cn, b1, b2, i1);
+	}
+
+	/* Merge the TNT work-items that share each row, in a fixed order. */
+	__local float *rb1 = smem, *rb2 = smem + TNT * TM;
+	__local int *ri1 = (__local int *)(smem + 2 * TNT * TM);
+	barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+	for (int i = 0; i < RM; i++) {
+		int lr = ty * 4 + (i / 4) * (TM / RMV) + i % 4;
+		rb1[tx * TM + lr] = b1[i];
+		rb2[tx * TM + lr] = b2[i];
+		ri1[tx * TM + lr] = i1[i];
+	}
+	merge_rows(rb1, rb2, ri1, TNT, xn, cmax, r0, nb, row0, labels, list, state, &moved_l);
+#else
+	/* TNT is 1: RM consecutive rows a work-item, RN consecutive centroids a tile. */
+	const int rb = get_group_id(0) * TM + get_local_id(0) * RM;
+	float xn[RM];
+	__global const float *x[RM];
+	int moved = 0;
+
+#pragma unroll
+	for (int i = 0; i < RM; i++) {
+		x[i] = X + (long)min(rb + i, nb - 1) * DIM;
+		xn[i] = 0.0f;
+		for (int c = 0; c < DIM; c++)
+			xn[i] = fma(x[i][c], x[i][c], xn[i]);
+	}
+	for (int n0 = 0; n0 < kpad; n0 += TN) {
+#pragma unroll
+		for (int i = 0; i < RM; i++)
+#pragma unroll
+			for (int v = 0; v < RNV; v++)
+				acc[i][v] = (float4)(0.0f);
+		for (int c = 0; c < DIM; c++) {
+			float4 b[RNV];
+			__global const float *bc = cT + (long)c * kpad + n0;
+#pragma unroll
+			for (int v = 0; v < RNV; v++)
+				b[v] = vload4(v, bc);
+#pragma unroll
+			for (int i = 0; i < RM; i++) {
+				float4 a = (float4)(x[i][c]);
+#pragma unroll
+				for (int v = 0; v < RNV; v++)
+					acc[i][v] = fma(a, b[v], acc[i][v]);
+			}
+		}
+		fold(acc, n0, 0, cn, b1, b2, i1);
+	}
+#pragma unroll
+	for (int i = 0; i < RM; i++)
+		if (rb + i < nb)
+			moved += finish_row(b1[i], b2[i], i1[i], xn[i], cmax, rb + i, row0, labels,
+			    list, state);
+	if (moved)
+		atomic_add(&((__global int *)state)[SI_MOVED], moved);
+#endif
+}
+#else	/* TF32 */
+
+/*
+ * assign with the products on the tensor cores: the same contract, tiles, local memory
+ * and merge as above, but each warp takes TF_MT tiles of 16 rows of the group against
+ * the whole centroid tile (TF_NT tiles of 8) with mma.sync.m16n8k8 on TF32 operands,
+ * rounded on their way into local memory; a lane holds rows g and g + 8 of each of its
+ * tiles and columns 2t, 2t + 1 of each tile of 8 (g = lane / 4, t = lane % 4, PTX's
+ * fragment layout), so the four lanes of a quad share a row and merge as the TNT
+ * work-items do above. finish_row's bound takes TF32's rounding (TF32_REL).
+ */
+#define TF_WARPS (NT / 32)
+#define TF_MT (TM / (TF_WARPS * 16))	/* tiles of 16 rows a warp */
+#define TF_NT (TN / 8)			/* tiles of 8 centroids a warp: the whole tile */
+#if !LOCAL_TILES || !A_RES || DB || TK % 8 != 0 || NT % 32 != 0 || \
+    TM % (TF_WARPS * 16) != 0 || TN % 8 != 0 || TM > NT
+#error "TF32 assign: local tiles, resident rows, no DB, TK 8 or 16, whole warps, 16 rows a warp's tile"
+#endif
+
+/* D = A B + D on one 16 x 8 tile, k = 8: d float[4], a uint[4], b0 and b1 uint. */
+#define MMA_TF32(d, a, b0, b1)                                                        \
+	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "           \
+	    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"      \
+	    : "=f"((d)[0]), "=f"((d)[1]), "=f"((d)[2]), "=f"((d)[3])                   \
+	    : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"(b0), "r"(b1),    \
+	      "f"((d)[0]), "f"((d)[1]), "f"((d)[2]), "f"((d)[3]))
+
+__kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
+assign(__global const float *restrict X, int nb, __global const float *restrict cT,
+    __global const float *restrict cn, int kpad, __global int *restrict labels, long row0,
+    __global int *restrict list, __global ulong *restrict state)
+{
+	const float cmax = ((__global const float *)state)[SF_CMAX];
+	__local float4 smem4[(SMEM_SIZE + 3) / 4];	/* float4: 16-byte aligned */
+	__local int moved_l;
+	__local float *smem = (__local float *)smem4;
+	__local float *As = smem, *Bs = smem + AS_SIZE;
+	const int tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
+	const int g = lane / 4, t = lane % 4;
+	const int r0 = get_group_id(0) * TM, wr0 = warp * TF_MT * 16;
+	const int nsteps = kpad / TN * DSTEPS;
+	__global const float4 *cT4 = (__global const float4 *)cT;
+	float xn = 0.0f;	/* squared norm of row tid (tid < TM), before rounding */
+	float4 pb[B4];
+	float acc[TF_MT][TF_NT][4];
+	float b1[TF_MT][2], b2[TF_MT][2];
+	int i1[TF_MT][2];
+
+#pragma unroll
+	for (int i = 0; i < TF_MT; i++)
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			b1[i][h] = INFINITY;
+			b2[i][h] = INFINITY;
+			i1[i][h] = 0;
+		}
+	if (tid == 0)
+		moved_l = 0;
+	load_rows(As, X, nb, r0, 0, DPAD);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (tid < TM)
+		for (int kk = 0; kk < DPAD; kk++)
+			xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int e = tid; e < DPAD * TM; e += NT) {
+		int kk = e / TM, lr = e - kk * TM;
+		As[kk * AST + lr] = tf32_round(As[kk * AST + lr]);
+	}
+	prefetch_tile(pb, cT4, kpad, 0);	/* the first centroid chunk */
+	for (int s = 0; s < nsteps; s++) {
+		const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
+		__local float *Bc = Bs;
+		barrier(CLK_LOCAL_MEM_FENCE);	/* (also: the rows' rounding is done) */
+		store_tile(Bc, pb);
+		barrier(CLK_LOCAL_MEM_FENCE);
+		if (s + 1 < nsteps)
+			prefetch_tile(pb, cT4, kpad, s + 1);
+		if (ds == 0) {
+#pragma unroll
+			for (int i = 0; i < TF_MT; i++)
+#pragma unroll
+				for (int j = 0; j < TF_NT; j++)
+#pragma unroll
+					for (int q = 0; q < 4; q++)
+						acc[i][j][q] = 0.0f;
+		}
+		__local const float *Ak = As + ds * TK * AST;
+#pragma unroll
+		for (int kq = 0; kq < TK; kq += 8) {
+			uint a[TF_MT][4];
+#pragma unroll
+			for (int i = 0; i < TF_MT; i++) {
+				/* rows g, g + 8 of the tile; columns t, t + 4 of the step */
+				__local const float *ap = Ak + (kq + t) * AST + wr0 + i * 16 + g;
+				a[i][0] = as_uint(ap[0]);
+				a[i][1] = as_uint(ap[8]);
+				a[i][2] = as_uint(ap[4 * AST]);
+				a[i][3] = as_uint(ap[4 * AST + 8]);
+			}
+#pragma unroll
+			for (int j = 0; j < TF_NT; j++) {
+				__local const float *bp = Bc + (kq + t) * BST + j * 8 + g;
+				const uint bb0 = as_uint(bp[0]), bb1 = as_uint(bp[4 * BST]);
+#pragma unroll
+				for (int i = 0; i < TF_MT; i++)
+					MMA_TF32(acc[i][j], a[i], bb0, bb1);
+			}
+		}
+		if (ds == DSTEPS - 1) {
+			/* columns in increasing order: tiles of 8, then 2t, 2t + 1 */
+#pragma unroll
+			for (int j = 0; j < TF_NT; j++)
+#pragma unroll
+				for (int e = 0; e < 2; e++) {
+					const int col = tile * TN + j * 8 + 2 * t + e;
+					const float c = cn[col];
+#pragma unroll
+					for (int i = 0; i < TF_MT; i++)
+#pragma unroll
+						for (int h = 0; h < 2; h++) {
+							float d = fma(-2.0f, acc[i][j][2 * h + e], c);
+							KEEP(b1[i][h], b2[i][h], i1[i][h], d, col);
+						}
+				}
+		}
+	}
+
+	/* Merge the four lanes (t) that share each row, in a fixed order. */
+	__local float *rb1 = smem, *rb2 = smem + 4 * TM;
+	__local int *ri1 = (__local int *)(smem + 8 * TM);
+	barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+	for (int i = 0; i < TF_MT; i++)
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			int lr = wr0 + i * 16 + h * 8 + g;
+			rb1[t * TM + lr] = b1[i][h];
+			rb2[t * TM + lr] = b2[i][h];
+			ri1[t * TM + lr] = i1[i][h];
+		}
+	merge_rows(rb1, rb2, ri1, 4, xn, cmax, r0, nb, row0, labels, list, state, &moved_l);
+}
+#endif	/* TF32 */
+
