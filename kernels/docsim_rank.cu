@@ -73,21 +73,14 @@ __device__ static void
 glist_offer(float *ls, int32_t *li, int k, int lane, bool cand, float v, int32_t j, float *ts,
     int32_t *ti)
 {
-	unsigned m = __ballot_sync(FULL, cand);
-	while (m != 0) {
-		int src = __ffs(m) - 1;
-		m &= m - 1;
-		float cs = __shfl_sync(FULL, v, src);
-		int32_t cj = __shfl_sync(FULL, j, src);
-		if (ds_better(cs, cj, *ts, *ti)) {
-			if (lane == 0)
-				ds_insert(ls, li, (size_t)k, cs, cj);
-			__syncwarp();
-			*ts = ls[k - 1];
-			*ti = li[k - 1];
-			__syncwarp();
-		}
-	}
+	offer_each(cand, v, j, ts, ti, [&](float cs, int32_t cj) {
+		if (lane == 0)
+			ds_insert(ls, li, (size_t)k, cs, cj);
+		__syncwarp();
+		*ts = ls[k - 1];
+		*ti = li[k - 1];
+		__syncwarp();
+	});
 }
 
 /* Each row i of the tile offers its columns j (j < i for all pairs) to its own list.

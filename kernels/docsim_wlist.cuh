@@ -80,10 +80,13 @@ wlist_insert(wlist &w, int k, int lane, float cs, int32_t cj)
 	}
 }
 
-/* Each lane's (v, j), where cand, offered to the list in lane order: those that beat
- * the list's last entry (ts, ti, the same in every lane, kept up to date) go in. */
+/* Each lane's (v, j), where cand, in lane order: take(cs, cj) for each that beats a
+ * list's last entry (ts, ti, the same in every lane), which take inserts and keeps
+ * ts, ti up to date. The one walk for the register list (wlist_offer) and the global
+ * one (docsim_rank.cu's glist_offer). */
+template <typename Take>
 __device__ __forceinline__ void
-wlist_offer(wlist &l, int k, int lane, bool cand, float v, int32_t j, float *ts, int32_t *ti)
+offer_each(bool cand, float v, int32_t j, const float *ts, const int32_t *ti, Take take)
 {
 	unsigned m = __ballot_sync(FULL, cand);
 	while (m != 0) {
@@ -91,11 +94,20 @@ wlist_offer(wlist &l, int k, int lane, bool cand, float v, int32_t j, float *ts,
 		m &= m - 1;
 		float cs = __shfl_sync(FULL, v, src);
 		int32_t cj = __shfl_sync(FULL, j, src);
-		if (ds_better(cs, cj, *ts, *ti)) {
-			wlist_insert(l, k, lane, cs, cj);
-			wlist_last(l, k, ts, ti);
-		}
+		if (ds_better(cs, cj, *ts, *ti))
+			take(cs, cj);
 	}
+}
+
+/* Each lane's (v, j), where cand, offered to the list in lane order: those that beat
+ * the list's last entry (ts, ti, the same in every lane, kept up to date) go in. */
+__device__ __forceinline__ void
+wlist_offer(wlist &l, int k, int lane, bool cand, float v, int32_t j, float *ts, int32_t *ti)
+{
+	offer_each(cand, v, j, ts, ti, [&](float cs, int32_t cj) {
+		wlist_insert(l, k, lane, cs, cj);
+		wlist_last(l, k, ts, ti);
+	});
 }
 
 #endif
