@@ -20,9 +20,20 @@ sqdist(__global const float *x, __global const real *c, long stride)
  * kernel was L2-bound). The rows sit in local memory, EX_LOCAL bytes at most; wider
  * rows than that are read from global memory, one at a time. */
 #define EX_LOCAL 16384
-#define EX_RSZ (USE_FP64 ? 8 : 4)
+#if USE_FP64 && EX_LOCAL / (DIM * 4) >= 4
+#define EX_TWO 1	/* float32 first, float64 near the least (see exact below) */
+#else
+#define EX_TWO 0
+#endif
+#define EX_RSZ (EX_TWO ? 4 : USE_FP64 ? 8 : 4)
 #define EX_FIT (EX_LOCAL / (DIM * EX_RSZ))
-#if EX_FIT >= 8
+#if EX_TWO	/* ER a multiple of 4; the bounds' tree, ER x WG doubles, within 2 EX_LOCAL */
+#if EX_FIT >= 8 && 8 * WG * 8 <= 2 * EX_LOCAL
+#define ER 8
+#else
+#define ER 4
+#endif
+#elif EX_FIT >= 8
 #define ER 8
 #elif EX_FIT >= 1
 #define ER EX_FIT
@@ -30,11 +41,206 @@ sqdist(__global const float *x, __global const real *c, long stride)
 #define ER 1
 #endif
 
-/* Labels the rows `assign' listed: float64 (x - c)^2 summed over the columns in order
- * (sqdist's arithmetic), the smallest, the lowest index among equals. Groups take the
- * listed rows in turn, up to ER at once. */
+/* Rows a group takes at once: ER when the list is long, 1 when it is short, so that a
+ * short list still spreads over every group. */
+static inline int
+ex_per(int count)
+{
+	const int ng = get_num_groups(0);
+	return min(ER, max(1, (count + ng - 1) / ng));
+}
+
+/* The group's least (bv, bi) of row f0 + q (each work-item's best[q], bj[q]; lowest index
+ * among equal values) as its label; counts the labels that changed and the rows. */
+static void
+ex_label(__local real *bv, __local int *bi, real best, int bj, int f0, int q,
+    __global int *labels, long row0, __global const int *list, __global int *si)
+{
+	const int tid = get_local_id(0);
+	bv[tid] = best;
+	bi[tid] = bj;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int w = WG / 2; w > 0; w >>= 1) {
+		if (tid < w) {
+			real o = bv[tid + w];
+			int oi = bi[tid + w];
+			if (o < bv[tid] || (o == bv[tid] && oi < bi[tid])) {
+				bv[tid] = o;
+				bi[tid] = oi;
+			}
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (tid == 0) {
+		const long r = list[f0 + q];
+		int old = labels[row0 + r];
+		if (old != bi[0])
+			atomic_inc(&si[SI_MOVED]);
+		labels[row0 + r] = bi[0];
+		atomic_inc(&si[SI_NEXACT]);
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+#if EX_TWO
+/*
+ * float32's error in f = sum (x_i - c32_i)^2 (c32 the float centroid, fma sums of DIM
+ * terms, u = 2^-24) against D, the exact ||x - c||^2 of the float64 centroid c:
+ *   |f - D| <= u ((DIM + 2) D + 2 ||c|| sqrt(D)) + O(u^2),
+ * taken with f for D (D <= f (1 + (DIM + 2) u) + ...: the factor SAFETY and DIM + 4 cover
+ * it and the u^2 terms), plus a term for float underflow. The float64 sums exact prints
+ * are within DIM 2^-53 D of D: SAFETY's eighth covers them too.
+ */
+/* component c of a float4, c known when the loop around it is unrolled */
+#define F4(v, c) ((c) == 0 ? (v).x : (c) == 1 ? (v).y : (c) == 2 ? (v).z : (v).w)
+
+static inline float
+ex_bound(float f, float cnorm)
+{
+	return SAFETY * U32 * ((DIM + 4) * f + 2.0f * cnorm * sqrt(f)) + DIM * 1e-36f;
+}
+
+/*
+ * Labels the rows `assign' listed: the least float64 (x - c)^2 summed over the columns in
+ * order (sqdist's arithmetic), the lowest index among equals. Groups take the listed rows
+ * in turn, up to ER at once, in two stages. First every centroid's distance in float32,
+ * from the float centroids (cT), with ex_bound: T, the least upper bound over the
+ * centroids, bounds the row's least distance, and only a centroid whose lower bound is at
+ * most T can be the least. Each work-item keeps its two least lower bounds and the third's
+ * value; then, in float64, only those of the two at most T (mostly one or two centroids a
+ * row), or every centroid for a row where some work-item's third is at most T too. Half
+ * the float64 work's time per flop, a 32-bit centroid column, and far fewer float64
+ * distances than the k a row of the one-stage kernel (below) computes.
+ */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-exact(__global const float *restrict X, __global const real *restrict c64T, int k, int kpad,
+exact(__global const float *restrict X, __global const real *restrict c64T,
+    __global const float *restrict cT, __global const float *restrict cnrm, int k, int kpad,
+    __global int *restrict labels, long row0, __global const int *restrict list,
+    __global ulong *restrict state)
+{
+	__local float4 xl[DIM][ER / 4];	/* column i of the group's rows */
+	__local real red[ER][WG];	/* each row's upper bounds, then its float64 minima */
+	__local int bi[WG];
+	__local int wide[ER];		/* rows that take every centroid in float64 */
+	__global int *si = (__global int *)state;
+	const int tid = get_local_id(0);
+	const int count = si[SI_NLIST];
+	const int ng = get_num_groups(0), per = ex_per(count);
+
+	for (int f0 = get_group_id(0) * per; f0 < count; f0 += ng * per) {
+		const int nr = min(per, count - f0);
+		float up[ER], l1[ER], l2[ER], l3[ER];
+		int j1[ER], j2[ER];
+		for (int q = 0; q < ER; q++) {
+			up[q] = l1[q] = l2[q] = l3[q] = INFINITY;
+			j1[q] = j2[q] = -1;
+		}
+		/* the rows into local memory, outside any branch (PoCL wants its barriers
+		 * unconditional) */
+		__local float *xs = (__local float *)xl;
+		for (int e = tid; e < ER * DIM; e += WG) {
+			const int q = e / DIM, i = e - q * DIM;
+			xs[i * ER + q] = q < nr ? X[(long)list[f0 + q] * DIM + i] : 0.0f;
+		}
+		if (tid < ER)
+			wide[tid] = 0;
+		barrier(CLK_LOCAL_MEM_FENCE);
+
+		for (int j = tid; j < k; j += WG) {
+			float4 f[ER / 4];
+			for (int v = 0; v < ER / 4; v++)
+				f[v] = (float4)(0.0f);
+#pragma unroll 8
+			for (int i = 0; i < DIM; i++) {
+				const float4 c = (float4)(cT[(long)i * kpad + j]);
+				for (int v = 0; v < ER / 4; v++) {
+					const float4 t = xl[i][v] - c;
+					f[v] = fma(t, t, f[v]);
+				}
+			}
+			const float cj = cnrm[j];
+#pragma unroll
+			for (int q = 0; q < ER; q++) {
+				const float fq = F4(f[q / 4], q % 4);
+				const float e = ex_bound(fq, cj);
+				/* an overflowed distance bounds nothing: its centroid stays in */
+				const float lo = fq < INFINITY ? fq - e : -INFINITY;
+				up[q] = fmin(up[q], fq + e);
+				if (lo < l2[q]) {
+					l3[q] = l2[q];
+					if (lo < l1[q]) {
+						l2[q] = l1[q];
+						j2[q] = j1[q];
+						l1[q] = lo;
+						j1[q] = j;
+					} else {
+						l2[q] = lo;
+						j2[q] = j;
+					}
+				} else {
+					l3[q] = fmin(l3[q], lo);
+				}
+			}
+		}
+
+		/* T of every row at once: a tree over the work-items, ER rows a level */
+		for (int q = 0; q < ER; q++)
+			red[q][tid] = up[q];
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (int w = WG / 2; w > 0; w >>= 1) {
+			for (int e = tid; e < ER * w; e += WG) {
+				const int q = e / w, o = e - q * w;
+				red[q][o] = fmin(red[q][o], red[q][o + w]);
+			}
+			barrier(CLK_LOCAL_MEM_FENCE);
+		}
+		real best[ER];
+		int bj[ER];
+		for (int q = 0; q < ER; q++) {
+			const float T = (float)red[q][0];
+			best[q] = INFINITY;
+			bj[q] = INT_MAX;
+			if (q >= nr)
+				continue;
+			if (l3[q] <= T)
+				wide[q] = 1;
+			__global const float *x = X + (long)list[f0 + q] * DIM;
+			if (j1[q] >= 0 && l1[q] <= T) {
+				best[q] = sqdist(x, c64T + j1[q], kpad);
+				bj[q] = j1[q];
+			}
+			if (j2[q] >= 0 && l2[q] <= T) {
+				const real s = sqdist(x, c64T + j2[q], kpad);
+				if (s < best[q] || (s == best[q] && j2[q] < bj[q])) {
+					best[q] = s;
+					bj[q] = j2[q];
+				}
+			}
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (int q = 0; q < nr; q++) {
+			if (wide[q]) {
+				__global const float *x = X + (long)list[f0 + q] * DIM;
+				for (int j = tid; j < k; j += WG) {
+					const real s = sqdist(x, c64T + j, kpad);
+					if (s < best[q] || (s == best[q] && j < bj[q])) {
+						best[q] = s;
+						bj[q] = j;
+					}
+				}
+			}
+			ex_label(red[0], bi, best[q], bj[q], f0, q, labels, row0, list, si);
+		}
+	}
+}
+#else	/* !EX_TWO */
+/* Labels the rows `assign' listed in one stage, `real' (x - c)^2 summed over the columns
+ * in order (sqdist's arithmetic) for every centroid: without float64 (float32's bound is
+ * no narrower than the sums it would check), or for rows too wide for local memory. cT
+ * and cnrm are unused. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+exact(__global const float *restrict X, __global const real *restrict c64T,
+    __global const float *restrict cT, __global const float *restrict cnrm, int k, int kpad,
     __global int *restrict labels, long row0, __global const int *restrict list,
     __global ulong *restrict state)
 {
@@ -46,11 +252,8 @@ exact(__global const float *restrict X, __global const real *restrict c64T, int 
 	__global int *si = (__global int *)state;
 	const int tid = get_local_id(0);
 	const int count = si[SI_NLIST];
+	const int ng = get_num_groups(0), per = ex_per(count);
 
-	/* Rows a group takes at once: ER when the list is long, 1 when it is short, so that
-	 * a short list still spreads over every group. */
-	const int ng = get_num_groups(0);
-	const int per = min(ER, max(1, (count + ng - 1) / ng));
 	for (int f0 = get_group_id(0) * per; f0 < count; f0 += ng * per) {
 		const int nr = min(per, count - f0);
 		real best[ER];
@@ -104,31 +307,8 @@ exact(__global const float *restrict X, __global const real *restrict c64T, int 
 			}
 		}
 #undef XV
-		for (int q = 0; q < nr; q++) {
-			bv[tid] = best[q];
-			bi[tid] = bj[q];
-			barrier(CLK_LOCAL_MEM_FENCE);
-			for (int w = WG / 2; w > 0; w >>= 1) {
-				if (tid < w) {
-					real o = bv[tid + w];
-					int oi = bi[tid + w];
-					if (o < bv[tid] || (o == bv[tid] && oi < bi[tid])) {
-						bv[tid] = o;
-						bi[tid] = oi;
-					}
-				}
-				barrier(CLK_LOCAL_MEM_FENCE);
-			}
-			if (tid == 0) {
-				const long r = list[f0 + q];
-				int old = labels[row0 + r];
-				if (old != bi[0])
-					atomic_inc(&si[SI_MOVED]);
-				labels[row0 + r] = bi[0];
-				atomic_inc(&si[SI_NEXACT]);
-			}
-			barrier(CLK_LOCAL_MEM_FENCE);
-		}
+		for (int q = 0; q < nr; q++)
+			ex_label(bv, bi, best[q], bj[q], f0, q, labels, row0, list, si);
 	}
 }
-
+#endif	/* EX_TWO */
