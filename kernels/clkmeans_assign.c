@@ -20,8 +20,8 @@ km_assign_pass(struct km *m, int update)
 		km_args(m->assign, 9, A(m->X), A(nb), A(c->cT), A(c->cn), A(kpad), A(m->labels),
 		    A(row0), A(m->list), A(m->state));
 		km_launch(m, m->assign, CEIL_DIV((size_t)nb, m->tm) * nt, nt);
-		km_args(m->exact, 10, A(m->X), A(c->c64T), A(c->cT), A(c->cnrm), A(k), A(kpad),
-		    A(m->labels), A(row0), A(m->list), A(m->state));
+		km_args(m->exact, 11, A(m->X), A(c->c64), A(c->c64T), A(c->cT), A(c->cnrm), A(k),
+		    A(kpad), A(m->labels), A(row0), A(m->list), A(m->state));
 		km_launch(m, m->exact, m->exact_groups * m->t.wg, m->t.wg);
 		if (update) {
 			km_args(m->update, 7, A(m->X), A(nelem), A(m->labels), A(row0),

@@ -106,18 +106,28 @@ load_rows(__local float *As, __global const float *X, int nb, int r0, int d0, in
 	}
 }
 
-/* Step s's centroid chunk (TK columns of a tile of TN centroids) into registers. */
+/* Where each of a work-item's float4s of a centroid chunk lies from the chunk's start
+ * (kp4: a centroid column's float4s, kpad / 4). */
 static inline void
-prefetch_tile(float4 *pb, __global const float4 *cT4, int kpad, int s)
+chunk_offsets(long *off, long kp4)
 {
-	const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
 #pragma unroll
 	for (int q = 0; q < B4; q++) {
 		int e = get_local_id(0) + q * NT;
-		if (e < TK * TN / 4)
-			pb[q] = cT4[((ds * TK + e / (TN / 4)) * (long)kpad + tile * TN) / 4 +
-			    e % (TN / 4)];
+		off[q] = (e / (TN / 4)) * kp4 + e % (TN / 4);
 	}
+}
+
+/* Step s's centroid chunk (TK columns of a tile of TN centroids) into registers. */
+static inline void
+prefetch_tile(float4 *pb, __global const float4 *cT4, long kp4, const long *off, int s)
+{
+	const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
+	__global const float4 *p = cT4 + ds * TK * kp4 + tile * (TN / 4);
+#pragma unroll
+	for (int q = 0; q < B4; q++)
+		if (get_local_id(0) + q * NT < TK * TN / 4)
+			pb[q] = p[off[q]];
 }
 
 /* Each row's minima from the `sharers' work-items that hold parts of it (rb1, rb2, ri1:
@@ -193,6 +203,8 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 	__global const float4 *cT4 = (__global const float4 *)cT;
 	float xn = 0.0f;	/* squared norm of row tid (tid < TM) */
 	float4 pb[B4];
+	const long kp4 = kpad / 4;	/* kpad: a multiple of TN */
+	long off[B4];
 
 	if (tid == 0)
 		moved_l = 0;
@@ -203,7 +215,8 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		for (int kk = 0; kk < DPAD; kk++)
 			xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
 #endif
-	prefetch_tile(pb, cT4, kpad, 0);	/* the first centroid chunk */
+	chunk_offsets(off, kp4);
+	prefetch_tile(pb, cT4, kp4, off, 0);	/* the first centroid chunk */
 	for (int s = 0; s < nsteps; s++) {
 		const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
 #if NBUF == 2
@@ -229,7 +242,7 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 #endif
 #endif
 		if (s + 1 < nsteps)
-			prefetch_tile(pb, cT4, kpad, s + 1);
+			prefetch_tile(pb, cT4, kp4, off, s + 1);
 		if (ds == 0) {
 #pragma unroll
 			for (int i = 0; i < RM; i++)
@@ -346,9 +359,9 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 #define TF_WARPS (NT / 32)
 #define TF_MT (TM / (TF_WARPS * 16))	/* tiles of 16 rows a warp */
 #define TF_NT (TN / 8)			/* tiles of 8 centroids a warp: the whole tile */
-#if !LOCAL_TILES || !A_RES || DB || TK % 8 != 0 || NT % 32 != 0 || \
+#if !LOCAL_TILES || !A_RES || TK % 8 != 0 || NT % 32 != 0 || \
     TM % (TF_WARPS * 16) != 0 || TN % 8 != 0 || TM > NT
-#error "TF32 assign: local tiles, resident rows, no DB, TK 8 or 16, whole warps, 16 rows a warp's tile"
+#error "TF32 assign: local tiles, resident rows, TK 8 or 16, whole warps, 16 rows a warp's tile"
 #endif
 
 /* D = A B + D on one 16 x 8 tile, k = 8: d float[4], a uint[4], b0 and b1 uint. */
@@ -376,6 +389,8 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 	__global const float4 *cT4 = (__global const float4 *)cT;
 	float xn = 0.0f;	/* squared norm of row tid (tid < TM), before rounding */
 	float4 pb[B4];
+	const long kp4 = kpad / 4;	/* kpad: a multiple of TN */
+	long off[B4];
 	float acc[TF_MT][TF_NT][4];
 	float b1[TF_MT][2], b2[TF_MT][2];
 	int i1[TF_MT][2];
@@ -400,15 +415,26 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		int kk = e / TM, lr = e - kk * TM;
 		As[kk * AST + lr] = tf32_round(As[kk * AST + lr]);
 	}
-	prefetch_tile(pb, cT4, kpad, 0);	/* the first centroid chunk */
+	chunk_offsets(off, kp4);
+	prefetch_tile(pb, cT4, kp4, off, 0);	/* the first centroid chunk */
+#if NBUF == 2
+	store_tile(Bs, pb);
+	barrier(CLK_LOCAL_MEM_FENCE);	/* (also: the rows' rounding is done) */
+#endif
 	for (int s = 0; s < nsteps; s++) {
 		const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
+#if NBUF == 2
+		/* as in the float32 assign: step s reads buffer s & 1 and fills the other
+		 * at its end, one barrier a step */
+		__local float *Bc = Bs + (s & 1) * BS_SIZE;
+#else
 		__local float *Bc = Bs;
 		barrier(CLK_LOCAL_MEM_FENCE);	/* (also: the rows' rounding is done) */
 		store_tile(Bc, pb);
 		barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 		if (s + 1 < nsteps)
-			prefetch_tile(pb, cT4, kpad, s + 1);
+			prefetch_tile(pb, cT4, kp4, off, s + 1);
 		if (ds == 0) {
 #pragma unroll
 			for (int i = 0; i < TF_MT; i++)
@@ -457,6 +483,11 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 						}
 				}
 		}
+#if NBUF == 2
+		if (s + 1 < nsteps)
+			store_tile(Bs + ((s + 1) & 1) * BS_SIZE, pb);
+		barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 	}
 
 	/* Merge the four lanes (t) that share each row, in a fixed order. */

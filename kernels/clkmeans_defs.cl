@@ -70,7 +70,7 @@
 #endif
 #ifndef TF32
 #define TF32 0		/* assign: products on NVIDIA's TF32 tensor cores (needs LOCAL_TILES,
-			   A_RES, no DB, TK 8 or 16) */
+			   A_RES, TK 8 or 16) */
 #endif
 
 #if USE_FP64

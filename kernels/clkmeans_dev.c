@@ -258,16 +258,17 @@ choose_tune(struct km *m)
 	if (t->db < 0)
 		t->db = 0;
 	/* TF32 (clkmeans_assign.cl's second assign): an NVIDIA GPU of compute capability
-	 * 8.0 or later, resident rows, one centroid tile, steps of 8 or 16 columns, whole warps of
-	 * 16-row tiles; its tile rows are padded by 8 and its merge takes 4 lanes a row. */
+	 * 8.0 or later, resident rows, steps of 8 or 16 columns, whole warps of 16-row
+	 * tiles; its tile rows are padded by 8 and its merge takes 4 lanes a row. */
 	unsigned cc_major, cc_minor;
 	const int tf32_ok = clx_nv_cc(&m->x, &cc_major, &cc_minor) && cc_major >= 8 &&
-	    t->local && t->a_res && !t->db && t->tk % 8 == 0 && nt % 32 == 0 &&
-	    tm % (nt / 32 * 16) == 0 && tm <= nt && rows + (size_t)t->tk * (tn + 8) * 4 <= budget;
+	    t->local && t->a_res && t->tk % 8 == 0 && nt % 32 == 0 &&
+	    tm % (nt / 32 * 16) == 0 && tm <= nt &&
+	    rows + (size_t)t->tk * (tn + 8) * 4 * (1 + (t->db != 0)) <= budget;
 	if (t->tf32 > 0 && !tf32_ok)
 		die("CLKMEANS_TUNE: tf32=1 needs an NVIDIA GPU of compute capability 8.0 or later, "
-		    "resident rows (a_res=1), db=0, tk 8 or 16 and 16-row tiles a warp; %s with "
-		    "these settings is not one", m->x.name);
+		    "resident rows (a_res=1), tk 8 or 16, 16-row tiles a warp and the tiles in "
+		    "local memory; %s with these settings is not one", m->x.name);
 	t->tf32 = t->tf32 < 0 ? tf32_ok : t->tf32 > 0;
 	if (t->tf32) {
 		tile = (size_t)t->tk * (tn + 8) * 4;

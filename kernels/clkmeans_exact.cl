@@ -8,6 +8,7 @@ static inline real
 sqdist(__global const float *x, __global const real *c, long stride)
 {
 	real s = 0;
+#pragma unroll 8
 	for (int i = 0; i < DIM; i++) {
 		real t = (real)x[i] - c[i * stride];
 		s += t * t;
@@ -40,6 +41,8 @@ sqdist(__global const float *x, __global const real *c, long stride)
 #else
 #define ER 1
 #endif
+
+#define EX_CH 16	/* two-stage exact: centroid values a work-item loads at once */
 
 /* Rows a group takes at once: ER when the list is long, 1 when it is short, so that a
  * short list still spreads over every group. */
@@ -113,15 +116,17 @@ ex_bound(float f, float cnorm)
  * distances than the k a row of the one-stage kernel (below) computes.
  */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-exact(__global const float *restrict X, __global const real *restrict c64T,
-    __global const float *restrict cT, __global const float *restrict cnrm, int k, int kpad,
+exact(__global const float *restrict X, __global const real *restrict c64,
+    __global const real *restrict c64T, __global const float *restrict cT,
+    __global const float *restrict cnrm, int k, int kpad,
     __global int *restrict labels, long row0, __global const int *restrict list,
     __global ulong *restrict state)
 {
 	__local float4 xl[DIM][ER / 4];	/* column i of the group's rows */
 	__local real red[ER][WG];	/* each row's upper bounds, then its float64 minima */
-	__local int bi[WG];
+	__local int ri[ER][WG];		/* the minima's indices */
 	__local int wide[ER];		/* rows that take every centroid in float64 */
+	__local float tl[ER];		/* each row's T */
 	__global int *si = (__global int *)state;
 	const int tid = get_local_id(0);
 	const int count = si[SI_NLIST];
@@ -131,6 +136,7 @@ exact(__global const float *restrict X, __global const real *restrict c64T,
 		const int nr = min(per, count - f0);
 		float up[ER], l1[ER], l2[ER], l3[ER];
 		int j1[ER], j2[ER];
+#pragma unroll
 		for (int q = 0; q < ER; q++) {
 			up[q] = l1[q] = l2[q] = l3[q] = INFINITY;
 			j1[q] = j2[q] = -1;
@@ -148,14 +154,27 @@ exact(__global const float *restrict X, __global const real *restrict c64T,
 
 		for (int j = tid; j < k; j += WG) {
 			float4 f[ER / 4];
+#pragma unroll
 			for (int v = 0; v < ER / 4; v++)
 				f[v] = (float4)(0.0f);
-#pragma unroll 8
-			for (int i = 0; i < DIM; i++) {
-				const float4 c = (float4)(cT[(long)i * kpad + j]);
-				for (int v = 0; v < ER / 4; v++) {
-					const float4 t = xl[i][v] - c;
-					f[v] = fma(t, t, f[v]);
+			/* EX_CH values of the centroid's column loaded at once, then used: one
+			 * wait on L2 a chunk, not one every column or two */
+			__global const float *cj0 = cT + j;
+			for (int i0 = 0; i0 < DIM; i0 += EX_CH) {
+				float cc[EX_CH];
+#pragma unroll
+				for (int u = 0; u < EX_CH; u++)
+					cc[u] = i0 + u < DIM ? cj0[(long)(i0 + u) * kpad] : 0.0f;
+#pragma unroll
+				for (int u = 0; u < EX_CH; u++) {
+					if (i0 + u >= DIM)
+						break;
+					const float4 c = (float4)(cc[u]);
+#pragma unroll
+					for (int v = 0; v < ER / 4; v++) {
+						const float4 t = xl[i0 + u][v] - c;
+						f[v] = fma(t, t, f[v]);
+					}
 				}
 			}
 			const float cj = cnrm[j];
@@ -184,6 +203,7 @@ exact(__global const float *restrict X, __global const real *restrict c64T,
 		}
 
 		/* T of every row at once: a tree over the work-items, ER rows a level */
+#pragma unroll
 		for (int q = 0; q < ER; q++)
 			red[q][tid] = up[q];
 		barrier(CLK_LOCAL_MEM_FENCE);
@@ -194,53 +214,90 @@ exact(__global const float *restrict X, __global const real *restrict c64T,
 			}
 			barrier(CLK_LOCAL_MEM_FENCE);
 		}
-		real best[ER];
-		int bj[ER];
-		for (int q = 0; q < ER; q++) {
-			const float T = (float)red[q][0];
-			best[q] = INFINITY;
-			bj[q] = INT_MAX;
-			if (q >= nr)
-				continue;
-			if (l3[q] <= T)
+		/* rows where some work-item's third lower bound is at most T take every
+		 * centroid; T kept apart from the tree, which ex_label reuses */
+#pragma unroll
+		for (int q = 0; q < ER; q++)
+			if (q < nr && l3[q] <= (float)red[q][0])
 				wide[q] = 1;
-			__global const float *x = X + (long)list[f0 + q] * DIM;
-			if (j1[q] >= 0 && l1[q] <= T) {
-				best[q] = sqdist(x, c64T + j1[q], kpad);
-				bj[q] = j1[q];
-			}
-			if (j2[q] >= 0 && l2[q] <= T) {
-				const real s = sqdist(x, c64T + j2[q], kpad);
-				if (s < best[q] || (s == best[q] && j2[q] < bj[q])) {
-					best[q] = s;
-					bj[q] = j2[q];
-				}
-			}
-		}
+		if (tid < ER)
+			tl[tid] = (float)red[tid][0];
 		barrier(CLK_LOCAL_MEM_FENCE);
 		for (int q = 0; q < nr; q++) {
-			if (wide[q]) {
-				__global const float *x = X + (long)list[f0 + q] * DIM;
-				for (int j = tid; j < k; j += WG) {
-					const real s = sqdist(x, c64T + j, kpad);
-					if (s < best[q] || (s == best[q] && j < bj[q])) {
-						best[q] = s;
-						bj[q] = j;
-					}
+			/* row q's candidates, picked out of the registers without indexing them
+			 * by a variable (that would put the arrays in memory) */
+			float c1 = l1[0], c2 = l2[0];
+			int i1 = j1[0], i2 = j2[0];
+#pragma unroll
+			for (int p = 1; p < ER; p++)
+				if (p == q) {
+					c1 = l1[p];
+					c2 = l2[p];
+					i1 = j1[p];
+					i2 = j2[p];
+				}
+			const float T = tl[q];
+			__global const float *x = X + (long)list[f0 + q] * DIM;
+			real best = INFINITY;
+			int bj = INT_MAX;
+			/* one work-item's candidate: its centroid's row (c64), whose values
+			 * share cache lines, not its column (c64T), whose do not */
+			if (i1 >= 0 && c1 <= T) {
+				best = sqdist(x, c64 + (long)i1 * DIM, 1);
+				bj = i1;
+			}
+			if (i2 >= 0 && c2 <= T) {
+				const real s = sqdist(x, c64 + (long)i2 * DIM, 1);
+				if (s < best || (s == best && i2 < bj)) {
+					best = s;
+					bj = i2;
 				}
 			}
-			ex_label(red[0], bi, best[q], bj[q], f0, q, labels, row0, list, si);
+			if (wide[q])	/* every centroid, the columns read together */
+				for (int j = tid; j < k; j += WG) {
+					const real s = sqdist(x, c64T + j, kpad);
+					if (s < best || (s == best && j < bj)) {
+						best = s;
+						bj = j;
+					}
+				}
+			red[q][tid] = best;
+			ri[q][tid] = bj;
 		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		/* every row's least, the lowest index among equals: one tree for all rows */
+		for (int w = WG / 2; w > 0; w >>= 1) {
+			for (int e = tid; e < nr * w; e += WG) {
+				const int q = e / w, o = e - q * w;
+				const real v = red[q][o + w];
+				const int vi = ri[q][o + w];
+				if (v < red[q][o] || (v == red[q][o] && vi < ri[q][o])) {
+					red[q][o] = v;
+					ri[q][o] = vi;
+				}
+			}
+			barrier(CLK_LOCAL_MEM_FENCE);
+		}
+		if (tid < nr) {
+			const long r = list[f0 + tid];
+			const int old = labels[row0 + r];
+			if (old != ri[tid][0])
+				atomic_inc(&si[SI_MOVED]);
+			labels[row0 + r] = ri[tid][0];
+			atomic_inc(&si[SI_NEXACT]);
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);	/* before the next rows overwrite the tree */
 	}
 }
 #else	/* !EX_TWO */
 /* Labels the rows `assign' listed in one stage, `real' (x - c)^2 summed over the columns
  * in order (sqdist's arithmetic) for every centroid: without float64 (float32's bound is
- * no narrower than the sums it would check), or for rows too wide for local memory. cT
- * and cnrm are unused. */
+ * no narrower than the sums it would check), or for rows too wide for local memory. c64,
+ * cT and cnrm are unused. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-exact(__global const float *restrict X, __global const real *restrict c64T,
-    __global const float *restrict cT, __global const float *restrict cnrm, int k, int kpad,
+exact(__global const float *restrict X, __global const real *restrict c64,
+    __global const real *restrict c64T, __global const float *restrict cT,
+    __global const float *restrict cnrm, int k, int kpad,
     __global int *restrict labels, long row0, __global const int *restrict list,
     __global ulong *restrict state)
 {
