@@ -1,7 +1,8 @@
 /* clkmeans_assign.c: the passes over the rows, batch by batch: assignment (the fused
- * distance kernel, then the exact float64 recheck of the rows near a tie, then the
- * update's sums), and each row's distance to its centroid. Apart because these are
- * what every iteration runs over every batch: the hot path, read on its own. */
+ * distance kernel; with TF32 its float32 recheck of the rows near a tie; then the exact
+ * float64 recheck of those still near one; then the update's sums), and each row's
+ * distance to its centroid. Apart because these are what every iteration runs over
+ * every batch: the hot path, read on its own. */
 #include "clkmeans_dev.h"
 
 /* Labels every row with the current centroids; with update, sums and counts too. */
@@ -16,12 +17,24 @@ km_assign_pass(struct km *m, int update)
 		cl_long row0;
 		cl_int nb = km_bind(m, b, &row0);
 		cl_long nelem = (cl_long)nb * (cl_long)m->d;
+		const size_t groups = CEIL_DIV((size_t)nb, m->tm);
 		km_fill_zero(m, m->state, 4 * SI_NLIST, 4);
-		km_args(m->assign, 9, A(m->X), A(nb), A(c->cT), A(c->cn), A(kpad), A(m->labels),
-		    A(row0), A(m->list), A(m->state));
-		km_launch(m, m->assign, CEIL_DIV((size_t)nb, m->tm) * nt, nt);
-		km_args(m->exact, 11, A(m->X), A(c->c64), A(c->c64T), A(c->cT), A(c->cnrm), A(k),
-		    A(kpad), A(m->labels), A(row0), A(m->list), A(m->state));
+		km_args(m->assign, m->assign_f32 ? 9 : 10, A(m->X), A(nb), A(c->cT), A(c->cn),
+		    A(kpad), A(m->labels), A(row0), A(m->list), A(m->state), A(m->list));
+		km_launch(m, m->assign, groups * nt, nt);
+		/* exact takes the list the float32 recheck leaves, or assign's */
+		cl_mem elist = m->list;
+		cl_int eslot = SI_NLIST;
+		if (m->assign_f32) {
+			km_fill_zero(m, m->state, 4 * SI_NLIST2, 4);
+			km_args(m->assign_f32, 10, A(m->X), A(nb), A(c->cT), A(c->cn), A(kpad),
+			    A(m->labels), A(row0), A(m->list2), A(m->state), A(m->list));
+			km_launch(m, m->assign_f32, groups * nt, nt);
+			elist = m->list2;
+			eslot = SI_NLIST2;
+		}
+		km_args(m->exact, 12, A(m->X), A(c->c64), A(c->c64T), A(c->cT), A(c->cnrm), A(k),
+		    A(kpad), A(m->labels), A(row0), A(elist), A(eslot), A(m->state));
 		km_launch(m, m->exact, m->exact_groups * m->t.wg, m->t.wg);
 		if (update) {
 			km_args(m->update, 7, A(m->X), A(nelem), A(m->labels), A(row0),

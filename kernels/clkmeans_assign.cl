@@ -35,26 +35,26 @@ fold(float4 acc[RM][RNV], int n0, int tx, __global const float *cn, float *b1, f
 }
 
 /*
- * The label of batch row r (of nb) from its smallest values m1 (at index mi) and m2,
- * unless they lie within twice the expansion's error bound: then r goes to the list
- * for `exact'. The bound, for float32 rows x and centroids c64 rounded to float c32,
- * fma accumulation over DIM terms, u = 2^-24:
+ * The label of batch row r from its smallest values m1 (at index mi) and m2, unless
+ * they lie within twice the expansion's error bound: then r goes to the list (its count
+ * at the state's int `slot') for the next, closer look. The bound, for float32 rows x
+ * and centroids c64 rounded to float c32, fma accumulation over DIM terms, u = 2^-24:
  *   |computed - exact| <= u ((2 DIM + 4) ||x|| ||c|| + 4 ||c||^2) + O(u^2)
- * taken with ||c|| <= cmax and a factor SAFETY, plus a term for float underflow.
- * Returns whether the label changed.
+ * taken with ||c|| <= cmax and a factor SAFETY, plus a term for float underflow; tc:
+ * the products came from the tensor cores, so TF32's rounding too. Returns whether the
+ * label changed.
  */
 static inline int
 finish_row(float m1, float m2, int mi, float xn, float cmax, int r, long row0,
-    __global int *labels, __global int *list, __global ulong *state)
+    __global int *labels, __global int *list, int slot, int tc, __global ulong *state)
 {
 	float xnorm = sqrt(xn);
 	float bound = SAFETY * U32 * ((2 * DIM + 8) * xnorm * cmax + 4.0f * cmax * cmax) +
 	    DIM * 1e-36f;
-#if TF32
-	bound += SAFETY * 2.0f * TF32_REL * xnorm * cmax;	/* the -2 x.c term's */
-#endif
+	if (tc)
+		bound += SAFETY * 2.0f * TF32_REL * xnorm * cmax;	/* the -2 x.c term's */
 	if (!(m2 - m1 > 2.0f * bound)) {
-		list[atomic_inc(&((__global int *)state)[SI_NLIST])] = r;
+		list[atomic_inc(&((__global int *)state)[slot])] = r;
 		return 0;
 	}
 	int changed = labels[row0 + r] != mi;
@@ -76,33 +76,38 @@ tf32_round(float x)
 #endif
 
 static inline void
-store_tile(__local float *Bc, const float4 *pb)
+store_tile(__local float *Bc, const float4 *pb, int tc)
 {
 #pragma unroll
 	for (int q = 0; q < B4; q++) {
 		int e = get_local_id(0) + q * NT;
-		if (e < TK * TN / 4) {
+		if (e >= TK * TN / 4)
+			continue;
 #if TF32
+		if (tc) {
 			/* rows of BST, rounded for the tensor cores */
 			float4 v = pb[q];
 			v = (float4)(tf32_round(v.x), tf32_round(v.y), tf32_round(v.z),
 			    tf32_round(v.w));
 			((__local float4 *)(Bc + (e / (TN / 4)) * BST))[e % (TN / 4)] = v;
-#else
-			((__local float4 *)Bc)[e] = pb[q];
-#endif
+			continue;
 		}
+#endif
+		((__local float4 *)Bc)[e] = pb[q];
 	}
 }
 
-/* One chunk of nd columns from d0 of the group's rows into As (column-major). */
+/* One chunk of nd columns from d0 of the group's rows into As (column-major); with
+ * `in', batch row in[r] for the group's r-th. */
 static void
-load_rows(__local float *As, __global const float *X, int nb, int r0, int d0, int nd)
+load_rows(__local float *As, __global const float *X, int nb, int r0, int d0, int nd,
+    __global const int *in)
 {
 	for (int e = get_local_id(0); e < TM * nd; e += NT) {
 		int lr = e / nd, kk = e - lr * nd;
 		int r = r0 + lr, c = d0 + kk;
-		As[kk * AST + lr] = r < nb && c < DIM ? X[(long)r * DIM + c] : 0.0f;
+		As[kk * AST + lr] = r < nb && c < DIM ?
+		    X[(long)(in ? in[r] : r) * DIM + c] : 0.0f;
 	}
 }
 
@@ -136,7 +141,7 @@ prefetch_tile(float4 *pb, __global const float4 *cT4, long kp4, const long *off,
 static void
 merge_rows(__local float *rb1, __local float *rb2, __local int *ri1, int sharers, float xn,
     float cmax, int r0, int nb, long row0, __global int *labels, __global int *list,
-    __global ulong *state, __local int *moved_l)
+    int slot, int tc, __global const int *in, __global ulong *state, __local int *moved_l)
 {
 	const int tid = get_local_id(0);
 	barrier(CLK_LOCAL_MEM_FENCE);
@@ -155,7 +160,8 @@ merge_rows(__local float *rb1, __local float *rb2, __local int *ri1, int sharers
 				m2 = fmin(m2, o1);
 			}
 		}
-		mine = finish_row(m1, m2, mi, xn, cmax, r0 + tid, row0, labels, list, state);
+		const int r = in ? in[r0 + tid] : r0 + tid;
+		mine = finish_row(m1, m2, mi, xn, cmax, r, row0, labels, list, slot, tc, state);
 	}
 	if (mine)
 		atomic_inc(moved_l);
@@ -174,14 +180,33 @@ merge_rows(__local float *rb1, __local float *rb2, __local int *ri1, int sharers
  * TNT work-items of a row merge their minima at the end.
  * Otherwise (CPUs): each work-item takes RM rows against every centroid, from global
  * memory (cached), without barriers.
+ *
+ * With TF32 this kernel is assign_f32, the float32 recheck of the rows the tensor cores'
+ * assign (below) could not decide: rows in[0, count), count the state's SI_NLIST (nb only
+ * sizes the launch), those still near a tie to `list' with their count at SI_NLIST2, for
+ * `exact'. Its bound is float32's, some 2^13 times narrower than TF32's, so of the
+ * rows TF32 leaves (5% of the benchmark's in its first iterations) float64 sees a few
+ * hundred, and at the float32 GEMM's rate rather than exact's. `in' is unused otherwise.
  */
-#if !TF32
+#if TF32
+#define F32_ASSIGN assign_f32
+#define RECHECK 1
+#else
+#define F32_ASSIGN assign
+#define RECHECK 0
+#endif
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
-assign(__global const float *restrict X, int nb, __global const float *restrict cT,
+F32_ASSIGN(__global const float *restrict X, int nb, __global const float *restrict cT,
     __global const float *restrict cn, int kpad, __global int *restrict labels, long row0,
-    __global int *restrict list, __global ulong *restrict state)
+    __global int *restrict list, __global ulong *restrict state,
+    __global const int *restrict in)
 {
 	const float cmax = ((__global const float *)state)[SF_CMAX];
+	__global const int *gin = RECHECK ? in : 0;	/* rows by the list, or direct */
+	const int slot = RECHECK ? SI_NLIST2 : SI_NLIST;
+#if RECHECK
+	nb = ((__global const int *)state)[SI_NLIST];
+#endif
 	float4 acc[RM][RNV];	/* rows x centroids, four centroids a vector */
 	float b1[RM], b2[RM];
 	int i1[RM];
@@ -209,7 +234,9 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 	if (tid == 0)
 		moved_l = 0;
 #if A_RES
-	load_rows(As, X, nb, r0, 0, DPAD);
+	if (r0 >= nb)
+		return;		/* the whole group: a recheck's list is shorter than the launch */
+	load_rows(As, X, nb, r0, 0, DPAD, gin);
 	barrier(CLK_LOCAL_MEM_FENCE);
 	if (tid < TM)
 		for (int kk = 0; kk < DPAD; kk++)
@@ -224,15 +251,15 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		 * finished reading before the barrier that ended step s - 1. */
 		__local float *Bc = Bs + (s & 1) * BS_SIZE;
 		if (s == 0) {
-			store_tile(Bc, pb);
+			store_tile(Bc, pb, 0);
 			barrier(CLK_LOCAL_MEM_FENCE);
 		}
 #else
 		__local float *Bc = Bs;
 		barrier(CLK_LOCAL_MEM_FENCE);
-		store_tile(Bc, pb);
+		store_tile(Bc, pb, 0);
 #if !A_RES
-		load_rows(As, X, nb, r0, ds * TK, TK);
+		load_rows(As, X, nb, r0, ds * TK, TK, gin);
 #endif
 		barrier(CLK_LOCAL_MEM_FENCE);
 #if !A_RES
@@ -281,7 +308,7 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		}
 #if NBUF == 2
 		if (s + 1 < nsteps)
-			store_tile(Bs + ((s + 1) & 1) * BS_SIZE, pb);
+			store_tile(Bs + ((s + 1) & 1) * BS_SIZE, pb, 0);
 		barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 		if (ds == DSTEPS - 1)
@@ -299,7 +326,8 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		rb2[tx * TM + lr] = b2[i];
 		ri1[tx * TM + lr] = i1[i];
 	}
-	merge_rows(rb1, rb2, ri1, TNT, xn, cmax, r0, nb, row0, labels, list, state, &moved_l);
+	merge_rows(rb1, rb2, ri1, TNT, xn, cmax, r0, nb, row0, labels, list, slot, 0, gin, state,
+	    &moved_l);
 #else
 	/* TNT is 1: RM consecutive rows a work-item, RN consecutive centroids a tile. */
 	const int rb = get_group_id(0) * TM + get_local_id(0) * RM;
@@ -340,12 +368,13 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 	for (int i = 0; i < RM; i++)
 		if (rb + i < nb)
 			moved += finish_row(b1[i], b2[i], i1[i], xn[i], cmax, rb + i, row0, labels,
-			    list, state);
+			    list, slot, 0, state);
 	if (moved)
 		atomic_add(&((__global int *)state)[SI_MOVED], moved);
 #endif
 }
-#else	/* TF32 */
+
+#if TF32
 
 /*
  * assign with the products on the tensor cores: the same contract, tiles, local memory
@@ -405,7 +434,7 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		}
 	if (tid == 0)
 		moved_l = 0;
-	load_rows(As, X, nb, r0, 0, DPAD);
+	load_rows(As, X, nb, r0, 0, DPAD, 0);
 	barrier(CLK_LOCAL_MEM_FENCE);
 	if (tid < TM)
 		for (int kk = 0; kk < DPAD; kk++)
@@ -418,7 +447,7 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 	chunk_offsets(off, kp4);
 	prefetch_tile(pb, cT4, kp4, off, 0);	/* the first centroid chunk */
 #if NBUF == 2
-	store_tile(Bs, pb);
+	store_tile(Bs, pb, 1);
 	barrier(CLK_LOCAL_MEM_FENCE);	/* (also: the rows' rounding is done) */
 #endif
 	for (int s = 0; s < nsteps; s++) {
@@ -430,7 +459,7 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 #else
 		__local float *Bc = Bs;
 		barrier(CLK_LOCAL_MEM_FENCE);	/* (also: the rows' rounding is done) */
-		store_tile(Bc, pb);
+		store_tile(Bc, pb, 1);
 		barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 		if (s + 1 < nsteps)
@@ -485,7 +514,7 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		}
 #if NBUF == 2
 		if (s + 1 < nsteps)
-			store_tile(Bs + ((s + 1) & 1) * BS_SIZE, pb);
+			store_tile(Bs + ((s + 1) & 1) * BS_SIZE, pb, 1);
 		barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 	}
@@ -503,7 +532,8 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 			rb2[t * TM + lr] = b2[i][h];
 			ri1[t * TM + lr] = i1[i][h];
 		}
-	merge_rows(rb1, rb2, ri1, 4, xn, cmax, r0, nb, row0, labels, list, state, &moved_l);
+	merge_rows(rb1, rb2, ri1, 4, xn, cmax, r0, nb, row0, labels, list, SI_NLIST, 1, 0, state,
+	    &moved_l);
 }
 #endif	/* TF32 */
 

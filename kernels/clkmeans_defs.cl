@@ -16,7 +16,9 @@
  *              whose best and second-best values lie within the expansion's error bound
  *              go to a list for `exact'; with TF32 (NVIDIA, compute capability 8.0 and
  *              later), the GEMM on the tensor cores (mma.sync, inline PTX) and the bound
- *              widened by TF32's rounding
+ *              widened by TF32's rounding, and the float32 kernel (assign_f32) rechecks
+ *              the rows that bound leaves, listing for `exact' the few float32 cannot
+ *              decide
  *   exact      float64 direct distances of the listed rows to every centroid
  *   update     per-cluster sums as 64-bit fixed point (integer atomics: exact, so the
  *              result never depends on the order of the additions) and counts
@@ -125,6 +127,7 @@ typedef float real;
 #define SI_NLIST 6
 #define SI_NEXACT 7
 #define SF_CMAX 8
+#define SI_NLIST2 9	/* with TF32: rows the float32 recheck leaves to exact */
 
 /* Unit roundoff of float and the factor of safety on the error bound. */
 #define U32 5.9604644775390625e-8f

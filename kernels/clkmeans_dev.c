@@ -50,8 +50,8 @@ km_args(cl_kernel k, int n, ...)
 	va_end(ap);
 }
 
-static const char *const kernel_names[7] = {"assign", "exact", "update", "finalize",
-	"scalars", "rowdist", "kpp"};
+static const char *const kernel_names[8] = {"assign", "exact", "update", "finalize",
+	"scalars", "rowdist", "kpp", "assign_f32"};
 
 /* Adds the finished kernels' times (CLKMEANS_PROFILE) to their totals. */
 static void
@@ -75,10 +75,10 @@ km_launch(struct km *m, cl_kernel k, size_t global, size_t local)
 	    NULL, m->prof ? &ev : NULL));
 	if (!m->prof)
 		return;
-	cl_kernel all[7] = {m->assign, m->exact, m->update, m->finalize, m->scalars, m->rowdist,
-	    m->kpp};
+	cl_kernel all[8] = {m->assign, m->exact, m->update, m->finalize, m->scalars, m->rowdist,
+	    m->kpp, m->assign_f32};
 	int i = 0;
-	while (i < 6 && all[i] != k)
+	while (i < 7 && all[i] != k)
 		i++;
 	if (m->npend == (int)(sizeof m->pend / sizeof m->pend[0]))
 		prof_collect(m);
@@ -320,6 +320,7 @@ build(struct km *m)
 	m->scalars = clx_kernel(m->prog, "scalars");
 	m->rowdist = clx_kernel(m->prog, "rowdist");
 	m->kpp = clx_kernel(m->prog, "kpp");
+	m->assign_f32 = t->tf32 ? clx_kernel(m->prog, "assign_f32") : NULL;
 }
 
 /* Iterations auto expects of a run that stops at the tolerance: runs of Lloyd with the
@@ -462,9 +463,9 @@ static void
 km_close(struct km *m)
 {
 	prof_collect(m);
-	for (int i = 0; i < 7 && m->prof; i++)
+	for (int i = 0; i < 8 && m->prof; i++)
 		vlog("kernel %-8s %10.3f ms", kernel_names[i], m->kernel_ms[i]);
-	cl_mem *mems[] = {&m->X, &m->labels, &m->dists, &m->list, &m->state, &m->sums,
+	cl_mem *mems[] = {&m->X, &m->labels, &m->dists, &m->list, &m->list2, &m->state, &m->sums,
 	    &m->counts, &m->fscale_m, &m->iscale, &m->shift, &m->empty, &m->part, &m->cand,
 	    &m->set[0].c64, &m->set[0].c64T, &m->set[0].cT, &m->set[0].cn, &m->set[0].cnrm,
 	    &m->set[1].c64, &m->set[1].c64T, &m->set[1].cT, &m->set[1].cn, &m->set[1].cnrm};
@@ -472,7 +473,7 @@ km_close(struct km *m)
 		if (*mems[i])
 			clReleaseMemObject(*mems[i]);
 	cl_kernel ks[] = {m->assign, m->exact, m->update, m->finalize, m->scalars, m->rowdist,
-	    m->kpp};
+	    m->kpp, m->assign_f32};
 	for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
 		if (ks[i])
 			clReleaseKernel(ks[i]);

@@ -29,7 +29,7 @@
 
 /* The state buffer's layout (keep in step with kernels/clkmeans_defs.cl). */
 enum { SD_INERTIA = 0, SD_SHIFT = 1, SI_MOVED = 4, SI_EMPTY = 5, SI_NLIST = 6,
-	SI_NEXACT = 7, SF_CMAX = 8, STATE_BYTES = 64 };
+	SI_NEXACT = 7, SF_CMAX = 8, SI_NLIST2 = 9, STATE_BYTES = 64 };
 
 /* Tunables of the kernels, per device class (CLKMEANS_TUNE overrides them). */
 struct tune {
@@ -57,6 +57,7 @@ struct km {
 	double busy;			/* seconds of work, for -v */
 	cl_program prog;
 	cl_kernel assign, exact, update, finalize, scalars, rowdist, kpp;
+	cl_kernel assign_f32;		/* with TF32: the float32 recheck of assign's list */
 	struct tune t;
 	int fp64, atom64;
 	size_t rsz;			/* bytes of the kernels' `real' */
@@ -68,12 +69,13 @@ struct km {
 	const float *fscale;		/* 2^p of each column's fixed point (the set's) */
 	cl_mem X, labels, dists, list, state, sums, counts, fscale_m, iscale, shift, empty, part,
 	    cand;
+	cl_mem list2;			/* with TF32: the rows the recheck leaves to exact */
 	struct cset set[2];
 	int cur;
 	int prof;			/* CLKMEANS_PROFILE: time each kernel (-v prints it) */
 	int npend;
 	struct { cl_event ev; int kernel; } pend[64];
-	double kernel_ms[7];
+	double kernel_ms[8];
 };
 
 /* The devices of one process and the rows of the whole run. */

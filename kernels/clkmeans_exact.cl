@@ -119,7 +119,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 exact(__global const float *restrict X, __global const real *restrict c64,
     __global const real *restrict c64T, __global const float *restrict cT,
     __global const float *restrict cnrm, int k, int kpad,
-    __global int *restrict labels, long row0, __global const int *restrict list,
+    __global int *restrict labels, long row0, __global const int *restrict list, int slot,
     __global ulong *restrict state)
 {
 	__local float4 xl[DIM][ER / 4];	/* column i of the group's rows */
@@ -129,7 +129,7 @@ exact(__global const float *restrict X, __global const real *restrict c64,
 	__local float tl[ER];		/* each row's T */
 	__global int *si = (__global int *)state;
 	const int tid = get_local_id(0);
-	const int count = si[SI_NLIST];
+	const int count = si[slot];	/* the list's length */
 	const int ng = get_num_groups(0), per = ex_per(count);
 
 	for (int f0 = get_group_id(0) * per; f0 < count; f0 += ng * per) {
@@ -298,7 +298,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 exact(__global const float *restrict X, __global const real *restrict c64,
     __global const real *restrict c64T, __global const float *restrict cT,
     __global const float *restrict cnrm, int k, int kpad,
-    __global int *restrict labels, long row0, __global const int *restrict list,
+    __global int *restrict labels, long row0, __global const int *restrict list, int slot,
     __global ulong *restrict state)
 {
 #if EX_FIT >= 1
@@ -308,7 +308,7 @@ exact(__global const float *restrict X, __global const real *restrict c64,
 	__local int bi[WG];
 	__global int *si = (__global int *)state;
 	const int tid = get_local_id(0);
-	const int count = si[SI_NLIST];
+	const int count = si[slot];	/* the list's length */
 	const int ng = get_num_groups(0), per = ex_per(count);
 
 	for (int f0 = get_group_id(0) * per; f0 < count; f0 += ng * per) {

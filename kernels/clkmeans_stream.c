@@ -30,7 +30,8 @@ km_plan_memory(struct km *m, size_t max_device_mem)
 	    m->ngroups * (size_t)maxl * 8 + (size_t)maxl * d * R +
 	    2 * (k * d * R + d * kpad * R + m->dpad * kpad * 4 + 2 * kpad * 4);
 	size_t per_row = 4 + R;			/* labels, dists */
-	size_t row_bytes = d * 4 + 4;		/* the row, its place in the exact list */
+	/* the row, its place in the exact list (and, with TF32, in the recheck's) */
+	size_t row_bytes = d * 4 + 4 * (1 + (m->t.tf32 != 0));
 	size_t budget = max_device_mem ? max_device_mem : (size_t)m->x.global_mem / 10 * 9;
 	size_t base = fixed + n * per_row;
 	size_t least = base + MIN(n, align) * row_bytes;
@@ -63,6 +64,7 @@ km_plan_memory(struct km *m, size_t max_device_mem)
 	m->labels = km_buf(m, n * 4);
 	m->dists = km_buf(m, n * R);
 	m->list = km_buf(m, m->batch * 4);
+	m->list2 = m->t.tf32 ? km_buf(m, m->batch * 4) : NULL;
 	m->state = km_buf(m, STATE_BYTES);
 	m->sums = km_buf(m, k * d * 8);
 	m->counts = km_buf(m, k * 8);
