@@ -37,12 +37,18 @@ km_assign_pass(struct km *m, int update)
 		    A(kpad), A(m->labels), A(row0), A(elist), A(eslot), A(m->state));
 		km_launch(m, m->exact, m->exact_groups * m->t.wg, m->t.wg);
 		if (update) {
-			km_args(m->update, 7, A(m->X), A(nelem), A(m->labels), A(row0),
-			    A(m->fscale_m), A(m->sums), A(m->counts));
+			cl_int delta = m->delta;
+			cl_mem prev = delta ? m->prev : m->labels;	/* unread without delta */
+			km_args(m->update, 9, A(m->X), A(nelem), A(m->labels), A(prev), A(delta),
+			    A(row0), A(m->fscale_m), A(m->sums), A(m->counts));
 			size_t g = MIN(m->update_groups, CEIL_DIV((size_t)nelem, (size_t)m->t.wg));
 			km_launch(m, m->update, g * m->t.wg, m->t.wg);
 		}
 	}
+	/* the sums are now those of these labels */
+	if (update && m->delta && m->n > 0)
+		CL_CHECK(clEnqueueCopyBuffer(m->x.queue, m->labels, m->prev, 0, 0, m->n * 4, 0,
+		    NULL, NULL));
 }
 
 /* dists and their partial sums, for the labels and the current centroids. */

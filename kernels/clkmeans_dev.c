@@ -379,6 +379,7 @@ static void
 km_open(struct kmset *s, struct km *m, size_t first, size_t n, int prof)
 {
 	m->prof = prof;
+	m->delta = !s->exchange;
 	m->first = first;
 	m->n = n;
 	m->d = s->d;
@@ -465,8 +466,8 @@ km_close(struct km *m)
 	prof_collect(m);
 	for (int i = 0; i < 8 && m->prof; i++)
 		vlog("kernel %-8s %10.3f ms", kernel_names[i], m->kernel_ms[i]);
-	cl_mem *mems[] = {&m->X, &m->labels, &m->dists, &m->list, &m->list2, &m->state, &m->sums,
-	    &m->counts, &m->fscale_m, &m->iscale, &m->shift, &m->empty, &m->part, &m->cand,
+	cl_mem *mems[] = {&m->X, &m->labels, &m->prev, &m->dists, &m->list, &m->list2, &m->state,
+	    &m->sums, &m->counts, &m->fscale_m, &m->iscale, &m->shift, &m->empty, &m->part, &m->cand,
 	    &m->set[0].c64, &m->set[0].c64T, &m->set[0].cT, &m->set[0].cn, &m->set[0].cnrm,
 	    &m->set[1].c64, &m->set[1].c64T, &m->set[1].cT, &m->set[1].cn, &m->set[1].cnrm};
 	for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
@@ -527,14 +528,24 @@ set_finalize(struct kmset *s, int mode, int npart)
 		km_finalize(&s->dev[i], mode, npart);
 }
 
+/* Labels -1 (none yet); with delta, the sums empty and made for no labels. */
 static void
 set_labels_reset(struct kmset *s)
 {
 	const int minus1 = -1;
-	for (int i = 0; i < s->nd; i++)
-		if (s->dev[i].n > 0)
-			CL_CHECK(clEnqueueFillBuffer(s->dev[i].x.queue, s->dev[i].labels, &minus1,
-			    sizeof minus1, 0, s->dev[i].n * 4, 0, NULL, NULL));
+	for (int i = 0; i < s->nd; i++) {
+		struct km *m = &s->dev[i];
+		if (m->n == 0)
+			continue;
+		CL_CHECK(clEnqueueFillBuffer(m->x.queue, m->labels, &minus1, sizeof minus1, 0,
+		    m->n * 4, 0, NULL, NULL));
+		if (m->delta) {
+			CL_CHECK(clEnqueueFillBuffer(m->x.queue, m->prev, &minus1, sizeof minus1, 0,
+			    m->n * 4, 0, NULL, NULL));
+			km_fill_zero(m, m->sums, 0, m->k * m->d * 8);
+			km_fill_zero(m, m->counts, 0, m->k * 8);
+		}
+	}
 }
 
 /* Runs Lloyd's iterations from the current centroids; leaves labels, dists and the
@@ -555,8 +566,10 @@ lloyd(struct kmset *s, int max_iter, int tol_on, int *n_iter, double *t_vdist,
 		s->t_start = now_sec();
 		for (int i = 0; i < s->nd; i++) {
 			struct km *m = &s->dev[i];
-			km_fill_zero(m, m->sums, 0, m->k * m->d * 8);
-			km_fill_zero(m, m->counts, 0, m->k * 8);
+			if (!m->delta) {
+				km_fill_zero(m, m->sums, 0, m->k * m->d * 8);
+				km_fill_zero(m, m->counts, 0, m->k * 8);
+			}
 			km_fill_zero(m, m->state, 4 * SI_MOVED, 4);
 			km_fill_zero(m, m->state, 4 * SI_NEXACT, 4);
 			km_assign_pass(m, 1);

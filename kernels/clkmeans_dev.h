@@ -70,6 +70,9 @@ struct km {
 	cl_mem X, labels, dists, list, state, sums, counts, fscale_m, iscale, shift, empty, part,
 	    cand;
 	cl_mem list2;			/* with TF32: the rows the recheck leaves to exact */
+	cl_mem prev;			/* with delta: the labels the sums were made for */
+	int delta;			/* sums kept from one iteration to the next, updated by
+					 * the rows that moved (one device, one rank) */
 	struct cset set[2];
 	int cur;
 	int prof;			/* CLKMEANS_PROFILE: time each kernel (-v prints it) */

@@ -29,7 +29,7 @@ km_plan_memory(struct km *m, size_t max_device_mem)
 	size_t fixed = STATE_BYTES + d * (4 + R) + k * d * 8 + k * 8 + kpad * (R + 4) +
 	    m->ngroups * (size_t)maxl * 8 + (size_t)maxl * d * R +
 	    2 * (k * d * R + d * kpad * R + m->dpad * kpad * 4 + 2 * kpad * 4);
-	size_t per_row = 4 + R;			/* labels, dists */
+	size_t per_row = 4 + R + (m->delta ? 4 : 0);	/* labels, dists (, prev) */
 	/* the row, its place in the exact list (and, with TF32, in the recheck's) */
 	size_t row_bytes = d * 4 + 4 * (1 + (m->t.tf32 != 0));
 	size_t budget = max_device_mem ? max_device_mem : (size_t)m->x.global_mem / 10 * 9;
@@ -62,6 +62,7 @@ km_plan_memory(struct km *m, size_t max_device_mem)
 
 	m->X = km_buf(m, m->batch * d * 4);
 	m->labels = km_buf(m, n * 4);
+	m->prev = m->delta ? km_buf(m, n * 4) : NULL;
 	m->dists = km_buf(m, n * R);
 	m->list = km_buf(m, m->batch * 4);
 	m->list2 = m->t.tf32 ? km_buf(m, m->batch * 4) : NULL;

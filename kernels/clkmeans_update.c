@@ -291,6 +291,13 @@ km_relocate(struct kmset *s, int e, int have_dists)
 			continue;
 		const int64_t *row = q + idx * (d + 1);
 		size_t old = (size_t)row[d];
+		/* with delta (one device, one rank: it holds the row), the sums must stay
+		 * those of the labels in prev: the row is cluster j's now */
+		struct km *m0 = &s->dev[0];
+		if (m0->delta) {
+			const cl_int jv = (cl_int)j;
+			km_write_buf(m0, m0->prev, (g[idx] - s->row0) * 4, 4, &jv);
+		}
 		idx++;
 		for (size_t i = 0; i < d; i++) {
 			sums[old * d + i] = (int64_t)((uint64_t)sums[old * d + i] - (uint64_t)row[i]);

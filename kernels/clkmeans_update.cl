@@ -3,40 +3,52 @@
 
 /* ---- update ----------------------------------------------------------------- */
 
-/* sums[l][i] += round(x[i] * 2^p_i) as 64-bit integers; counts[l] += 1, also 64-bit:
- * one device streaming billions of rows can put more than 2^32 in one cluster. */
+/* *p += q modulo 2^64, atomically. */
+static inline void
+add64(__global ulong *p, long q)
+{
+#if HAVE_ATOM64
+	atom_add((volatile __global ulong *)p, (ulong)q);
+#else
+	/* Two 32-bit halves, the carry of the low one added to the high one: the total is
+	 * exact modulo 2^64 whatever the order. */
+	__global uint *p32 = (__global uint *)p;
+	uint lo = (uint)q, hi = (uint)((ulong)q >> 32);
+	uint old = atomic_add(p32, lo);
+	hi += (uint)(old + lo < old);
+	if (hi)
+		atomic_add(p32 + 1, hi);
+#endif
+}
+
+/*
+ * sums[l][i] += round(x[i] * 2^p_i) as 64-bit integers; counts[l] += 1, also 64-bit:
+ * one device streaming billions of rows can put more than 2^32 in one cluster.
+ * With delta, the sums and counts are the last iteration's, made for the labels in
+ * prev: only a row whose label changed moves, its values taken from its old cluster
+ * (prev; -1: none) and added to its new one. Integers, so the totals are the bytes a
+ * sum from zero gives, and an iteration that moves few rows costs few atomics.
+ */
 __kernel void
 update(__global const float *restrict X, long nelem, __global const int *restrict labels,
-    long row0, __global const float *restrict fscale, __global ulong *restrict sums,
+    __global const int *restrict prev, int delta, long row0,
+    __global const float *restrict fscale, __global ulong *restrict sums,
     __global ulong *restrict counts)
 {
 	for (long e = get_global_id(0); e < nelem; e += get_global_size(0)) {
 		long r = e / DIM;
 		int i = (int)(e - r * DIM);
-		int l = labels[row0 + r];
+		int l = labels[row0 + r], was = delta ? prev[row0 + r] : -1;
+		if (l == was)
+			continue;
 		long q = convert_long_rte(X[e] * fscale[i]);
-		__global ulong *p = sums + (long)l * DIM + i;
-#if HAVE_ATOM64
-		atom_add((volatile __global ulong *)p, (ulong)q);
-#else
-		/* Two 32-bit halves, the carry of the low one added to the high one: the
-		 * total is exact modulo 2^64 whatever the order. */
-		__global uint *p32 = (__global uint *)p;
-		uint lo = (uint)q, hi = (uint)((ulong)q >> 32);
-		uint old = atomic_add(p32, lo);
-		hi += (uint)(old + lo < old);
-		if (hi)
-			atomic_add(p32 + 1, hi);
-#endif
+		add64(sums + (long)l * DIM + i, q);
+		if (was >= 0)
+			add64(sums + (long)was * DIM + i, -q);
 		if (i == 0) {
-#if HAVE_ATOM64
-			atom_inc((volatile __global ulong *)&counts[l]);
-#else
-			/* the low half's wrap carries one into the high half, once */
-			__global uint *c32 = (__global uint *)&counts[l];
-			if (atomic_inc(c32) == 0xffffffffu)
-				atomic_inc(c32 + 1);
-#endif
+			add64(counts + l, 1);
+			if (was >= 0)
+				add64(counts + was, -1);
 		}
 	}
 }
