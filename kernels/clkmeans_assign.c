@@ -29,7 +29,10 @@ km_assign_pass(struct km *m, int update)
 			km_fill_zero(m, m->state, 4 * SI_NLIST2, 4);
 			km_args(m->assign_f32, 10, A(m->X), A(nb), A(c->cT), A(c->cn), A(kpad),
 			    A(m->labels), A(row0), A(m->list2), A(m->state), A(m->list));
-			km_launch(m, m->assign_f32, groups * nt, nt);
+			/* a few groups a compute unit, each taking row tiles of the list in
+			 * turn: the list is some percent of the batch, known on the device only */
+			size_t rg = MIN(groups, (size_t)m->x.compute_units * 4);
+			km_launch(m, m->assign_f32, rg * nt, nt);
 			elist = m->list2;
 			eslot = SI_NLIST2;
 		}

@@ -12,6 +12,18 @@
 		(b1) = lt_ ? (v) : (b1);                        \
 	} while (0)
 
+/* No minima yet for RM rows. */
+static inline void
+minima_reset(float *b1, float *b2, int *i1)
+{
+#pragma unroll
+	for (int i = 0; i < RM; i++) {
+		b1[i] = INFINITY;
+		b2[i] = INFINITY;
+		i1[i] = 0;
+	}
+}
+
 /* Folds a tile of dot products (rows x RNV float4s of centroids, the v-th starting at
  * column n0 + tx * 4 + v * TNT * 4) into the running minima, columns in increasing
  * order: value ||c||^2 - 2 x.c. */
@@ -211,125 +223,122 @@ F32_ASSIGN(__global const float *restrict X, int nb, __global const float *restr
 	float b1[RM], b2[RM];
 	int i1[RM];
 
-#pragma unroll
-	for (int i = 0; i < RM; i++) {
-		b1[i] = INFINITY;
-		b2[i] = INFINITY;
-		i1[i] = 0;
-	}
 #if LOCAL_TILES
 	__local float4 smem4[(SMEM_SIZE + 3) / 4];	/* float4: 16-byte aligned */
 	__local int moved_l;
 	__local float *smem = (__local float *)smem4;
 	__local float *As = smem, *Bs = smem + AS_SIZE;
 	const int tid = get_local_id(0), tx = tid % TNT, ty = tid / TNT;
-	const int r0 = get_group_id(0) * TM;
 	const int nsteps = kpad / TN * DSTEPS;
 	__global const float4 *cT4 = (__global const float4 *)cT;
-	float xn = 0.0f;	/* squared norm of row tid (tid < TM) */
 	float4 pb[B4];
 	const long kp4 = kpad / 4;	/* kpad: a multiple of TN */
 	long off[B4];
 
-	if (tid == 0)
-		moved_l = 0;
-#if A_RES
-	if (r0 >= nb)
-		return;		/* the whole group: a recheck's list is shorter than the launch */
-	load_rows(As, X, nb, r0, 0, DPAD, gin);
-	barrier(CLK_LOCAL_MEM_FENCE);
-	if (tid < TM)
-		for (int kk = 0; kk < DPAD; kk++)
-			xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
-#endif
 	chunk_offsets(off, kp4);
-	prefetch_tile(pb, cT4, kp4, off, 0);	/* the first centroid chunk */
-	for (int s = 0; s < nsteps; s++) {
-		const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
-#if NBUF == 2
-		/* Step s reads buffer s & 1 and fills the other, which every work-item
-		 * finished reading before the barrier that ended step s - 1. */
-		__local float *Bc = Bs + (s & 1) * BS_SIZE;
-		if (s == 0) {
-			store_tile(Bc, pb, 0);
-			barrier(CLK_LOCAL_MEM_FENCE);
-		}
-#else
-		__local float *Bc = Bs;
+	/* groups take the row tiles in turn: one each, unless (a recheck) the launch is
+	 * smaller than the list */
+	for (int r0 = get_group_id(0) * TM; r0 < nb; r0 += get_num_groups(0) * TM) {
+		float xn = 0.0f;	/* squared norm of row tid (tid < TM) */
+		minima_reset(b1, b2, i1);
+		if (tid == 0)
+			moved_l = 0;
+#if A_RES
+		load_rows(As, X, nb, r0, 0, DPAD, gin);
 		barrier(CLK_LOCAL_MEM_FENCE);
-		store_tile(Bc, pb, 0);
-#if !A_RES
-		load_rows(As, X, nb, r0, ds * TK, TK, gin);
-#endif
-		barrier(CLK_LOCAL_MEM_FENCE);
-#if !A_RES
-		if (tile == 0 && tid < TM)
-			for (int kk = 0; kk < TK; kk++)
+		if (tid < TM)
+			for (int kk = 0; kk < DPAD; kk++)
 				xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
 #endif
-#endif
-		if (s + 1 < nsteps)
-			prefetch_tile(pb, cT4, kp4, off, s + 1);
-		if (ds == 0) {
-#pragma unroll
-			for (int i = 0; i < RM; i++)
-#pragma unroll
-				for (int v = 0; v < RNV; v++)
-					acc[i][v] = (float4)(0.0f);
-		}
-#if A_RES
-		__local const float *Ak = As + ds * TK * AST;
-#else
-		__local const float *Ak = As;
-#endif
-#pragma unroll
-		for (int kk = 0; kk < TK; kk++) {
-			float a[RM];
-			float4 b[RNV];
-			/* float4 pointers: 16-byte aligned, so 128-bit local loads. */
-			__local const float4 *a4 = (__local const float4 *)(Ak + kk * AST);
-			__local const float4 *b4 = (__local const float4 *)(Bc + kk * TN);
-#pragma unroll
-			for (int v = 0; v < RMV; v++) {
-				float4 t = a4[ty + v * (TM / RMV / 4)];
-				a[4 * v] = t.x;
-				a[4 * v + 1] = t.y;
-				a[4 * v + 2] = t.z;
-				a[4 * v + 3] = t.w;
-			}
-#pragma unroll
-			for (int v = 0; v < RNV; v++)
-				b[v] = b4[tx + v * (TN / RNV / 4)];
-#pragma unroll
-			for (int i = 0; i < RM; i++)
-#pragma unroll
-				for (int v = 0; v < RNV; v++)
-					acc[i][v] = fma((float4)(a[i]), b[v], acc[i][v]);
-		}
+		prefetch_tile(pb, cT4, kp4, off, 0);	/* the first centroid chunk */
+		for (int s = 0; s < nsteps; s++) {
+			const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
 #if NBUF == 2
-		if (s + 1 < nsteps)
-			store_tile(Bs + ((s + 1) & 1) * BS_SIZE, pb, 0);
-		barrier(CLK_LOCAL_MEM_FENCE);
+			/* Step s reads buffer s & 1 and fills the other, which every work-item
+			 * finished reading before the barrier that ended step s - 1. */
+			__local float *Bc = Bs + (s & 1) * BS_SIZE;
+			if (s == 0) {
+				store_tile(Bc, pb, 0);
+				barrier(CLK_LOCAL_MEM_FENCE);
+			}
+#else
+			__local float *Bc = Bs;
+			barrier(CLK_LOCAL_MEM_FENCE);
+			store_tile(Bc, pb, 0);
+#if !A_RES
+			load_rows(As, X, nb, r0, ds * TK, TK, gin);
 #endif
-		if (ds == DSTEPS - 1)
-			fold(acc, tile * TN, tx, cn, b1, b2, i1);
-	}
-
-	/* Merge the TNT work-items that share each row, in a fixed order. */
-	__local float *rb1 = smem, *rb2 = smem + TNT * TM;
-	__local int *ri1 = (__local int *)(smem + 2 * TNT * TM);
-	barrier(CLK_LOCAL_MEM_FENCE);
+			barrier(CLK_LOCAL_MEM_FENCE);
+#if !A_RES
+			if (tile == 0 && tid < TM)
+				for (int kk = 0; kk < TK; kk++)
+					xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
+#endif
+#endif
+			if (s + 1 < nsteps)
+				prefetch_tile(pb, cT4, kp4, off, s + 1);
+			if (ds == 0) {
 #pragma unroll
-	for (int i = 0; i < RM; i++) {
-		int lr = ty * 4 + (i / 4) * (TM / RMV) + i % 4;
-		rb1[tx * TM + lr] = b1[i];
-		rb2[tx * TM + lr] = b2[i];
-		ri1[tx * TM + lr] = i1[i];
+				for (int i = 0; i < RM; i++)
+#pragma unroll
+					for (int v = 0; v < RNV; v++)
+						acc[i][v] = (float4)(0.0f);
+			}
+#if A_RES
+			__local const float *Ak = As + ds * TK * AST;
+#else
+			__local const float *Ak = As;
+#endif
+#pragma unroll
+			for (int kk = 0; kk < TK; kk++) {
+				float a[RM];
+				float4 b[RNV];
+				/* float4 pointers: 16-byte aligned, so 128-bit local loads. */
+				__local const float4 *a4 = (__local const float4 *)(Ak + kk * AST);
+				__local const float4 *b4 = (__local const float4 *)(Bc + kk * TN);
+#pragma unroll
+				for (int v = 0; v < RMV; v++) {
+					float4 t = a4[ty + v * (TM / RMV / 4)];
+					a[4 * v] = t.x;
+					a[4 * v + 1] = t.y;
+					a[4 * v + 2] = t.z;
+					a[4 * v + 3] = t.w;
+				}
+#pragma unroll
+				for (int v = 0; v < RNV; v++)
+					b[v] = b4[tx + v * (TN / RNV / 4)];
+#pragma unroll
+				for (int i = 0; i < RM; i++)
+#pragma unroll
+					for (int v = 0; v < RNV; v++)
+						acc[i][v] = fma((float4)(a[i]), b[v], acc[i][v]);
+			}
+#if NBUF == 2
+			if (s + 1 < nsteps)
+				store_tile(Bs + ((s + 1) & 1) * BS_SIZE, pb, 0);
+			barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+			if (ds == DSTEPS - 1)
+				fold(acc, tile * TN, tx, cn, b1, b2, i1);
+		}
+
+		/* Merge the TNT work-items that share each row, in a fixed order. */
+		__local float *rb1 = smem, *rb2 = smem + TNT * TM;
+		__local int *ri1 = (__local int *)(smem + 2 * TNT * TM);
+		barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+		for (int i = 0; i < RM; i++) {
+			int lr = ty * 4 + (i / 4) * (TM / RMV) + i % 4;
+			rb1[tx * TM + lr] = b1[i];
+			rb2[tx * TM + lr] = b2[i];
+			ri1[tx * TM + lr] = i1[i];
+		}
+		merge_rows(rb1, rb2, ri1, TNT, xn, cmax, r0, nb, row0, labels, list, slot, 0, gin,
+		    state, &moved_l);
 	}
-	merge_rows(rb1, rb2, ri1, TNT, xn, cmax, r0, nb, row0, labels, list, slot, 0, gin, state,
-	    &moved_l);
 #else
 	/* TNT is 1: RM consecutive rows a work-item, RN consecutive centroids a tile. */
+	minima_reset(b1, b2, i1);
 	const int rb = get_group_id(0) * TM + get_local_id(0) * RM;
 	float xn[RM];
 	__global const float *x[RM];
