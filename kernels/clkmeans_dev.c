@@ -394,8 +394,8 @@ km_open(struct kmset *s, struct km *m, size_t first, size_t n, int prof)
 	vlog("%zu rows x %zu columns, k = %zu; tiles of %zu rows x %d centroids x %d columns%s%s",
 	    s->n, m->d, m->k, m->tm, t->tnt * t->rnv * 4, t->tk,
 	    !t->local ? " (direct)" : t->a_res ? " (rows resident)" : "",
-	    t->tf32 ? "; TF32 products on the tensor cores, rows near a tie rechecked in float64" :
-	    "");
+	    t->tf32 ? "; TF32 products on the tensor cores, rows near a tie rechecked in float32, "
+	    "then float64" : "");
 	double t0 = now_sec();
 	build(m);
 	phase_add("build", now_sec() - t0);

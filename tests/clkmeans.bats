@@ -493,7 +493,8 @@ EOF
 }
 
 # Issue 15: assign's products on NVIDIA's TF32 tensor cores (clkmeans_assign.cl's TF32
-# assign), its rows near a tie rechecked in float64 as before.
+# assign), its rows near a tie rechecked by the float32 assign (assign_f32), then those
+# still near one in float64; with one centroid tile or two (db=1).
 @test "TF32 products on the tensor cores give the float32 kernel's bytes: 64 and 8 columns, rows far from the origin, duplicates, adversarial rows, exact ties" {
 	require_gpu
 	for data in "overlapping 20000 64 40 31" "far 5000 8 6 7" "overlapping 4000 16 300 5" \
@@ -502,11 +503,15 @@ EOF
 		run -0 --separate-stderr clkmeans -v --init "$T/c0.txt" --distances -C "$T/ca.txt" \
 		    --tol 0 --max-iter 8 "$T/x.npy"
 		printf '%s\n' "$output" > "$T/a.txt"
-		assert_regex "$stderr" "TF32 products on the tensor cores, rows near a tie rechecked in float64"
+		assert_regex "$stderr" "TF32 products on the tensor cores, rows near a tie rechecked in float32, then float64"
 		CLKMEANS_TUNE=tf32=0 clkmeans --init "$T/c0.txt" --distances -C "$T/cb.txt" --tol 0 \
 		    --max-iter 8 "$T/x.npy" > "$T/b.txt"
 		run -0 cmp "$T/a.txt" "$T/b.txt"
 		run -0 cmp "$T/ca.txt" "$T/cb.txt"
+		CLKMEANS_TUNE="tf32=1 db=1" clkmeans --init "$T/c0.txt" --distances -C "$T/cc.txt" \
+		    --tol 0 --max-iter 8 "$T/x.npy" > "$T/c.txt"
+		run -0 cmp "$T/a.txt" "$T/c.txt"
+		run -0 cmp "$T/ca.txt" "$T/cc.txt"
 	done
 	run -0 vs lloyd
 	assert_output ok
