@@ -19,8 +19,10 @@ km_assign_pass(struct km *m, int update)
 		cl_long nelem = (cl_long)nb * (cl_long)m->d;
 		const size_t groups = CEIL_DIV((size_t)nb, m->tm);
 		km_fill_zero(m, m->state, 4 * SI_NLIST, 4);
-		km_args(m->assign, m->assign_f32 ? 9 : 10, A(m->X), A(nb), A(c->cT), A(c->cn),
-		    A(kpad), A(m->labels), A(row0), A(m->list), A(m->state), A(m->list));
+		/* the tensor cores' assign takes the centroids rounded to TF32 */
+		cl_mem cT = m->assign_f32 ? c->cTt : c->cT;
+		km_args(m->assign, m->assign_f32 ? 9 : 10, A(m->X), A(nb), A(cT), A(c->cn), A(kpad),
+		    A(m->labels), A(row0), A(m->list), A(m->state), A(m->list));
 		km_launch(m, m->assign, groups * nt, nt);
 		/* exact takes the list the float32 recheck leaves, or assign's */
 		cl_mem elist = m->list;

@@ -402,6 +402,30 @@ F32_ASSIGN(__global const float *restrict X, int nb, __global const float *restr
 #error "TF32 assign: local tiles, resident rows, TK 8 or 16, whole warps, 16 rows a warp's tile"
 #endif
 
+#if NBUF == 2
+/* Step s's centroid chunk copied straight into local memory (cp.async, 16 bytes a
+ * work-item at a time, no registers on the way), rows of BST as store_tile lays them;
+ * cT is the TF32-rounded copy (cTt), so nothing is left to round. The copy is one
+ * commit group. A __local pointer converted to an integer is its .shared address
+ * (clmatmul.cl says why). */
+static inline void
+copy_tile(__local float *Bc, __global const float4 *cT4, long kp4, const long *off, int s)
+{
+	const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
+	__global const float4 *p = cT4 + ds * TK * kp4 + tile * (TN / 4);
+#pragma unroll
+	for (int q = 0; q < B4; q++) {
+		const int e = get_local_id(0) + q * NT;
+		if (e < TK * TN / 4) {
+			__local float *dst = Bc + (e / (TN / 4)) * BST + e % (TN / 4) * 4;
+			asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+			    :: "r"((uint)(size_t)dst), "l"(p + off[q]) : "memory");
+		}
+	}
+	asm volatile("cp.async.commit_group;" ::: "memory");
+}
+#endif
+
 /* D = A B + D on one 16 x 8 tile, k = 8: d float[4], a uint[4], b0 and b1 uint. */
 #define MMA_TF32(d, a, b0, b1)                                                        \
 	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "           \
@@ -426,7 +450,9 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 	const int nsteps = kpad / TN * DSTEPS;
 	__global const float4 *cT4 = (__global const float4 *)cT;
 	float xn = 0.0f;	/* squared norm of row tid (tid < TM), before rounding */
-	float4 pb[B4];
+#if NBUF != 2
+	float4 pb[B4];	/* the next centroid chunk, on its way to local memory */
+#endif
 	const long kp4 = kpad / 4;	/* kpad: a multiple of TN */
 	long off[B4];
 	float acc[TF_MT][TF_NT][4];
@@ -454,25 +480,30 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		As[kk * AST + lr] = tf32_round(As[kk * AST + lr]);
 	}
 	chunk_offsets(off, kp4);
-	prefetch_tile(pb, cT4, kp4, off, 0);	/* the first centroid chunk */
 #if NBUF == 2
-	store_tile(Bs, pb, 1);
-	barrier(CLK_LOCAL_MEM_FENCE);	/* (also: the rows' rounding is done) */
+	copy_tile(Bs, cT4, kp4, off, 0);	/* the first centroid chunk */
+#else
+	prefetch_tile(pb, cT4, kp4, off, 0);	/* the first centroid chunk */
 #endif
 	for (int s = 0; s < nsteps; s++) {
 		const int tile = s / DSTEPS, ds = s - tile * DSTEPS;
 #if NBUF == 2
-		/* as in the float32 assign: step s reads buffer s & 1 and fills the other
-		 * at its end, one barrier a step */
+		/* step s reads buffer s & 1 and copies chunk s + 1 into the other, which
+		 * every work-item finished reading in step s - 1, before this barrier: one
+		 * barrier a step, the copy under step s's products */
 		__local float *Bc = Bs + (s & 1) * BS_SIZE;
+		asm volatile("cp.async.wait_group 0;" ::: "memory");
+		barrier(CLK_LOCAL_MEM_FENCE);	/* (also: the rows' rounding is done) */
+		if (s + 1 < nsteps)
+			copy_tile(Bs + ((s + 1) & 1) * BS_SIZE, cT4, kp4, off, s + 1);
 #else
 		__local float *Bc = Bs;
 		barrier(CLK_LOCAL_MEM_FENCE);	/* (also: the rows' rounding is done) */
 		store_tile(Bc, pb, 1);
 		barrier(CLK_LOCAL_MEM_FENCE);
-#endif
 		if (s + 1 < nsteps)
 			prefetch_tile(pb, cT4, kp4, off, s + 1);
+#endif
 		if (ds == 0) {
 #pragma unroll
 			for (int i = 0; i < TF_MT; i++)
@@ -521,11 +552,6 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 						}
 				}
 		}
-#if NBUF == 2
-		if (s + 1 < nsteps)
-			store_tile(Bs + ((s + 1) & 1) * BS_SIZE, pb, 1);
-		barrier(CLK_LOCAL_MEM_FENCE);
-#endif
 	}
 
 	/* Merge the four lanes (t) that share each row, in a fixed order. */

@@ -469,7 +469,8 @@ km_close(struct km *m)
 	cl_mem *mems[] = {&m->X, &m->labels, &m->prev, &m->dists, &m->list, &m->list2, &m->state,
 	    &m->sums, &m->counts, &m->fscale_m, &m->iscale, &m->shift, &m->empty, &m->part, &m->cand,
 	    &m->set[0].c64, &m->set[0].c64T, &m->set[0].cT, &m->set[0].cn, &m->set[0].cnrm,
-	    &m->set[1].c64, &m->set[1].c64T, &m->set[1].cT, &m->set[1].cn, &m->set[1].cnrm};
+	    &m->set[1].c64, &m->set[1].c64T, &m->set[1].cT, &m->set[1].cn, &m->set[1].cnrm,
+	    &m->set[0].cTt, &m->set[1].cTt};
 	for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
 		if (*mems[i])
 			clReleaseMemObject(*mems[i]);

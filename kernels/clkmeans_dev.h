@@ -43,6 +43,7 @@ struct tune {
 
 struct cset {			/* one set of centroids in the forms the kernels use */
 	cl_mem c64, c64T, cT, cn, cnrm;
+	cl_mem cTt;			/* with TF32: cT rounded to TF32, for the tensor cores */
 };
 
 struct state {

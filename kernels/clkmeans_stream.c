@@ -28,7 +28,8 @@ km_plan_memory(struct km *m, size_t max_device_mem)
 	m->ngroups = CEIL_DIV(n, (size_t)m->t.rg);
 	size_t fixed = STATE_BYTES + d * (4 + R) + k * d * 8 + k * 8 + kpad * (R + 4) +
 	    m->ngroups * (size_t)maxl * 8 + (size_t)maxl * d * R +
-	    2 * (k * d * R + d * kpad * R + m->dpad * kpad * 4 + 2 * kpad * 4);
+	    2 * (k * d * R + d * kpad * R + m->dpad * kpad * 4 * (1 + (m->t.tf32 != 0)) +
+	    2 * kpad * 4);
 	size_t per_row = 4 + R + (m->delta ? 4 : 0);	/* labels, dists (, prev) */
 	/* the row, its place in the exact list (and, with TF32, in the recheck's) */
 	size_t row_bytes = d * 4 + 4 * (1 + (m->t.tf32 != 0));
@@ -77,6 +78,7 @@ km_plan_memory(struct km *m, size_t max_device_mem)
 		m->set[s].c64 = km_buf(m, k * d * R);
 		m->set[s].c64T = km_buf(m, d * kpad * R);
 		m->set[s].cT = km_buf(m, m->dpad * kpad * 4);
+		m->set[s].cTt = m->t.tf32 ? km_buf(m, m->dpad * kpad * 4) : NULL;
 		m->set[s].cn = km_buf(m, kpad * 4);
 		m->set[s].cnrm = km_buf(m, kpad * 4);
 	}

@@ -121,9 +121,10 @@ km_finalize(struct km *m, int mode, int npart)
 	struct cset *from = &m->set[m->cur], *to = &m->set[mode ? 1 - m->cur : m->cur];
 	cl_int k = (cl_int)m->k, kpad = (cl_int)m->kpad, md = mode;
 	cl_long np = npart ? (cl_long)m->ngroups : 0;
-	km_args(m->finalize, 14, A(md), A(k), A(kpad), A(m->sums), A(m->counts), A(m->iscale),
-	    A(from->c64), A(to->c64), A(to->c64T), A(to->cT), A(to->cn), A(to->cnrm), A(m->shift),
-	    A(m->empty));
+	cl_mem cTt = to->cTt ? to->cTt : to->cT;	/* written with TF32 only */
+	km_args(m->finalize, 15, A(md), A(k), A(kpad), A(m->sums), A(m->counts), A(m->iscale),
+	    A(from->c64), A(to->c64), A(to->c64T), A(to->cT), A(cTt), A(to->cn), A(to->cnrm),
+	    A(m->shift), A(m->empty));
 	km_launch(m, m->finalize, CEIL_DIV(m->kpad, (size_t)64) * 64, 64);
 	km_args(m->scalars, 7, A(k), A(m->shift), A(m->empty), A(to->cnrm), A(m->part), A(np),
 	    A(m->state));

@@ -59,22 +59,27 @@ update(__global const float *restrict X, long nelem, __global const int *restric
  * One work-item a centroid j < kpad. mode 1: c = sum * 2^-p / count (an empty cluster
  * keeps its centroid); mode 0: c = the centroid given in c64old. Writes the float64
  * centroids row-major (c64) and column-major (c64T), the float32 ones column-major and
- * padded (cT), squared norms (cn: +inf past k, so padding never wins), norms, squared
+ * padded (cT; with TF32 also rounded to TF32, cTt, which the tensor cores' assign copies
+ * as it is), squared norms (cn: +inf past k, so padding never wins), norms, squared
  * shifts and whether the cluster is empty.
  */
 __kernel void
 finalize(int mode, int k, int kpad, __global const ulong *restrict sums,
     __global const ulong *restrict counts, __global const real *restrict iscale,
     __global const real *c64old, __global real *c64, __global real *restrict c64T,
-    __global float *restrict cT, __global float *restrict cn, __global float *restrict cnrm,
-    __global real *restrict shift, __global int *restrict empty)
+    __global float *restrict cT, __global float *restrict cTt, __global float *restrict cn,
+    __global float *restrict cnrm, __global real *restrict shift, __global int *restrict empty)
 {
 	const int j = get_global_id(0);
 	if (j >= kpad)
 		return;
 	if (j >= k) {
-		for (int i = 0; i < DPAD; i++)
+		for (int i = 0; i < DPAD; i++) {
 			cT[(long)i * kpad + j] = 0.0f;
+#if TF32
+			cTt[(long)i * kpad + j] = 0.0f;
+#endif
+		}
 		for (int i = 0; i < DIM; i++)
 			c64T[(long)i * kpad + j] = 0;
 		cn[j] = INFINITY;
@@ -94,9 +99,16 @@ finalize(int mode, int k, int kpad, __global const ulong *restrict sums,
 		c64[ji] = c;
 		c64T[(long)i * kpad + j] = c;
 		cT[(long)i * kpad + j] = (float)c;
+#if TF32
+		cTt[(long)i * kpad + j] = tf32_round((float)c);
+#endif
 	}
-	for (int i = DIM; i < DPAD; i++)
+	for (int i = DIM; i < DPAD; i++) {
 		cT[(long)i * kpad + j] = 0.0f;
+#if TF32
+		cTt[(long)i * kpad + j] = 0.0f;
+#endif
+	}
 	cn[j] = (float)nrm;
 	cnrm[j] = (float)sqrt(nrm);
 	shift[j] = sh;
