@@ -219,7 +219,7 @@ under_oclgrind() {
 	--tile 16 --item 2 $T/a.txt $T/b.txt
 	EOF
 	py "$REF/clkmeans_ref.py" sklearn "$T/p.npy" "$T/c0.txt" 300 1e-4 > "$T/ref.txt"
-	for args in "" "--max-device-mem 14K"; do
+	for args in "" "--max-device-mem 15K"; do
 		echo "# clkmeans $args"
 		# shellcheck disable=SC2086
 		under_oclgrind "$T/k.log" clkmeans -d 0:0 -k 4 --init "$T/c0.txt" $args -o "$T/k.out" "$T/p.npy"
