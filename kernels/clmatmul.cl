@@ -396,6 +396,24 @@ tf32_round(float x)
 	    : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"((b)[0]),         \
 	      "r"((b)[1]), "f"((d)[0]), "f"((d)[1]), "f"((d)[2]), "f"((d)[3]))
 
+/* Declares bm0 and bn0 (TILE_ORIGIN), the work-item's lid, warp, lane, and g and t
+ * (PTX's fragment layout: lane = 4 g + t), and wm0, wn0, its warp's tile within the
+ * group's: the opening of both gemm_tf32 kernels. */
+#define WARP_ORIGIN()                                                                 \
+	TILE_ORIGIN();                                                                \
+	const int lid = get_local_id(0);                                              \
+	const int warp = lid / 32, lane = lid % 32, g = lane / 4, t = lane % 4;       \
+	const int wm0 = warp / (BN / WTN) * WTM, wn0 = warp % (BN / WTN) * WTN
+
+/* Unless the output is raw (RAW_OUT), v of vector type T becomes alpha v + beta c0;
+ * c0 is not read when beta is 0. */
+#define SCALE_OUT(v, T, c0)                                                           \
+	if (!(mode & RAW_OUT)) {                                                      \
+		v *= alpha;                                                           \
+		if (beta != 0.0f)                                                     \
+			v = mad((T)(beta), c0, v);                                    \
+	}
+
 #if !TF32_ASYNC
 realL
 tf32_round_vec(realL v)
@@ -426,11 +444,7 @@ gemm_tf32(const int M, const int N, const int K,
 	__local float16 As16[(2 * BK * LDSA + 15) / 16], Bs16[(2 * BK * LDSB + 15) / 16];
 	__local float *As = (__local float *)As16, *Bs = (__local float *)Bs16;
 
-	TILE_ORIGIN();
-
-	const int lid = get_local_id(0);
-	const int warp = lid / 32, lane = lid % 32, g = lane / 4, t = lane % 4;
-	const int wm0 = warp / (BN / WTN) * WTM, wn0 = warp % (BN / WTN) * WTN;
+	WARP_ORIGIN();
 
 	/* acc[i][j][q]: MMA tile (i, j), row g + 8 (q / 2), column 2t + q % 2 */
 	float acc[FM][FN][4];
@@ -491,12 +505,7 @@ gemm_tf32(const int M, const int N, const int K,
 				const int row = bm0 + wm0 + i * 16 + g + 8 * h;
 				const int col = bn0 + wn0 + j * 8 + 2 * t;
 				float2 v = (float2)(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-				if (!(mode & RAW_OUT)) {
-					v *= alpha;
-					if (beta != 0.0f)
-						v = mad((float2)(beta),
-						    vload2(0, C0 + (size_t)row * ldc0 + col), v);
-				}
+				SCALE_OUT(v, float2, vload2(0, C0 + (size_t)row * ldc0 + col));
 				vstore2(v, 0, C + (size_t)row * ldc + col);
 			}
 }
@@ -637,11 +646,7 @@ gemm_tf32(const int M, const int N, const int K,
 	const __local float *As = (const __local float *)As4, *Bs = (const __local float *)Bs4;
 	const uint sa = (uint)(size_t)As, sb = (uint)(size_t)Bs;
 
-	TILE_ORIGIN();
-
-	const int lid = get_local_id(0);
-	const int warp = lid / 32, lane = lid % 32, g = lane / 4, t = lane % 4;
-	const int wm0 = warp / (BN / WTN) * WTM, wn0 = warp % (BN / WTN) * WTN;
+	WARP_ORIGIN();
 
 	/* acc[i][j][q]: MMA tile (i, j), row g + 8 (q / 2), column C_COL(j, 2t + q % 2) */
 	float acc[FM][FN][4];
@@ -741,11 +746,7 @@ gemm_tf32(const int M, const int N, const int K,
 			_Pragma("unroll") for (int j = 0; j < FN; j++) {
 				const int col = C_COL(j, 2 * t);
 				float2 v = (float2)(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-				if (!(mode & RAW_OUT)) {
-					v *= alpha;
-					if (beta != 0.0f)
-						v = mad((float2)(beta), vload2(0, c0row + col), v);
-				}
+				SCALE_OUT(v, float2, vload2(0, c0row + col));
 				vstore2(v, 0, crow + col);
 			}
 #else
@@ -756,12 +757,8 @@ gemm_tf32(const int M, const int N, const int K,
 					_Pragma("unroll") for (int q = 0; q < BVB; q++)
 						w[q] = acc[i][jb + q][2 * h + e];
 					VTYPE(BVB) v = VLOAD(BVB, w);
-					if (!(mode & RAW_OUT)) {
-						v *= alpha;
-						if (beta != 0.0f)
-							v = mad((VTYPE(BVB))(beta),
-							    *(const __global VTYPE(BVB) *)(c0row + col), v);
-					}
+					SCALE_OUT(v, VTYPE(BVB),
+					    *(const __global VTYPE(BVB) *)(c0row + col));
 					*(__global VTYPE(BVB) *)(crow + col) = v;
 				}
 #endif
