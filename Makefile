@@ -107,6 +107,8 @@ all: $(addprefix $(BUILD)/bin/,$(PROGS))
 # clkmeans's OpenCL program: these files, concatenated in this order (clkmeans_defs.cl).
 clkmeans_CL_PARTS := $(addprefix kernels/clkmeans_,defs.cl assign.cl exact.cl update.cl \
 	seed.cl)
+# clmatmul's: its kernels, then gemm_wgmma's (clmatmul_wgmma.cl, Hopper only).
+clmatmul_CL_PARTS := kernels/clmatmul.cl kernels/clmatmul_wgmma.cl
 
 # One set of rules a program: `make docsim` builds just that one.
 define prog_rules
@@ -146,6 +148,9 @@ $(BUILD)/tools/embed: tools/embed.c
 $(BUILD)/gen/clkmeans_cl.c: $(clkmeans_CL_PARTS) $(BUILD)/tools/embed
 	@mkdir -p $(@D)
 	$(BUILD)/tools/embed clkmeans_cl $(clkmeans_CL_PARTS) > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/clmatmul_cl.c: $(clmatmul_CL_PARTS) $(BUILD)/tools/embed
+	@mkdir -p $(@D)
+	$(BUILD)/tools/embed clmatmul_cl $(clmatmul_CL_PARTS) > $@.tmp && mv $@.tmp $@
 $(BUILD)/gen/%_cl.c: kernels/%.cl $(BUILD)/tools/embed
 	@mkdir -p $(@D)
 	$(BUILD)/tools/embed $*_cl $< > $@.tmp && mv $@.tmp $@

@@ -74,7 +74,7 @@ usage(FILE *f)
 	    "  --max-device-mem BYTES       multiply in blocks above this bound\n"
 	    "  --transfers auto|rect|packed how blocks travel (auto: rectangles where correct)\n"
 	    "  --tile T|MxN, --tile-k K, --item R|RxC, --vector W|WMxWN, --load-vector W,\n"
-	    "  --patch RxC, --band G, --unroll U, --staging local|direct|async,\n"
+	    "  --patch RxC, --band G, --unroll U, --staging local|direct|async|wgmma,\n"
 	    "  --max-regs N                 force kernel parameters\n"
 	    "  -d, --device SPEC            auto, cpu, gpu, gpu:N or P:D ($ACCELKIT_DEVICE);\n"
 	    "                               several: gpu:all, cpu:all, gpu:0,1, 0:0,0:1\n"
@@ -179,7 +179,7 @@ main(int argc, char **argv)
 	size_t header = 0;
 	uint64_t seed = 1;
 	static const char *const transfers[] = {"auto", "rect", "packed", NULL};
-	static const char *const stagings[] = {"local", "direct", "async", NULL};
+	static const char *const stagings[] = {"local", "direct", "async", "wgmma", NULL};
 	static const char *const precisions[] = {"fp32", "tf32", NULL};
 
 	cli_init(argc, argv, &co);

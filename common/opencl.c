@@ -502,6 +502,31 @@ clx_list_devices(const char *filter)
 	stdout_finish();
 }
 
+/* Builds prog for x's device; a failure prints the build log and exits 1, and -v
+ * prints a log that says anything. */
+static void
+build_or_die(struct clx *x, cl_program prog, const char *name, const char *opts)
+{
+	cl_int err = clBuildProgram(prog, 1, &x->device, opts, NULL, NULL);
+	if (err != CL_SUCCESS || verbose) {
+		size_t n = 0;
+		clGetProgramBuildInfo(prog, x->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
+		char *log = xmalloc(n + 1);
+		log[0] = '\0';
+		clGetProgramBuildInfo(prog, x->device, CL_PROGRAM_BUILD_LOG, n, log, NULL);
+		log[n] = '\0';
+		int empty = strspn(log, " \t\r\n") == strlen(log);
+		if (err != CL_SUCCESS) {
+			fprintf(stderr, "%s: %s.cl: build log:\n%s\n", progname, name, log);
+			die("%s.cl: build failed on %s: %s (options: %s)", name, x->name,
+			    cl_errname(err), opts);
+		}
+		if (!empty)
+			vlog("%s.cl: build log:\n%s", name, log);
+		free(log);
+	}
+}
+
 cl_program
 clx_build(struct clx *x, const char *name, const char *embedded_src,
     const char *const *files, const char *options)
@@ -542,25 +567,78 @@ clx_build(struct clx *x, const char *name, const char *embedded_src,
 	snprintf(opts, sizeof opts, "-cl-std=CL1.2 %s%s", options ? options : "", slot);
 	vlog("building %s.cl: %s", name, opts);
 	cl_program prog = CL_CREATE(clCreateProgramWithSource(x->ctx, 1, &src, NULL, &cl_err_));
-	cl_int err = clBuildProgram(prog, 1, &x->device, opts, NULL, NULL);
-	if (err != CL_SUCCESS || verbose) {
-		size_t n = 0;
-		clGetProgramBuildInfo(prog, x->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
-		char *log = xmalloc(n + 1);
-		log[0] = '\0';
-		clGetProgramBuildInfo(prog, x->device, CL_PROGRAM_BUILD_LOG, n, log, NULL);
-		log[n] = '\0';
-		int empty = strspn(log, " \t\r\n") == strlen(log);
-		if (err != CL_SUCCESS) {
-			fprintf(stderr, "%s: %s.cl: build log:\n%s\n", progname, name, log);
-			die("%s.cl: build failed on %s: %s (options: %s)", name, x->name,
-			    cl_errname(err), opts);
-		}
-		if (!empty)
-			vlog("%s.cl: build log:\n%s", name, log);
-		free(log);
-	}
+	build_or_die(x, prog, name, opts);
 	free(loaded);
+	return prog;
+}
+
+/* text with every `from` replaced by `to` (a new string) */
+static char *
+replace_all(const char *text, const char *from, const char *to)
+{
+	const size_t fl = strlen(from), tl = strlen(to);
+	size_t n = 0;
+	for (const char *p = text; (p = strstr(p, from)) != NULL; p += fl)
+		n++;
+	char *out = xmalloc(strlen(text) + n * tl + 1), *o = out;
+	for (const char *p = text;;) {
+		const char *hit = strstr(p, from);
+		if (hit == NULL) {
+			strcpy(o, p);
+			return out;
+		}
+		memcpy(o, p, (size_t)(hit - p));
+		o += hit - p;
+		memcpy(o, to, tl);
+		o += tl;
+		p = hit + fl;
+	}
+}
+
+cl_program
+clx_build_sm90a(struct clx *x, const char *name, const char *embedded_src,
+    const char *const *files, const char *options)
+{
+	unsigned major = 0, minor = 0;
+	if (!clx_nv_cc(x, &major, &minor) || major != 9 || minor != 0)
+		die("%s.cl: sm_90a code needs an NVIDIA GPU of compute capability 9.0; %s is "
+		    "not one", name, x->name);
+	cl_program first = clx_build(x, name, embedded_src, files, options);
+	size_t n = 0;
+	CL_CHECK(clGetProgramInfo(first, CL_PROGRAM_BINARY_SIZES, sizeof n, &n, NULL));
+	unsigned char *ptx = xmalloc(n + 1);
+	CL_CHECK(clGetProgramInfo(first, CL_PROGRAM_BINARIES, sizeof ptx, &ptx, NULL));
+	ptx[n] = '\0';
+	clReleaseProgram(first);
+	/* NVVM writes ".target sm_90, texmode_independent" (or without the suffix) */
+	const char *target = strstr((char *)ptx, ".target sm_90");
+	if (target == NULL || (target[13] != ',' && target[13] != '\n'))
+		die("%s.cl: the program binary on %s is not PTX for sm_90, which sm_90a code "
+		    "needs", name, x->name);
+	char *live = replace_all((char *)ptx, CLX_SM90A_MARK, "");
+	char *sm90a = replace_all(live, ".target sm_90", ".target sm_90a");
+	free(live);
+	free(ptx);
+
+	/* the build options NVIDIA's PTX compiler reads (register cap, verbose) */
+	char opts[512] = "";
+	for (const char *p = options; (p = strstr(p, "-cl-nv-")) != NULL; p++) {
+		size_t len = strcspn(p, " ");
+		size_t at = strlen(opts);
+		if (at + len + 2 < sizeof opts)
+			snprintf(opts + at, sizeof opts - at, "%s%.*s", at ? " " : "", (int)len, p);
+	}
+	size_t len = strlen(sm90a);
+	const unsigned char *bin = (const unsigned char *)sm90a;
+	cl_int status = CL_SUCCESS, err = CL_SUCCESS;
+	cl_program prog = clCreateProgramWithBinary(x->ctx, 1, &x->device, &len, &bin, &status,
+	    &err);
+	if (err != CL_SUCCESS || status != CL_SUCCESS)
+		die("%s.cl: %s refused its own PTX retargeted to sm_90a: %s", name, x->name,
+		    cl_errname(err != CL_SUCCESS ? err : status));
+	vlog("building %s.cl again from its PTX for sm_90a: %s", name, opts);
+	build_or_die(x, prog, name, opts);
+	free(sm90a);
 	return prog;
 }
 

@@ -99,6 +99,15 @@ int clx_nv_cc(const struct clx *x, unsigned *major, unsigned *minor);
  * prints the build log to stderr and exits 1; -v prints the options used. */
 cl_program clx_build(struct clx *x, const char *name, const char *embedded_src,
     const char *const *files, const char *options);
+/* clx_build for a program with Hopper's sm_90a instructions (wgmma), which NVIDIA's
+ * OpenCL compiler refuses: it targets sm_90. The source writes each as a PTX comment
+ * that begins CLX_SM90A_MARK; the program is built as clx_build does, its PTX (the
+ * program binary NVIDIA gives) taken, the marks deleted and the target made sm_90a,
+ * and the program built again from that PTX. Only for NVIDIA devices of compute
+ * capability 9.0; anything else, or a failed build, exits 1 with the reason. */
+#define CLX_SM90A_MARK "//SM90A:"
+cl_program clx_build_sm90a(struct clx *x, const char *name, const char *embedded_src,
+    const char *const *files, const char *options);
 cl_kernel clx_kernel(cl_program prog, const char *kernel_name);
 
 /* Milliseconds between an event's start and end (needs a CLX_PROFILE queue). */

@@ -86,7 +86,7 @@ _accelkit_opts_clmatmul='
 - --patch num
 - --band num
 - --unroll num
-- --staging async|direct|local
+- --staging async|direct|local|wgmma
 - --max-regs num
 - --header -
 - --platform text'

@@ -75,7 +75,10 @@
 #define TF32_ASYNC 0	/* 1: gemm_tf32 copies slices with cp.async (--staging async) */
 #endif
 #ifndef NSTAGE
-#define NSTAGE 3	/* TF32_ASYNC: local buffers of slices (2 to 4; the host fits them) */
+#define NSTAGE 3	/* TF32_ASYNC, USE_WGMMA: local buffers of slices (the host fits them) */
+#endif
+#ifndef USE_WGMMA
+#define USE_WGMMA 0	/* 1: gemm_wgmma (clmatmul_wgmma.cl) instead of gemm (sm_90) */
 #endif
 
 #if USE_DOUBLE
@@ -140,7 +143,7 @@ typedef VTYPE(LW) realL;
 #define LA (BM * BK / LW / NT)	/* global vector loads a work-item does a slice, for A */
 #define LB (BN * BK / LW / NT)	/* and for B */
 
-#if USE_LOCAL && !TF32_ASYNC && ((BM * BK / LW) % NT != 0 || (BN * BK / LW) % NT != 0 || LA < 1 || LB < 1)
+#if USE_LOCAL && !TF32_ASYNC && !USE_WGMMA && ((BM * BK / LW) % NT != 0 || (BN * BK / LW) % NT != 0 || LA < 1 || LB < 1)
 #error "a slice of A and of B must divide evenly into vector loads over the work-group"
 #endif
 #if TM % VM != 0 || TN % VN != 0 || BM % TM != 0 || BN % TN != 0 || BK % LW != 0
@@ -229,7 +232,36 @@ typedef VTYPE(LW) realL;
 #define ACC_IN 1
 #define RAW_OUT 2
 
-#if !USE_TF32
+/* Unless the output is raw (RAW_OUT), v of vector type T becomes alpha v + beta c0;
+ * c0 is not read when beta is 0. */
+#define SCALE_OUT(v, T, c0)                                                           \
+	if (!(mode & RAW_OUT)) {                                                      \
+		v *= alpha;                                                           \
+		if (beta != 0.0f)                                                     \
+			v = mad((T)(beta), c0, v);                                    \
+	}
+
+#if USE_TF32 || USE_WGMMA
+/* x rounded to TF32, as a float whose low 13 mantissa bits are zero. */
+float
+tf32_round(float x)
+{
+	uint r;
+	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+	return as_float(r);
+}
+
+/* Copies 16 bytes from global to local memory (.shared byte address dst), in the
+ * background: a commit group ends the copies a wait_group can wait for. */
+#define CP_ASYNC16(dst, src)                                                          \
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"                     \
+	    :: "r"(dst), "l"(src) : "memory")
+#define CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
+#endif
+
+#if USE_WGMMA
+/* gemm_wgmma and its packing: clmatmul_wgmma.cl */
+#elif !USE_TF32
 /* C (M x N, leading dimension ldc) = alpha * op(A) * op(B) + beta * C0, where C0 may
  * be C itself and is not read when beta is 0. A is M x K (lda) or, with TRANS_A, K x M;
  * B is K x N or N x K. Launch: one dimension, (M/BM)*(N/BN) work-groups of NT. */
@@ -379,15 +411,6 @@ gemm(const int M, const int N, const int K,
 #error "gemm_tf32: float32 with local staging, even TM and TN, BM % (8 TM) == 0, BN % (4 TN) == 0, BK % 8 == 0"
 #endif
 
-/* x rounded to TF32, as a float whose low 13 mantissa bits are zero. */
-float
-tf32_round(float x)
-{
-	uint r;
-	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-	return as_float(r);
-}
-
 /* D = A B + D on one 16 x 8 tile, k = 8: d float[4], a uint[4], b uint[2]. */
 #define MMA_TF32(d, a, b)                                                             \
 	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "           \
@@ -404,15 +427,6 @@ tf32_round(float x)
 	const int lid = get_local_id(0);                                              \
 	const int warp = lid / 32, lane = lid % 32, g = lane / 4, t = lane % 4;       \
 	const int wm0 = warp / (BN / WTN) * WTM, wn0 = warp % (BN / WTN) * WTN
-
-/* Unless the output is raw (RAW_OUT), v of vector type T becomes alpha v + beta c0;
- * c0 is not read when beta is 0. */
-#define SCALE_OUT(v, T, c0)                                                           \
-	if (!(mode & RAW_OUT)) {                                                      \
-		v *= alpha;                                                           \
-		if (beta != 0.0f)                                                     \
-			v = mad((T)(beta), c0, v);                                    \
-	}
 
 #if !TF32_ASYNC
 realL
@@ -572,10 +586,6 @@ tf32_bits(uint x)
 	return as_uint(tf32_round(as_float(x)));
 }
 
-#define CP_ASYNC16(dst, src)                                                          \
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"                     \
-	    :: "r"(dst), "l"(src) : "memory")
-#define CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
 /* Waits until at most NSTAGE - 2 groups are in flight: the oldest slice has landed. */
 #if NSTAGE == 2
 #define CP_WAIT() asm volatile("cp.async.wait_group 0;" ::: "memory")
@@ -767,6 +777,7 @@ gemm_tf32(const int M, const int N, const int K,
 #endif	/* TF32_ASYNC */
 #endif
 
+#if !USE_WGMMA
 /* Packing for the direct kernel (USE_LOCAL 0). Xp holds, for each work-item slot
  * of each tile, its TM rows of op(A) (its TN columns of op(B)) k-major: element i of
  * step k of slot g at (g * K + k) * TM + i, in the order the kernel's chunks use.
@@ -797,6 +808,7 @@ pack_b(const __global real *B, const int ldb, __global real *Bp, const int K)
 	Bp[packed_at(col, k, K, BN, NTN, RN, VN, TN)] = TRANS_B ? B[(size_t)col * ldb + k] :
 	    B[(size_t)k * ldb + col];
 }
+#endif	/* !USE_WGMMA */
 
 /* The benchmark's data, the same numbers as cm_uniform() in clmatmul.h: element
  * (r, c) of a rows x cols matrix is uniform in [-1, 1) from a hash of (seed, salt,

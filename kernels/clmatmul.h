@@ -20,11 +20,12 @@ struct cm_params {
 	int gm;			/* tile rows a band of work-groups covers */
 	int ku;			/* unrolling of the k loop */
 	int staging;		/* CM_LOCAL: slices staged in local memory; CM_DIRECT: none;
-				 * CM_ASYNC: gemm_tf32's cp.async copies into local memory */
+				 * CM_ASYNC: gemm_tf32's cp.async copies into local memory;
+				 * CM_WGMMA: gemm_wgmma (Hopper) on packed operands */
 	int regs;
 };
 
-enum { CM_LOCAL = 1, CM_DIRECT = 2, CM_ASYNC = 3 };
+enum { CM_LOCAL = 1, CM_DIRECT = 2, CM_ASYNC = 3, CM_WGMMA = 4 };
 enum cm_transfers { CM_XFER_AUTO, CM_XFER_RECT, CM_XFER_PACKED };
 
 struct cm_options {

@@ -86,7 +86,7 @@ cm_bench(struct cm_engine **es, int ne, const struct cm_problem *pr, uint64_t se
 		phase_add("generate", now_sec() - t0);
 		const size_t lda = e->o.ta ? mp : kp, ldb = e->o.tb ? kp : np;
 		cl_mem ap = a, bp = b;
-		if (e->p.staging == CM_DIRECT) {
+		if (cm_packs(e)) {
 			ap = CL_CREATE(clCreateBuffer(ctx, CL_MEM_READ_WRITE, mp * kp * es, NULL,
 			    &cl_err_));
 			bp = CL_CREATE(clCreateBuffer(ctx, CL_MEM_READ_WRITE, kp * np * es, NULL,
@@ -94,7 +94,7 @@ cm_bench(struct cm_engine **es, int ne, const struct cm_problem *pr, uint64_t se
 		}
 		for (int r = -1; r < reps; r++) {	/* -1: the warm-up */
 			t0 = now_sec();
-			if (ap != a) {	/* packing is part of the direct kernel's multiply */
+			if (ap != a) {	/* packing is part of the multiply (cm_packs) */
 				cm_ev_log(e, "pack", cm_pack(e, 0, a, lda, ap, mp, kp, 0, NULL));
 				cm_ev_log(e, "pack", cm_pack(e, 1, b, ldb, bp, np, kp, 0, NULL));
 			}

@@ -49,6 +49,14 @@ round_up(size_t v, size_t m)
 	return CEIL_DIV(v, m) * m;
 }
 
+/* Whether the kernel reads op(A) and op(B) packed (cm_pack) into copies of their own:
+ * the direct kernel and gemm_wgmma. */
+static inline int
+cm_packs(const struct cm_engine *e)
+{
+	return e->p.staging == CM_DIRECT || e->p.staging == CM_WGMMA;
+}
+
 /* Bytes the plan keeps on the device; sets *biggest to its largest buffer. */
 size_t cm_footprint(const struct cm_engine *e, const struct plan *pl, size_t *biggest);
 /* The blocks of an m x n x k multiply (beta: with C0) under e->budget; dies when not
@@ -58,7 +66,7 @@ void cm_plan(const struct cm_engine *e, size_t m, size_t n, size_t k, int beta,
 
 /* ---- kernel launches (clmatmul_ocl.c) ---- */
 
-/* The direct kernel's packing of an op(A) (which = 0) or op(B) (1) panel of extent ci
+/* The packing (cm_packs) of an op(A) (which = 0) or op(B) (1) panel of extent ci
  * along C and ck along K, stored with pitch ld, from src into dst, after wait. */
 cl_event cm_pack(struct cm_engine *e, int which, cl_mem src, size_t ld, cl_mem dst,
     size_t ci, size_t ck, cl_uint nwait, const cl_event *wait);

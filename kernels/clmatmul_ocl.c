@@ -41,6 +41,25 @@ async_stages(const struct cm_params *p, const struct cm_options *o, const struct
 	return n < 2 ? 0 : n > 4 ? 4 : (int)n;
 }
 
+/* --staging wgmma: the slices of op(A) and op(B) that fit the device's local memory
+ * (at most 8; fewer than 2 cannot work), beside their mbarriers. */
+static int
+wgmma_stages(const struct cm_params *p, const struct clx *x)
+{
+	/* 64 bytes for the slices' mbarriers (8 bytes each) */
+	size_t n = (x->local_mem - 64) / ((size_t)(p->bm + p->bn) * (size_t)p->bk *
+	    sizeof(float));
+	return n > 8 ? 8 : (int)n;
+}
+
+/* Whether x has Hopper's wgmma: an NVIDIA GPU of compute capability 9.0. */
+static int
+has_wgmma(const struct clx *x)
+{
+	unsigned major, minor;
+	return clx_nv_cc(x, &major, &minor) && major == 9 && minor == 0;
+}
+
 static int
 is_pow2_le16(int v)
 {
@@ -73,6 +92,26 @@ params_problem(const struct cm_params *p, const struct clx *x, size_t esize,
 		return "--precision tf32 stages slices in local memory (--staging async or local)";
 	if (!tf32 && p->staging == CM_ASYNC)
 		return "--staging async is --precision tf32's (use local or direct)";
+	if (p->staging == CM_WGMMA) {
+		if (!tf32)
+			return "--staging wgmma is --precision tf32's (use local or direct)";
+		if (!has_wgmma(x))
+			return "--staging wgmma needs Hopper's wgmma (an NVIDIA GPU of compute "
+			    "capability 9.0; use --staging async)";
+		if (p->bm % 64 || p->bm > 256 || (p->bn != 64 && p->bn != 128 &&
+		    p->bn != 192 && p->bn != 256) || p->bk % 8 || p->bk > 32)
+			return "--staging wgmma takes tiles of 64, 128, 192 or 256 rows by 64, 128, "
+			    "192 or 256 columns, and a depth of 8, 16, 24 or 32";
+		if (p->tm != 2 || p->tn != p->bn / 4)
+			return "--staging wgmma's item is 2 x (tile columns / 4): a work-item's "
+			    "share of its warpgroup's 64 rows";
+		if (wgmma_stages(p, x) < 2) {
+			snprintf(why, sizeof why, "%zu bytes of local memory for two slices, the "
+			    "device has %llu", 2 * (size_t)(p->bm + p->bn) * (size_t)p->bk *
+			    sizeof(float), (unsigned long long)x->local_mem);
+			return why;
+		}
+	}
 	if (tf32 && (p->tm % 2 || p->tn % 2 || p->bm % (8 * p->tm) || p->bn % (4 * p->tn) ||
 	    p->bk % 8))
 		return "--precision tf32 needs an even item R x C, a tile that is a multiple of "
@@ -123,7 +162,8 @@ params_str(struct cm_engine *e)
 	snprintf(e->pstr, sizeof e->pstr, "tile=%dx%d tile-k=%d item=%dx%d vector=%dx%d "
 	    "load-vector=%d patch=%dx%d band=%d unroll=%d staging=%s max-regs=%d", p->bm, p->bn,
 	    p->bk, p->tm, p->tn, p->vm, p->vn, p->lw, p->pm, p->pn, p->gm, p->ku,
-	    p->staging == CM_DIRECT ? "direct" : p->staging == CM_ASYNC ? "async" : "local",
+	    p->staging == CM_DIRECT ? "direct" : p->staging == CM_ASYNC ? "async" :
+	    p->staging == CM_WGMMA ? "wgmma" : "local",
 	    p->regs);
 	if (e->o.tf32) {
 		size_t n = strlen(e->pstr);
@@ -249,7 +289,12 @@ cm_open(struct clx *x, const struct cm_options *o)
 		check_tf32(x);
 	choose_params(e);
 	vlog("kernel parameters: %s", e->pstr);
-	if (o->tf32)
+	const int wgmma = e->p.staging == CM_WGMMA;
+	if (wgmma)
+		vlog("precision: tf32: kernel gemm_wgmma, wgmma.mma_async m64n%dk8 on the tensor "
+		    "cores, inputs packed and rounded to 10-bit mantissas, sums in float32; "
+		    "%d slices in local memory", e->p.bn, wgmma_stages(&e->p, x));
+	else if (o->tf32)
 		vlog("precision: tf32: kernel gemm_tf32, mma.sync m16n8k8 on the tensor cores, "
 		    "inputs rounded to 10-bit mantissas, sums in float32; %s", e->p.staging ==
 		    CM_ASYNC ? "slices copied by cp.async" : "slices staged through registers");
@@ -264,9 +309,13 @@ cm_open(struct clx *x, const struct cm_options *o)
 	    "-D PN=%d -D GM=%d -D KU=%d -D USE_LOCAL=%d -D USE_FMA=%d", o->dt == DT_F64, o->ta,
 	    o->tb, p->bm, p->bn, p->bk, p->tm, p->tn, p->vm, p->vn, p->lw, p->pm, p->pn, p->gm,
 	    p->ku, p->staging != CM_DIRECT, (fp & CL_FP_FMA) != 0);
-	if (o->tf32)
+	if (wgmma) {
+		n += snprintf(opts + n, sizeof opts - (size_t)n, " -D USE_WGMMA=1 -D NSTAGE=%d",
+		    wgmma_stages(p, x));
+	} else if (o->tf32) {
 		n += snprintf(opts + n, sizeof opts - (size_t)n, " -D USE_TF32=1 -D PAD=%d",
 		    TF32_PAD);
+	}
 	if (p->staging == CM_ASYNC)
 		n += snprintf(opts + n, sizeof opts - (size_t)n, " -D TF32_ASYNC=1 -D NSTAGE=%d",
 		    async_stages(p, o, x));
@@ -277,8 +326,9 @@ cm_open(struct clx *x, const struct cm_options *o)
 			snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-verbose");
 	}
 	double t0 = now_sec();
-	e->prog = clx_build(x, "clmatmul", clmatmul_cl, clmatmul_cl_files, opts);
-	e->gemm = clx_kernel(e->prog, o->tf32 ? "gemm_tf32" : "gemm");
+	e->prog = (wgmma ? clx_build_sm90a : clx_build)(x, "clmatmul", clmatmul_cl,
+	    clmatmul_cl_files, opts);
+	e->gemm = clx_kernel(e->prog, wgmma ? "gemm_wgmma" : o->tf32 ? "gemm_tf32" : "gemm");
 	e->fill = clx_kernel(e->prog, "fill_uniform");
 	e->pack_a = clx_kernel(e->prog, "pack_a");
 	e->pack_b = clx_kernel(e->prog, "pack_b");
@@ -364,10 +414,15 @@ cm_pack(struct cm_engine *e, int which, cl_mem src, size_t ld, cl_mem dst, size_
 	CL_CHECK(clSetKernelArg(kn, 2, sizeof dst, &dst));
 	CL_CHECK(clSetKernelArg(kn, 3, sizeof ik, &ik));
 	size_t global[2] = {along_c ? ci : ck, along_c ? ck : ci}, local[2] = {64, 1};
+	cl_uint dims = 2;
+	if (e->p.staging == CM_WGMMA) {	/* a work-item for each 16 bytes packed */
+		dims = 1;
+		global[0] = ci * ck / 4;
+	}
 	while (global[0] % local[0])
 		local[0] /= 2;
 	cl_event ev;
-	CL_CHECK(clEnqueueNDRangeKernel(e->x->queue, kn, 2, NULL, global, local, nwait,
+	CL_CHECK(clEnqueueNDRangeKernel(e->x->queue, kn, dims, NULL, global, local, nwait,
 	    nwait ? wait : NULL, &ev));
 	return ev;
 }

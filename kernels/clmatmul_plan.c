@@ -4,12 +4,12 @@
  * on sizes alone, and each of its loops must be seen to end. */
 #include "clmatmul_engine.h"
 
-/* Bytes the plan keeps on the device; sets *biggest to its largest buffer. The direct
- * kernel's packed copies double A and B. */
+/* Bytes the plan keeps on the device; sets *biggest to its largest buffer. The packed
+ * copies (cm_packs) double A and B. */
 size_t
 cm_footprint(const struct cm_engine *e, const struct plan *pl, size_t *biggest)
 {
-	size_t es = e->esize, ab = e->p.staging == CM_DIRECT ? 2 : 1;
+	size_t es = e->esize, ab = cm_packs(e) ? 2 : 1;
 	size_t a = pl->bm * pl->bk * es, b = pl->bk * pl->bn * es, c = pl->bm * pl->bn * es;
 	*biggest = MAX(MAX(a, b), c);
 	return pl->slots * (ab * (a + b) + c * (1 + (size_t)pl->c0slot));
@@ -48,7 +48,7 @@ cm_plan(const struct cm_engine *e, size_t m, size_t n, size_t k, int beta, struc
 		pl->slots = 2;
 		pl->c0slot = beta;
 		const size_t es = e->esize, ce = es * (1 + (size_t)beta);
-		const size_t ab = e->p.staging == CM_DIRECT ? 2 : 1;
+		const size_t ab = cm_packs(e) ? 2 : 1;
 		const size_t kwant = MIN(kp, MAX(BKp, 1024 / BKp * BKp));
 		struct plan best = {0};
 		for (size_t share = e->budget / 2;; share /= 2) {

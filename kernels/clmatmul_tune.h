@@ -40,6 +40,18 @@ struct clmatmul_tune {
  * (anything else is an error before the table is read). */
 static const struct clmatmul_tune clmatmul_tune_table[] = {
 	/* device    precision  bm   bn  bk  tm  tn  vm  vn  lw  pm  pn  gm  ku  staging  regs */
+	/* Hopper: gemm_wgmma (clmatmul_wgmma.cl) on packed operands. Its item is fixed by
+	 * the tile (2 x bn/4: three warpgroups of 128 for 192 rows); vm ... ku only have to
+	 * pass the generic checks. 192 x 256 is the largest tile whose accumulators fit
+	 * one work-group's registers, and the kernel is bound by its copies. */
+	{"gpu nvidia H100", CM_TF32, {192, 256, 8, 2, 64,  2,  4,  4,  1,  4,  8,  8, CM_WGMMA, 0},
+	    "H100 2026-11-26, --staging wgmma sweep at N = 8192 (bench/README.md, TF32 "
+	    "with wgmma): 192x256 tiles, slices of 8, 3 in local memory: 223 TFLOP/s with "
+	    "the packing; 256x192 220, 128x256 183, 128x128 144; cuBLAS TF32 399",
+	    {CM_UNIT, 0, 0, 9.0e12, 0.10}},
+	{"gpu nvidia H200", CM_TF32, {192, 256, 8, 2, 64,  2,  4,  4,  1,  4,  8,  8, CM_WGMMA, 0},
+	    "the H100's row (the same SMs and local memory); not measured on an H200",
+	    {CM_UNIT, 0, 0, 9.0e12, 0.10}},
 	{"gpu nvidia", CM_TF32, {128, 128,  8,  8, 16,  4,  4,  4,  1,  8,  8, 16, CM_ASYNC,  0},
 	    "H100 2026-11-26, --staging async sweep at N = 8192 (bench/README.md, TF32 "
 	    "with cp.async): 128x128 tiles, 8x16 items, slices of 8, 4 stages: 109.1 "

@@ -16,7 +16,7 @@
  * order its reuse. */
 struct slot {
 	cl_mem buf;
-	cl_mem packed;		/* A and B for the direct kernel: buf packed */
+	cl_mem packed;		/* A and B when cm_packs: buf packed */
 	void *stage;		/* host copy for packed transfers (pinned: host) */
 	struct clhost host;
 	long key;		/* which panel it holds; -1: none */
@@ -239,7 +239,7 @@ slot_alloc(struct cm_engine *e, struct slot *s, size_t elems, int packed)
 	s->last = -1;
 	s->buf = CL_CREATE(clCreateBuffer(e->x->ctx, CL_MEM_READ_WRITE, elems * e->esize, NULL,
 	    &cl_err_));
-	if (packed && e->p.staging == CM_DIRECT)
+	if (packed && cm_packs(e))
 		s->packed = CL_CREATE(clCreateBuffer(e->x->ctx, CL_MEM_READ_WRITE,
 		    elems * e->esize, NULL, &cl_err_));
 	if (!e->rect)

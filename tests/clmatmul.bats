@@ -826,10 +826,12 @@ many() {
 	assert_output --partial "entries off"
 }
 
-@test "tf32: adversarial inputs (cancellation, rows of norm 1e12, a dominant dimension) stay within TF32's bound, both stagings" {
+@test "tf32: adversarial inputs (cancellation, rows of norm 1e12, a dominant dimension) stay within TF32's bound, every staging" {
 	require_gpu
 	gen_adv 200 136 520
-	for s in async local; do
+	local s stagings="async local"
+	hopper && stagings+=" wgmma"
+	for s in $stagings; do
 		clmatmul --precision tf32 --staging $s -O npy -o "$T/c.npy" "$T/a.npy" "$T/b.npy"
 		run -0 py "$REF/clmatmul_ref.py" --tf32 "$T/a.npy" "$T/b.npy" "$T/c.npy"
 		assert_output ok
@@ -843,8 +845,8 @@ many() {
 	gen "$T/a.npy" 700 300 1
 	gen "$T/b.npy" 260 700 2
 	gen "$T/c0.npy" 300 260 3
-	run -0 blocked 150K --precision tf32 --transpose-a --transpose-b --alpha 0.5 \
-	    --beta 2 -c "$T/c0.npy"
+	run -0 blocked 150K --precision tf32 --staging async --transpose-a --transpose-b \
+	    --alpha 0.5 --beta 2 -c "$T/c0.npy"
 	run -0 py "$REF/clmatmul_ref.py" --tf32 --ta --tb --alpha 0.5 --beta 2 \
 	    --c0 "$T/c0.npy" "$T/a.npy" "$T/b.npy" "$T/c.npy"
 	assert_output ok
@@ -852,7 +854,8 @@ many() {
 
 @test "tf32: -v says the tensor-core kernel ran" {
 	require_gpu
-	run -0 --separate-stderr clmatmul -v --precision tf32 -o "$T/c.txt" "$D/a.txt" "$D/b.txt"
+	run -0 --separate-stderr clmatmul -v --precision tf32 --staging async -o "$T/c.txt" \
+	    "$D/a.txt" "$D/b.txt"
 	[[ $stderr == *"kernel parameters: tile="*" precision=tf32"* ]]
 	[[ $stderr == *"precision: tf32: kernel gemm_tf32, mma.sync m16n8k8 on the tensor cores"* ]]
 	[[ $stderr == *"-D USE_TF32=1"* ]]
@@ -867,19 +870,21 @@ many() {
 	run -0 --separate-stderr clmatmul --bench 67x129x250 --precision tf32 --transpose-a \
 	    --transpose-b --alpha 2 --beta -1 --verify --repeat 1
 	assert_output --regexp '^m=67 n=129 k=250 type=tf32 '
-	run -0 --separate-stderr clmatmul --bench 300x260x700 --precision tf32 --tile 32 \
+	run -0 --separate-stderr clmatmul --bench 300x260x700 --precision tf32 --staging async --tile 32 \
 	    --item 4 --tile-k 16 --max-device-mem 150K --verify --repeat 1
 	assert_output --regexp 'type=tf32 blocks=(2[0-9]|[3-9][0-9]) .* source=host'
 }
 
 @test "tf32: forced kernel parameters that do not fit its MMA tiles are a usage error" {
 	require_gpu
-	run -2 --separate-stderr clmatmul --precision tf32 --item 3 "$D/a.txt" "$D/b.txt"
+	run -2 --separate-stderr clmatmul --precision tf32 --staging async --item 3 "$D/a.txt" \
+	    "$D/b.txt"
 	[[ $stderr == *"do not work: --precision tf32 needs an even item"* ]]
 	run -2 --separate-stderr clmatmul --precision tf32 --staging direct "$D/a.txt" "$D/b.txt"
 	[[ $stderr == *"do not work: --precision tf32 stages slices in local memory"* ]]
 	# 128 x 128 slices 32 deep: 33 KB a slice, not two in NVIDIA's 48 KB
-	run -2 --separate-stderr clmatmul --precision tf32 --tile-k 32 "$D/a.txt" "$D/b.txt"
+	run -2 --separate-stderr clmatmul --precision tf32 --staging async --tile-k 32 \
+	    "$D/a.txt" "$D/b.txt"
 	[[ $stderr == *"do not work: "*" bytes of local memory for two slices, the device has "* ]]
 }
 
@@ -902,9 +907,18 @@ many() {
 	done
 }
 
-@test "tf32: -v names the staging, async by default" {
+@test "tf32: -v names the staging, wgmma by default on Hopper and async elsewhere" {
 	require_gpu
 	run -0 --separate-stderr clmatmul -v --precision tf32 -o "$T/c.txt" "$D/a.txt" "$D/b.txt"
+	if hopper; then
+		[[ $stderr == *"staging=wgmma"*"precision=tf32"* ]]
+		[[ $stderr == *"kernel gemm_wgmma, wgmma.mma_async m64n256k8"* ]]
+		[[ $stderr == *"building clmatmul.cl again from its PTX for sm_90a"* ]]
+	else
+		[[ $stderr == *"staging=async"*"precision=tf32"* ]]
+	fi
+	run -0 --separate-stderr clmatmul -v --precision tf32 --staging async -o "$T/c.txt" \
+	    "$D/a.txt" "$D/b.txt"
 	[[ $stderr == *"staging=async"*"precision=tf32"* ]]
 	[[ $stderr == *"slices copied by cp.async"* ]]
 	[[ $stderr == *"-D TF32_ASYNC=1 -D NSTAGE="* ]]
@@ -914,9 +928,64 @@ many() {
 	[[ $stderr == *"slices staged through registers"* ]]
 }
 
-@test "--staging async without --precision tf32 is a usage error" {
+@test "--staging async or wgmma without --precision tf32 is a usage error" {
 	run -2 --separate-stderr clmatmul -d cpu --staging async "$D/a.txt" "$D/b.txt"
 	[[ $stderr == *"do not work: --staging async is --precision tf32's"* ]]
+	run -2 --separate-stderr clmatmul -d cpu --staging wgmma "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"do not work: --staging wgmma is --precision tf32's"* ]]
+}
+
+# gemm_wgmma (Hopper only): its own sums' order, so it is checked against numpy within
+# TF32's bound, and against TF32-rounded inputs within float32 sums' bound (which a
+# kernel that truncated instead of rounding would miss), over every tile it takes.
+@test "tf32 wgmma: each tile shape, transpose and alpha/beta is within TF32's bound" {
+	require_hopper
+	for p in "" "--tile 128x128 --item 2x32 --tile-k 16" "--tile 64x64 --item 2x16 --tile-k 32" \
+	    "--tile 256x192 --item 2x48"; do
+		for t in "" --transpose-a --transpose-b "--transpose-a --transpose-b"; do
+			run -0 mm 200 300 250 --precision tf32 --staging wgmma $p $t --alpha 0.5 \
+			    --beta 2
+			assert_output ok
+		done
+	done
+	run -0 py "$REF/clmatmul_ref.py" --tf32-inputs --ta --tb --alpha 0.5 --beta 2 \
+	    --c0 "$T/c0.npy" "$T/a.npy" "$T/b.npy" "$T/c.npy"
+	assert_output ok
+}
+
+@test "tf32 wgmma: blocked runs, with K in panels, equal the in-core result exactly" {
+	require_hopper
+	gen "$T/a.npy" 700 300 1
+	gen "$T/b.npy" 260 700 2
+	gen "$T/c0.npy" 300 260 3
+	for p in "--tile 128x128 --item 2x32 --tile-k 8" "--tile 64x64 --item 2x16 --tile-k 32"; do
+		run -0 blocked 400K --precision tf32 --staging wgmma $p --transpose-a \
+		    --transpose-b --alpha 0.5 --beta 2 -c "$T/c0.npy"
+		run -0 py "$REF/clmatmul_ref.py" --tf32 --ta --tb --alpha 0.5 --beta 2 \
+		    --c0 "$T/c0.npy" "$T/a.npy" "$T/b.npy" "$T/c.npy"
+		assert_output ok
+	done
+}
+
+@test "tf32 wgmma: tiles it cannot take are a usage error" {
+	require_hopper
+	run -2 --separate-stderr clmatmul --precision tf32 --staging wgmma --tile 96x128 \
+	    "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"do not work: --staging wgmma takes tiles of 64, 128, 192 or 256 rows"* ]]
+	run -2 --separate-stderr clmatmul --precision tf32 --staging wgmma --tile 128x128 \
+	    --item 4x32 "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"do not work: --staging wgmma's item is 2 x (tile columns / 4)"* ]]
+	# 256 x 256 slices 16 deep: 32 KB a slice, not two in NVIDIA's 48 KB
+	run -2 --separate-stderr clmatmul --precision tf32 --staging wgmma --tile 256x256 \
+	    --item 2x64 --tile-k 16 "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"do not work: "*" bytes of local memory for two slices, the device has "* ]]
+}
+
+@test "tf32 wgmma: a GPU without it says so" {
+	require_gpu
+	hopper && skip "this GPU has wgmma"
+	run -2 --separate-stderr clmatmul --precision tf32 --staging wgmma "$D/a.txt" "$D/b.txt"
+	[[ $stderr == *"do not work: --staging wgmma needs Hopper's wgmma"* ]]
 }
 
 @test "--header[=N] leaves out each text matrix's first lines, and messages count them" {

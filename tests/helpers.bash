@@ -56,6 +56,19 @@ require_gpu() {
 	on_gpu || skip "GPU-only (make check-gpu)"
 }
 
+# hopper: whether the GPU the suites run on is a Hopper (compute capability 9.0, with
+# wgmma). The lent machines' GPUs are all of one kind, so the first one says.
+hopper() {
+	on_gpu && [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
+	    head -n 1)" = 9.0 ]
+}
+
+# require_hopper: a test of a Hopper-only kernel (clmatmul's gemm_wgmma).
+require_hopper() {
+	require_gpu
+	hopper || skip "needs a Hopper GPU (compute capability 9.0)"
+}
+
 # require_gpus N: a GPU-only test that needs N distinct GPUs (gpu:0,1): skipped, with
 # the reason, on a machine with fewer. Tests that list one GPU twice (gpu:0,0) run the
 # same dividing code on one GPU and need only require_gpu.
