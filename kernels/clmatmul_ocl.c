@@ -172,17 +172,29 @@ params_str(struct cm_engine *e)
 }
 
 /* The first row of the tuning table for the device description desc and precision
- * pr: tune_pick's row, else its pick among the rows after it. The last rows match
- * every device; a precision they lack (tf32 off NVIDIA, refused before) is an error. */
+ * pr: tune_pick's row, else its pick among the rows after it. With staging forced
+ * (nonzero), a wgmma row serves only --staging wgmma and the other rows only the
+ * other stagings, while such a row is left; a forced wgmma with no row of its own
+ * keeps the first (and params_problem says why). The last rows match every device;
+ * a precision they lack (tf32 off NVIDIA, refused before) is an error. */
 static const struct clmatmul_tune *
-tune_row(const char *desc, enum cm_precision pr)
+tune_row(const char *desc, enum cm_precision pr, int staging)
 {
 	const size_t n = sizeof clmatmul_tune_table / sizeof clmatmul_tune_table[0];
-	for (size_t i = 0;; i++) {
+	const struct clmatmul_tune *first = NULL;
+	for (size_t i = 0; i < n; i++) {
 		i += tune_pick(&clmatmul_tune_table[i], n - i, sizeof clmatmul_tune_table[0], desc);
-		if (clmatmul_tune_table[i].precision == pr)
-			return &clmatmul_tune_table[i];
+		const struct clmatmul_tune *r = &clmatmul_tune_table[i];
+		if (r->precision != pr)
+			continue;
+		if (first == NULL)
+			first = r;
+		if (!staging || (staging == CM_WGMMA) == (r->p.staging == CM_WGMMA))
+			return r;
 	}
+	if (first == NULL)
+		die("clmatmul_tune.h: no row for this device and precision");
+	return first;
 }
 
 static enum cm_precision
@@ -199,7 +211,7 @@ choose_params(struct cm_engine *e)
 	char desc[384];
 	clx_describe(x, desc, sizeof desc);
 	const enum cm_precision pr = precision_of(&e->o);
-	const struct clmatmul_tune *row = tune_row(desc, pr);
+	const struct clmatmul_tune *row = tune_row(desc, pr, e->o.force.staging);
 	vlog("tuning: %s, %s (%s)", *row->device ? row->device : "any device", prec_name[pr],
 	    row->measured);
 	e->p = row->p;
@@ -247,7 +259,7 @@ choose_params(struct cm_engine *e)
 static const struct cost_model *
 row_cost(const char *desc, void *ctx)
 {
-	return &tune_row(desc, *(const enum cm_precision *)ctx)->cost;
+	return &tune_row(desc, *(const enum cm_precision *)ctx, 0)->cost;
 }
 
 const char *
