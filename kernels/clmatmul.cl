@@ -232,6 +232,15 @@ typedef VTYPE(LW) realL;
 #define ACC_IN 1
 #define RAW_OUT 2
 
+/* The parameters of every gemm kernel (gemm, gemm_tf32, gemm_wgmma), elements of type
+ * T, in the order cm_set_gemm_args sets them: C (M x N, leading dimension ldc) =
+ * alpha op(A) op(B) + beta C0 under the modes. */
+#define GEMM_PARAMS(T)                                                                \
+	const int M, const int N, const int K, const __global T *restrict A,          \
+	const int lda, const __global T *restrict B, const int ldb, __global T *C,    \
+	const int ldc, const __global T *C0, const int ldc0, const T alpha,           \
+	const T beta, const int mode
+
 /* Unless the output is raw (RAW_OUT), v of vector type T becomes alpha v + beta c0;
  * c0 is not read when beta is 0. */
 #define SCALE_OUT(v, T, c0)                                                           \
@@ -266,11 +275,7 @@ tf32_round(float x)
  * be C itself and is not read when beta is 0. A is M x K (lda) or, with TRANS_A, K x M;
  * B is K x N or N x K. Launch: one dimension, (M/BM)*(N/BN) work-groups of NT. */
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
-gemm(const int M, const int N, const int K,
-    const __global real *restrict A, const int lda,
-    const __global real *restrict B, const int ldb,
-    __global real *C, const int ldc, const __global real *C0, const int ldc0,
-    const real alpha, const real beta, const int mode)
+gemm(GEMM_PARAMS(real))
 {
 #if USE_LOCAL
 	/* Declared as the widest vector type, so that the vector reads and writes of
@@ -449,11 +454,7 @@ tf32_round_vec(realL v)
 	} while (0)
 
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
-gemm_tf32(const int M, const int N, const int K,
-    const __global float *restrict A, const int lda,
-    const __global float *restrict B, const int ldb,
-    __global float *C, const int ldc, const __global float *C0, const int ldc0,
-    const float alpha, const float beta, const int mode)
+gemm_tf32(GEMM_PARAMS(float))
 {
 	__local float16 As16[(2 * BK * LDSA + 15) / 16], Bs16[(2 * BK * LDSB + 15) / 16];
 	__local float *As = (__local float *)As16, *Bs = (__local float *)Bs16;
@@ -645,11 +646,7 @@ tf32_bits(uint x)
 	} while (0)
 
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
-gemm_tf32(const int M, const int N, const int K,
-    const __global float *restrict A, const int lda,
-    const __global float *restrict B, const int ldb,
-    __global float *C, const int ldc, const __global float *C0, const int ldc0,
-    const float alpha, const float beta, const int mode)
+gemm_tf32(GEMM_PARAMS(float))
 {
 	/* float4s, so that every 16-byte unit is aligned */
 	__local float4 As4[NSTAGE * SA / 4], Bs4[NSTAGE * SB / 4];

@@ -134,9 +134,9 @@ mbar_done(uint mb, uint parity)
 	do {                                                                          \
 		const uint d_ = s0 + (uint)((st) * SLICE * 4), m_ = mb0 + 8 * (st);   \
 		MBAR_EXPECT(m_, SLICE * 4);                                           \
-		BULK_COPY(d_, Ap + ((size_t)tile_m * nslices + (kt)) * (BM * BK),     \
+		BULK_COPY(d_, A + ((size_t)tile_m * nslices + (kt)) * (BM * BK),      \
 		    BM * BK * 4, m_);                                                 \
-		BULK_COPY(d_ + BM * BK * 4, Bp + ((size_t)tile_n * nslices + (kt)) * (BN * BK), \
+		BULK_COPY(d_ + BM * BK * 4, B + ((size_t)tile_n * nslices + (kt)) * (BN * BK), \
 		    BN * BK * 4, m_);                                                 \
 	} while (0)
 
@@ -153,15 +153,11 @@ mbar_done(uint mb, uint parity)
 		WG_COMMIT();                                                          \
 	} while (0)
 
-/* C = alpha op(A) op(B) + beta C0 (the modes as gemm's), from the packed Ap and Bp.
- * lda and ldb are not used: the packing holds the layout. Launch: one dimension,
+/* C = alpha op(A) op(B) + beta C0 (the modes as gemm's), from A and B as pack_a and
+ * pack_b made them: lda and ldb are not used, the packing holds the layout. Launch: one dimension,
  * (M/BM)*(N/BN) work-groups of WG_NT. */
 __kernel __attribute__((reqd_work_group_size(WG_NT, 1, 1))) void
-gemm_wgmma(const int M, const int N, const int K,
-    const __global float *restrict Ap, const int lda,
-    const __global float *restrict Bp, const int ldb,
-    __global float *C, const int ldc, const __global float *C0, const int ldc0,
-    const float alpha, const float beta, const int mode)
+gemm_wgmma(GEMM_PARAMS(float))
 {
 	__local float4 S4[NSTAGE * SLICE / 4];
 	const uint s0 = (uint)(size_t)(__local float *)S4;
