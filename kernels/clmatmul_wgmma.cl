@@ -1,4 +1,3 @@
-
 /* clmatmul_wgmma.cl: --staging wgmma, TF32 on Hopper's warpgroup MMA (sm_90).
  *
  * NVIDIA's OpenCL compiles for sm_90, and ptxas refuses wgmma there: it is an sm_90a
@@ -100,16 +99,17 @@ wg_desc(uint addr)
 	    : WG_ACC : "l"(da), "l"(db), "r"(1) : "memory")
 #define WG_FENCE() asm volatile(SM90A("wgmma.fence.sync.aligned;") ::: "memory")
 #define WG_COMMIT() asm volatile(SM90A("wgmma.commit_group.sync.aligned;") ::: "memory")
-#define WG_WAIT(n) asm volatile(SM90A("wgmma.wait_group.sync.aligned %0;") :: "n"(n) : "memory")
+#define WG_WAIT(n)                                                                    \
+	asm volatile(SM90A("wgmma.wait_group.sync.aligned %0;") :: "n"(n) : "memory")
 /* Keeps the compiler from moving any access to the accumulators across this point
  * (CUTLASS's warpgroup_fence_operand): ptxas serializes the MMAs when it finds an
  * instruction other than wgmma defining their registers while they are in flight. */
 #define ACC_FENCE()                                                                   \
 	_Pragma("unroll") for (int i_ = 0; i_ < BN / 2; i_++)                        \
 		asm volatile("" : "+f"(acc[i_]) :: "memory")
-/* The bulk-copy unit: one work-item starts a slice's two copies (op(A)'s
- * block, op(B)'s), and the slice's mbarrier counts their bytes in; the others wait on
- * it. An mbarrier is a 64-bit word in local memory (.shared byte address). */
+/* The bulk-copy unit: one work-item starts a slice's two copies (op(A)'s block,
+ * op(B)'s), and the slice's mbarrier counts their bytes in; the others wait on it. An
+ * mbarrier is a 64-bit word in local memory (.shared byte address). */
 #define MBAR_INIT(mb)                                                                 \
 	asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(mb) : "memory")
 #define MBAR_EXPECT(mb, bytes)                                                        \
@@ -154,8 +154,8 @@ mbar_done(uint mb, uint parity)
 	} while (0)
 
 /* C = alpha op(A) op(B) + beta C0 (the modes as gemm's), from A and B as pack_a and
- * pack_b made them: lda and ldb are not used, the packing holds the layout. Launch: one dimension,
- * (M/BM)*(N/BN) work-groups of WG_NT. */
+ * pack_b made them: lda and ldb are not used, the packing holds the layout. Launch:
+ * one dimension, (M/BM)*(N/BN) work-groups of WG_NT. */
 __kernel __attribute__((reqd_work_group_size(WG_NT, 1, 1))) void
 gemm_wgmma(GEMM_PARAMS(float))
 {
