@@ -595,6 +595,20 @@ replace_all(const char *text, const char *from, const char *to)
 	}
 }
 
+char *
+clx_ptx_sm90a(const char *ptx)
+{
+	/* NVVM writes ".target sm_90, texmode_independent" (or without the suffix) */
+	const char *target = strstr(ptx, ".target sm_90");
+	if (target == NULL || (target[13] != ',' && target[13] != '\n' && target[13] != '\r' &&
+	    target[13] != ' ' && target[13] != '\t' && target[13] != '\0'))
+		return NULL;
+	char *live = replace_all(ptx, CLX_SM90A_MARK, "");
+	char *sm90a = replace_all(live, ".target sm_90", ".target sm_90a");
+	free(live);
+	return sm90a;
+}
+
 cl_program
 clx_build_sm90a(struct clx *x, const char *name, const char *embedded_src,
     const char *const *files, const char *options)
@@ -610,14 +624,10 @@ clx_build_sm90a(struct clx *x, const char *name, const char *embedded_src,
 	CL_CHECK(clGetProgramInfo(first, CL_PROGRAM_BINARIES, sizeof ptx, &ptx, NULL));
 	ptx[n] = '\0';
 	clReleaseProgram(first);
-	/* NVVM writes ".target sm_90, texmode_independent" (or without the suffix) */
-	const char *target = strstr((char *)ptx, ".target sm_90");
-	if (target == NULL || (target[13] != ',' && target[13] != '\n'))
+	char *sm90a = clx_ptx_sm90a((char *)ptx);
+	if (sm90a == NULL)
 		die("%s.cl: the program binary on %s is not PTX for sm_90, which sm_90a code "
 		    "needs", name, x->name);
-	char *live = replace_all((char *)ptx, CLX_SM90A_MARK, "");
-	char *sm90a = replace_all(live, ".target sm_90", ".target sm_90a");
-	free(live);
 	free(ptx);
 
 	/* the build options NVIDIA's PTX compiler reads (register cap, verbose) */

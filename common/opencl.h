@@ -106,6 +106,9 @@ cl_program clx_build(struct clx *x, const char *name, const char *embedded_src,
  * and the program built again from that PTX. Only for NVIDIA devices of compute
  * capability 9.0; anything else, or a failed build, exits 1 with the reason. */
 #define CLX_SM90A_MARK "//SM90A:"
+/* clx_build_sm90a's rewrite of a program's PTX: the marks deleted and the target
+ * sm_90a (a new string), or NULL when the PTX's target is not sm_90. */
+char *clx_ptx_sm90a(const char *ptx);
 cl_program clx_build_sm90a(struct clx *x, const char *name, const char *embedded_src,
     const char *const *files, const char *options);
 cl_kernel clx_kernel(cl_program prog, const char *kernel_name);

@@ -86,7 +86,7 @@ extern const char *const acctest_cl_files[];
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: acctest read|stream|lines|records|svm|mm|pairs|seq|speech|par|stage-cl|stage-cuda|int|double|size|f32|f64|fixed|cuda|cl|devwork|devices|tune ...\n");
+	fprintf(f, "usage: acctest read|stream|lines|records|svm|mm|pairs|seq|speech|par|stage-cl|stage-cuda|int|double|size|f32|f64|fixed|cuda|cl|devwork|devices|tune|ptx90a ...\n");
 }
 
 static int
@@ -1184,6 +1184,20 @@ main(int argc, char **argv)
 			printf("\n");
 		}
 		free(pick);
+		return 0;
+	}
+	if (strcmp(cmd, "ptx90a") == 0 && argc == 2) {
+		/* clx_build_sm90a's rewrite of the PTX in a file */
+		input *in = in_open(argv[1]);
+		size_t n = 0;
+		char *ptx = in_slurp(in, &n);
+		in_close(in);
+		char *out = clx_ptx_sm90a(ptx);
+		if (out == NULL)
+			die("%s: not PTX for sm_90", argv[1]);
+		fputs(out, stdout);
+		free(out);
+		free(ptx);
 		return 0;
 	}
 	if (strcmp(cmd, "devices") == 0) {
