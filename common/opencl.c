@@ -609,12 +609,18 @@ clx_ptx_sm90a(const char *ptx)
 	return sm90a;
 }
 
+int
+clx_has_sm90a(const struct clx *x)
+{
+	unsigned major = 0, minor = 0;
+	return clx_nv_cc(x, &major, &minor) && major == 9 && minor == 0;
+}
+
 cl_program
 clx_build_sm90a(struct clx *x, const char *name, const char *embedded_src,
     const char *const *files, const char *options)
 {
-	unsigned major = 0, minor = 0;
-	if (!clx_nv_cc(x, &major, &minor) || major != 9 || minor != 0)
+	if (!clx_has_sm90a(x))
 		die("%s.cl: sm_90a code needs an NVIDIA GPU of compute capability 9.0; %s is "
 		    "not one", name, x->name);
 	cl_program first = clx_build(x, name, embedded_src, files, options);

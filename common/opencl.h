@@ -106,6 +106,8 @@ cl_program clx_build(struct clx *x, const char *name, const char *embedded_src,
  * and the program built again from that PTX. Only for NVIDIA devices of compute
  * capability 9.0; anything else, or a failed build, exits 1 with the reason. */
 #define CLX_SM90A_MARK "//SM90A:"
+/* Whether x runs sm_90a code: an NVIDIA GPU of compute capability 9.0 (Hopper). */
+int clx_has_sm90a(const struct clx *x);
 /* clx_build_sm90a's rewrite of a program's PTX: the marks deleted and the target
  * sm_90a (a new string), or NULL when the PTX's target is not sm_90. */
 char *clx_ptx_sm90a(const char *ptx);

@@ -52,14 +52,6 @@ wgmma_stages(const struct cm_params *p, const struct clx *x)
 	return n > 8 ? 8 : (int)n;
 }
 
-/* Whether x has Hopper's wgmma: an NVIDIA GPU of compute capability 9.0. */
-static int
-has_wgmma(const struct clx *x)
-{
-	unsigned major, minor;
-	return clx_nv_cc(x, &major, &minor) && major == 9 && minor == 0;
-}
-
 static int
 is_pow2_le16(int v)
 {
@@ -95,7 +87,7 @@ params_problem(const struct cm_params *p, const struct clx *x, size_t esize,
 	if (p->staging == CM_WGMMA) {
 		if (!tf32)
 			return "--staging wgmma is --precision tf32's (use local or direct)";
-		if (!has_wgmma(x))
+		if (!clx_has_sm90a(x))
 			return "--staging wgmma needs Hopper's wgmma (an NVIDIA GPU of compute "
 			    "capability 9.0; use --staging async)";
 		if (p->bm % 64 || p->bm > 256 || (p->bn != 64 && p->bn != 128 &&
