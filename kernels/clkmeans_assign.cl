@@ -434,27 +434,75 @@ copy_tile(__local float *Bc, __global const float4 *cT4, long kp4, const long *o
 	    : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"(b0), "r"(b1),    \
 	      "f"((d)[0]), "f"((d)[1]), "f"((d)[2]), "f"((d)[3]))
 
+/* Folds a centroid tile's products (acc: the lane's TF_MT x TF_NT fragments) into the
+ * lane's running minima, columns in increasing order: tiles of 8, then 2t, 2t + 1;
+ * value ||c||^2 - 2 x.c. */
+static inline void
+fold_tf32(float acc[TF_MT][TF_NT][4], int tile, int t, __global const float *cn,
+    float b1[TF_MT][2], float b2[TF_MT][2], int i1[TF_MT][2])
+{
+#pragma unroll
+	for (int j = 0; j < TF_NT; j++)
+#pragma unroll
+		for (int e = 0; e < 2; e++) {
+			const int col = tile * TN + j * 8 + 2 * t + e;
+			const float c = cn[col];
+#pragma unroll
+			for (int i = 0; i < TF_MT; i++)
+#pragma unroll
+				for (int h = 0; h < 2; h++) {
+					float d = fma(-2.0f, acc[i][j][2 * h + e], c);
+					KEEP(b1[i][h], b2[i][h], i1[i][h], d, col);
+				}
+		}
+}
+
+#if A_REG
+#if NT % (TN / 4) != 0 || (DPAD * TN / 4) % NT != 0
+#error "A_REG: a whole centroid tile must be whole rounds of 16-byte copies"
+#endif
+/* Centroid tile `tile', all DPAD columns, straight into local memory (cp.async, 16 bytes
+ * a work-item at a time, one commit group), rows of BST as the fragments read them;
+ * cT is the TF32-rounded copy (cTt). */
+static inline void
+copy_whole_tile(__local float *Bc, __global const float4 *cT4, long kp4, int tile)
+{
+	const int tid = get_local_id(0), rows = NT / (TN / 4);	/* columns a round */
+	__global const float4 *p = cT4 + (tid / (TN / 4)) * kp4 + tile * (TN / 4) +
+	    tid % (TN / 4);
+	__local float *dst = Bc + (tid / (TN / 4)) * BST + tid % (TN / 4) * 4;
+#pragma unroll
+	for (int q = 0; q < DPAD * TN / 4 / NT; q++)
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+		    :: "r"((uint)(size_t)(dst + q * rows * BST)), "l"(p + q * rows * kp4)
+		    : "memory");
+	asm volatile("cp.async.commit_group;" ::: "memory");
+}
+#endif
+
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
 assign(__global const float *restrict X, int nb, __global const float *restrict cT,
     __global const float *restrict cn, int kpad, __global int *restrict labels, long row0,
     __global int *restrict list, __global ulong *restrict state)
 {
 	const float cmax = ((__global const float *)state)[SF_CMAX];
-	__local float4 smem4[(SMEM_SIZE + 3) / 4];	/* float4: 16-byte aligned */
+	__local float4 smem4[(TF_SMEM_SIZE + 3) / 4];	/* float4: 16-byte aligned */
 	__local int moved_l;
 	__local float *smem = (__local float *)smem4;
 	__local float *As = smem, *Bs = smem + AS_SIZE;
 	const int tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
 	const int g = lane / 4, t = lane % 4;
 	const int r0 = get_group_id(0) * TM, wr0 = warp * TF_MT * 16;
-	const int nsteps = kpad / TN * DSTEPS;
 	__global const float4 *cT4 = (__global const float4 *)cT;
 	float xn = 0.0f;	/* squared norm of row tid (tid < TM), before rounding */
+	const long kp4 = kpad / 4;	/* kpad: a multiple of TN */
+#if !A_REG
+	const int nsteps = kpad / TN * DSTEPS;
 #if NBUF != 2
 	float4 pb[B4];	/* the next centroid chunk, on its way to local memory */
 #endif
-	const long kp4 = kpad / 4;	/* kpad: a multiple of TN */
 	long off[B4];
+#endif
 	float acc[TF_MT][TF_NT][4];
 	float b1[TF_MT][2], b2[TF_MT][2];
 	int i1[TF_MT][2];
@@ -474,6 +522,53 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 	if (tid < TM)
 		for (int kk = 0; kk < DPAD; kk++)
 			xn = fma(As[kk * AST + tid], As[kk * AST + tid], xn);
+#if A_REG
+	/* The lane's fragments of its rows for every step of 8 columns, rounded to TF32,
+	 * held for the whole pass: each centroid fragment read from local memory is then
+	 * the only load an MMA waits on. The rows' local memory then takes two whole
+	 * centroid tiles, one barrier a tile. */
+	uint a[DPAD / 8][TF_MT][4];
+#pragma unroll
+	for (int kq = 0; kq < DPAD / 8; kq++)
+#pragma unroll
+		for (int i = 0; i < TF_MT; i++) {
+			__local const float *ap = As + (kq * 8 + t) * AST + wr0 + i * 16 + g;
+			a[kq][i][0] = as_uint(tf32_round(ap[0]));
+			a[kq][i][1] = as_uint(tf32_round(ap[8]));
+			a[kq][i][2] = as_uint(tf32_round(ap[4 * AST]));
+			a[kq][i][3] = as_uint(tf32_round(ap[4 * AST + 8]));
+		}
+	barrier(CLK_LOCAL_MEM_FENCE);	/* every fragment and norm read: As is free */
+	const int ntiles = kpad / TN;
+	copy_whole_tile(smem, cT4, kp4, 0);
+	for (int tile = 0; tile < ntiles; tile++) {
+		/* tile reads buffer tile & 1 and copies tile + 1 into the other, which every
+		 * work-item finished reading before this barrier */
+		__local const float *Bc = smem + (tile & 1) * BT_SIZE;
+		asm volatile("cp.async.wait_group 0;" ::: "memory");
+		barrier(CLK_LOCAL_MEM_FENCE);
+		if (tile + 1 < ntiles)
+			copy_whole_tile(smem + ((tile + 1) & 1) * BT_SIZE, cT4, kp4, tile + 1);
+#pragma unroll
+		for (int i = 0; i < TF_MT; i++)
+#pragma unroll
+			for (int j = 0; j < TF_NT; j++)
+#pragma unroll
+				for (int q = 0; q < 4; q++)
+					acc[i][j][q] = 0.0f;
+#pragma unroll
+		for (int kq = 0; kq < DPAD / 8; kq++)
+#pragma unroll
+			for (int j = 0; j < TF_NT; j++) {
+				__local const float *bp = Bc + (kq * 8 + t) * BST + j * 8 + g;
+				const uint bb0 = as_uint(bp[0]), bb1 = as_uint(bp[4 * BST]);
+#pragma unroll
+				for (int i = 0; i < TF_MT; i++)
+					MMA_TF32(acc[i][j], a[kq][i], bb0, bb1);
+			}
+		fold_tf32(acc, tile, t, cn, b1, b2, i1);
+	}
+#else
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (int e = tid; e < DPAD * TM; e += NT) {
 		int kk = e / TM, lr = e - kk * TM;
@@ -535,24 +630,10 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 					MMA_TF32(acc[i][j], a[i], bb0, bb1);
 			}
 		}
-		if (ds == DSTEPS - 1) {
-			/* columns in increasing order: tiles of 8, then 2t, 2t + 1 */
-#pragma unroll
-			for (int j = 0; j < TF_NT; j++)
-#pragma unroll
-				for (int e = 0; e < 2; e++) {
-					const int col = tile * TN + j * 8 + 2 * t + e;
-					const float c = cn[col];
-#pragma unroll
-					for (int i = 0; i < TF_MT; i++)
-#pragma unroll
-						for (int h = 0; h < 2; h++) {
-							float d = fma(-2.0f, acc[i][j][2 * h + e], c);
-							KEEP(b1[i][h], b2[i][h], i1[i][h], d, col);
-						}
-				}
-		}
+		if (ds == DSTEPS - 1)
+			fold_tf32(acc, tile, t, cn, b1, b2, i1);
 	}
+#endif	/* A_REG */
 
 	/* Merge the four lanes (t) that share each row, in a fixed order. */
 	__local float *rb1 = smem, *rb2 = smem + 4 * TM;

@@ -74,6 +74,11 @@
 #define TF32 0		/* assign: products on NVIDIA's TF32 tensor cores (needs LOCAL_TILES,
 			   A_RES, TK 8 or 16) */
 #endif
+#ifndef A_REG
+#define A_REG 0		/* TF32 assign: each warp's row fragments in registers for the whole
+			   pass, a centroid tile's DPAD columns a step (the host checks
+			   that they fit: clkmeans_dev.c) */
+#endif
 
 #if USE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -115,6 +120,15 @@ typedef float real;
 #define RED_SIZE (3 * TNT * TM)
 #endif
 #define SMEM_SIZE (AS_SIZE + NBUF * BS_SIZE > RED_SIZE ? AS_SIZE + NBUF * BS_SIZE : RED_SIZE)
+#if A_REG
+/* The TF32 assign's local memory with A_REG: the rows (rounded into registers, then
+ * free) or two whole centroid tiles, or the merge. */
+#define BT_SIZE (DPAD * BST)
+#define TF_SMEM_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define TF_SMEM_SIZE TF_SMEM_MAX(TF_SMEM_MAX(AS_SIZE, 2 * BT_SIZE), RED_SIZE)
+#else
+#define TF_SMEM_SIZE SMEM_SIZE
+#endif
 #define B4 ((TK * TN / 4 + NT - 1) / NT)	/* float4s of a centroid tile a work-item loads */
 #define A1 ((TM * TK + NT - 1) / NT)	/* floats of a row chunk a work-item loads */
 

@@ -189,7 +189,7 @@ tune_defaults(const struct km *m, struct tune *t)
 }
 
 /* CLKMEANS_TUNE="local=1 tmt=16 tnt=8 rmv=2 rnv=2 tk=16 a_res=1 db=1 wg=256 rg=1024
- * fp64=0 atom64=0 tf32=0" (any subset): for tuning, and for tests of the fallbacks. */
+ * fp64=0 atom64=0 tf32=0 areg=0" (any subset): for tuning, and for tests of the fallbacks. */
 static void
 tune_env(struct tune *t)
 {
@@ -201,7 +201,7 @@ tune_env(struct tune *t)
 		{"tk", &t->tk}, {"a_res", &t->a_res}, {"db", &t->db}, {"wg", &t->wg},
 		{"rg", &t->rg},
 		{"local", &t->local}, {"fp64", &t->fp64}, {"atom64", &t->atom64},
-		{"tf32", &t->tf32},
+		{"tf32", &t->tf32}, {"areg", &t->areg},
 	};
 	char *s = xstrdup(env), *save = NULL;
 	for (char *tok = strtok_r(s, " ,", &save); tok; tok = strtok_r(NULL, " ,", &save)) {
@@ -228,7 +228,7 @@ choose_tune(struct km *m)
 	tune_defaults(m, t);
 	t->a_res = -1;
 	t->fp64 = t->atom64 = 1;
-	t->tf32 = -1;
+	t->tf32 = t->areg = -1;
 	tune_env(t);
 	m->fp64 = m->fp64 && t->fp64;
 	m->atom64 = m->atom64 && t->atom64;
@@ -274,7 +274,20 @@ choose_tune(struct km *m)
 		tile = (size_t)t->tk * (tn + 8) * 4;
 		red = 3 * (size_t)MAX(t->tnt, 4) * tm * 4;
 	}
-	size_t need = MAX(t->a_res ? rows + tile * (1 + (t->db != 0)) :
+	/* A_REG (the TF32 assign's row fragments in registers for the whole pass, a whole
+	 * centroid tile a step): where a lane's fragments take at most 64 registers
+	 * (dpad / 8 steps x its 16-row tiles x 4) and two whole tiles fit in the rows'
+	 * place, copied in whole rounds of 16 bytes a work-item. */
+	const size_t whole = m->dpad * (tn + 8) * 4;
+	const int areg_ok = t->tf32 && m->dpad * (tm / (nt / 32 * 16)) <= 128 &&
+	    nt % (tn / 4) == 0 && m->dpad * tn / 4 % nt == 0 && 2 * whole <= budget;
+	if (t->areg > 0 && !areg_ok)
+		die("CLKMEANS_TUNE: areg=1 needs the TF32 assign, at most 128 / (rows a warp / 16) "
+		    "columns (padded) and two whole centroid tiles in %zu bytes of local memory; "
+		    "%zu columns with these settings are not", budget, m->dpad);
+	t->areg = t->areg < 0 ? areg_ok : t->areg > 0;
+	size_t need = t->areg ? MAX(MAX(rows, 2 * whole), red) :
+	    MAX(t->a_res ? rows + tile * (1 + (t->db != 0)) :
 	    ((size_t)t->tk * (tm + 4) + (size_t)t->tk * tn) * 4, red);
 	if (t->local && need > m->x.local_mem)
 		die("kernel parameters need %zu bytes of local memory, %s has %llu", need, m->x.name,
@@ -306,9 +319,9 @@ build(struct km *m)
 	snprintf(opts, sizeof opts,
 	    "-D DIM=%zu -D USE_FP64=%d -D HAVE_ATOM64=%d -D TMT=%d -D TNT=%d -D RMV=%d "
 	    "-D RNV=%d -D TK=%d -D A_RES=%d -D DB=%d -D LOCAL_TILES=%d -D WG=%d -D RG=%d "
-	    "-D TF32=%d",
+	    "-D TF32=%d -D A_REG=%d",
 	    m->d, m->fp64, m->atom64, t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->a_res, t->db,
-	    t->local, t->wg, t->rg, t->tf32);
+	    t->local, t->wg, t->rg, t->tf32, t->areg);
 	/* -v on NVIDIA: ptxas's register and spill counts in the build log. */
 	if (m->x.vendor == CLX_NVIDIA && verbose)
 		strcat(opts, " -cl-nv-verbose");
@@ -391,11 +404,11 @@ km_open(struct kmset *s, struct km *m, size_t first, size_t n, int prof)
 	if (!m->fp64)
 		vlog("no float64: distances and their sums in float");
 	const struct tune *t = &m->t;
-	vlog("%zu rows x %zu columns, k = %zu; tiles of %zu rows x %d centroids x %d columns%s%s",
+	vlog("%zu rows x %zu columns, k = %zu; tiles of %zu rows x %d centroids x %d columns%s%s%s",
 	    s->n, m->d, m->k, m->tm, t->tnt * t->rnv * 4, t->tk,
 	    !t->local ? " (direct)" : t->a_res ? " (rows resident)" : "",
 	    t->tf32 ? "; TF32 products on the tensor cores, rows near a tie rechecked in float32, "
-	    "then float64" : "");
+	    "then float64" : "", t->areg ? " (rows in registers)" : "");
 	double t0 = now_sec();
 	build(m);
 	phase_add("build", now_sec() - t0);

@@ -39,6 +39,8 @@ struct tune {
 	int exact_cu, update_cu;	/* exact's and update's groups a compute unit */
 	int tf32;		/* assign's products on NVIDIA's TF32 tensor cores (-1: where
 				 * the device and the tiles allow) */
+	int areg;		/* TF32 assign's row fragments in registers (-1: where they
+				 * fit) */
 };
 
 struct cset {			/* one set of centroids in the forms the kernels use */

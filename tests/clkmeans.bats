@@ -494,11 +494,13 @@ EOF
 
 # Issue 15: assign's products on NVIDIA's TF32 tensor cores (clkmeans_assign.cl's TF32
 # assign), its rows near a tie rechecked by the float32 assign (assign_f32), then those
-# still near one in float64; with one centroid tile or two (db=1).
-@test "TF32 products on the tensor cores give the float32 kernel's bytes: 64 and 8 columns, rows far from the origin, duplicates, adversarial rows, exact ties" {
+# still near one in float64; the rows in registers (areg, the default up to 64 columns)
+# or read from local memory each step with one centroid tile or two (db=1).
+@test "TF32 products on the tensor cores give the float32 kernel's bytes: 64, 72 and 8 columns, rows far from the origin, duplicates, adversarial rows, exact ties" {
 	require_gpu
 	for data in "overlapping 20000 64 40 31" "far 5000 8 6 7" "overlapping 4000 16 300 5" \
-	    "duplicates 3000 64 20 9" "adversarial 6000 64 40 11" "ties 2000 8 10 4"; do
+	    "duplicates 3000 64 20 9" "adversarial 6000 64 40 11" "ties 2000 8 10 4" \
+	    "overlapping 3000 72 30 13"; do
 		gen $data
 		run -0 --separate-stderr clkmeans -v --init "$T/c0.txt" --distances -C "$T/ca.txt" \
 		    --tol 0 --max-iter 8 "$T/x.npy"
@@ -508,19 +510,37 @@ EOF
 		    --max-iter 8 "$T/x.npy" > "$T/b.txt"
 		run -0 cmp "$T/a.txt" "$T/b.txt"
 		run -0 cmp "$T/ca.txt" "$T/cb.txt"
-		CLKMEANS_TUNE="tf32=1 db=1" clkmeans --init "$T/c0.txt" --distances -C "$T/cc.txt" \
-		    --tol 0 --max-iter 8 "$T/x.npy" > "$T/c.txt"
+		CLKMEANS_TUNE="tf32=1 areg=0 db=1" clkmeans --init "$T/c0.txt" --distances \
+		    -C "$T/cc.txt" --tol 0 --max-iter 8 "$T/x.npy" > "$T/c.txt"
 		run -0 cmp "$T/a.txt" "$T/c.txt"
 		run -0 cmp "$T/ca.txt" "$T/cc.txt"
+		CLKMEANS_TUNE="tf32=1 areg=0" clkmeans --init "$T/c0.txt" --distances \
+		    -C "$T/cd.txt" --tol 0 --max-iter 8 "$T/x.npy" > "$T/d.txt"
+		run -0 cmp "$T/a.txt" "$T/d.txt"
+		run -0 cmp "$T/ca.txt" "$T/cd.txt"
 	done
 	run -0 vs lloyd
 	assert_output ok
+	# the last data's 72 columns (80 padded) are too many for the rows in registers
+	clkmeans -v --init "$T/c0.txt" "$T/x.npy" 2> "$T/err" > /dev/null
+	run ! grep -q "rows in registers" "$T/err"
+	gen overlapping 3000 64 30 13
+	clkmeans -v --init "$T/c0.txt" "$T/x.npy" 2> "$T/err" > /dev/null
+	run -0 grep -q "rows in registers" "$T/err"
 }
 
 @test "CLKMEANS_TUNE=tf32=1 where the tensor cores are not (PoCL) is an error naming the device" {
 	gen overlapping 500 64 4 3
 	run -1 --separate-stderr env CLKMEANS_TUNE=tf32=1 clkmeans -d cpu -k 4 "$T/x.npy"
 	assert_regex "$stderr" "CLKMEANS_TUNE: tf32=1 needs an NVIDIA GPU of compute capability 8.0 or later"
+}
+
+@test "CLKMEANS_TUNE=areg=1 without the tensor cores' assign is an error" {
+	gen overlapping 500 64 4 3
+	run -1 --separate-stderr env CLKMEANS_TUNE=areg=1 clkmeans -d cpu -k 4 "$T/x.npy"
+	assert_regex "$stderr" "CLKMEANS_TUNE: areg=1 needs the TF32 assign"
+	run -1 --separate-stderr env CLKMEANS_TUNE="tf32=0 areg=1" clkmeans -k 4 "$T/x.npy"
+	assert_regex "$stderr" "CLKMEANS_TUNE: areg=1 needs the TF32 assign"
 }
 
 @test "-v names the device and reports each iteration's inertia and moved rows" {
