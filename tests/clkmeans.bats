@@ -500,7 +500,7 @@ EOF
 	require_gpu
 	for data in "overlapping 20000 64 40 31" "far 5000 8 6 7" "overlapping 4000 16 300 5" \
 	    "duplicates 3000 64 20 9" "adversarial 6000 64 40 11" "ties 2000 8 10 4" \
-	    "overlapping 3000 72 30 13"; do
+	    "overlapping 3000 72 40 13"; do
 		gen $data
 		run -0 --separate-stderr clkmeans -v --init "$T/c0.txt" --distances -C "$T/ca.txt" \
 		    --tol 0 --max-iter 8 "$T/x.npy"
@@ -521,7 +521,8 @@ EOF
 	done
 	run -0 vs lloyd
 	assert_output ok
-	# the last data's 72 columns (80 padded) are too many for the rows in registers
+	# the last data's 72 columns (80 padded) are too many for the rows in registers of
+	# k > 32's tiles (two 16-row tiles a warp); k <= 32 takes one, 80 columns fit
 	clkmeans -v --init "$T/c0.txt" "$T/x.npy" 2> "$T/err" > /dev/null
 	run ! grep -q "rows in registers" "$T/err"
 	gen overlapping 3000 64 30 13
