@@ -434,6 +434,19 @@ copy_tile(__local float *Bc, __global const float4 *cT4, long kp4, const long *o
 	    : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"(b0), "r"(b1),    \
 	      "f"((d)[0]), "f"((d)[1]), "f"((d)[2]), "f"((d)[3]))
 
+/* A lane's sums of a centroid tile, zero. */
+static inline void
+acc_zero(float acc[TF_MT][TF_NT][4])
+{
+#pragma unroll
+	for (int i = 0; i < TF_MT; i++)
+#pragma unroll
+		for (int j = 0; j < TF_NT; j++)
+#pragma unroll
+			for (int q = 0; q < 4; q++)
+				acc[i][j][q] = 0.0f;
+}
+
 /* Folds a centroid tile's products (acc: the lane's TF_MT x TF_NT fragments) into the
  * lane's running minima, columns in increasing order: tiles of 8, then 2t, 2t + 1;
  * value ||c||^2 - 2 x.c. */
@@ -549,13 +562,7 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		barrier(CLK_LOCAL_MEM_FENCE);
 		if (tile + 1 < ntiles)
 			copy_whole_tile(smem + ((tile + 1) & 1) * BT_SIZE, cT4, kp4, tile + 1);
-#pragma unroll
-		for (int i = 0; i < TF_MT; i++)
-#pragma unroll
-			for (int j = 0; j < TF_NT; j++)
-#pragma unroll
-				for (int q = 0; q < 4; q++)
-					acc[i][j][q] = 0.0f;
+		acc_zero(acc);
 #pragma unroll
 		for (int kq = 0; kq < DPAD / 8; kq++)
 #pragma unroll
@@ -599,15 +606,8 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 		if (s + 1 < nsteps)
 			prefetch_tile(pb, cT4, kp4, off, s + 1);
 #endif
-		if (ds == 0) {
-#pragma unroll
-			for (int i = 0; i < TF_MT; i++)
-#pragma unroll
-				for (int j = 0; j < TF_NT; j++)
-#pragma unroll
-					for (int q = 0; q < 4; q++)
-						acc[i][j][q] = 0.0f;
-		}
+		if (ds == 0)
+			acc_zero(acc);
 		__local const float *Ak = As + ds * TK * AST;
 #pragma unroll
 		for (int kq = 0; kq < TK; kq += 8) {
