@@ -38,18 +38,22 @@ struct clmatmul_tune {
  * let four of them (cp.async's stages, --staging async) fit NVIDIA's 48 KB of local
  * memory a work-group, and two work-groups share an SM. Only NVIDIA GPUs run it
  * (anything else is an error before the table is read). */
+/* Hopper's tf32 parameters, one set for the H100's row and the H200's (each row keeps
+ * its own measurement). */
+#define HOPPER_WGMMA {192, 256, 8, 2, 64, 2, 4, 4, 1, 4, 8, 8, CM_WGMMA, 0}
+
 static const struct clmatmul_tune clmatmul_tune_table[] = {
 	/* device    precision  bm   bn  bk  tm  tn  vm  vn  lw  pm  pn  gm  ku  staging  regs */
 	/* Hopper: gemm_wgmma (clmatmul_wgmma.cl) on packed operands. Its item is fixed by
 	 * the tile (2 x bn/4: three warpgroups of 128 for 192 rows); vm ... ku only have to
 	 * pass the generic checks. 192 x 256 is the largest tile whose accumulators fit
 	 * one work-group's registers, and the kernel is bound by its copies. */
-	{"gpu nvidia H100", CM_TF32, {192, 256, 8, 2, 64,  2,  4,  4,  1,  4,  8,  8, CM_WGMMA, 0},
+	{"gpu nvidia H100", CM_TF32, HOPPER_WGMMA,
 	    "H100 2026-11-26, --staging wgmma sweep at N = 8192 (bench/README.md, TF32 "
 	    "with wgmma): 192x256 tiles, slices of 8, 3 in local memory: 223 TFLOP/s with "
 	    "the packing; 256x192 220, 128x256 183, 128x128 144; cuBLAS TF32 399",
 	    {CM_UNIT, 0, 0, 9.0e12, 0.10}},
-	{"gpu nvidia H200", CM_TF32, {192, 256, 8, 2, 64,  2,  4,  4,  1,  4,  8,  8, CM_WGMMA, 0},
+	{"gpu nvidia H200", CM_TF32, HOPPER_WGMMA,
 	    "H200 2026-11-26, bench run at N = 8192 with the H100's row: 4.83 ms, 227 "
 	    "TFLOP/s with the packing; async 10.2; cuBLAS TF32 2.71 (0.56x)",
 	    {CM_UNIT, 0, 0, 9.0e12, 0.10}},
