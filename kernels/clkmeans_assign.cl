@@ -480,14 +480,14 @@ fold_tf32(float acc[TF_MT][TF_NT][4], int tile, int t, __global const float *cn,
 static inline void
 copy_whole_tile(__local float *Bc, __global const float4 *cT4, long kp4, int tile)
 {
-	const int tid = get_local_id(0), rows = NT / (TN / 4);	/* columns a round */
+	const int tid = get_local_id(0), kr = NT / (TN / 4);	/* columns a round */
 	__global const float4 *p = cT4 + (tid / (TN / 4)) * kp4 + tile * (TN / 4) +
 	    tid % (TN / 4);
 	__local float *dst = Bc + (tid / (TN / 4)) * BST + tid % (TN / 4) * 4;
 #pragma unroll
 	for (int q = 0; q < DPAD * TN / 4 / NT; q++)
 		asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
-		    :: "r"((uint)(size_t)(dst + q * rows * BST)), "l"(p + q * rows * kp4)
+		    :: "r"((uint)(size_t)(dst + q * kr * BST)), "l"(p + q * kr * kp4)
 		    : "memory");
 	asm volatile("cp.async.commit_group;" ::: "memory");
 }
