@@ -80,12 +80,25 @@ endif
 
 CC         ?= cc
 CPU_ARCH   ?= native
+
+# Compressed input (common/decompress.c): each library where its header is found
+# (make deps installs all four on Debian), or forced: ZLIB=0, ZSTD=0, XZ=0, BZIP2=0.
+# Without one, input in its format is an error saying so.
+have_h      = $(shell echo '\#include <$(1)>' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
+ZLIB       ?= $(call have_h,zlib.h)
+ZSTD       ?= $(call have_h,zstd.h)
+XZ         ?= $(call have_h,lzma.h)
+BZIP2      ?= $(call have_h,bzlib.h)
+Z_CPP      := -DACCELKIT_ZLIB=$(ZLIB) -DACCELKIT_ZSTD=$(ZSTD) -DACCELKIT_XZ=$(XZ) \
+              -DACCELKIT_BZIP2=$(BZIP2)
+Z_LIBS     := $(if $(filter 1,$(ZLIB)),-lz) $(if $(filter 1,$(ZSTD)),-lzstd) \
+              $(if $(filter 1,$(XZ)),-llzma) $(if $(filter 1,$(BZIP2)),-lbz2)
 CPPFLAGS   += -Icommon -Ikernels -I$(BUILD)/gen -D_GNU_SOURCE -DCL_TARGET_OPENCL_VERSION=120 \
-              -DACCELKIT_VERSION='"$(VERSION)"' $(MPI_CPP)
+              -DACCELKIT_VERSION='"$(VERSION)"' $(MPI_CPP) $(Z_CPP)
 CFLAGS     ?= -O3 -march=$(CPU_ARCH)
 CFLAGS     += -std=c11 -Wall -Wextra -fopenmp -MMD -MP $(SANFLAGS)
 LDFLAGS    += -fopenmp $(SANFLAGS)
-LDLIBS     += $(MPI_LIBS) -lm
+LDLIBS     += $(MPI_LIBS) $(Z_LIBS) -lm
 NVCCFLAGS  ?= -O3
 NVCCFLAGS  += -std=c++17 $(GENCODE) -Icommon -Ikernels -DACCELKIT_CUDA=1 -MMD -MP \
               -Xcompiler -Wall,-Wextra -Xptxas -warn-spills $(CUSANFLAGS)
@@ -286,14 +299,14 @@ define fuzz_rules
 $(FUZZ_DIR)/bin/$(1): $(FUZZ_DIR)/obj/tests/fuzz/$(1).o $(FUZZ_DIR)/obj/tests/fuzz/fuzz.o \
 		$(FUZZ_DIR)/libcommon.a
 	@mkdir -p $$(@D)
-	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $$@ $$^ -fopenmp -lpthread -lm
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $$@ $$^ -fopenmp -lpthread $(Z_LIBS) -lm
 $(FUZZ_DIR)/seeds/$(1)/.stamp: $$(fuzz_seeds_$(1)) $$(wildcard tests/fuzz/seeds/$(1)/*)
 	rm -rf $$(@D) && mkdir -p $$(@D)
 	$$(foreach f,$$^,cp $$(f) $$(@D)/$$(subst /,_,$$(f)) &&) touch $$@
 $(BUILD)/test/fuzz-$(1): $(FUZZDRV)/tests/fuzz/$(1).o $(FUZZDRV)/tests/fuzz/fuzz.o \
 		$(FUZZDRV)/tests/fuzz/driver.o $(FUZZDRV)/libcommon.a
 	@mkdir -p $$(@D)
-	$(CC) $(SANFLAGS) -o $$@ $$^ -fopenmp -lpthread -lm
+	$(CC) $(SANFLAGS) -o $$@ $$^ -fopenmp -lpthread $(Z_LIBS) -lm
 testbins: $(BUILD)/test/fuzz-$(1)
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_rules,$(t))))

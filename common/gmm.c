@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decompress.h"
 #include "err.h"
 #include "gmm_read.h"
 #include "input.h"
@@ -294,10 +295,14 @@ load_mapped(const char *path, struct gmm_models *m)
 		const size_t total = (len / page + 1) * page;
 		char *p = mmap(NULL, total, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p != MAP_FAILED && mmap(p, len, PROT_READ, MAP_PRIVATE | MAP_FIXED |
-		    MAP_POPULATE, fd, 0) != MAP_FAILED) {
+		    MAP_POPULATE, fd, 0) != MAP_FAILED &&
+		    unz_detect((unsigned char *)p, MIN(len, UNZ_MAGIC_MAX)) <= UNZ_NONE) {
+			/* compressed: read through input.c instead; a byte-order mark is
+			 * not the model's */
+			size_t skip = len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
 			phase_add("model read", now_sec() - t0);
 			t0 = now_sec();
-			models_parse(path, p, len, m);
+			models_parse(path, p + skip, len - skip, m);
 			phase_add("model parse", now_sec() - t0);
 			done = 1;
 		}

@@ -3,12 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decompress.h"
 #include "err.h"
 #include "ranks.h"
 
@@ -32,7 +34,40 @@ struct input {
 	int64_t total;			/* regular file: its bytes from there, else -1 */
 	void *reader;			/* in_set_reader */
 	void (*reader_free)(void *);
+	int probe;			/* the first bytes not yet looked at (a stream) */
+	int zkind;			/* a compressed regular file's format, found by in_open */
+	unz *z;				/* compressed: the bytes come from here */
 };
+
+static const unsigned char bom[3] = {0xef, 0xbb, 0xbf};
+
+/* A regular file's first bytes, read where it begins without moving it: a compressed
+ * one is read as a stream (its size unknown), and a byte-order mark is left out of
+ * everything, ranges of lines included. */
+static void
+open_regular(input *in)
+{
+	unsigned char h[UNZ_MAGIC_MAX];
+	size_t n = 0;
+	ssize_t r;
+	while (n < sizeof h && (r = pread(in->fd, h + n, sizeof h - n, (off_t)(in->base + n))) != 0) {
+		if (r < 0 && errno != EINTR)
+			die_errno(in->name);
+		n += r > 0 ? (size_t)r : 0;
+	}
+	int kind = unz_detect(h, n);
+	if (kind > UNZ_NONE) {
+		in->zkind = kind;
+		in->probe = 1;
+		in->size = in->total = -1;
+	} else if (n >= 3 && memcmp(h, bom, 3) == 0) {
+		in->base += 3;
+		in->size -= 3;
+		in->total -= 3;
+		if (lseek(in->fd, (off_t)in->base, SEEK_SET) < 0)
+			die_errno(in->name);
+	}
+}
 
 input *
 in_open(const char *path)
@@ -63,6 +98,10 @@ in_open(const char *path)
 	}
 	in->cap = 4 * IN_CHUNK;
 	in->buf = xmalloc(in->cap + 1);
+	if (in->total >= 0)
+		open_regular(in);
+	else
+		in->probe = 1;
 	return in;
 }
 
@@ -73,6 +112,7 @@ in_close(input *in)
 		return;
 	if (in->reader_free != NULL)
 		in->reader_free(in->reader);
+	unz_close(in->z);
 	if (in->fd > 0)
 		close(in->fd);
 	free(in->buf);
@@ -92,10 +132,26 @@ allowed(const input *in, size_t n)
 	return in->limit - in->fpos < n ? (size_t)(in->limit - in->fpos) : n;
 }
 
+/* Up to n bytes from the file or pipe, or decompressed: read(2)'s result. */
+static ssize_t
+src_read(input *in, void *dst, size_t n)
+{
+	if (in->z != NULL)
+		return (ssize_t)unz_read(in->z, dst, MIN(n, (size_t)SSIZE_MAX));
+	return read(in->fd, dst, allowed(in, n));
+}
+
+static void probe(input *in);
+
 /* Reads more; returns 0 at end of input. Keeps room for a NUL after the data. */
 static size_t
 fill(input *in)
 {
+	if (in->probe) {
+		probe(in);
+		if (in->end > in->start)
+			return in->end - in->start;
+	}
 	if (in->eof)
 		return 0;
 	if (in->start > 0 && (in->cap - in->end < IN_CHUNK || in->start == in->end)) {
@@ -108,7 +164,7 @@ fill(input *in)
 		in->buf = xrealloc(in->buf, in->cap + 1);
 	}
 	for (;;) {
-		ssize_t n = read(in->fd, in->buf + in->end, allowed(in, in->cap - in->end));
+		ssize_t n = src_read(in, in->buf + in->end, in->cap - in->end);
 		if (n > 0) {
 			in->end += (size_t)n;
 			in->fpos += (uint64_t)n;
@@ -121,6 +177,30 @@ fill(input *in)
 		if (errno != EINTR)
 			die_errno(in->name);
 	}
+}
+
+/* A stream's first bytes (and a compressed regular file's): its compression, by magic
+ * bytes, and a byte-order mark after it, skipped. Called by the first read. */
+static void
+probe(input *in)
+{
+	in->probe = 0;
+	int kind = in->zkind;
+	if (kind == UNZ_NONE) {
+		while (unz_detect(in->buf + in->start, in->end - in->start) < 0 && fill(in) > 0)
+			;
+		kind = unz_detect(in->buf + in->start, in->end - in->start);
+	}
+	if (kind > UNZ_NONE) {
+		in->z = unz_open(kind, in->fd, in->buf + in->start, in->end - in->start,
+		    in->name);
+		in->start = in->end = 0;
+		in->eof = 0;
+	}
+	while (in->end - in->start < sizeof bom && fill(in) > 0)
+		;
+	if (in->end - in->start >= sizeof bom && memcmp(in->buf + in->start, bom, 3) == 0)
+		in->start += sizeof bom;
 }
 
 const unsigned char *
@@ -207,7 +287,7 @@ static int
 ready(const input *in)
 {
 	struct pollfd p = {.fd = in->fd, .events = POLLIN};
-	return in->size >= 0 || poll(&p, 1, 0) > 0;
+	return in->size >= 0 || (in->z != NULL && unz_ready(in->z)) || poll(&p, 1, 0) > 0;
 }
 
 /* pread(2) of up to n bytes at off, retried on EINTR; dies on an error. */
@@ -268,6 +348,8 @@ static size_t
 read_into(input *in, void *dst, size_t n, int all)
 {
 	unsigned char *d = dst;
+	if (in->probe)
+		probe(in);
 	size_t done = MIN(n, in->end - in->start);
 
 	memcpy(d, in->buf + in->start, done);
@@ -275,7 +357,7 @@ read_into(input *in, void *dst, size_t n, int all)
 	if (all && in->total >= 0 && !in->eof && n - done >= PAR_READ_MIN)
 		done += par_read(in, d + done, n - done);
 	while (done < n && !in->eof && (all || done == 0 || ready(in))) {
-		ssize_t r = read(in->fd, d + done, allowed(in, n - done));
+		ssize_t r = src_read(in, d + done, n - done);
 		if (r > 0) {
 			done += (size_t)r;
 			in->fpos += (uint64_t)r;
@@ -339,6 +421,21 @@ in_slurp(input *in, size_t *len)
 	return out;
 }
 
+/* Whether the regular file at path (NULL or "-": standard input) is compressed; its
+ * size is then not the input's. */
+static int
+compressed(const char *path)
+{
+	int std = path == NULL || strcmp(path, "-") == 0;
+	int fd = std ? 0 : open(path, O_RDONLY);
+	unsigned char h[UNZ_MAGIC_MAX];
+	off_t at = std ? lseek(0, 0, SEEK_CUR) : 0;
+	ssize_t n = fd < 0 || at < 0 ? -1 : pread(fd, h, sizeof h, at);
+	if (fd > 0)
+		close(fd);
+	return n > 0 && unz_detect(h, (size_t)n) > UNZ_NONE;
+}
+
 int64_t
 in_regular_bytes(const char *const *paths, int n)
 {
@@ -347,7 +444,7 @@ in_regular_bytes(const char *const *paths, int n)
 		struct stat st;
 		const char *p = paths != NULL ? paths[i] : NULL;
 		int ok = p == NULL || strcmp(p, "-") == 0 ? fstat(0, &st) == 0 : stat(p, &st) == 0;
-		if (!ok || !S_ISREG(st.st_mode))
+		if (!ok || !S_ISREG(st.st_mode) || compressed(p))
 			return -1;
 		total += st.st_size;
 	}

@@ -1,0 +1,387 @@
+/* decompress.c: gzip, zstd, xz and bzip2 input through their libraries (decompress.h).
+ * One loop drives every format; a format supplies a step (consume some compressed
+ * bytes, produce some output) and what a new stream after the end of one needs. */
+#include "decompress.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+
+#ifndef ACCELKIT_ZLIB
+#define ACCELKIT_ZLIB 0
+#endif
+#ifndef ACCELKIT_ZSTD
+#define ACCELKIT_ZSTD 0
+#endif
+#ifndef ACCELKIT_XZ
+#define ACCELKIT_XZ 0
+#endif
+#ifndef ACCELKIT_BZIP2
+#define ACCELKIT_BZIP2 0
+#endif
+#if ACCELKIT_ZLIB
+#include <zlib.h>
+#endif
+#if ACCELKIT_ZSTD
+#include <zstd.h>
+#include <zstd_errors.h>
+#endif
+#if ACCELKIT_XZ
+#include <lzma.h>
+#endif
+#if ACCELKIT_BZIP2
+#include <bzlib.h>
+#endif
+
+/* Compressed bytes are read this much at a time. */
+#define UNZ_IN ((size_t)256 << 10)
+/* zlib's and libbz2's counts are unsigned int: one step produces at most this. */
+#define UNZ_STEP_MAX ((size_t)1 << 30)
+
+/* '?' in bzip2's: its block size, '1' to '9'. */
+static const struct {
+	const char *m;
+	size_t n;
+	int kind;
+} magics[] = {
+	{"\x1f\x8b\x08", 3, UNZ_GZIP},
+	{"\x28\xb5\x2f\xfd", 4, UNZ_ZSTD},
+	{"\xfd" "7zXZ\0", 6, UNZ_XZ},
+	{"BZh?1AY&SY", 10, UNZ_BZIP2},		/* a stream's first block */
+	{"BZh?\x17\x72\x45\x38\x50\x90", 10, UNZ_BZIP2},	/* an empty stream */
+	{"\x04\x22\x4d\x18", 4, UNZ_LZ4},
+};
+
+int
+unz_detect(const unsigned char *p, size_t n)
+{
+	int partial = 0;
+	for (size_t k = 0; k < sizeof magics / sizeof magics[0]; k++) {
+		size_t i, len = MIN(n, magics[k].n);
+		for (i = 0; i < len; i++) {
+			unsigned char want = (unsigned char)magics[k].m[i];
+			if (want == '?' && magics[k].kind == UNZ_BZIP2 ?
+			    p[i] < '1' || p[i] > '9' : p[i] != want)
+				break;
+		}
+		if (i == magics[k].n)
+			return magics[k].kind;
+		if (i == len)
+			partial = 1;
+	}
+	return partial ? -1 : UNZ_NONE;
+}
+
+const char *
+unz_kind_name(int kind)
+{
+	static const char *const names[] = {"plain", "gzip", "zstd", "xz", "bzip2", "lz4"};
+	return kind >= 0 && kind <= UNZ_LZ4 ? names[kind] : "compressed";
+}
+
+struct unz {
+	int kind, fd, in_eof;
+	int in_stream;			/* inside a stream: its end not yet seen */
+	const char *name;
+	unsigned char *buf;		/* compressed bytes buf[pos..len), room for cap */
+	size_t pos, len, cap;
+#if ACCELKIT_ZLIB
+	z_stream gz;
+#endif
+#if ACCELKIT_ZSTD
+	ZSTD_DStream *zs;
+#endif
+#if ACCELKIT_XZ
+	lzma_stream xz;
+#endif
+#if ACCELKIT_BZIP2
+	bz_stream bz;
+#endif
+};
+
+static void NORETURN
+oom(const unz *z)
+{
+	die("out of memory (the %s decompressor of %s)", unz_kind_name(z->kind), z->name);
+}
+
+static void NORETURN
+corrupt(const unz *z, const char *why)
+{
+	die("%s: corrupt %s data (%s)", z->name, unz_kind_name(z->kind), why);
+}
+
+/* Starts (or, after a stream's end, starts again) the format's decoder. */
+static void
+codec_start(unz *z, int again)
+{
+	switch (z->kind) {
+#if ACCELKIT_ZLIB
+	case UNZ_GZIP: {
+		/* 15 + 16: a gzip wrapper, with a window of up to 32 KiB */
+		int r = again ? inflateReset(&z->gz) : inflateInit2(&z->gz, 15 + 16);
+		if (r == Z_MEM_ERROR)
+			oom(z);
+		if (r != Z_OK)
+			die("%s: zlib cannot start (%d)", z->name, r);
+		return;
+	}
+#endif
+#if ACCELKIT_ZSTD
+	case UNZ_ZSTD:
+		/* frames follow one another inside the decoder */
+		if (!again && (z->zs = ZSTD_createDStream()) == NULL)
+			oom(z);
+		return;
+#endif
+#if ACCELKIT_XZ
+	case UNZ_XZ: {
+		/* LZMA_CONCATENATED: streams one after another, with padding, as xz -d */
+		lzma_ret r = lzma_stream_decoder(&z->xz, UINT64_MAX, LZMA_CONCATENATED);
+		if (r == LZMA_MEM_ERROR)
+			oom(z);
+		if (r != LZMA_OK)
+			die("%s: liblzma cannot start (%d)", z->name, (int)r);
+		return;
+	}
+#endif
+#if ACCELKIT_BZIP2
+	case UNZ_BZIP2: {
+		if (again)
+			BZ2_bzDecompressEnd(&z->bz);
+		int r = BZ2_bzDecompressInit(&z->bz, 0, 0);
+		if (r == BZ_MEM_ERROR)
+			oom(z);
+		if (r != BZ_OK)
+			die("%s: libbz2 cannot start (%d)", z->name, r);
+		return;
+	}
+#endif
+	case UNZ_LZ4:
+		die("%s: lz4-compressed input is not read; decompress it first (lz4 -dc)",
+		    z->name);
+	default:
+		die("%s: %s-compressed input, and this build has no %s library (rebuild "
+		    "accelkit with it: make deps)", z->name, unz_kind_name(z->kind),
+		    unz_kind_name(z->kind));
+	}
+}
+
+/* One step of the decoder over in[0..*used) into out[0..*made): 1 when a stream ended
+ * there, else 0. last: no compressed bytes follow those given. */
+static int
+codec_step(unz *z, const unsigned char *in, size_t nin, unsigned char *out, size_t nout,
+    int last, size_t *used, size_t *made)
+{
+	(void)last;
+	nout = MIN(nout, UNZ_STEP_MAX);
+	nin = MIN(nin, UNZ_STEP_MAX);
+	switch (z->kind) {
+#if ACCELKIT_ZLIB
+	case UNZ_GZIP: {
+		z->gz.next_in = (unsigned char *)in;
+		z->gz.avail_in = (unsigned)nin;
+		z->gz.next_out = out;
+		z->gz.avail_out = (unsigned)nout;
+		int r = inflate(&z->gz, Z_NO_FLUSH);
+		*used = nin - z->gz.avail_in;
+		*made = nout - z->gz.avail_out;
+		if (r == Z_MEM_ERROR)
+			oom(z);
+		if (r == Z_DATA_ERROR || r == Z_NEED_DICT || r == Z_STREAM_ERROR)
+			corrupt(z, z->gz.msg != NULL ? z->gz.msg : "bad deflate data");
+		return r == Z_STREAM_END;
+	}
+#endif
+#if ACCELKIT_ZSTD
+	case UNZ_ZSTD: {
+		ZSTD_inBuffer ib = {in, nin, 0};
+		ZSTD_outBuffer ob = {out, nout, 0};
+		size_t r = ZSTD_decompressStream(z->zs, &ob, &ib);
+		*used = ib.pos;
+		*made = ob.pos;
+		if (ZSTD_isError(r)) {
+			if (ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation)
+				oom(z);
+			corrupt(z, ZSTD_getErrorName(r));
+		}
+		/* 0: a frame is whole and flushed; another may follow */
+		return r == 0;
+	}
+#endif
+#if ACCELKIT_XZ
+	case UNZ_XZ: {
+		z->xz.next_in = in;
+		z->xz.avail_in = nin;
+		z->xz.next_out = out;
+		z->xz.avail_out = nout;
+		lzma_ret r = lzma_code(&z->xz, last ? LZMA_FINISH : LZMA_RUN);
+		*used = nin - z->xz.avail_in;
+		*made = nout - z->xz.avail_out;
+		if (r == LZMA_MEM_ERROR || r == LZMA_MEMLIMIT_ERROR)
+			oom(z);
+		if (r == LZMA_FORMAT_ERROR || r == LZMA_OPTIONS_ERROR || r == LZMA_DATA_ERROR)
+			corrupt(z, r == LZMA_DATA_ERROR ? "bad block" : "bad stream header");
+		return r == LZMA_STREAM_END;
+	}
+#endif
+#if ACCELKIT_BZIP2
+	case UNZ_BZIP2: {
+		z->bz.next_in = (char *)in;
+		z->bz.avail_in = (unsigned)nin;
+		z->bz.next_out = (char *)out;
+		z->bz.avail_out = (unsigned)nout;
+		int r = BZ2_bzDecompress(&z->bz);
+		*used = nin - z->bz.avail_in;
+		*made = nout - z->bz.avail_out;
+		if (r == BZ_MEM_ERROR)
+			oom(z);
+		if (r != BZ_OK && r != BZ_STREAM_END)
+			corrupt(z, r == BZ_DATA_ERROR_MAGIC ? "bad magic" : "bad block");
+		return r == BZ_STREAM_END;
+	}
+#endif
+	default:
+		(void)in, (void)out, (void)used, (void)made;
+		die("%s: no decoder", z->name);
+	}
+}
+
+/* Reads more compressed bytes after those held; sets in_eof at the end of the file. */
+static void
+refill(unz *z)
+{
+	if (z->pos > 0) {
+		memmove(z->buf, z->buf + z->pos, z->len - z->pos);
+		z->len -= z->pos;
+		z->pos = 0;
+	}
+	for (;;) {
+		ssize_t r = read(z->fd, z->buf + z->len, z->cap - z->len);
+		if (r > 0) {
+			z->len += (size_t)r;
+			return;
+		}
+		if (r == 0) {
+			z->in_eof = 1;
+			return;
+		}
+		if (errno != EINTR)
+			die_errno(z->name);
+	}
+}
+
+/* Bytes after the end of a stream: gzip and bzip2 streams may follow one another
+ * (cat, pigz, pbzip2), each with its magic; anything else there is an error. zstd's
+ * frames follow one another inside its decoder, and liblzma reads xz's concatenated
+ * streams and padding itself. */
+static void
+next_stream(unz *z)
+{
+	if (z->kind == UNZ_GZIP || z->kind == UNZ_BZIP2) {
+		while (z->len - z->pos < UNZ_MAGIC_MAX && !z->in_eof)
+			refill(z);
+		if (unz_detect(z->buf + z->pos, z->len - z->pos) != z->kind)
+			die("%s: data after the end of the %s stream", z->name,
+			    unz_kind_name(z->kind));
+		codec_start(z, 1);
+	}
+	z->in_stream = 1;
+}
+
+unz *
+unz_open(int kind, int fd, const unsigned char *head, size_t n, const char *name)
+{
+	unz *z = xcalloc(1, sizeof *z);
+	z->kind = kind;
+	z->fd = fd;
+	z->name = name;
+	z->cap = MAX(UNZ_IN, n);
+	z->buf = xmalloc(z->cap);
+	memcpy(z->buf, head, n);
+	z->len = n;
+	z->in_stream = 1;
+	codec_start(z, 0);
+	return z;
+}
+
+size_t
+unz_read(unz *z, void *dst, size_t n)
+{
+	unsigned char *out = dst;
+	size_t done = 0;
+
+	while (done < n) {
+		if (z->pos == z->len && !z->in_eof) {
+			if (done > 0)
+				break;	/* what there is now, rather than wait on the file */
+			refill(z);
+			continue;
+		}
+		if (z->pos == z->len && !z->in_stream)
+			break;		/* the end of the last stream */
+		if (!z->in_stream)
+			next_stream(z);
+		size_t used, made;
+		int last = z->in_eof;
+		int end = codec_step(z, z->buf + z->pos, z->len - z->pos, out + done, n - done,
+		    last, &used, &made);
+		z->pos += used;
+		done += made;
+		if (end)
+			z->in_stream = 0;
+		else if (used == 0 && made == 0) {
+			if (z->pos == z->len && z->in_eof)
+				die("%s: the %s data ends before its stream does (a truncated "
+				    "or corrupt file)", z->name, unz_kind_name(z->kind));
+			if (z->pos < z->len && z->len - z->pos < z->cap && !z->in_eof)
+				refill(z);	/* the decoder needs more than is held */
+			else if (z->pos < z->len)
+				corrupt(z, "no progress");
+		}
+	}
+	return done;
+}
+
+int
+unz_ready(const unz *z)
+{
+	return z->pos < z->len || z->in_eof;
+}
+
+void
+unz_close(unz *z)
+{
+	if (z == NULL)
+		return;
+	switch (z->kind) {
+#if ACCELKIT_ZLIB
+	case UNZ_GZIP:
+		inflateEnd(&z->gz);
+		break;
+#endif
+#if ACCELKIT_ZSTD
+	case UNZ_ZSTD:
+		ZSTD_freeDStream(z->zs);
+		break;
+#endif
+#if ACCELKIT_XZ
+	case UNZ_XZ:
+		lzma_end(&z->xz);
+		break;
+#endif
+#if ACCELKIT_BZIP2
+	case UNZ_BZIP2:
+		BZ2_bzDecompressEnd(&z->bz);
+		break;
+#endif
+	default:
+		break;
+	}
+	free(z->buf);
+	free(z);
+}
