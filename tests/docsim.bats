@@ -766,6 +766,44 @@ several_gpus() {
 	assert_regex "$stderr" "docsim: gpu:0#2 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
 }
 
+# Issue 34: a worker's TF32 list whose gap is under twice the bound is rechecked against
+# every column it holds (kernels/docsim_exact.cu), so it lists pairs that another worker
+# scored and lists too; the merge (ds_merge_lists) takes each candidate once. It shows
+# with two units or more (rows beyond a tile's 4096) and rows rechecked: Gaussian rows
+# of 1024 at 20,000 and -k 32 (a few in a thousand), clusters (every row, by the float32
+# GEMM) and near-copies (computed whole). The 5,000 x 96 rows above recheck none.
+# divided_lists SPEC K X.npy: docsim -d SPEC -k K on X prints each row's K neighbours
+# once, sorted, numpy's on sampled rows, and -d gpu's bytes; R: the rows its workers'
+# -v say they rechecked.
+divided_lists() {
+	local spec=$1 k=$2 x=$3 dup c
+	run -0 --separate-stderr docsim -v -d "$spec" -k "$k" "$x"
+	printf '%s\n' "$output" > "$D/many"
+	R=0
+	while read -r c; do
+		R=$((R + c))
+	done < <(sed -n 's/.* \([0-9]*\) rows (a gap under twice the TF32 bound, .*/\1/p' <<< "$stderr")
+	dup=$(cut -f 1,2 "$D/many" | sort | uniq -d | wc -l)
+	[ "$dup" -eq 0 ] || fail "docsim -d $spec -k $k $x: $dup (query, neighbour) pairs listed twice"
+	run -0 ref rows "$x" "$D/many" -k "$k" --sample 200
+	docsim -d gpu -k "$k" "$x" > "$D/one"
+	cmp "$D/one" "$D/many" || fail "docsim -d $spec -k $k $x: not -d gpu's bytes"
+}
+
+@test "divided over two workers on one GPU, rechecked rows list each neighbour once: 20,000 x 1024 at -k 32 and -k 10, clusters and near-copies" {
+	require_gpu
+	py "$ACCELKIT_ROOT/bench/docsim_peers.py" gen 20000 1024 1 "$D/x.npy"
+	gen clusters 12000 64 6 "$D/cl.npy"
+	gen adversarial 12000 100 5 "$D/adv.npy"
+	divided_lists gpu:0,0 32 "$D/x.npy"
+	divided_lists gpu:0,0 10 "$D/x.npy"
+	divided_lists gpu:0,0 10 "$D/cl.npy"
+	[ "$R" -ge 1000 ] || fail "clusters: only $R rows rechecked"
+	divided_lists gpu:0,0 32 "$D/cl.npy"
+	divided_lists gpu:0,0 10 "$D/adv.npy"
+	[ "$R" -ge 1 ] || fail "near-copies: no row rechecked"
+}
+
 @test "gpu:all and gpu:1,0 give one GPU's bytes" {
 	require_gpus 2
 	several_gpus gpu:all
@@ -773,6 +811,9 @@ several_gpus() {
 	gen dense 5000 96 4 "$D/x.npy"
 	run -0 --separate-stderr docsim -v -d gpu:all --max-device-mem 4M -k 5 -o "$D/v.txt" "$D/x.npy"
 	assert_regex "$stderr" "docsim: gpu:1 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+	gen clusters 12000 64 6 "$D/cl.npy"
+	divided_lists gpu:all 10 "$D/cl.npy"
+	[ "$R" -ge 1000 ] || fail "clusters: only $R rows rechecked"
 }
 
 @test "-d gpu in a build without CUDA says so, -d cpu always works" {
