@@ -485,6 +485,25 @@ print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.a
 	assert_output "(25, 25) True True True"
 }
 
+@test "cosines are printed within [-1, 1]: a text document against itself is 1, not 1.0000001, in every output" {
+	# corpus.txt's float sums put one document's own cosine at 1.0000001 (issue 34)
+	docsim --matrix "$T/corpus.txt" > "$D/m.txt"
+	docsim --matrix -O npy -o "$D/m.npy" "$T/corpus.txt"
+	docsim -k 0 -t -1 "$T/corpus.txt" > "$D/p.txt"
+	docsim -k 30 -t -1 -q "$T/corpus.txt" "$T/corpus.txt" > "$D/k.txt"
+	# rows and their negations: cosines of -1
+	py -c "import numpy as n; x = n.random.default_rng(3).standard_normal((200, 50)).astype('f4'); n.save('$D/x.npy', n.vstack([x, -x]))"
+	docsim --matrix -O npy -o "$D/x_m.npy" "$D/x.npy"
+	docsim --matrix --weight none -O npy -o "$D/raw.npy" "$D/x.npy"
+	run py -c "
+import numpy as np
+T = np.loadtxt('$D/m.txt'); N = np.load('$D/m.npy'); X = np.load('$D/x_m.npy')
+P = np.loadtxt('$D/p.txt', usecols=2); K = np.loadtxt('$D/k.txt', usecols=2)
+print([float(a.max()) <= 1 and float(a.min()) >= -1 for a in (T, N, X, P, K)], T.max(), N.max(), X.min(),
+      np.load('$D/raw.npy').max() > 1)"
+	assert_output "[True, True, True, True, True] 1.0 1.0 -1.0 True"
+}
+
 @test "--matrix with -k, or -O npy without --matrix, is a usage error" {
 	run -2 docsim --matrix -k 3 "$T/corpus.txt"
 	assert_output --partial "--matrix"
