@@ -409,6 +409,37 @@ assert np.abs(got - want).max() < 1e-6, (got, want)
 	assert_success
 }
 
+@test "rows of 20,000 and 100,000 numbers are detected as vectors: no line is too long to tell" {
+	# detection peeked 64 KB and left a partial line out, so such rows were words (issue 34)
+	py -c "
+import numpy as n
+r = n.random.default_rng(5)
+for m in (20000, 100000):
+    n.savetxt('$D/w%d.txt' % m, r.standard_normal((5, m)).astype('f4'), fmt='%.9g')"
+	for m in 20000 100000; do
+		ref sim "$D/w$m.txt" "$D/S.npy" --format dense
+		run -0 --separate-stderr docsim -v -k 4 -t -1 "$D/w$m.txt"
+		assert_regex "$stderr" "corpus: 5 documents, dense"
+		printf '%s\n' "$output" > "$D/out"
+		run ref check "$D/S.npy" "$D/out" -k 4 -t -1 --all-pairs
+		assert_success
+		# from standard input, after a comment and a blank line; and libsvm rows as long
+		{ printf '# rows\n\n'; cat "$D/w$m.txt"; } | docsim -k 4 -t -1 | cmp "$D/out" -
+	done
+	py -c "
+import numpy as n
+x = n.loadtxt('$D/w20000.txt')
+with open('$D/w.svm', 'w') as f:
+    for r in x:
+        f.write('0 ' + ' '.join('%d:%.9g' % (i + 1, v) for i, v in enumerate(r)) + '\\n')"
+	run -0 --separate-stderr docsim -v -k 4 -t -1 "$D/w.svm"
+	assert_regex "$stderr" "corpus: 5 documents, libsvm"
+	# a long line of words is text, told by its first word
+	py -c "print(' '.join(['12 word'] * 100000))" > "$D/t.txt"
+	run -0 --separate-stderr docsim -v -k 1 "$D/t.txt"
+	assert_regex "$stderr" "corpus: 1 documents, text"
+}
+
 @test "a malformed libsvm line is an error naming its line" {
 	printf '1 1:0.5 2:1\n1 3:x\n' > "$D/c.svm"
 	run -1 docsim --format libsvm "$D/c.svm"
