@@ -51,29 +51,47 @@ dense_line_ok(const char *s, size_t len, size_t *width)
 	return 1;
 }
 
-/* The format of an input from its first bytes. */
-static enum doc_format
-detect(input *in, int ids)
+/* Whether a line cut short (the bytes s to end, no '\n' among them) may still be a row
+ * of numbers or a libsvm line once whole: its bytes to the last blank or comma (so
+ * that no number is cut) are one. A text line is known by its first word. */
+static int
+partial_numeric(const char *s, const char *end, int ids)
 {
-	size_t avail, want = (size_t)1 << 16;
-	const unsigned char *b = in_peek(in, want, &avail);
-	static const unsigned char npy[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+	if (ids) {
+		const char *tab = memchr(s, '\t', (size_t)(end - s));
+		if (tab == NULL)
+			return 1;	/* still in the id */
+		s = tab + 1;
+	}
+	while (end > s && !is_blank(end[-1]) && end[-1] != ',')
+		end--;
+	size_t w;
+	int feat;
+	return dense_line_ok(s, (size_t)(end - s), &w) || svm_line_ok(s, (size_t)(end - s), &feat);
+}
 
-	if (avail >= 6 && memcmp(b, npy, 6) == 0)
-		return DOC_DENSE;
-	if (mm_is_banner((const char *)b, avail))
-		return DOC_MM;
+/* The format from the first whole lines (up to 100) of the n bytes at b (whole: the
+ * input ends there); *more set, and nothing decided, when b ends inside a line that
+ * may be numbers before any line with content (not blank, not a comment). */
+static enum doc_format
+detect_lines(const unsigned char *b, size_t n, int whole, int ids, int *more)
+{
 	/* a copy, so that every line ends in '\n' or NUL for the parsers */
-	char *copy = xmalloc(avail + 1);
-	memcpy(copy, b, avail);
-	copy[avail] = '\0';
-	int first_svm = -1, all_dense = 1, lines = 0;
+	char *copy = xmalloc(n + 1);
+	memcpy(copy, b, n);
+	copy[n] = '\0';
+	int first_svm = -1, all_dense = 1, lines = 0, content = 0;
 	size_t width = 0;
-	const char *p = copy, *end = p + avail;
+	const char *p = copy, *end = p + n;
+	*more = 0;
 	while (p < end && lines < 100) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (nl == NULL && avail == want)
-			break;	/* a partial line: leave it out */
+		if (nl == NULL && !whole) {
+			/* a partial line: left out, unless nothing is known yet and whole it
+			 * may be a row (of 20,000 numbers, say: 64 KB of them or more) */
+			*more = content == 0 && partial_numeric(p, end, ids);
+			break;
+		}
 		const char *e = nl ? nl : end, *s = p;
 		p = nl ? nl + 1 : end;
 		if (ids) {
@@ -88,8 +106,10 @@ detect(input *in, int ids)
 		int feat, ok = svm_line_ok(s, (size_t)(e - s), &feat);
 		if (first_svm < 0 && (feat || !ok))
 			first_svm = ok;
-		if (!dense_line_ok(s, (size_t)(e - s), &w) || (w && width && w != width))
+		int dense = dense_line_ok(s, (size_t)(e - s), &w);
+		if (!dense || (w && width && w != width))
 			all_dense = 0;
+		content += !dense || w > 0;
 		if (w)
 			width = w;
 		lines++;
@@ -100,6 +120,28 @@ detect(input *in, int ids)
 	if (all_dense && width > 0)
 		return DOC_DENSE;
 	return DOC_TEXT;
+}
+
+/* The format of an input from its first bytes: 64 KB, or twice as many until they
+ * hold a whole line to tell by (so no line is too long to be told apart). */
+static enum doc_format
+detect(input *in, int ids)
+{
+	static const unsigned char npy[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+	size_t want = (size_t)1 << 16;
+	for (;;) {
+		size_t avail;
+		const unsigned char *b = in_peek(in, want, &avail);
+		if (avail >= 6 && memcmp(b, npy, 6) == 0)
+			return DOC_DENSE;
+		if (mm_is_banner((const char *)b, avail))
+			return DOC_MM;
+		int more;
+		enum doc_format f = detect_lines(b, avail, avail < want, ids, &more);
+		if (!more || want > SIZE_MAX / 2)
+			return f;
+		want *= 2;
+	}
 }
 
 /* Ids as they are read: their bytes in one buffer, by offset. */

@@ -183,7 +183,8 @@ void ds_split_run(struct ds_job *job, const struct cuda_dev *dev, int nworkers);
  * with the same job): the same units on every rank, this rank's every nranks-th; its
  * results in job as ds_split_run leaves them (top-k: lists for every row, empty for the
  * rows no unit of this rank scored), for docsim_ranks.c to merge. ds_merge_lists: row
- * by row, the k best of n sets of lists (each nq x k, best first) into job's. */
+ * by row, the k best distinct candidates of n sets of lists (each nq x k, best first;
+ * a candidate may be in several, a rechecked GPU row's) into job's. */
 void ds_split_share(struct ds_job *job, const struct cuda_dev *dev, int nworkers, int rank,
     int nranks);
 void ds_merge_lists(struct ds_job *job, const float *const *ls, const int32_t *const *li,

@@ -21,7 +21,9 @@
  * scores must pass it. Every float64 score here is ds_dot_fd's (docsim.h), the CPU path's
  * own sum in its order, so the GPU's lines are the CPU's bit for bit.
  * For a worker of a divided run, "every column" is a superset of those it was offered,
- * so its lists stay exact over what it covers, which is what the merge needs. */
+ * so its lists stay exact over what it covers; but a rechecked row's list then holds
+ * pairs that other workers (or ranks) scored and list too, and the merge
+ * (ds_merge_lists, docsim_split.c) takes each candidate once. */
 #include <math.h>
 
 #include "docsim_dev.cuh"

@@ -37,6 +37,17 @@ id_len(const struct docs *r, size_t i)
 	return r->id ? r->idlen[i] : 20;
 }
 
+/* A score as it is printed, in every line and the matrix, on every device: a cosine
+ * (unit vectors: every --weight but none) clamped to [-1, 1], which float rounding
+ * passes by an ulp (a document against itself can sum to 1.0000001); no -0. */
+static float
+shown(const struct ds_job *job, float s)
+{
+	if (job->unit)
+		s = s > 1.0f ? 1.0f : s < -1.0f ? -1.0f : s;
+	return s + 0.0f;
+}
+
 static void
 put_line(struct obuf *b, const struct docs *qr, size_t qi, const struct docs *cr, size_t ci, float s)
 {
@@ -68,7 +79,7 @@ topk_lines(void *ctx, size_t first, size_t count, struct obuf *b)
 		const float *s = l->job->top_s + r * k;
 		const int32_t *i = l->job->top_i + r * k;
 		for (size_t t = 0; t < k && i[t] != DS_NONE; t++)
-			put_line(b, l->qr, r, l->cr, (size_t)i[t], s[t]);
+			put_line(b, l->qr, r, l->cr, (size_t)i[t], shown(l->job, s[t]));
 	}
 }
 
@@ -79,7 +90,7 @@ pair_lines(void *ctx, size_t first, size_t count, struct obuf *b)
 	const struct lines *l = ctx;
 	for (size_t i = first; i < first + count; i++) {
 		const struct ds_pair *p = &l->job->pairs[i];
-		put_line(b, l->qr, p->a, l->cr, p->b, p->s);
+		put_line(b, l->qr, p->a, l->cr, p->b, shown(l->job, p->s));
 	}
 }
 
@@ -102,7 +113,7 @@ ds_write(output *o, struct ds_job *job, const struct docs *qr, const struct docs
 	if (job->mode == DS_MATRIX) {
 		struct matrix m = {job->nq, job->n, DT_F32, job->mat};
 		for (size_t i = 0; i < job->nq * job->n; i++)
-			job->mat[i] += 0.0f;	/* no "-0" */
+			job->mat[i] = shown(job, job->mat[i]);
 		mat_write(o, &m, fmt);
 	} else if (job->mode == DS_PAIRS) {
 		struct lines l = {job, qr, cr};

@@ -15,10 +15,17 @@
  *     the tile, and the cuBLAS call, that the one-GPU run computes it in. All pairs
  *     compute only the lower triangle there: a score also goes to its column's list,
  *     which may be another worker's row, so each worker keeps lists for every row.
- *   - Lists are merged row by row (merge_lists): the k best of the workers' lists by
- *     ds_better, which orders candidates strictly, are the one list's k best, and each
- *     pair is scored once, on one worker. Pairs (-k 0) are gathered, and ds_write sorts
- *     them. --matrix rows are written in place, each by the one worker that had them.
+ *   - Lists are merged row by row (ds_merge_lists): the k best distinct candidates of
+ *     the workers' lists by ds_better, which orders candidates strictly, are the one
+ *     list's k best. The lists need not be disjoint: a GPU worker whose TF32 list of a
+ *     row leaves too small a gap rechecks that row against every column it holds
+ *     (docsim_exact.cu), pairs other workers scored too, so one candidate can come in
+ *     two lists (with the same float64 score, ds_dot_fd's either way round) and is
+ *     taken once. Each list is the k best of a set of columns, and every column is in
+ *     some worker's set, so the k best distinct of all are the one run's.
+ *     Pairs (-k 0) are scored once, on one worker; they are gathered, and ds_write
+ *     sorts them. --matrix rows are written in place, each by the one worker that had
+ *     them.
  * Units: blocks of whole tiles, about eight a worker (several, to balance; on a GPU at
  * least one tile of up to the tuning table's tile_rows rows). All pairs hand out the
  * last rows first: their rows of the triangle are the longest.
@@ -26,8 +33,9 @@
  * Under mpirun, all pairs divide the same way (ds_split_share): every rank makes the
  * same units, on the tile plan of the least budget of all ranks' GPUs, and runs those
  * whose number is its rank modulo the ranks (so each gets long and short rows of the
- * triangle); docsim_ranks.c merges the ranks' lists on rank 0 as merge_lists merges
- * the workers'. A pair is still scored once, where one process scores it. */
+ * triangle); docsim_ranks.c merges the ranks' lists on rank 0 as ds_merge_lists merges
+ * the workers'. A pair goes to the lists as on one process (rechecked rows may hold
+ * other ranks' pairs too: ds_merge_lists takes each candidate once). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,10 +174,15 @@ ds_merge_lists(struct ds_job *job, const float *const *ls, const int32_t *const 
 {
 	size_t k = job->k;
 	size_t *at = xcalloc((size_t)nw, sizeof *at);
+	/* took[i]: 1 + the last row whose merged list took candidate i */
+	size_t *took = xcalloc(MAX(job->n, (size_t)1), sizeof *took);
 	for (size_t r = 0; r < job->nq; r++) {
+		float *os = job->top_s + r * k;
+		int32_t *oi = job->top_i + r * k;
+		size_t t = 0;
 		for (int w = 0; w < nw; w++)
 			at[w] = 0;
-		for (size_t t = 0; t < k; t++) {
+		while (t < k) {
 			int best = -1;
 			float bs = -INFINITY;
 			int32_t bi = DS_NONE;
@@ -184,11 +197,22 @@ ds_merge_lists(struct ds_job *job, const float *const *ls, const int32_t *const 
 					bi = i;
 				}
 			}
-			job->top_s[r * k + t] = bs;
-			job->top_i[r * k + t] = bi;
+			if (best < 0 || bi == DS_NONE)
+				break;	/* every list spent */
 			at[best]++;
+			if (took[bi] == r + 1)
+				continue;	/* a pair that another list holds too (see above) */
+			took[bi] = r + 1;
+			os[t] = bs;
+			oi[t] = bi;
+			t++;
+		}
+		for (; t < k; t++) {
+			os[t] = -INFINITY;
+			oi[t] = DS_NONE;
 		}
 	}
+	free(took);
 	free(at);
 }
 

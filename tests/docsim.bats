@@ -409,6 +409,37 @@ assert np.abs(got - want).max() < 1e-6, (got, want)
 	assert_success
 }
 
+@test "rows of 20,000 and 100,000 numbers are detected as vectors: no line is too long to tell" {
+	# detection peeked 64 KB and left a partial line out, so such rows were words (issue 34)
+	py -c "
+import numpy as n
+r = n.random.default_rng(5)
+for m in (20000, 100000):
+    n.savetxt('$D/w%d.txt' % m, r.standard_normal((5, m)).astype('f4'), fmt='%.9g')"
+	for m in 20000 100000; do
+		ref sim "$D/w$m.txt" "$D/S.npy" --format dense
+		run -0 --separate-stderr docsim -v -k 4 -t -1 "$D/w$m.txt"
+		assert_regex "$stderr" "corpus: 5 documents, dense"
+		printf '%s\n' "$output" > "$D/out"
+		run ref check "$D/S.npy" "$D/out" -k 4 -t -1 --all-pairs
+		assert_success
+		# from standard input, after a comment and a blank line; and libsvm rows as long
+		{ printf '# rows\n\n'; cat "$D/w$m.txt"; } | docsim -k 4 -t -1 | cmp "$D/out" -
+	done
+	py -c "
+import numpy as n
+x = n.loadtxt('$D/w20000.txt')
+with open('$D/w.svm', 'w') as f:
+    for r in x:
+        f.write('0 ' + ' '.join('%d:%.9g' % (i + 1, v) for i, v in enumerate(r)) + '\\n')"
+	run -0 --separate-stderr docsim -v -k 4 -t -1 "$D/w.svm"
+	assert_regex "$stderr" "corpus: 5 documents, libsvm"
+	# a long line of words is text, told by its first word
+	py -c "print(' '.join(['12 word'] * 100000))" > "$D/t.txt"
+	run -0 --separate-stderr docsim -v -k 1 "$D/t.txt"
+	assert_regex "$stderr" "corpus: 1 documents, text"
+}
+
 @test "a malformed libsvm line is an error naming its line" {
 	printf '1 1:0.5 2:1\n1 3:x\n' > "$D/c.svm"
 	run -1 docsim --format libsvm "$D/c.svm"
@@ -483,6 +514,25 @@ import numpy as np
 S = np.load('$D/S.npy'); T = np.loadtxt('$D/m.txt'); N = np.load('$D/m.npy')
 print(T.shape, np.abs(T - S).max() < 1e-6, np.abs(N - S).max() < 1e-6, (N == T.astype(np.float32)).all())"
 	assert_output "(25, 25) True True True"
+}
+
+@test "cosines are printed within [-1, 1]: a text document against itself is 1, not 1.0000001, in every output" {
+	# corpus.txt's float sums put one document's own cosine at 1.0000001 (issue 34)
+	docsim --matrix "$T/corpus.txt" > "$D/m.txt"
+	docsim --matrix -O npy -o "$D/m.npy" "$T/corpus.txt"
+	docsim -k 0 -t -1 "$T/corpus.txt" > "$D/p.txt"
+	docsim -k 30 -t -1 -q "$T/corpus.txt" "$T/corpus.txt" > "$D/k.txt"
+	# rows and their negations: cosines of -1
+	py -c "import numpy as n; x = n.random.default_rng(3).standard_normal((200, 50)).astype('f4'); n.save('$D/x.npy', n.vstack([x, -x]))"
+	docsim --matrix -O npy -o "$D/x_m.npy" "$D/x.npy"
+	docsim --matrix --weight none -O npy -o "$D/raw.npy" "$D/x.npy"
+	run py -c "
+import numpy as np
+T = np.loadtxt('$D/m.txt'); N = np.load('$D/m.npy'); X = np.load('$D/x_m.npy')
+P = np.loadtxt('$D/p.txt', usecols=2); K = np.loadtxt('$D/k.txt', usecols=2)
+print([float(a.max()) <= 1 and float(a.min()) >= -1 for a in (T, N, X, P, K)], T.max(), N.max(), X.min(),
+      np.load('$D/raw.npy').max() > 1)"
+	assert_output "[True, True, True, True, True] 1.0 1.0 -1.0 True"
 }
 
 @test "--matrix with -k, or -O npy without --matrix, is a usage error" {
@@ -766,6 +816,44 @@ several_gpus() {
 	assert_regex "$stderr" "docsim: gpu:0#2 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
 }
 
+# Issue 34: a worker's TF32 list whose gap is under twice the bound is rechecked against
+# every column it holds (kernels/docsim_exact.cu), so it lists pairs that another worker
+# scored and lists too; the merge (ds_merge_lists) takes each candidate once. It shows
+# with two units or more (rows beyond a tile's 4096) and rows rechecked: Gaussian rows
+# of 1024 at 20,000 and -k 32 (a few in a thousand), clusters (every row, by the float32
+# GEMM) and near-copies (computed whole). The 5,000 x 96 rows above recheck none.
+# divided_lists SPEC K X.npy: docsim -d SPEC -k K on X prints each row's K neighbours
+# once, sorted, numpy's on sampled rows, and -d gpu's bytes; R: the rows its workers'
+# -v say they rechecked.
+divided_lists() {
+	local spec=$1 k=$2 x=$3 dup c
+	run -0 --separate-stderr docsim -v -d "$spec" -k "$k" "$x"
+	printf '%s\n' "$output" > "$D/many"
+	R=0
+	while read -r c; do
+		R=$((R + c))
+	done < <(sed -n 's/.* \([0-9]*\) rows (a gap under twice the TF32 bound, .*/\1/p' <<< "$stderr")
+	dup=$(cut -f 1,2 "$D/many" | sort | uniq -d | wc -l)
+	[ "$dup" -eq 0 ] || fail "docsim -d $spec -k $k $x: $dup (query, neighbour) pairs listed twice"
+	run -0 ref rows "$x" "$D/many" -k "$k" --sample 200
+	docsim -d gpu -k "$k" "$x" > "$D/one"
+	cmp "$D/one" "$D/many" || fail "docsim -d $spec -k $k $x: not -d gpu's bytes"
+}
+
+@test "divided over two workers on one GPU, rechecked rows list each neighbour once: 20,000 x 1024 at -k 32 and -k 10, clusters and near-copies" {
+	require_gpu
+	py "$ACCELKIT_ROOT/bench/docsim_peers.py" gen 20000 1024 1 "$D/x.npy"
+	gen clusters 12000 64 6 "$D/cl.npy"
+	gen adversarial 12000 100 5 "$D/adv.npy"
+	divided_lists gpu:0,0 32 "$D/x.npy"
+	divided_lists gpu:0,0 10 "$D/x.npy"
+	divided_lists gpu:0,0 10 "$D/cl.npy"
+	[ "$R" -ge 1000 ] || fail "clusters: only $R rows rechecked"
+	divided_lists gpu:0,0 32 "$D/cl.npy"
+	divided_lists gpu:0,0 10 "$D/adv.npy"
+	[ "$R" -ge 1 ] || fail "near-copies: no row rechecked"
+}
+
 @test "gpu:all and gpu:1,0 give one GPU's bytes" {
 	require_gpus 2
 	several_gpus gpu:all
@@ -773,6 +861,9 @@ several_gpus() {
 	gen dense 5000 96 4 "$D/x.npy"
 	run -0 --separate-stderr docsim -v -d gpu:all --max-device-mem 4M -k 5 -o "$D/v.txt" "$D/x.npy"
 	assert_regex "$stderr" "docsim: gpu:1 share [0-9]+% busy [0-9.]+ s \(units [0-9]+\)"
+	gen clusters 12000 64 6 "$D/cl.npy"
+	divided_lists gpu:all 10 "$D/cl.npy"
+	[ "$R" -ge 1000 ] || fail "clusters: only $R rows rechecked"
 }
 
 @test "-d gpu in a build without CUDA says so, -d cpu always works" {

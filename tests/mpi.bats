@@ -638,6 +638,22 @@ PY
 	done
 }
 
+@test "docsim on the GPU machine: two ranks on one GPU list each neighbour once (issue 34: rows rechecked against every column)" {
+	require_gpu
+	dgen clusters 12000 64 6 "$T/cl.npy"
+	py "$ACCELKIT_ROOT/bench/docsim_peers.py" gen 20000 1024 1 "$T/x.npy"
+	local k x
+	for k in 10 32; do
+		for x in "$T/cl.npy" "$T/x.npy"; do
+			mpi 2 docsim -d gpu -k "$k" "$x" > "$T/many"
+			[ "$(cut -f 1,2 "$T/many" | sort | uniq -d | wc -l)" -eq 0 ] ||
+			    fail "mpi 2 docsim -d gpu -k $k $x: a pair listed twice"
+			run dref rows "$x" "$T/many" -k "$k" --sample 200
+			assert_success
+		done
+	done
+}
+
 @test "docsim man page example: near-duplicate pairs, divided among 4 processes" {
 	run same_as_one 4 docsim -k 0 -t 0.9 "$TESTDATA/docsim/corpus.txt"
 	assert_success

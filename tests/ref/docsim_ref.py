@@ -14,6 +14,12 @@ r"""Independent references for tests/docsim.bats (scikit-learn, scipy, numpy).
       NearestNeighbors(metric='cosine') on the TF-IDF vectors: the same top-k scores
   docsim_ref.py convert CORPUS libsvm|mm|dense|npy OUT [--ids]
       the TF-IDF vectors of a text corpus in another format
+  docsim_ref.py rows X.npy OUTPUT -k K [--sample N] [--seed S]
+      all-pairs top-k of dense vectors checked whole and on sampled rows: every row's
+      k lines together, in row order, no document twice (nor the row itself), scores
+      descending; and N rows (ties by ascending id there) drawn with seed S (the first
+      and the last among them) as check checks them, against numpy's float64 cosines
+      of those rows alone (the whole matrix would not fit at the sizes this is for)
   docsim_ref.py same OUT1 OUT2
       two docsim outputs agree: the same lines up to 1e-6 in scores and order among ties
 """
@@ -173,14 +179,18 @@ def cmd_check(a):
     print(check(a, np.load(a.sim)))
 
 
-def check(a, S):
-    """Checks the output file a.output against the similarity matrix S (see cmd_check)."""
+def check(a, S, rows=None):
+    """Checks the output file a.output against the similarity matrix S (see cmd_check);
+    with rows, S holds only those query rows (top-k), and only their lines are checked."""
     nq, n = S.shape
     cnames = qnames = None
     if a.ids:
         _, cnames = records(a.ids[0], True)
         qnames = records(a.ids[1], True)[1] if len(a.ids) > 1 else cnames
     lines = parse_output(a.output, qnames, cnames)
+    if rows is not None:
+        keep = set(rows)
+        lines = [l for l in lines if l[0] in keep]
     thr = a.threshold
     if a.pairs:
         got = {}
@@ -215,9 +225,9 @@ def check(a, S):
             fail(f"line {ln}: the lines of query {q+1} are not together")
         groups[q].append((d, s, ln))
     k = a.k
-    for q in range(nq):
+    for qi, q in enumerate(rows if rows is not None else range(nq)):
         g = groups.get(q, [])
-        row = S[q]
+        row = S[qi]
         mask = np.ones(n, dtype=bool)
         if a.all_pairs:
             mask[q] = False
@@ -257,6 +267,31 @@ def check(a, S):
                 j = int(np.flatnonzero(rest & (row > worst + TOL))[0])
                 fail(f"query {q+1}: document {j+1} (score {row[j]:.6f}) beats a neighbour ({worst:.6f})")
     return f"ok: {len(lines)} lines"
+
+
+def cmd_rows(a):
+    X = np.load(a.corpus)
+    n, k = X.shape[0], min(a.k, X.shape[0] - 1)
+    prev_q, cnt, seen, last = -1, 0, set(), None
+    for q, d, s, ln in parse_output(a.output, None, None):
+        if q != prev_q:
+            if q != prev_q + 1 or cnt != (k if prev_q >= 0 else 0):
+                fail(f"line {ln}: query {q+1} after query {prev_q+1}'s {cnt} lines (every row has {k}, in order)")
+            prev_q, cnt, seen, last = q, 0, set(), None
+        if d in seen or d == q:
+            fail(f"line {ln}: document {d+1} twice (or itself) for query {q+1}")
+        if last is not None and s > last:
+            fail(f"line {ln}: scores not descending")
+        seen.add(d)
+        last = s
+        cnt += 1
+    if prev_q != n - 1 or cnt != k:
+        fail(f"the output ends at query {prev_q+1} with {cnt} lines, not at {n} with {k}")
+    rng = np.random.default_rng(a.seed)
+    rows = sorted(set(rng.choice(n, size=min(a.sample, n), replace=False).tolist()) | {0, n - 1})
+    U = unit_rows(X)
+    a.threshold, a.ids, a.pairs, a.all_pairs = None, None, False, True
+    print(check(a, U[rows] @ U.T, rows) + f" of {len(rows)} sampled rows; {n} rows of {k} in all")
 
 
 def cmd_nn(a):
@@ -355,12 +390,19 @@ def main():
     v.add_argument("to", choices=["libsvm", "mm", "dense", "npy"])
     v.add_argument("out")
     v.add_argument("--ids", action="store_true")
+    r = sub.add_parser("rows")
+    r.add_argument("corpus")
+    r.add_argument("output")
+    r.add_argument("-k", type=int, default=10)
+    r.add_argument("--sample", type=int, default=200)
+    r.add_argument("--seed", type=int, default=1)
     m = sub.add_parser("same")
     m.add_argument("one")
     m.add_argument("two")
     a = p.parse_args()
     try:
-        {"sim": cmd_sim, "check": cmd_check, "nn": cmd_nn, "convert": cmd_convert, "same": cmd_same}[a.cmd](a)
+        {"sim": cmd_sim, "check": cmd_check, "nn": cmd_nn, "convert": cmd_convert, "same": cmd_same,
+         "rows": cmd_rows}[a.cmd](a)
     except Mismatch as e:
         print("docsim_ref: " + str(e), file=sys.stderr)
         sys.exit(1)
