@@ -81,14 +81,19 @@ endif
 CC         ?= cc
 CPU_ARCH   ?= native
 
-# Compressed input (common/decompress.c): each library where its header is found
+# Compressed input (common/decompress.c): each library where a program using it links
 # (make deps installs all four on Debian), or forced: ZLIB=0, ZSTD=0, XZ=0, BZIP2=0.
 # Without one, input in its format is an error saying so.
-have_h      = $(shell echo '\#include <$(1)>' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
-ZLIB       ?= $(call have_h,zlib.h)
-ZSTD       ?= $(call have_h,zstd.h)
-XZ         ?= $(call have_h,lzma.h)
-BZIP2      ?= $(call have_h,bzlib.h)
+have_lib    = $(shell echo 'int main(void) { return 0; }' | $(CC) -include $(1) -x c - \
+              -o /dev/null -l$(2) >/dev/null 2>&1 && echo 1 || echo 0)
+ZLIB       ?= $(call have_lib,zlib.h,z)
+ZSTD       ?= $(call have_lib,zstd.h,zstd)
+XZ         ?= $(call have_lib,lzma.h,lzma)
+BZIP2      ?= $(call have_lib,bzlib.h,bz2)
+ZLIB       := $(ZLIB)
+ZSTD       := $(ZSTD)
+XZ         := $(XZ)
+BZIP2      := $(BZIP2)
 Z_CPP      := -DACCELKIT_ZLIB=$(ZLIB) -DACCELKIT_ZSTD=$(ZSTD) -DACCELKIT_XZ=$(XZ) \
               -DACCELKIT_BZIP2=$(BZIP2)
 Z_LIBS     := $(if $(filter 1,$(ZLIB)),-lz) $(if $(filter 1,$(ZSTD)),-lzstd) \
