@@ -653,9 +653,7 @@ mat_read_share(input *in, enum dtype dt, int flags, struct matrix *m, uint64_t *
 		return;
 	}
 	ranks_serial_begin();	/* a bad header: rank 0 says so, once */
-	if (in_file_size(in) < 0)
-		die("%s: under mpirun each rank reads its share of a FILE; %s", in_name(in),
-		    "standard input and pipes cannot be shared (write it to a file first)");
+	in_need_shares(in, in_name(in));
 	dstream *s = dstream_open_dt(in, flags, dt);
 	if (!s->npy)
 		die("%s: not NPY", in_name(in));

@@ -454,9 +454,7 @@ docs_read_share(const char *path, enum doc_format f, int ids, struct tok_vocab *
 	input *in = in_open(path);
 	memset(r, 0, sizeof *r);
 	r->name = xstrdup(in_name(in));
-	if (in_file_size(in) < 0)
-		die("%s: under mpirun each rank reads its share of a FILE; %s", r->name,
-		    "standard input and pipes cannot be shared (write it to a file first)");
+	in_need_shares(in, r->name);
 	if (f == DOC_AUTO)
 		f = detect(in, ids);
 	size_t avail;

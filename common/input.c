@@ -531,3 +531,15 @@ in_file_size(const input *in)
 {
 	return in->total;
 }
+
+void
+in_need_shares(const input *in, const char *what)
+{
+	if (in->total >= 0)
+		return;
+	if (in->zkind != UNZ_NONE || in->z != NULL)
+		die("%s: under mpirun each rank reads its share of a FILE; a compressed file "
+		    "cannot be shared (decompress it first)", what);
+	die("%s: under mpirun each rank reads its share of a FILE; standard input and "
+	    "pipes cannot be shared (write it to a file first)", what);
+}

@@ -71,6 +71,9 @@ uint64_t in_count_lines(const input *in, uint64_t start, uint64_t end);
 void in_share_lines(input *in);
 /* A regular file's bytes from where the input began (whatever was read), else -1. */
 int64_t in_file_size(const input *in);
+/* Under mpirun, where every rank reads its share of the input: dies unless it is a
+ * regular file that is not compressed, saying why (what names the input). */
+void in_need_shares(const input *in, const char *what);
 
 /* Everything left, in one malloc'd NUL-terminated buffer (free() it). */
 char *in_slurp(input *in, size_t *len);

@@ -203,9 +203,8 @@ open_in(input *in, const struct table_opts *o, struct table *t)
 	}
 	if (o->share)
 		ranks_serial_begin();
-	if (o->share && ranks_size() > 1 && in_file_size(t->in) < 0)
-		die("%s: under mpirun each rank reads its share of a FILE; %s", t->name,
-		    "standard input and pipes cannot be shared (write it to a file first)");
+	if (o->share && ranks_size() > 1)
+		in_need_shares(t->in, t->name);
 	table_skip_header(t->in, o->header, &t->head, &t->head_len);
 	find_width(t);
 	if (o->share) {

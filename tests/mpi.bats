@@ -193,6 +193,23 @@ ours_of() {
 	assert_output "skyline: (standard input): under mpirun each rank reads its share of a FILE; standard input and pipes cannot be shared (write it to a file first)"
 }
 
+@test "a compressed file cannot be shared: one clear message, for each reader" {
+	gzip -c "$D/points.txt" > "$T/points.gz"
+	run --separate-stderr mpi 2 skyline -d cpu "$T/points.gz"
+	assert_failure 1
+	run ours
+	assert_output "skyline: $T/points.gz: under mpirun each rank reads its share of a FILE; a compressed file cannot be shared (decompress it first)"
+	run --separate-stderr mpi 2 clkmeans -d cpu -k 2 "$T/points.gz"
+	assert_failure 1
+	run ours_of clkmeans
+	assert_output "clkmeans: $T/points.gz: under mpirun each rank reads its share of a FILE; a compressed file cannot be shared (decompress it first)"
+	gzip -c "$TESTDATA/docsim/corpus.txt" > "$T/corpus.gz"
+	run --separate-stderr mpi 2 docsim -d cpu -k 2 "$T/corpus.gz"
+	assert_failure 1
+	run ours_of docsim
+	assert_output "docsim: $T/corpus.gz: under mpirun each rank reads its share of a FILE; a compressed file cannot be shared (decompress it first)"
+}
+
 @test "on the GPU machine, one rank a GPU (local rank modulo the GPUs) prints the CPU's skyline" {
 	require_gpu
 	make_points
