@@ -82,7 +82,7 @@ CC         ?= cc
 CPU_ARCH   ?= native
 
 # Compressed input (common/decompress.c): each library where a program using it links
-# (make deps installs all four on Debian), or forced: ZLIB=0, ZSTD=0, XZ=0, BZIP2=0.
+# (make deps installs them on Debian), or forced: ZLIB=0, ZSTD=0, XZ=0, BZIP2=0, ISAL=0.
 # Without one, input in its format is an error saying so.
 have_lib    = $(shell echo 'int main(void) { return 0; }' | $(CC) -include $(1) -x c - \
               -o /dev/null -l$(2) >/dev/null 2>&1 && echo 1 || echo 0)
@@ -90,14 +90,18 @@ ZLIB       ?= $(call have_lib,zlib.h,z)
 ZSTD       ?= $(call have_lib,zstd.h,zstd)
 XZ         ?= $(call have_lib,lzma.h,lzma)
 BZIP2      ?= $(call have_lib,bzlib.h,bz2)
+# gzip through ISA-L's igzip (libisal-dev) where it links, 2.5 times zlib's speed
+ISAL       ?= $(call have_lib,isa-l/igzip_lib.h,isal)
+ISAL       := $(ISAL)
 ZLIB       := $(ZLIB)
 ZSTD       := $(ZSTD)
 XZ         := $(XZ)
 BZIP2      := $(BZIP2)
 Z_CPP      := -DACCELKIT_ZLIB=$(ZLIB) -DACCELKIT_ZSTD=$(ZSTD) -DACCELKIT_XZ=$(XZ) \
-              -DACCELKIT_BZIP2=$(BZIP2)
-Z_LIBS     := $(if $(filter 1,$(ZLIB)),-lz) $(if $(filter 1,$(ZSTD)),-lzstd) \
-              $(if $(filter 1,$(XZ)),-llzma) $(if $(filter 1,$(BZIP2)),-lbz2)
+              -DACCELKIT_BZIP2=$(BZIP2) -DACCELKIT_ISAL=$(ISAL)
+Z_LIBS     := $(if $(filter 1,$(ISAL)),-lisal,$(if $(filter 1,$(ZLIB)),-lz)) \
+              $(if $(filter 1,$(ZSTD)),-lzstd) $(if $(filter 1,$(XZ)),-llzma) \
+              $(if $(filter 1,$(BZIP2)),-lbz2)
 CPPFLAGS   += -Icommon -Ikernels -I$(BUILD)/gen -D_GNU_SOURCE -DCL_TARGET_OPENCL_VERSION=120 \
               -DACCELKIT_VERSION='"$(VERSION)"' $(MPI_CPP) $(Z_CPP)
 CFLAGS     ?= -O3 -march=$(CPU_ARCH)

@@ -23,7 +23,16 @@
 #ifndef ACCELKIT_BZIP2
 #define ACCELKIT_BZIP2 0
 #endif
-#if ACCELKIT_ZLIB
+#ifndef ACCELKIT_ISAL
+#define ACCELKIT_ISAL 0
+#endif
+/* gzip through ISA-L's igzip where the build has it: 2.5 times zlib's speed on one
+ * core (bench/README, compressed input), streaming as zlib does; else through zlib. */
+#if ACCELKIT_ISAL
+#include <isa-l/igzip_lib.h>
+#undef ACCELKIT_ZLIB
+#define ACCELKIT_ZLIB 0
+#elif ACCELKIT_ZLIB
 #include <zlib.h>
 #endif
 #if ACCELKIT_ZSTD
@@ -89,7 +98,9 @@ struct unz {
 	const char *name;
 	unsigned char *buf;		/* compressed bytes buf[pos..len), room for cap */
 	size_t pos, len, cap;
-#if ACCELKIT_ZLIB
+#if ACCELKIT_ISAL
+	struct inflate_state gz;
+#elif ACCELKIT_ZLIB
 	z_stream gz;
 #endif
 #if ACCELKIT_ZSTD
@@ -115,11 +126,44 @@ corrupt(const unz *z, const char *why)
 	die("%s: corrupt %s data (%s)", z->name, unz_kind_name(z->kind), why);
 }
 
+#if ACCELKIT_ISAL
+/* ISA-L's error codes in zlib's words, where zlib has them. */
+static const char *
+isal_reason(int r)
+{
+	switch (r) {
+	case ISAL_INVALID_BLOCK:
+		return "invalid block type";
+	case ISAL_INVALID_SYMBOL:
+		return "invalid code";
+	case ISAL_INVALID_LOOKBACK:
+		return "invalid distance too far back";
+	case ISAL_INVALID_WRAPPER:
+		return "incorrect header check";
+	case ISAL_UNSUPPORTED_METHOD:
+		return "unknown compression method";
+	case ISAL_INCORRECT_CHECKSUM:
+		return "incorrect data check";
+	default:
+		return "bad deflate data";
+	}
+}
+#endif
+
 /* Starts (or, after a stream's end, starts again) the format's decoder. */
 static void
 codec_start(unz *z, int again)
 {
 	switch (z->kind) {
+#if ACCELKIT_ISAL
+	case UNZ_GZIP:
+		if (again)
+			isal_inflate_reset(&z->gz);
+		else
+			isal_inflate_init(&z->gz);
+		z->gz.crc_flag = ISAL_GZIP;	/* the gzip wrapper, its CRC-32 checked */
+		return;
+#endif
 #if ACCELKIT_ZLIB
 	case UNZ_GZIP: {
 		/* 15 + 16: a gzip wrapper, with a window of up to 32 KiB */
@@ -181,6 +225,20 @@ codec_step(unz *z, const unsigned char *in, size_t nin, unsigned char *out, size
 	nout = MIN(nout, UNZ_STEP_MAX);
 	nin = MIN(nin, UNZ_STEP_MAX);
 	switch (z->kind) {
+#if ACCELKIT_ISAL
+	case UNZ_GZIP: {
+		z->gz.next_in = (uint8_t *)in;
+		z->gz.avail_in = (uint32_t)nin;
+		z->gz.next_out = out;
+		z->gz.avail_out = (uint32_t)nout;
+		int r = isal_inflate(&z->gz);
+		*used = nin - z->gz.avail_in;
+		*made = nout - z->gz.avail_out;
+		if (r < 0)
+			corrupt(z, isal_reason(r));
+		return z->gz.block_state == ISAL_BLOCK_FINISH;
+	}
+#endif
 #if ACCELKIT_ZLIB
 	case UNZ_GZIP: {
 		z->gz.next_in = (unsigned char *)in;
