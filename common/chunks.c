@@ -140,8 +140,11 @@ make(void *ctx, void *slot, uint64_t k)
 			break;
 		}
 	}
-	if (cut == 0)
+	/* corrupt compressed input ends it, and the caller's thread says so (chunks_next) */
+	const char *read_err = e->eof ? in_error(e->in) : NULL;
+	if (cut == 0 && read_err == NULL)
 		return DW_NONE;
+	c->read_err = read_err;
 	c->data[cut] = '\0';
 	c->len = cut;
 	c->index = k;
@@ -196,6 +199,7 @@ chunks_open(input *in, const struct chunk_ops *ops, void *ctx)
 	e->ctx = ctx;
 	e->target = chunk_bytes();
 	e->lines = in_lineno(in);
+	in_defer_errors(in, 1);
 	e->nslots = nthreads > 1 ? dw_slots(nthreads) : 1;
 	e->slot = xcalloc((size_t)e->nslots, sizeof *e->slot);
 	e->slotp = xcalloc((size_t)e->nslots, sizeof *e->slotp);
@@ -216,6 +220,8 @@ chunks_next(chunks *e)
 	struct chunk *c = dw_next(e->o, NULL);
 	if (c == NULL)
 		return NULL;
+	if (c->read_err != NULL)
+		die("%s", c->read_err);
 	c->line0 = e->lines;
 	e->lines += c->lines;
 	return c;
@@ -249,6 +255,7 @@ chunks_close(chunks *e)
 		e->next->prev = e->prev;
 	pthread_mutex_unlock(&open_mu);
 	dw_close(e->o);
+	in_defer_errors(e->in, 0);
 	in_set_lineno(e->in, e->lines);
 	for (int i = 0; i < e->nslots; i++) {
 		if (e->ops->free_res != NULL && e->slot[i].res != NULL)

@@ -65,6 +65,8 @@ struct chunk {
 	uint64_t line0;		/* for the caller: lines of the input before this chunk */
 	uint64_t err_line;	/* chunk_fail: the first bad line within the chunk (1-based) */
 	char err[CHUNK_ERR];
+	const char *read_err;	/* the input failed after this chunk's bytes (in_error):
+				 * chunks_next dies with it rather than hand the chunk out */
 	void *res;		/* the parser's results: kept when the chunk is reused */
 	size_t cap;		/* the size of data's allocation, less one */
 };

@@ -4,7 +4,9 @@
 #include "decompress.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -98,6 +100,7 @@ struct unz {
 	const char *name;
 	unsigned char *buf;		/* compressed bytes buf[pos..len), room for cap */
 	size_t pos, len, cap;
+	char err[512];			/* what failed: the input ends there (unz_error) */
 #if ACCELKIT_ISAL
 	struct inflate_state gz;
 #elif ACCELKIT_ZLIB
@@ -120,10 +123,25 @@ oom(const unz *z)
 	die("out of memory (the %s decompressor of %s)", unz_kind_name(z->kind), z->name);
 }
 
-static void NORETURN
-corrupt(const unz *z, const char *why)
+/* Records the input's error (the first stands); returns -1 for the caller to pass on. */
+static int PRINTF_LIKE(2, 3)
+fail(unz *z, const char *fmt, ...)
 {
-	die("%s: corrupt %s data (%s)", z->name, unz_kind_name(z->kind), why);
+	if (z->err[0] == '\0') {
+		char what[200];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(what, sizeof what, fmt, ap);
+		va_end(ap);
+		snprintf(z->err, sizeof z->err, "%s: %s", z->name, what);
+	}
+	return -1;
+}
+
+static int
+corrupt(unz *z, const char *why)
+{
+	return fail(z, "corrupt %s data (%s)", unz_kind_name(z->kind), why);
 }
 
 #if ACCELKIT_ISAL
@@ -150,8 +168,9 @@ isal_reason(int r)
 }
 #endif
 
-/* Starts (or, after a stream's end, starts again) the format's decoder. */
-static void
+/* Starts (or, after a stream's end, starts again) the format's decoder; -1 when it
+ * cannot (unz_error says why). */
+static int
 codec_start(unz *z, int again)
 {
 	switch (z->kind) {
@@ -162,7 +181,7 @@ codec_start(unz *z, int again)
 		else
 			isal_inflate_init(&z->gz);
 		z->gz.crc_flag = ISAL_GZIP;	/* the gzip wrapper, its CRC-32 checked */
-		return;
+		return 0;
 #endif
 #if ACCELKIT_ZLIB
 	case UNZ_GZIP: {
@@ -170,9 +189,7 @@ codec_start(unz *z, int again)
 		int r = again ? inflateReset(&z->gz) : inflateInit2(&z->gz, 15 + 16);
 		if (r == Z_MEM_ERROR)
 			oom(z);
-		if (r != Z_OK)
-			die("%s: zlib cannot start (%d)", z->name, r);
-		return;
+		return r == Z_OK ? 0 : fail(z, "zlib cannot start (%d)", r);
 	}
 #endif
 #if ACCELKIT_ZSTD
@@ -180,7 +197,7 @@ codec_start(unz *z, int again)
 		/* frames follow one another inside the decoder */
 		if (!again && (z->zs = ZSTD_createDStream()) == NULL)
 			oom(z);
-		return;
+		return 0;
 #endif
 #if ACCELKIT_XZ
 	case UNZ_XZ: {
@@ -188,9 +205,7 @@ codec_start(unz *z, int again)
 		lzma_ret r = lzma_stream_decoder(&z->xz, UINT64_MAX, LZMA_CONCATENATED);
 		if (r == LZMA_MEM_ERROR)
 			oom(z);
-		if (r != LZMA_OK)
-			die("%s: liblzma cannot start (%d)", z->name, (int)r);
-		return;
+		return r == LZMA_OK ? 0 : fail(z, "liblzma cannot start (%d)", (int)r);
 	}
 #endif
 #if ACCELKIT_BZIP2
@@ -200,28 +215,24 @@ codec_start(unz *z, int again)
 		int r = BZ2_bzDecompressInit(&z->bz, 0, 0);
 		if (r == BZ_MEM_ERROR)
 			oom(z);
-		if (r != BZ_OK)
-			die("%s: libbz2 cannot start (%d)", z->name, r);
-		return;
+		return r == BZ_OK ? 0 : fail(z, "libbz2 cannot start (%d)", r);
 	}
 #endif
 	case UNZ_LZ4:
-		die("%s: lz4-compressed input is not read; decompress it first (lz4 -dc)",
-		    z->name);
+		return fail(z, "lz4-compressed input is not read; decompress it first (lz4 -dc)");
 	default:
-		die("%s: %s-compressed input, and this build has no %s library (rebuild "
-		    "accelkit with it: make deps)", z->name, unz_kind_name(z->kind),
+		return fail(z, "%s-compressed input, and this build has no %s library "
+		    "(rebuild accelkit with it: make deps)", unz_kind_name(z->kind),
 		    unz_kind_name(z->kind));
 	}
 }
 
 /* One step of the decoder over in[0..*used) into out[0..*made): 1 when a stream ended
- * there, else 0. last: no compressed bytes follow those given. */
+ * there, 0 when not, -1 on corrupt data. last: no compressed bytes follow those given. */
 static int
 codec_step(unz *z, const unsigned char *in, size_t nin, unsigned char *out, size_t nout,
     int last, size_t *used, size_t *made)
 {
-	(void)last;
 	nout = MIN(nout, UNZ_STEP_MAX);
 	nin = MIN(nin, UNZ_STEP_MAX);
 	switch (z->kind) {
@@ -235,7 +246,7 @@ codec_step(unz *z, const unsigned char *in, size_t nin, unsigned char *out, size
 		*used = nin - z->gz.avail_in;
 		*made = nout - z->gz.avail_out;
 		if (r < 0)
-			corrupt(z, isal_reason(r));
+			return corrupt(z, isal_reason(r));
 		return z->gz.block_state == ISAL_BLOCK_FINISH;
 	}
 #endif
@@ -251,7 +262,7 @@ codec_step(unz *z, const unsigned char *in, size_t nin, unsigned char *out, size
 		if (r == Z_MEM_ERROR)
 			oom(z);
 		if (r == Z_DATA_ERROR || r == Z_NEED_DICT || r == Z_STREAM_ERROR)
-			corrupt(z, z->gz.msg != NULL ? z->gz.msg : "bad deflate data");
+			return corrupt(z, z->gz.msg != NULL ? z->gz.msg : "bad deflate data");
 		return r == Z_STREAM_END;
 	}
 #endif
@@ -265,7 +276,7 @@ codec_step(unz *z, const unsigned char *in, size_t nin, unsigned char *out, size
 		if (ZSTD_isError(r)) {
 			if (ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation)
 				oom(z);
-			corrupt(z, ZSTD_getErrorName(r));
+			return corrupt(z, ZSTD_getErrorName(r));
 		}
 		/* 0: a frame is whole and flushed; another may follow */
 		return r == 0;
@@ -283,7 +294,7 @@ codec_step(unz *z, const unsigned char *in, size_t nin, unsigned char *out, size
 		if (r == LZMA_MEM_ERROR || r == LZMA_MEMLIMIT_ERROR)
 			oom(z);
 		if (r == LZMA_FORMAT_ERROR || r == LZMA_OPTIONS_ERROR || r == LZMA_DATA_ERROR)
-			corrupt(z, r == LZMA_DATA_ERROR ? "bad block" : "bad stream header");
+			return corrupt(z, r == LZMA_DATA_ERROR ? "bad block" : "bad stream header");
 		return r == LZMA_STREAM_END;
 	}
 #endif
@@ -299,13 +310,13 @@ codec_step(unz *z, const unsigned char *in, size_t nin, unsigned char *out, size
 		if (r == BZ_MEM_ERROR)
 			oom(z);
 		if (r != BZ_OK && r != BZ_STREAM_END)
-			corrupt(z, r == BZ_DATA_ERROR_MAGIC ? "bad magic" : "bad block");
+			return corrupt(z, r == BZ_DATA_ERROR_MAGIC ? "bad magic" : "bad block");
 		return r == BZ_STREAM_END;
 	}
 #endif
 	default:
-		(void)in, (void)out, (void)used, (void)made;
-		die("%s: no decoder", z->name);
+		(void)in, (void)out, (void)used, (void)made, (void)last;
+		return fail(z, "no decoder");
 	}
 }
 
@@ -337,18 +348,17 @@ refill(unz *z)
  * (cat, pigz, pbzip2), each with its magic; anything else there is an error. zstd's
  * frames follow one another inside its decoder, and liblzma reads xz's concatenated
  * streams and padding itself. */
-static void
+static int
 next_stream(unz *z)
 {
-	if (z->kind == UNZ_GZIP || z->kind == UNZ_BZIP2) {
-		while (z->len - z->pos < UNZ_MAGIC_MAX && !z->in_eof)
-			refill(z);
-		if (unz_detect(z->buf + z->pos, z->len - z->pos) != z->kind)
-			die("%s: data after the end of the %s stream", z->name,
-			    unz_kind_name(z->kind));
-		codec_start(z, 1);
-	}
 	z->in_stream = 1;
+	if (z->kind != UNZ_GZIP && z->kind != UNZ_BZIP2)
+		return 0;
+	while (z->len - z->pos < UNZ_MAGIC_MAX && !z->in_eof)
+		refill(z);
+	if (unz_detect(z->buf + z->pos, z->len - z->pos) != z->kind)
+		return fail(z, "data after the end of the %s stream", unz_kind_name(z->kind));
+	return codec_start(z, 1);
 }
 
 unz *
@@ -363,7 +373,8 @@ unz_open(int kind, int fd, const unsigned char *head, size_t n, const char *name
 	memcpy(z->buf, head, n);
 	z->len = n;
 	z->in_stream = 1;
-	codec_start(z, 0);
+	if (codec_start(z, 0) < 0)
+		z->kind = UNZ_NONE;	/* nothing to end in unz_close */
 	return z;
 }
 
@@ -373,7 +384,7 @@ unz_read(unz *z, void *dst, size_t n)
 	unsigned char *out = dst;
 	size_t done = 0;
 
-	while (done < n) {
+	while (done < n && z->err[0] == '\0') {
 		if (z->pos == z->len && !z->in_eof) {
 			if (done > 0)
 				break;	/* what there is now, rather than wait on the file */
@@ -382,27 +393,34 @@ unz_read(unz *z, void *dst, size_t n)
 		}
 		if (z->pos == z->len && !z->in_stream)
 			break;		/* the end of the last stream */
-		if (!z->in_stream)
-			next_stream(z);
-		size_t used, made;
-		int last = z->in_eof;
+		if (!z->in_stream && next_stream(z) < 0)
+			break;
+		size_t used = 0, made = 0;
 		int end = codec_step(z, z->buf + z->pos, z->len - z->pos, out + done, n - done,
-		    last, &used, &made);
+		    z->in_eof, &used, &made);
 		z->pos += used;
 		done += made;
+		if (end < 0)
+			break;
 		if (end)
 			z->in_stream = 0;
 		else if (used == 0 && made == 0) {
 			if (z->pos == z->len && z->in_eof)
-				die("%s: the %s data ends before its stream does (a truncated "
-				    "or corrupt file)", z->name, unz_kind_name(z->kind));
-			if (z->pos < z->len && z->len - z->pos < z->cap && !z->in_eof)
+				fail(z, "the %s data ends before its stream does (a truncated or "
+				    "corrupt file)", unz_kind_name(z->kind));
+			else if (z->pos < z->len && z->len - z->pos < z->cap && !z->in_eof)
 				refill(z);	/* the decoder needs more than is held */
 			else if (z->pos < z->len)
 				corrupt(z, "no progress");
 		}
 	}
-	return done;
+	return z->err[0] != '\0' ? 0 : done;
+}
+
+const char *
+unz_error(const unz *z)
+{
+	return z->err[0] != '\0' ? z->err : NULL;
 }
 
 int

@@ -26,13 +26,16 @@ const char *unz_kind_name(int kind);
 typedef struct unz unz;
 
 /* A decompressor of kind reading fd, whose first bytes (already read) are head[0..n):
- * they are copied. name is for messages and must outlive it. Dies when the format is
- * one this build does not read. */
+ * they are copied. name is for messages and must outlive it. */
 unz *unz_open(int kind, int fd, const unsigned char *head, size_t n, const char *name);
-/* Up to n decompressed bytes into dst; 0 only at the end of the last stream. Reads fd
- * only while nothing has been produced, so that a pipe's data flows on as it comes.
- * Dies naming the input on corrupt or truncated data, or data after the last stream. */
+/* Up to n decompressed bytes into dst; 0 at the end of the last stream, or when the
+ * input failed: corrupt or truncated data, data after the last stream, a format this
+ * build does not read (unz_error then says so). Reads fd only while nothing has been
+ * produced, so that a pipe's data flows on as it comes. Never exits but for memory
+ * (xmalloc's message), so a reader's thread can leave the error to the caller's. */
 size_t unz_read(unz *z, void *dst, size_t n);
+/* "FILE: what is wrong" once the input failed, else NULL. */
+const char *unz_error(const unz *z);
 /* Whether unz_read would return without waiting for fd: compressed bytes are held. */
 int unz_ready(const unz *z);
 void unz_close(unz *z);

@@ -37,6 +37,7 @@ struct input {
 	int probe;			/* the first bytes not yet looked at (a stream) */
 	int zkind;			/* a compressed regular file's format, found by in_open */
 	unz *z;				/* compressed: the bytes come from here */
+	int defer;			/* in_defer_errors */
 };
 
 static const unsigned char bom[3] = {0xef, 0xbb, 0xbf};
@@ -136,9 +137,12 @@ allowed(const input *in, size_t n)
 static ssize_t
 src_read(input *in, void *dst, size_t n)
 {
-	if (in->z != NULL)
-		return (ssize_t)unz_read(in->z, dst, MIN(n, (size_t)SSIZE_MAX));
-	return read(in->fd, dst, allowed(in, n));
+	if (in->z == NULL)
+		return read(in->fd, dst, allowed(in, n));
+	size_t got = unz_read(in->z, dst, MIN(n, (size_t)SSIZE_MAX));
+	if (got == 0 && unz_error(in->z) != NULL && !in->defer)
+		die("%s", unz_error(in->z));
+	return (ssize_t)got;
 }
 
 static void probe(input *in);
@@ -542,4 +546,16 @@ in_need_shares(const input *in, const char *what)
 		    "cannot be shared (decompress it first)", what);
 	die("%s: under mpirun each rank reads its share of a FILE; standard input and "
 	    "pipes cannot be shared (write it to a file first)", what);
+}
+
+void
+in_defer_errors(input *in, int on)
+{
+	in->defer = on;
+}
+
+const char *
+in_error(const input *in)
+{
+	return in->z != NULL ? unz_error(in->z) : NULL;
 }

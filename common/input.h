@@ -40,6 +40,13 @@ void in_set_lineno(input *in, uint64_t line);
 void in_set_reader(input *in, void *state, void (*fn)(void *));
 void *in_reader(const input *in);
 
+/* Compressed input that turns out corrupt or truncated ends the program with a
+ * message when it is met; after in_defer_errors(in, 1) it ends the input instead, and
+ * in_error says why: for readers on other threads (chunks.h), which leave the message
+ * to the caller's. NULL while the input is sound. */
+void in_defer_errors(input *in, int on);
+const char *in_error(const input *in);
+
 /* Reads up to n bytes; fewer only at end of input. */
 size_t in_read(input *in, void *dst, size_t n);
 /* Reads what has arrived, up to n bytes, straight into dst: waits for the first byte,

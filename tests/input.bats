@@ -218,12 +218,13 @@ d = bytearray(open('p.gz', 'rb').read()); d[-6] ^= 0x55
 open('bad.gz', 'wb').write(d)"
 	run -1 --separate-stderr editdist4r bad.gz
 	assert_equal "$stderr" 'editdist4r: bad.gz: corrupt gzip data (incorrect data check)'
-	# in the middle: a decoding error, or a stream that no longer ends where the file does
+	# in the middle: a decoding error, a stream that no longer ends where the file does,
+	# or (met first, in a chunk before the decoder notices) a line the garbage broke
 	py -c "
 d = bytearray(open('p.gz', 'rb').read()); d[len(d) // 2] ^= 0x55
 open('bad2.gz', 'wb').write(d)"
 	run -1 --separate-stderr editdist4r bad2.gz
-	assert_regex "$stderr" '^editdist4r: bad2\.gz: (corrupt gzip data \(.+\)|the gzip data ends before its stream does \(a truncated or corrupt file\))$'
+	assert_regex "$stderr" '^editdist4r: bad2\.gz:( corrupt gzip data \(.+\)| the gzip data ends before its stream does \(a truncated or corrupt file\)|[0-9]+: .+)$'
 }
 
 @test "bytes after the end of a gzip stream are an error, not ignored" {
