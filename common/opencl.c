@@ -2,6 +2,9 @@
 #include "opencl.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,12 +98,94 @@ device_str(cl_device_id d, cl_device_info what, char *buf, size_t n)
 		buf[--len] = '\0';
 }
 
+/* what the platform does for us now, for its out-of-memory message */
+static const char *_Atomic platform_doing;
+
+static void NORETURN
+platform_out_of_memory(void)
+{
+	const char *doing = platform_doing;
+	die("out of memory (in the OpenCL platform%s%s)", doing ? ", " : "", doing ? doing : "");
+}
+
+static void NORETURN
+llvm_out_of_memory(void *data, const char *reason, bool crash_diag)
+{
+	(void)data, (void)reason, (void)crash_diag;
+	platform_out_of_memory();
+}
+
+/* the path of a loaded library whose name has `part` (dl_iterate_phdr's walk) */
+struct lib_find {
+	const char *part;
+	char path[4096];
+};
+
+static int
+lib_find_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct lib_find *f = arg;
+	(void)size;
+	if (info->dlpi_name == NULL || strstr(info->dlpi_name, f->part) == NULL)
+		return 0;
+	snprintf(f->path, sizeof f->path, "%s", info->dlpi_name);
+	return 1;
+}
+
+/* The loaded library whose name has part, or NULL; dlclose it after (the reference
+ * RTLD_NOLOAD takes; the platform keeps its own). */
+static void *
+loaded_lib(const char *part)
+{
+	struct lib_find f = {part, ""};
+	if (!dl_iterate_phdr(lib_find_one, &f))
+		return NULL;
+	return dlopen(f.path, RTLD_LAZY | RTLD_NOLOAD);
+}
+
+/* PoCL, and the LLVM inside it, are C++: an allocation that fails there throws
+ * std::bad_alloc, which nothing catches, and the process aborts; LLVM's own
+ * allocations (safe_malloc) print "LLVM ERROR: out of memory" and abort. The C++
+ * runtime calls its new-handler before it throws, and LLVM its bad-alloc handler
+ * before it aborts: ours say so and exit 1. Set through the C ABI once the platforms
+ * are loaded (their libraries with them; a platform without them needs neither), the
+ * new-handler only if nothing else has set one. Once: a dlopen and a dlsym or two. */
+static void
+catch_platform_bad_alloc(void)
+{
+	typedef void handler(void);
+	typedef void llvm_handler(void *, const char *, bool);
+	static int done;
+	if (done)
+		return;
+	done = 1;
+	void *lib = loaded_lib("/libstdc++.so");
+	if (lib != NULL) {
+		handler *(*set)(handler *) = (handler *(*)(handler *))dlsym(lib,
+		    "_ZSt15set_new_handlerPFvvE");
+		if (set != NULL) {
+			handler *old = set(platform_out_of_memory);
+			if (old != NULL)
+				set(old);
+		}
+		dlclose(lib);
+	}
+	if ((lib = loaded_lib("/libLLVM")) != NULL) {
+		void (*install)(llvm_handler *, void *) = (void (*)(llvm_handler *, void *))dlsym(lib,
+		    "_ZN4llvm31install_bad_alloc_error_handlerEPFvPvPKcbES0_");
+		if (install != NULL)
+			install(llvm_out_of_memory, NULL);
+		dlclose(lib);
+	}
+}
+
 static void
 enumerate(const char *filter, struct cl_all *a)
 {
 	cl_uint np = 0;
 	memset(a, 0, sizeof *a);
 	cl_int err = clGetPlatformIDs(MAX_PLATFORMS, a->plat, &np);
+	catch_platform_bad_alloc();
 	if (err == -1001 || np == 0)	/* CL_PLATFORM_NOT_FOUND_KHR: no ICD installed */
 		return;
 	CL_CHECK(err);
@@ -507,7 +592,11 @@ clx_list_devices(const char *filter)
 static void
 build_or_die(struct clx *x, cl_program prog, const char *name, const char *opts)
 {
+	char doing[300];
+	snprintf(doing, sizeof doing, "building %s.cl", name);
+	platform_doing = doing;
 	cl_int err = clBuildProgram(prog, 1, &x->device, opts, NULL, NULL);
+	platform_doing = NULL;
 	if (err != CL_SUCCESS || verbose) {
 		size_t n = 0;
 		clGetProgramBuildInfo(prog, x->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
