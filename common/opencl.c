@@ -2,6 +2,7 @@
 #include "opencl.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <stdbool.h>
@@ -55,6 +56,11 @@ cl_errname(cl_int err)
 void
 cl_fail(const char *expr, const char *file, int line, cl_int err)
 {
+	/* the errors that stand for a failed allocation (CL_OUT_OF_RESOURCES is also a
+	 * launch beyond the device's registers: out of memory only under a limit) */
+	if (err == CL_OUT_OF_HOST_MEMORY || err == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
+	    (err == CL_OUT_OF_RESOURCES && mem_limited()))
+		die("out of memory (%s: %s, %s:%d)", expr, cl_errname(err), file, line);
 	die("%s:%d: %s: %s (%d)", file, line, expr, cl_errname(err), (int)err);
 }
 
@@ -179,6 +185,25 @@ catch_platform_bad_alloc(void)
 	}
 }
 
+/* Whether an OpenCL platform is installed for the ICD loader (ocl-icd's places). */
+static int
+icd_installed(void)
+{
+	const char *env = getenv("OCL_ICD_VENDORS");
+	if (env != NULL && *env != '\0')
+		return 1;
+	DIR *dir = opendir("/etc/OpenCL/vendors");
+	int found = 0;
+	if (dir == NULL)
+		return 0;
+	for (struct dirent *e; !found && (e = readdir(dir)) != NULL;) {
+		size_t n = strlen(e->d_name);
+		found = n > 4 && strcmp(e->d_name + n - 4, ".icd") == 0;
+	}
+	closedir(dir);
+	return found;
+}
+
 static void
 enumerate(const char *filter, struct cl_all *a)
 {
@@ -186,8 +211,16 @@ enumerate(const char *filter, struct cl_all *a)
 	memset(a, 0, sizeof *a);
 	cl_int err = clGetPlatformIDs(MAX_PLATFORMS, a->plat, &np);
 	catch_platform_bad_alloc();
-	if (err == -1001 || np == 0)	/* CL_PLATFORM_NOT_FOUND_KHR: no ICD installed */
+	/* Under a memory limit (ulimit -v), a platform's library that cannot be mapped is
+	 * left out by the ICD loader without a word, and PoCL leaves out a device whose
+	 * start failed (and, asked again, hands out that device half made: its first
+	 * command aborts). So there, an installed platform that did not load, or one
+	 * without devices, is out of memory, said before anything is asked again. */
+	if (err == -1001 || np == 0) {	/* CL_PLATFORM_NOT_FOUND_KHR: no ICD installed */
+		if (mem_limited() && icd_installed())
+			die("out of memory (loading the OpenCL platform)");
 		return;
+	}
 	CL_CHECK(err);
 	a->nplat = (int)MIN(np, (cl_uint)MAX_PLATFORMS);
 	for (int i = 0; i < a->nplat; i++) {
@@ -199,6 +232,8 @@ enumerate(const char *filter, struct cl_all *a)
 		cl_uint nd = 0;
 		if (clGetDeviceIDs(a->plat[i], CL_DEVICE_TYPE_ALL, MAX_DEVICES, a->dev[i], &nd) != CL_SUCCESS)
 			nd = 0;
+		if (nd == 0 && a->keep[i] && mem_limited())
+			die("out of memory (starting the devices of OpenCL platform %s)", name);
 		a->ndev[i] = MIN(nd, (cl_uint)MAX_DEVICES);
 	}
 }
@@ -605,6 +640,12 @@ build_or_die(struct clx *x, cl_program prog, const char *name, const char *opts)
 		clGetProgramBuildInfo(prog, x->device, CL_PROGRAM_BUILD_LOG, n, log, NULL);
 		log[n] = '\0';
 		int empty = strspn(log, " \t\r\n") == strlen(log);
+		/* A compiler's log names an error; a build that failed under a memory limit
+		 * with none (PoCL: an empty log, or its "failed to build" line alone) ran
+		 * out of memory in the compiler. */
+		if (err != CL_SUCCESS && mem_limited() && !contains_nocase(log, "error"))
+			die("out of memory (building %s.cl on %s: %s)", name, x->name,
+			    cl_errname(err));
 		if (err != CL_SUCCESS) {
 			fprintf(stderr, "%s: %s.cl: build log:\n%s\n", progname, name, log);
 			die("%s.cl: build failed on %s: %s (options: %s)", name, x->name,
