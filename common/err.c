@@ -227,7 +227,10 @@ stack_unmappable(const pthread_attr_t *attr, size_t *size)
 	}
 	if (*size == 0)
 		*size = 8 << 20;
-	void *p = mmap(NULL, *size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	/* mapped as glibc maps a stack, so that the same limits and accounting apply;
+	 * never touched, so no memory is used */
+	void *p = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+	    -1, 0);
 	if (p == MAP_FAILED)
 		return errno == ENOMEM;
 	munmap(p, *size);
