@@ -80,6 +80,7 @@ struct cl_all {
 	int keep[MAX_PLATFORMS];		/* passes --platform */
 	cl_uint ndev[MAX_PLATFORMS];
 	cl_device_id dev[MAX_PLATFORMS][MAX_DEVICES];
+	int empty;	/* a kept platform without devices under a memory limit, else -1 */
 };
 
 static void
@@ -204,6 +205,18 @@ icd_installed(void)
 	return found;
 }
 
+/* No device found (or none at all) where a platform had none under a memory limit:
+ * out of memory (see enumerate); otherwise returns. */
+static void
+devices_out_of_memory(const struct cl_all *a)
+{
+	if (a->empty < 0)
+		return;
+	char name[256];
+	platform_str(a->plat[a->empty], CL_PLATFORM_NAME, name, sizeof name);
+	die("out of memory (starting the devices of OpenCL platform %s)", name);
+}
+
 static void
 enumerate(const char *filter, struct cl_all *a)
 {
@@ -214,15 +227,19 @@ enumerate(const char *filter, struct cl_all *a)
 	/* Under a memory limit (ulimit -v), a platform's library that cannot be mapped is
 	 * left out by the ICD loader without a word, and PoCL leaves out a device whose
 	 * start failed (and, asked again, hands out that device half made: its first
-	 * command aborts). So there, an installed platform that did not load, or one
-	 * without devices, is out of memory, said before anything is asked again. */
+	 * command aborts). So there, no platform where one is installed, or no device
+	 * where a platform has none, is out of memory, said before anything is asked
+	 * again; a device another platform has is used as before. */
+	int limited = mem_limited();
+	a->empty = -1;
 	if (err == -1001 || np == 0) {	/* CL_PLATFORM_NOT_FOUND_KHR: no ICD installed */
-		if (mem_limited() && icd_installed())
+		if (limited && icd_installed())
 			die("out of memory (loading the OpenCL platform)");
 		return;
 	}
 	CL_CHECK(err);
 	a->nplat = (int)MIN(np, (cl_uint)MAX_PLATFORMS);
+	cl_uint kept_devices = 0;
 	for (int i = 0; i < a->nplat; i++) {
 		char name[256], vendor[256];
 		platform_str(a->plat[i], CL_PLATFORM_NAME, name, sizeof name);
@@ -232,10 +249,13 @@ enumerate(const char *filter, struct cl_all *a)
 		cl_uint nd = 0;
 		if (clGetDeviceIDs(a->plat[i], CL_DEVICE_TYPE_ALL, MAX_DEVICES, a->dev[i], &nd) != CL_SUCCESS)
 			nd = 0;
-		if (nd == 0 && a->keep[i] && mem_limited())
-			die("out of memory (starting the devices of OpenCL platform %s)", name);
+		if (nd == 0 && a->keep[i] && limited && a->empty < 0)
+			a->empty = i;
 		a->ndev[i] = MIN(nd, (cl_uint)MAX_DEVICES);
+		kept_devices += a->keep[i] ? a->ndev[i] : 0;
 	}
+	if (kept_devices == 0)
+		devices_out_of_memory(a);
 }
 
 static cl_device_type
@@ -386,6 +406,7 @@ clx_open(const char *spec, const char *filter, int flags, struct clx *x)
 		found = p < a.nplat && a.keep[p] && (cl_uint)d < a.ndev[p];
 	}
 	if (!found) {
+		devices_out_of_memory(&a);
 		if (a.nplat == 0)
 			die("device '%s': no OpenCL platform found (is an ICD such as pocl-opencl-icd installed?)", spec);
 		die("device '%s': no such OpenCL device%s%s (see --list-devices)", spec,
@@ -411,6 +432,7 @@ clx_is_many(const char *spec)
 static void NORETURN
 no_device(const struct cl_all *a, const char *spec, const char *item, const char *filter)
 {
+	devices_out_of_memory(a);
 	if (a->nplat == 0)
 		die("device '%s': no OpenCL platform found (is an ICD such as pocl-opencl-icd installed?)", spec);
 	die("device '%s': no such OpenCL device '%s'%s%s (see --list-devices)", spec, item,
