@@ -56,6 +56,7 @@ struct dw {
 	void **state_of;	/* each worker's, from init */
 	int ninit;		/* workers whose init has run */
 	int nstarted;		/* worker threads started */
+	int start_rc;		/* pthread_create's error when one did not start */
 	pthread_t maker;
 	int maker_started;
 	int joined;		/* dw_join has run */
@@ -239,7 +240,7 @@ static int
 start_workers(dw *e)
 {
 	for (int w = 0; w < e->nworkers; w++)
-		if (pthread_create(&e->wk[w].tid, NULL, worker_main, &e->wk[w]) == 0)
+		if ((e->start_rc = pthread_create(&e->wk[w].tid, NULL, worker_main, &e->wk[w])) == 0)
 			e->nstarted++;
 		else
 			break;
@@ -254,7 +255,7 @@ dw_open(const struct dw_ops *ops, void *ctx, void **slots, int nslots, int nwork
 	dw *e = dw_new(ops, ctx, slots, nslots, nworkers, ops->make != NULL ? BY_MAKER :
 	    BY_CALLER);
 	if (start_workers(e) < nworkers)
-		die("cannot start a thread");
+		die_no_thread(e->start_rc, NULL);
 	pthread_mutex_lock(&e->mu);
 	while (e->ninit < nworkers)
 		pthread_cond_wait(&e->cv, &e->mu);
@@ -332,8 +333,9 @@ dw_next(dw *e, int *worker)
 	int s = -1;
 
 	if (!e->maker_started && e->by == BY_MAKER) {
-		if (pthread_create(&e->maker, NULL, maker_main, e) != 0)
-			die("cannot start a thread");
+		int rc = pthread_create(&e->maker, NULL, maker_main, e);
+		if (rc != 0)
+			die_no_thread(rc, NULL);
 		e->maker_started = 1;
 	}
 	pthread_mutex_lock(&e->mu);

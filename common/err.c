@@ -2,12 +2,15 @@
 #include "err.h"
 #include "ranks.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 const char *progname = "accelkit";
@@ -199,4 +202,72 @@ xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
 	return memcpy(xmalloc(n), s, n);
+}
+
+int
+mem_limited(void)
+{
+	struct rlimit as, data;
+	return (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) ||
+	    (getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur != RLIM_INFINITY);
+}
+
+/* Whether a thread's stack (attr's size, else the default) no longer fits: glibc's
+ * pthread_create says EAGAIN both for a stack it cannot map and for too many threads. */
+static int
+stack_unmappable(const pthread_attr_t *attr, size_t *size)
+{
+	pthread_attr_t def;
+	*size = 0;
+	if (attr != NULL)
+		pthread_attr_getstacksize(attr, size);
+	else if (pthread_getattr_default_np(&def) == 0) {
+		pthread_attr_getstacksize(&def, size);
+		pthread_attr_destroy(&def);
+	}
+	if (*size == 0)
+		*size = 8 << 20;
+	/* mapped as glibc maps a stack, so that the same limits and accounting apply;
+	 * never touched, so no memory is used */
+	void *p = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+	    -1, 0);
+	if (p == MAP_FAILED)
+		return errno == ENOMEM;
+	munmap(p, *size);
+	return 0;
+}
+
+void
+die_no_thread(int rc, const pthread_attr_t *attr)
+{
+	size_t size;
+	if ((rc == EAGAIN || rc == ENOMEM) && stack_unmappable(attr, &size))
+		die("out of memory (a thread's stack, %zu bytes)", size);
+	die("cannot start a thread: %s", strerror(rc));
+}
+
+/* pthread_create for the whole process, libraries included (the executable's symbol
+ * comes first): libgomp (gomp_fatal: "libgomp: Thread creation failed", exit 1) and
+ * PoCL (PTHREAD_CHECK: abort) end the process themselves when a thread cannot start,
+ * without our name; for them a failure ends here instead, as die_no_thread says.
+ * Every other caller, ours included, gets the error back. */
+typedef int pthread_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+int
+pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	static pthread_create_fn *_Atomic real;
+	pthread_create_fn *f = real;
+	if (f == NULL) {
+		f = (pthread_create_fn *)dlsym(RTLD_NEXT, "pthread_create");
+		if (f == NULL)
+			return EAGAIN;
+		real = f;
+	}
+	int rc = f(t, attr, fn, arg);
+	Dl_info in;
+	if (rc != 0 && dladdr(__builtin_return_address(0), &in) != 0 && in.dli_fname != NULL &&
+	    (strstr(in.dli_fname, "libgomp") != NULL || strstr(in.dli_fname, "pocl") != NULL))
+		die_no_thread(rc, attr);
+	return rc;
 }

@@ -61,6 +61,14 @@ char *xstrdup(const char *s);
 /* a*b, dying with "what: size overflow" when it does not fit in size_t */
 size_t mul_size(size_t a, size_t b, const char *what);
 
+/* A failed pthread_create (its return value and attributes): "out of memory (a
+ * thread's stack, N bytes)" when the stack no longer fits, else "cannot start a
+ * thread: REASON"; exit 1. err.c also wraps pthread_create so that libraries which end
+ * the process on such a failure (libgomp, PoCL) end it with this message instead. */
+void die_no_thread(int rc, const pthread_attr_t *attr) NORETURN;
+/* Whether an address-space or data-size limit (ulimit -v, -d) is in force. */
+int mem_limited(void);
+
 #define CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))

@@ -2,6 +2,10 @@
 #include "opencl.h"
 
 #include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +56,11 @@ cl_errname(cl_int err)
 void
 cl_fail(const char *expr, const char *file, int line, cl_int err)
 {
+	/* the errors that stand for a failed allocation (CL_OUT_OF_RESOURCES is also a
+	 * launch beyond the device's registers: out of memory only under a limit) */
+	if (err == CL_OUT_OF_HOST_MEMORY || err == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
+	    (err == CL_OUT_OF_RESOURCES && mem_limited()))
+		die("out of memory (%s: %s, %s:%d)", expr, cl_errname(err), file, line);
 	die("%s:%d: %s: %s (%d)", file, line, expr, cl_errname(err), (int)err);
 }
 
@@ -71,6 +80,7 @@ struct cl_all {
 	int keep[MAX_PLATFORMS];		/* passes --platform */
 	cl_uint ndev[MAX_PLATFORMS];
 	cl_device_id dev[MAX_PLATFORMS][MAX_DEVICES];
+	int empty;	/* a kept platform without devices under a memory limit, else -1 */
 };
 
 static void
@@ -95,16 +105,141 @@ device_str(cl_device_id d, cl_device_info what, char *buf, size_t n)
 		buf[--len] = '\0';
 }
 
+/* what the platform does for us now, for its out-of-memory message */
+static const char *_Atomic platform_doing;
+
+static void NORETURN
+platform_out_of_memory(void)
+{
+	const char *doing = platform_doing;
+	die("out of memory (in the OpenCL platform%s%s)", doing ? ", " : "", doing ? doing : "");
+}
+
+static void NORETURN
+llvm_out_of_memory(void *data, const char *reason, bool crash_diag)
+{
+	(void)data, (void)reason, (void)crash_diag;
+	platform_out_of_memory();
+}
+
+/* the path of a loaded library whose name has `part` (dl_iterate_phdr's walk) */
+struct lib_find {
+	const char *part;
+	char path[4096];
+};
+
+static int
+lib_find_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct lib_find *f = arg;
+	(void)size;
+	if (info->dlpi_name == NULL || strstr(info->dlpi_name, f->part) == NULL)
+		return 0;
+	snprintf(f->path, sizeof f->path, "%s", info->dlpi_name);
+	return 1;
+}
+
+/* The loaded library whose name has part, or NULL; dlclose it after (the reference
+ * RTLD_NOLOAD takes; the platform keeps its own). */
+static void *
+loaded_lib(const char *part)
+{
+	struct lib_find f = {part, ""};
+	if (!dl_iterate_phdr(lib_find_one, &f))
+		return NULL;
+	return dlopen(f.path, RTLD_LAZY | RTLD_NOLOAD);
+}
+
+/* PoCL, and the LLVM inside it, are C++: an allocation that fails there throws
+ * std::bad_alloc, which nothing catches, and the process aborts; LLVM's own
+ * allocations (safe_malloc) print "LLVM ERROR: out of memory" and abort. The C++
+ * runtime calls its new-handler before it throws, and LLVM its bad-alloc handler
+ * before it aborts: ours say so and exit 1. Set through the C ABI once the platforms
+ * are loaded (their libraries with them; a platform without them needs neither), the
+ * new-handler only if nothing else has set one. Once: a dlopen and a dlsym or two. */
+static void
+catch_platform_bad_alloc(void)
+{
+	typedef void handler(void);
+	typedef void llvm_handler(void *, const char *, bool);
+	static int done;
+	if (done)
+		return;
+	done = 1;
+	void *lib = loaded_lib("/libstdc++.so");
+	if (lib != NULL) {
+		handler *(*set)(handler *) = (handler *(*)(handler *))dlsym(lib,
+		    "_ZSt15set_new_handlerPFvvE");
+		if (set != NULL) {
+			handler *old = set(platform_out_of_memory);
+			if (old != NULL)
+				set(old);
+		}
+		dlclose(lib);
+	}
+	if ((lib = loaded_lib("/libLLVM")) != NULL) {
+		void (*install)(llvm_handler *, void *) = (void (*)(llvm_handler *, void *))dlsym(lib,
+		    "_ZN4llvm31install_bad_alloc_error_handlerEPFvPvPKcbES0_");
+		if (install != NULL)
+			install(llvm_out_of_memory, NULL);
+		dlclose(lib);
+	}
+}
+
+/* Whether an OpenCL platform is installed for the ICD loader (ocl-icd's places). */
+static int
+icd_installed(void)
+{
+	const char *env = getenv("OCL_ICD_VENDORS");
+	if (env != NULL && *env != '\0')
+		return 1;
+	DIR *dir = opendir("/etc/OpenCL/vendors");
+	int found = 0;
+	if (dir == NULL)
+		return 0;
+	for (struct dirent *e; !found && (e = readdir(dir)) != NULL;) {
+		size_t n = strlen(e->d_name);
+		found = n > 4 && strcmp(e->d_name + n - 4, ".icd") == 0;
+	}
+	closedir(dir);
+	return found;
+}
+
+/* No device found (or none at all) where a platform had none under a memory limit:
+ * out of memory (see enumerate); otherwise returns. */
+static void
+devices_out_of_memory(const struct cl_all *a)
+{
+	if (a->empty < 0)
+		return;
+	char name[256];
+	platform_str(a->plat[a->empty], CL_PLATFORM_NAME, name, sizeof name);
+	die("out of memory (starting the devices of OpenCL platform %s)", name);
+}
+
 static void
 enumerate(const char *filter, struct cl_all *a)
 {
 	cl_uint np = 0;
 	memset(a, 0, sizeof *a);
 	cl_int err = clGetPlatformIDs(MAX_PLATFORMS, a->plat, &np);
-	if (err == -1001 || np == 0)	/* CL_PLATFORM_NOT_FOUND_KHR: no ICD installed */
+	catch_platform_bad_alloc();
+	/* Under a memory limit (ulimit -v), a platform's library that cannot be mapped is
+	 * left out by the ICD loader without a word, and PoCL leaves out a device whose
+	 * start failed (and, asked again, hands out that device half made: its first
+	 * command aborts). So there, no platform where one is installed, or no device
+	 * where a platform has none, is out of memory, said before anything is asked
+	 * again; a device another platform has is used as before. */
+	int limited = mem_limited();
+	a->empty = -1;
+	if (err == -1001 || np == 0) {	/* CL_PLATFORM_NOT_FOUND_KHR: no ICD installed */
+		if (limited && icd_installed())
+			die("out of memory (loading the OpenCL platform)");
 		return;
+	}
 	CL_CHECK(err);
 	a->nplat = (int)MIN(np, (cl_uint)MAX_PLATFORMS);
+	cl_uint kept_devices = 0;
 	for (int i = 0; i < a->nplat; i++) {
 		char name[256], vendor[256];
 		platform_str(a->plat[i], CL_PLATFORM_NAME, name, sizeof name);
@@ -114,8 +249,13 @@ enumerate(const char *filter, struct cl_all *a)
 		cl_uint nd = 0;
 		if (clGetDeviceIDs(a->plat[i], CL_DEVICE_TYPE_ALL, MAX_DEVICES, a->dev[i], &nd) != CL_SUCCESS)
 			nd = 0;
+		if (nd == 0 && a->keep[i] && limited && a->empty < 0)
+			a->empty = i;
 		a->ndev[i] = MIN(nd, (cl_uint)MAX_DEVICES);
+		kept_devices += a->keep[i] ? a->ndev[i] : 0;
 	}
+	if (kept_devices == 0)
+		devices_out_of_memory(a);
 }
 
 static cl_device_type
@@ -266,6 +406,7 @@ clx_open(const char *spec, const char *filter, int flags, struct clx *x)
 		found = p < a.nplat && a.keep[p] && (cl_uint)d < a.ndev[p];
 	}
 	if (!found) {
+		devices_out_of_memory(&a);
 		if (a.nplat == 0)
 			die("device '%s': no OpenCL platform found (is an ICD such as pocl-opencl-icd installed?)", spec);
 		die("device '%s': no such OpenCL device%s%s (see --list-devices)", spec,
@@ -291,6 +432,7 @@ clx_is_many(const char *spec)
 static void NORETURN
 no_device(const struct cl_all *a, const char *spec, const char *item, const char *filter)
 {
+	devices_out_of_memory(a);
 	if (a->nplat == 0)
 		die("device '%s': no OpenCL platform found (is an ICD such as pocl-opencl-icd installed?)", spec);
 	die("device '%s': no such OpenCL device '%s'%s%s (see --list-devices)", spec, item,
@@ -507,7 +649,11 @@ clx_list_devices(const char *filter)
 static void
 build_or_die(struct clx *x, cl_program prog, const char *name, const char *opts)
 {
+	char doing[300];
+	snprintf(doing, sizeof doing, "building %s.cl", name);
+	platform_doing = doing;
 	cl_int err = clBuildProgram(prog, 1, &x->device, opts, NULL, NULL);
+	platform_doing = NULL;
 	if (err != CL_SUCCESS || verbose) {
 		size_t n = 0;
 		clGetProgramBuildInfo(prog, x->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
@@ -516,6 +662,12 @@ build_or_die(struct clx *x, cl_program prog, const char *name, const char *opts)
 		clGetProgramBuildInfo(prog, x->device, CL_PROGRAM_BUILD_LOG, n, log, NULL);
 		log[n] = '\0';
 		int empty = strspn(log, " \t\r\n") == strlen(log);
+		/* A compiler's log names an error; a build that failed under a memory limit
+		 * with none (PoCL: an empty log, or its "failed to build" line alone) ran
+		 * out of memory in the compiler. */
+		if (err != CL_SUCCESS && mem_limited() && !contains_nocase(log, "error"))
+			die("out of memory (building %s.cl on %s: %s)", name, x->name,
+			    cl_errname(err));
 		if (err != CL_SUCCESS) {
 			fprintf(stderr, "%s: %s.cl: build log:\n%s\n", progname, name, log);
 			die("%s.cl: build failed on %s: %s (options: %s)", name, x->name,

@@ -435,8 +435,9 @@ gmm_stream_run(struct gmm_stream *st, struct gmm_writer *w)
 		phase_add("read (beside)", st->t_read);
 		return st->frames;
 	}
-	if (pthread_create(&rd_thread, NULL, reader_main, st) != 0)
-		die("cannot start a thread");
+	int rc = pthread_create(&rd_thread, NULL, reader_main, st);
+	if (rc != 0)
+		die_no_thread(rc, NULL);
 	struct gmm_chunk *prev = NULL;
 	for (int bi = 0;; bi = (bi + 1) % NBUF) {
 		struct gmm_chunk *c = wait_chunk(st, bi, 1);

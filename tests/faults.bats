@@ -420,6 +420,79 @@ out_of_memory() {
 	assert_regex "$stderr" '^clmatmul: out of memory \([0-9]+( x [0-9]+)? bytes\)$'
 }
 
+# no_thread CMD...: CMD where no thread can start but everything else fits: a
+# thread's stack (ulimit -s, glibc's default for a new thread) larger than the whole
+# address space allowed (ulimit -v); the main thread's stack grows on demand.
+no_thread() {
+	sh -c 'ulimit -c 0; ulimit -s 3000000 && ulimit -v 2000000 && exec "$@"' _ "$@"
+}
+
+@test "a thread that cannot start for its stack is 'out of memory', exit 1: PoCL's, libgomp's, ours" {
+	skip_if_asan "ulimit -v cannot apply"
+	local want="out of memory (a thread's stack, 3072000000 bytes)" prog
+	# PoCL's pthread device starts its threads with the platform (it aborted)
+	run -1 --separate-stderr no_thread clmatmul -d cpu "$F/a.txt" "$F/b.txt"
+	assert_output ''
+	assert_equal "$stderr" "clmatmul: $want"
+	run -1 --separate-stderr no_thread clkmeans -d cpu -k 3 "$TESTDATA/clkmeans/points.txt"
+	assert_equal "$stderr" "clkmeans: $want"
+	# PoCL's basic device starts none: then clkmeans' OpenMP threads (libgomp said
+	# "libgomp: Thread creation failed"), clmatmul's worker ("cannot start a thread")
+	export POCL_DEVICES=basic
+	run -1 --separate-stderr no_thread clkmeans -d cpu -j 2 -k 3 "$TESTDATA/clkmeans/points.txt"
+	assert_output ''
+	assert_equal "$stderr" "clkmeans: $want"
+	run -1 --separate-stderr no_thread clmatmul -d cpu "$F/a.txt" "$F/b.txt"
+	assert_equal "$stderr" "clmatmul: $want"
+	# the CPU paths of the CUDA programs: libgomp's threads, gmmscore's reader
+	run -1 --separate-stderr no_thread skyline -d cpu -j 2 "$TESTDATA/skyline/points.txt"
+	assert_equal "$stderr" "skyline: $want"
+	run -1 --separate-stderr no_thread editdist4r -d cpu -j 2 "$TESTDATA/editdist4r/pairs.txt"
+	assert_equal "$stderr" "editdist4r: $want"
+	run -1 --separate-stderr no_thread gmmscore -d cpu -j 2 -m "$TESTDATA/gmmscore/final.mdl.txt" \
+	    -f text "$F/frames.txt"
+	assert_equal "$stderr" "gmmscore: $want"
+}
+
+# below_least PROG ARGS...: PROG (PoCL's kernel cache off, so that each run builds)
+# under address-space limits from the least one it worked in (least_vm) down to
+# 80 MiB, in steps: each run must either work, output and nothing on stderr (a lower
+# limit can: threads come and go), or end exit 1 with one line saying what memory
+# ran out for, whichever part of the OpenCL platform's start, the kernel's build
+# (PoCL's C++ and its LLVM) or the run found it missing; no output. No core files;
+# a line per limit in the log.
+below_least() {
+	local prog=$1 vm least err rc
+	export POCL_KERNEL_CACHE=0 POCL_CACHE_DIR=$T/pocl
+	least=$(least_vm "$@") || { echo "$least"; return 1; }
+	echo "# $prog works under ulimit -v $least"
+	for ((vm = least - 6144; vm > 81920; vm -= 24576)); do
+		rc=0
+		sh -c 'ulimit -c 0; ulimit -v "$1" || exit 99; shift; exec "$@"' _ "$vm" "$@" \
+		    > "$T/out" 2> "$T/err" || rc=$?
+		err=$(cat "$T/err")
+		echo "# $vm: $rc $err"
+		if [ "$rc" = 0 ] && [ -s "$T/out" ] && [ -z "$err" ]; then
+			continue
+		fi
+		[ "$rc" = 1 ] || { echo "exit $rc under ulimit -v $vm: $err"; return 1; }
+		[ ! -s "$T/out" ] || { echo "output under ulimit -v $vm"; return 1; }
+		[[ $err =~ ^$prog:\ out\ of\ memory\ \(.+\)$ ]] ||
+			{ echo "under ulimit -v $vm: $err"; return 1; }
+	done
+}
+
+@test "ulimit -v: under less than clmatmul needs, whatever runs out in PoCL is 'out of memory', exit 1" {
+	skip_if_asan "ulimit -v cannot apply"
+	below_least clmatmul -d cpu "$F/a.txt" "$F/b.txt"
+	below_least clmatmul --bench 512 --repeat 1
+}
+
+@test "ulimit -v: under less than clkmeans needs, whatever runs out in PoCL is 'out of memory', exit 1" {
+	skip_if_asan "ulimit -v cannot apply"
+	below_least clkmeans -d cpu -k 3 "$TESTDATA/clkmeans/points.txt"
+}
+
 @test "-o /dev/fd/1 and /proc/self/fd/1 are standard output as the shell opened it, appending with >>" {
 	# (/dev/stdout is the same case; a regression must not replace the system's link)
 	local name
