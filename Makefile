@@ -274,6 +274,8 @@ fuzz_seeds_speech := testdata/gmmscore/feats.htk testdata/gmmscore/feats.ark
 fuzz_seeds_num    := testdata/clkmeans/centroids.txt
 fuzz_seeds_gmm    := testdata/gmmscore/final.mdl.txt testdata/gmmscore/hmms.mmf \
                      testdata/gmmscore/models.txt
+fuzz_seeds_unz    := tests/fuzz/seeds/dense/points.txt.gz tests/fuzz/seeds/seq/reads.fa.zst \
+                     tests/fuzz/seeds/pairs/pairs.txt.xz tests/fuzz/seeds/speech/feats.ark.bz2
 fuzz_seeds_tokenize := testdata/docsim/corpus.txt testdata/docsim/queries.txt \
                      testdata/docsim/unicode.txt testdata/docsim/stop.txt
 
@@ -308,14 +310,14 @@ define fuzz_rules
 $(FUZZ_DIR)/bin/$(1): $(FUZZ_DIR)/obj/tests/fuzz/$(1).o $(FUZZ_DIR)/obj/tests/fuzz/fuzz.o \
 		$(FUZZ_DIR)/libcommon.a
 	@mkdir -p $$(@D)
-	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $$@ $$^ -fopenmp -lpthread $(Z_LIBS) -lm
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $$@ $$^ -fopenmp -lpthread $(Z_LIBS) $(if $(filter 1,$(ZLIB)),-lz) -lm
 $(FUZZ_DIR)/seeds/$(1)/.stamp: $$(fuzz_seeds_$(1)) $$(wildcard tests/fuzz/seeds/$(1)/*)
 	rm -rf $$(@D) && mkdir -p $$(@D)
 	$$(foreach f,$$^,cp $$(f) $$(@D)/$$(subst /,_,$$(f)) &&) touch $$@
 $(BUILD)/test/fuzz-$(1): $(FUZZDRV)/tests/fuzz/$(1).o $(FUZZDRV)/tests/fuzz/fuzz.o \
 		$(FUZZDRV)/tests/fuzz/driver.o $(FUZZDRV)/libcommon.a
 	@mkdir -p $$(@D)
-	$(CC) $(SANFLAGS) -o $$@ $$^ -fopenmp -lpthread $(Z_LIBS) -lm
+	$(CC) $(SANFLAGS) -o $$@ $$^ -fopenmp -lpthread $(Z_LIBS) $(if $(filter 1,$(ZLIB)),-lz) -lm
 testbins: $(BUILD)/test/fuzz-$(1)
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_rules,$(t))))

@@ -246,6 +246,20 @@ die_no_thread(int rc, const pthread_attr_t *attr)
 	die("cannot start a thread: %s", strerror(rc));
 }
 
+/* Sanitizers intercept pthread_create to register each thread; an interposer of ours
+ * would hide the threads from them (LeakSanitizer then reports what only a thread
+ * holds as leaked), so their builds go without it. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define ERR_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ERR_SANITIZED 1
+#endif
+
+#ifndef ERR_SANITIZED
 /* pthread_create for the whole process, libraries included (the executable's symbol
  * comes first): libgomp (gomp_fatal: "libgomp: Thread creation failed", exit 1) and
  * PoCL (PTHREAD_CHECK: abort) end the process themselves when a thread cannot start,
@@ -271,3 +285,4 @@ pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), vo
 		die_no_thread(rc, attr);
 	return rc;
 }
+#endif

@@ -158,3 +158,19 @@ regress() {
 @test "tokenize: an empty id first is read" {
 	regress tokenize ids-empty-first </dev/null
 }
+
+# ---- unz: compressed input ----
+
+@test "unz: corrupt xz met on a reader's thread is one error, said by the caller's" {
+	regress unz xz-corrupt-on-a-reader-thread <<-'EOF'
+	unz[file]: (standard input): the xz data ends before its stream does (a truncated or corrupt file)
+	unz[pipe]: (standard input): the xz data ends before its stream does (a truncated or corrupt file)
+	EOF
+}
+
+@test "unz: a gzip member whose CRC-32 is wrong is corrupt" {
+	regress unz gzip-bad-crc <<-'EOF'
+	unz[file]: (standard input): corrupt gzip data (incorrect data check)
+	unz[pipe]: (standard input): corrupt gzip data (incorrect data check)
+	EOF
+}

@@ -39,7 +39,12 @@ enum { FUZZ_RETURNED = -1 };
  * splits its input into omp_get_max_threads() shares (the GMM readers: common/ is
  * built here without OpenMP's pragmas, so the shares are parsed one after another on
  * the caller's thread). */
-enum { FUZZ_CHUNKS = 1, FUZZ_SHARES = 2 };
+enum { FUZZ_CHUNKS = 1, FUZZ_SHARES = 2, FUZZ_STREAM = 4 };
+/* FUZZ_STREAM: the input may be compressed (input.c decompresses it as it reads).
+ * Without it such inputs are rejected (-1), for the unz target to fuzz: a corrupt
+ * stream is found only as it is read, so the records handed out before its error
+ * depend on how far the threads had read (the programs exit 1 all the same); with it
+ * only a run that returned must hand out the same bytes on two threads. */
 
 /* Runs read("-") over data on standard input, as the programs meet their inputs:
  * first as a regular file (sizes known: in_remaining() >= 0), then as a pipe (sizes
@@ -78,6 +83,12 @@ void fuzz_fail(const char *target, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 #define FUZZ_ASSERT(target, cond) \
 	((cond) ? (void)0 : fuzz_fail(target, "%s:%d: %s", __FILE__, __LINE__, #cond))
+
+/* Whether data is not what a reference written for plain bytes can restate: it is
+ * compressed (the readers see it decompressed: the unz target's business) or starts
+ * with a byte-order mark (which the readers skip). Targets that check the reader
+ * against such a reference reject these inputs (return -1). */
+int fuzz_not_plain(const uint8_t *data, size_t size);
 
 /* Reads every byte of p[0..n), so that AddressSanitizer checks a range a reader
  * hands out, and adds them to the run's digest (what fuzz_input compares between

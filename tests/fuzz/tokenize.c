@@ -319,6 +319,8 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int qfd = -1;
+	if (fuzz_not_plain(data, size))
+		return -1;
 	if (qfd < 0) {
 		if ((qfd = memfd_create("fuzz-queries", MFD_CLOEXEC)) < 0) {
 			perror("tokenize: memfd_create");
