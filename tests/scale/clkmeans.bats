@@ -37,8 +37,7 @@ same_run() {
 @test "1,000,000 x 64, k = 1024, 10 iterations from given centroids: gpu, several devices, TF32 off, a small --max-device-mem and -j 1 print the same bytes; every label float64's nearest" {
 	data 64 "$(size 1024 64)"
 	ten "$(size 1024 64)" gpu gpu
-	run -0 ref clkmeans check "$K/x.npy" "$D/gpu" "$D/gpu.c.npy" --distances
-	echo "$output"
+	checked "" ref clkmeans check "$K/x.npy" "$D/gpu" "$D/gpu.c.npy" --distances
 	ten "$(size 1024 64)" many "$(many)"
 	same_run gpu many "-d $(many)"
 	CLKMEANS_TUNE=tf32=0 ten "$(size 1024 64)" f32 gpu
@@ -57,8 +56,7 @@ same_run() {
 		[ "$SCALE_DRY" = 1 ] && [ "$k" -gt 64 ] && k=64
 		data "$d" "$k"
 		ten "$k" gpu gpu
-		run -0 ref clkmeans check "$K/x.npy" "$D/gpu" "$D/gpu.c.npy" --distances
-		echo "$d columns, k $k: $output"
+		checked "$d columns, k $k" ref clkmeans check "$K/x.npy" "$D/gpu" "$D/gpu.c.npy" --distances
 		ten "$k" many "$(many)"
 		same_run gpu many "$d columns, k $k, -d $(many)"
 		CLKMEANS_TUNE=tf32=0 ten "$k" f32 gpu
@@ -71,13 +69,11 @@ same_run() {
 	N=$(size 100000 5000)
 	data 64 "$(size 1024 64)"
 	ten "$(size 1024 64)" cpu cpu
-	run -0 ref clkmeans check "$K/x.npy" "$D/cpu" "$D/cpu.c.npy" --distances
-	echo "CPU: $output"
+	checked "CPU" ref clkmeans check "$K/x.npy" "$D/cpu" "$D/cpu.c.npy" --distances
 	N=$n
 	data 16 256
 	on clkmeans gpu -k 256 --seed 3 --max-iter 20 -C "$D/pp.c.npy" "$K/x.npy" > "$D/pp"
-	run -0 ref clkmeans check "$K/x.npy" "$D/pp" "$D/pp.c.npy"
-	echo "k-means++: $output"
+	checked "k-means++" ref clkmeans check "$K/x.npy" "$D/pp" "$D/pp.c.npy"
 	on clkmeans "$(many)" -k 256 --seed 3 --max-iter 20 -C "$D/pp-many.c.npy" "$K/x.npy" > "$D/pp-many"
 	same_run pp pp-many "k-means++, -d $(many)"
 }
@@ -92,13 +88,12 @@ same_run() {
 			on clkmeans $spec -v -k 16 --init "$K/c0.npy" --max-iter 300 --tol 0 \
 			    -C "$D/c.npy" "$K/x.npy" > "$D/out" 2> "$D/log"
 			if grep -q "^clkmeans: iteration 300: .* moved 0," "$D/log"; then
-				run -0 ref clkmeans check "$K/x.npy" "$D/out" "$D/c.npy" --means
+				checked "$N rows, -d $spec, settled" ref clkmeans check "$K/x.npy" "$D/out" "$D/c.npy" --means
 			else
 				# not settled in 300 iterations: the labels alone
 				[ "$N" != 16384 ] || { echo "the paper's case did not settle" >&2; return 1; }
-				run -0 ref clkmeans check "$K/x.npy" "$D/out" "$D/c.npy"
+				checked "$N rows, -d $spec, not settled" ref clkmeans check "$K/x.npy" "$D/out" "$D/c.npy"
 			fi
-			echo "$N rows, -d $spec: $output"
 		done
 	done
 }

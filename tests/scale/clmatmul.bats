@@ -33,8 +33,7 @@ mm() {
 		[ $prec = tf32 ] && flag=--tf32
 		[ $prec = tf32 ] && [ "$SCALE_DRY" = 1 ] && continue	# PoCL has no tensor cores
 		mm gpu.npy gpu --precision $prec "$W/a.npy" "$W/b.npy"
-		run -0 ref clmatmul check "$W/a.npy" "$W/b.npy" "$D/gpu.npy" $flag
-		echo "$prec: $output"
+		checked "$prec" ref clmatmul check "$W/a.npy" "$W/b.npy" "$D/gpu.npy" $flag
 		mm many.npy "$(many)" --precision $prec "$W/a.npy" "$W/b.npy"
 		same "$D/gpu.npy" "$D/many.npy" "$prec -d $(many)"
 		# A, B and C take 768 MB: 128M makes at least 6 blocks of C, K in panels
@@ -56,27 +55,23 @@ mm() {
 			[[ $t == *a* ]] && { a=$W/amt.npy opts+=(--transpose-a) chk+=(--ta); }
 			[[ $t == *b* ]] && { b=$W/bmt.npy opts+=(--transpose-b) chk+=(--tb); }
 			mm gpu.npy gpu --precision $prec "${opts[@]}" "$a" "$b"
-			run -0 ref clmatmul check "$a" "$b" "$D/gpu.npy" "${chk[@]}" $flag
-			echo "$prec ${opts[*]}: $output"
+			checked "$prec ${opts[*]}" ref clmatmul check "$a" "$b" "$D/gpu.npy" "${chk[@]}" $flag
 			mm many.npy "$(many)" --precision $prec "${opts[@]}" --max-device-mem "$(size 96M 1M)" "$a" "$b"
 			same "$D/gpu.npy" "$D/many.npy" "$prec ${opts[*]} -d $(many) --max-device-mem"
 		done
 	done
 	mm cpu.npy cpu -j "$(cpu_j)" --transpose-b "$W/am.npy" "$W/bmt.npy"
-	run -0 ref clmatmul check "$W/am.npy" "$W/bmt.npy" "$D/cpu.npy" --tb
-	echo "CPU: $output"
+	checked "CPU" ref clmatmul check "$W/am.npy" "$W/bmt.npy" "$D/cpu.npy" --tb
 }
 
 @test "8192 x 8192 with alpha, beta and C0, and in float64: gpu and several devices in blocks the same bytes, sampled rows within the bound" {
 	mm gpu.npy gpu --alpha 0.5 -c "$W/c0.npy" --beta -2 "$W/a.npy" "$W/b.npy"
-	run -0 ref clmatmul check "$W/a.npy" "$W/b.npy" "$D/gpu.npy" --alpha 0.5 --beta -2 --c0 "$W/c0.npy"
-	echo "$output"
+	checked "" ref clmatmul check "$W/a.npy" "$W/b.npy" "$D/gpu.npy" --alpha 0.5 --beta -2 --c0 "$W/c0.npy"
 	mm many.npy "$(many)" --max-device-mem "$(size 128M 1M)" --alpha 0.5 -c "$W/c0.npy" --beta -2 \
 	    "$W/a.npy" "$W/b.npy"
 	same "$D/gpu.npy" "$D/many.npy" "alpha, beta, C0 -d $(many) --max-device-mem"
 	mm gpu64.npy gpu --double "$W/a.npy" "$W/b.npy"
-	run -0 ref clmatmul check "$W/a.npy" "$W/b.npy" "$D/gpu64.npy" --double
-	echo "float64: $output"
+	checked "float64" ref clmatmul check "$W/a.npy" "$W/b.npy" "$D/gpu64.npy" --double
 	mm many64.npy "$(many)" --double --max-device-mem "$(size 256M 2M)" "$W/a.npy" "$W/b.npy"
 	same "$D/gpu64.npy" "$D/many64.npy" "--double -d $(many) --max-device-mem"
 }
@@ -86,8 +81,7 @@ mm() {
 	    $ACCELKIT_PYTHON $REF/scale_clmatmul.py gen $BIG $BIG 9 \$SCALE_OUT/b.npy"
 	local G=$SCALE_DATA/clmatmul-big-$BIG
 	mm gpu.npy gpu --max-device-mem "$(size 1G 1M)" "$G/a.npy" "$G/b.npy"
-	run -0 ref clmatmul check "$G/a.npy" "$G/b.npy" "$D/gpu.npy"
-	echo "$output"
+	checked "" ref clmatmul check "$G/a.npy" "$G/b.npy" "$D/gpu.npy"
 	mm many.npy "$(many)" --max-device-mem "$(size 1G 1M)" "$G/a.npy" "$G/b.npy"
 	same "$D/gpu.npy" "$D/many.npy" "16384 -d $(many) --max-device-mem 1G"
 }

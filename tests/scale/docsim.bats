@@ -25,8 +25,7 @@ lines() {
 
 @test "all pairs -k 10 at 100,000 x 1024: gpu, several workers, TF32 off, a small --max-device-mem and -j 1 print the same bytes, sampled rows exact" {
 	on docsim gpu -k 10 "$X" > "$D/gpu"
-	run -0 ref docsim check "$X" "$D/gpu" -k 10 --full
-	echo "$output"
+	checked "" ref docsim check "$X" "$D/gpu" -k 10 --full
 	on docsim "$(many)" -k 10 "$X" > "$D/many"
 	lines "$X" "$D/many" -k 10 --full
 	same "$D/gpu" "$D/many" "-d $(many)"
@@ -42,8 +41,7 @@ lines() {
 
 @test "all pairs -k 32 at 100,000 x 1024 on gpu:0,0 and gpu:all: no repeated pair, -d gpu's bytes, sampled rows exact" {
 	on docsim gpu -k 32 "$X" > "$D/gpu"
-	run -0 ref docsim check "$X" "$D/gpu" -k 32 --full
-	echo "$output"
+	checked "" ref docsim check "$X" "$D/gpu" -k 32 --full
 	on docsim gpu:0,0 -k 32 "$X" > "$D/00"
 	lines "$X" "$D/00" -k 32 --full
 	same "$D/gpu" "$D/00" "-d gpu:0,0"
@@ -59,8 +57,7 @@ lines() {
 @test "all pairs at 20,000 x 1024, -k 10, 32 and 256: the CPU's float64 path, gpu, gpu:0,0 and several workers print the same bytes" {
 	for k in 10 32 256; do
 		on docsim cpu -j "$(cpu_j)" -k $k "$X20" > "$D/cpu"
-		run -0 ref docsim check "$X20" "$D/cpu" -k $k --full
-		echo "-k $k: $output"
+		checked "-k $k" ref docsim check "$X20" "$D/cpu" -k $k --full
 		for spec in gpu gpu:0,0 "$(many)"; do
 			on docsim $spec -k $k "$X20" > "$D/out"
 			lines "$X20" "$D/out" -k $k --full
@@ -72,8 +69,7 @@ lines() {
 @test "all pairs -k 1, 16, 33, 64, 65 and 100 at 100,000 x 1024: gpu and several workers print the same bytes, sampled rows exact" {
 	for k in 1 16 33 64 65 100; do
 		on docsim gpu -k $k "$X" > "$D/gpu"
-		run -0 ref docsim check "$X" "$D/gpu" -k $k --full
-		echo "-k $k: $output"
+		checked "-k $k" ref docsim check "$X" "$D/gpu" -k $k --full
 		on docsim "$(many)" -k $k "$X" > "$D/many"
 		same "$D/gpu" "$D/many" "-k $k -d $(many)"
 	done

@@ -24,8 +24,7 @@ lines() {
 	Q=$SCALE_DATA/docsim-q-$NQ-$M/q.npy
 	for opt in "-k 10" "-k 100" "-k 0 -t 0.12"; do
 		on docsim cpu -j "$(cpu_j)" $opt -q "$Q" "$X" > "$D/cpu"
-		run -0 ref docsim check "$X" "$D/cpu" -q "$Q" $opt
-		echo "$opt: $output"
+		checked "$opt" ref docsim check "$X" "$D/cpu" -q "$Q" $opt
 		[ "$opt" = "-k 0 -t 0.12" ] || ref docsim check "$X" "$D/cpu" -q "$Q" $opt --full --samples 0
 		for spec in gpu "$(many)"; do
 			on docsim $spec $opt -q "$Q" "$X" > "$D/out"
@@ -40,8 +39,7 @@ lines() {
 @test "all pairs with thresholds at 100,000 x 1024, -k 10 -t 0.12 and -k 0 -t 0.15: gpu, several workers and TF32 off print the same bytes, sampled rows exact" {
 	for opt in "-k 10 -t 0.12" "-k 0 -t 0.15"; do
 		on docsim gpu $opt "$X" > "$D/gpu"
-		run -0 ref docsim check "$X" "$D/gpu" $opt
-		echo "$opt: $output"
+		checked "$opt" ref docsim check "$X" "$D/gpu" $opt
 		on docsim "$(many)" $opt "$X" > "$D/many"
 		lines "$X" "$D/many" $opt
 		same "$D/gpu" "$D/many" "$opt -d $(many)"
@@ -55,8 +53,7 @@ lines() {
 	C=$SCALE_DATA/docsim-clusters-$N-$M/x.npy
 	for k in 10 32; do
 		on docsim gpu -k $k "$C" > "$D/gpu"
-		run -0 ref docsim check "$C" "$D/gpu" -k $k --full
-		echo "-k $k: $output"
+		checked "-k $k" ref docsim check "$C" "$D/gpu" -k $k --full
 		on docsim "$(many)" -k $k "$C" > "$D/many"
 		lines "$C" "$D/many" -k $k --full
 		same "$D/gpu" "$D/many" "-k $k -d $(many)"
@@ -68,8 +65,7 @@ lines() {
 @test "--precision single at 100,000 x 1024 -k 10: sampled rows within float32's bound of float64, invariants on every line" {
 	on docsim gpu --precision single -k 10 "$X" > "$D/gpu"
 	# 1e-6 times the square root of the vector length (docsim(1)), doubled
-	run -0 ref docsim check "$X" "$D/gpu" -k 10 --full --tol "$(awk -v m="$M" 'BEGIN { print 2e-6 * sqrt(m) }')"
-	echo "$output"
+	checked "" ref docsim check "$X" "$D/gpu" -k 10 --full --tol "$(awk -v m="$M" 'BEGIN { print 2e-6 * sqrt(m) }')"
 	on docsim "$(many)" --precision single -k 10 "$X" > "$D/many"
 	same "$D/gpu" "$D/many" "--precision single -d $(many)"
 }

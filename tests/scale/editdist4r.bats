@@ -76,7 +76,7 @@ against_dp() {
 	on editdist4r cpu -j "$(cpu_j)" -p "$E/reads.txt" > "$D/cpu"
 	sample "$E/reads.txt" > "$D/pairs"
 	sample "$D/cpu" > "$D/sampled"
-	run -0 "$EDREF" check "$D/pairs" "$D/sampled"
+	checked "" "$EDREF" check "$D/pairs" "$D/sampled"
 	for spec in gpu "$(many)"; do
 		on editdist4r $spec -p "$E/reads.txt" > "$D/out"
 		same "$D/cpu" "$D/out" "-p -d $spec"
@@ -111,6 +111,6 @@ against_dp() {
 	done
 	for spec in cpu gpu; do
 		on editdist4r $spec -p "$D/long.txt" > "$D/out"
-		run -0 "$EDREF" check "$D/long.txt" "$D/out"
+		checked "" "$EDREF" check "$D/long.txt" "$D/out"
 	done
 }

@@ -28,8 +28,7 @@ setup() {
 @test "--top 1, 3 and 8, --mode sum, 100,000 frames: gpu, several workers and the tensor cores off print the same bytes, sampled frames as float64" {
 	for n in 1 3 8; do
 		on gmmscore gpu -m "$G/model.mdl" --top $n feats > "$D/gpu"
-		run -0 ref gmmscore top "$G" feats "$D/gpu" --top $n
-		echo "--top $n: $output"
+		checked "--top $n" ref gmmscore top "$G" feats "$D/gpu" --top $n
 		on gmmscore "$(many)" -m "$G/model.mdl" --top $n feats > "$D/many"
 		same "$D/gpu" "$D/many" "--top $n -d $(many)"
 		ACCELKIT_GMMSCORE_TC=0 on gmmscore gpu -m "$G/model.mdl" --top $n feats > "$D/f32"
@@ -39,8 +38,7 @@ setup() {
 
 @test "--top 3 at 100,000 frames: HTK input, a small --max-device-mem, -j 1, --chunk 1000 and gpu:0,0 print -d gpu's bytes" {
 	on gmmscore gpu -m "$G/model.mdl" --top 3 feats > "$D/gpu"
-	run -0 ref gmmscore top "$G" feats "$D/gpu" --top 3
-	echo "$output"
+	checked "" ref gmmscore top "$G" feats "$D/gpu" --top 3
 	(cd "$D/htk" && on gmmscore gpu -m "$G/model.mdl" --top 3 feats) > "$D/htk.out"
 	same "$D/gpu" "$D/htk.out" "HTK input"
 	# the models (6647 x 32 x 39 in float32, about 68 MB) fit whole; the scores of a
@@ -56,8 +54,7 @@ setup() {
 @test "--mode max --top 1 and 8: gpu, several workers and the tensor cores off print the same bytes, sampled frames as float64; at 10,000 frames the CPU's bits" {
 	for n in 1 8; do
 		on gmmscore gpu -m "$G/model.mdl" --mode max --top $n feats > "$D/gpu"
-		run -0 ref gmmscore top "$G" feats "$D/gpu" --top $n --mode max
-		echo "--top $n: $output"
+		checked "--top $n" ref gmmscore top "$G" feats "$D/gpu" --top $n --mode max
 		on gmmscore "$(many)" -m "$G/model.mdl" --mode max --top $n feats > "$D/many"
 		same "$D/gpu" "$D/many" "--mode max --top $n -d $(many)"
 		ACCELKIT_GMMSCORE_TC=0 on gmmscore gpu -m "$G/model.mdl" --mode max --top $n feats > "$D/f32"
@@ -73,16 +70,14 @@ setup() {
 @test "the CPU path, --mode sum --top 3 at 10,000 frames: sampled frames as float64" {
 	cd "$D/head"
 	on gmmscore cpu -j "$(cpu_j)" -m "$G/model.mdl" --top 3 feats > "$D/cpu"
-	run -0 ref gmmscore top "$G" feats "$D/cpu" --top 3
-	echo "$output"
+	checked "" ref gmmscore top "$G" feats "$D/cpu" --top 3
 }
 
 @test "--all -O npy at 10,000 frames, sum and max: gpu and several workers the same bytes, sampled frames as float64; max the CPU's bits" {
 	cd "$D/head"
 	for mode in sum max; do
 		on gmmscore gpu -m "$G/model.mdl" --mode $mode --all -O npy -o "$D/gpu.npy" feats
-		run -0 ref gmmscore all "$G" feats "$D/gpu.npy" --mode $mode
-		echo "--mode $mode: $output"
+		checked "--mode $mode" ref gmmscore all "$G" feats "$D/gpu.npy" --mode $mode
 		on gmmscore "$(many)" -m "$G/model.mdl" --mode $mode --all -O npy -o "$D/many.npy" feats
 		same "$D/gpu.npy" "$D/many.npy" "--all --mode $mode -d $(many)"
 	done

@@ -99,6 +99,19 @@ teardown() {
 	fi
 }
 
+# checked LABEL CMD...: a reference's check; its verdict goes into the TAP output (a
+# comment), and on failure into the test's output too.
+checked() {
+	local label=$1 out rc=0
+	shift
+	out=$("$@" 2>&1) || rc=$?
+	if [ $rc != 0 ]; then
+		echo "${label:+$label: }$out"
+		return 1
+	fi
+	echo "# ${label:+$label: }$out" >&3
+}
+
 # ref NAME ARGS...: tests/ref/scale_NAME.py.
 ref() {
 	local name=$1

@@ -40,51 +40,44 @@ devices() {
 
 @test "classic, 10,000,000 x 4 independent, min and max: the CPU, gpu, several workers, a small --max-device-mem and -j 1 print the same rows, checked by sampling" {
 	on skyline cpu -j "$(cpu_j)" --index "$S/indep4.npy" > "$D/cpu"
-	run -0 ref skyline check "$S/indep4.npy" "$D/cpu"
-	echo "$output"
+	checked "" ref skyline check "$S/indep4.npy" "$D/cpu"
 	devices "$D/cpu" --index "$S/indep4.npy"
 	[ "$(on skyline gpu --count "$S/indep4.npy")" = "$(wc -l < "$D/cpu")" ]
 	on skyline cpu -j "$(cpu_j)" "$S/indep4.npy" > "$D/cpu-rows"
 	on skyline gpu "$S/indep4.npy" > "$D/gpu-rows"
 	same "$D/cpu-rows" "$D/gpu-rows" "the rows, -d gpu"
 	on skyline cpu -j "$(cpu_j)" --index -p max,min,max,min "$S/indep4.npy" > "$D/cpu"
-	run -0 ref skyline check "$S/indep4.npy" "$D/cpu" -p max,min,max,min
-	echo "$output"
+	checked "" ref skyline check "$S/indep4.npy" "$D/cpu" -p max,min,max,min
 	devices "$D/cpu" --index -p max,min,max,min "$S/indep4.npy"
 }
 
 @test "classic, 1,000,000 x 8 anti-correlated: gpu, several workers and a small --max-device-mem print the same rows, checked by sampling; at 100,000 rows the CPU's bytes" {
 	on skyline gpu --index "$S/anti8.npy" > "$D/gpu"
-	run -0 ref skyline check "$S/anti8.npy" "$D/gpu"
-	echo "$output"
+	checked "" ref skyline check "$S/anti8.npy" "$D/gpu"
 	for run in "$(many)" "gpu --max-device-mem 64M" "$(many) --max-device-mem 64M"; do
 		on skyline $run --index "$S/anti8.npy" > "$D/out"
 		same "$D/gpu" "$D/out" "skyline -d $run"
 	done
 	on skyline cpu -j "$(cpu_j)" --index "$S/anti8-100k.npy" > "$D/cpu"
-	run -0 ref skyline check "$S/anti8-100k.npy" "$D/cpu"
-	echo "$output"
+	checked "" ref skyline check "$S/anti8-100k.npy" "$D/cpu"
 	devices "$D/cpu" --index "$S/anti8-100k.npy"
 }
 
 @test "ties: 1,000,000 x 3 anti-correlated on a grid of 1/64, with and without --distinct: the CPU, gpu, several workers, a small --max-device-mem and -j 1 print the same rows, checked" {
 	for opt in "" --distinct; do
 		on skyline cpu -j "$(cpu_j)" --index $opt "$S/anti3-grid.npy" > "$D/cpu"
-		run -0 ref skyline check "$S/anti3-grid.npy" "$D/cpu" $opt
-		echo "${opt:-all equal rows}: $output"
+		checked "${opt:-all equal rows}" ref skyline check "$S/anti3-grid.npy" "$D/cpu" $opt
 		devices "$D/cpu" --index $opt "$S/anti3-grid.npy"
 	done
 }
 
 @test "spatial, 10,000,000 points and 16 query points, and on a grid with --distinct: the CPU, gpu, several workers, a small --max-device-mem and -j 1 print the same rows, checked by sampling" {
 	on skyline cpu -j "$(cpu_j)" --index -Q "$S/q16.npy" "$S/sp.npy" > "$D/cpu"
-	run -0 ref skyline check "$S/sp.npy" "$D/cpu" -Q "$S/q16.npy"
-	echo "$output"
+	checked "" ref skyline check "$S/sp.npy" "$D/cpu" -Q "$S/q16.npy"
 	devices "$D/cpu" --index -Q "$S/q16.npy" "$S/sp.npy"
 	for opt in "" --distinct; do
 		on skyline cpu -j "$(cpu_j)" --index $opt -Q "$S/q16.npy" "$S/sp-grid.npy" > "$D/cpu"
-		run -0 ref skyline check "$S/sp-grid.npy" "$D/cpu" -Q "$S/q16.npy" $opt
-		echo "${opt:-all equal points}: $output"
+		checked "${opt:-all equal points}" ref skyline check "$S/sp-grid.npy" "$D/cpu" -Q "$S/q16.npy" $opt
 		devices "$D/cpu" --index $opt -Q "$S/q16.npy" "$S/sp-grid.npy"
 	done
 }
