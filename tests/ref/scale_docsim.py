@@ -134,7 +134,7 @@ def check(argv):
     rng = np.random.default_rng(a.seed)
     ns = min(a.samples, nq)
     rows = np.sort(rng.choice(nq, ns, replace=False))
-    Xu = unit(X)
+    Xu = unit(X) if ns else None
     if a.k == 0 and allpairs:
         # pairs where the sampled document is the second of the pair
         order = np.argsort(d, kind="stable")
