@@ -33,8 +33,9 @@ lines() {
 	same "$D/gpu" "$D/dgemm" "ACCELKIT_DOCSIM_TF32=0"
 	on docsim gpu --max-device-mem 512M -k 10 "$X" > "$D/bounded"
 	same "$D/gpu" "$D/bounded" "--max-device-mem 512M"
-	on docsim "$(many)" --max-device-mem 512M -k 10 "$X" > "$D/many-bounded"
-	same "$D/gpu" "$D/many-bounded" "-d $(many) --max-device-mem 512M"
+	# two workers on one GPU halve the bound between them
+	on docsim "$(many)" --max-device-mem 1G -k 10 "$X" > "$D/many-bounded"
+	same "$D/gpu" "$D/many-bounded" "-d $(many) --max-device-mem 1G"
 	on docsim gpu -j 1 -k 10 "$X" > "$D/j1"
 	same "$D/gpu" "$D/j1" "-j 1"
 }
