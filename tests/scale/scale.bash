@@ -19,10 +19,11 @@ SCALE_DATA=${ACCELKIT_SCALE_DATA:-${TMPDIR:-/tmp}/accelkit-scale}
 [ "$SCALE_DRY" = 1 ] && SCALE_DATA=$SCALE_DATA-dry
 mkdir -p "$SCALE_DATA"
 # The cores, whatever OMP_NUM_THREADS tests/run set (2 a suite, for the small suites);
-# CPU reference runs take them all (-j), numpy's BLAS a share (a part runs three suites).
+# CPU reference runs take them all (-j), the GPU runs' own threads and numpy's BLAS a
+# share (a part runs three or four suites at once).
 SCALE_CORES=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2> /dev/null || echo 2)
 SCALE_SHARE=$((SCALE_CORES / 3 > 2 ? SCALE_CORES / 3 : 2))
-export OPENBLAS_NUM_THREADS=$SCALE_SHARE MKL_NUM_THREADS=$SCALE_SHARE
+export OMP_NUM_THREADS=$SCALE_SHARE OPENBLAS_NUM_THREADS=$SCALE_SHARE MKL_NUM_THREADS=$SCALE_SHARE
 
 # size BIG SMALL: BIG, or SMALL in a dry run.
 size() {
