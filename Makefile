@@ -6,6 +6,10 @@
 #   make check SANITIZE=1   the same under AddressSanitizer and UBSan (objects in build/san/)
 #   make check-gpu SANITIZE=cuda   the CUDA programs' suites under compute-sanitizer
 #                        (memcheck, racecheck, synccheck; CUSAN_TOOLS picks; build/cusan/)
+#   make check-scale     every program at its benchmark's size on a GPU, every way of
+#                        running it (tests/scale/; fails without a GPU); SCALE_PART=1 or
+#                        2 runs half (each fits one of the GPU machine's ten-minute
+#                        calls); ACCELKIT_SCALE_DRY=1 runs it small on the CPU
 #   SUITES="tests/a.bats ..."   only those suites (check, check-gpu)
 #   FILTER=REGEX         only the tests whose names match (bats -f), e.g. to split a long
 #                        suite over two of the GPU machine's ten-minute calls
@@ -124,7 +128,7 @@ LIB_OBJS   := $(patsubst common/%.c,$(BUILD)/common/%.o,$(wildcard common/*.c))
 TESTBINS   := $(BUILD)/test/acctest $(BUILD)/test/gmmtc
 
 all: $(addprefix $(BUILD)/bin/,$(PROGS))
-.PHONY: all check check-gpu demo deps install uninstall deb clean testbins lint-man $(PROGS)
+.PHONY: all check check-gpu check-scale demo deps install uninstall deb clean testbins lint-man $(PROGS)
 
 # clkmeans's OpenCL program: these files, concatenated in this order (clkmeans_defs.cl).
 clkmeans_CL_PARTS := $(addprefix kernels/clkmeans_,defs.cl assign.cl exact.cl update.cl \
@@ -200,6 +204,21 @@ check: deps all testbins
 
 check-gpu: all testbins
 	@SANITIZE=$(SANITIZE) FILTER='$(FILTER)' SHARD='$(SHARD)' tests/run --gpu $(BUILD) $(SUITES)
+
+# make check-scale (tests/README): its suites in two parts of about equal GPU-machine
+# time; SUITES= or FILTER= pick within them as for check. ACCELKIT_SCALE_DRY=1: sizes
+# shrunk and every run on the CPU, to try the suites and their references anywhere.
+SCALE_PART_1 := tests/scale/docsim.bats tests/scale/gmmscore.bats tests/scale/skyline.bats
+SCALE_PART_2 := tests/scale/docsim_options.bats tests/scale/editdist4r.bats \
+	tests/scale/clkmeans.bats tests/scale/clmatmul.bats
+SCALE_SUITES  = $(or $(SUITES),$(if $(SCALE_PART),$(SCALE_PART_$(SCALE_PART)),$(SCALE_PART_1) $(SCALE_PART_2)))
+check-scale: all
+	@$(if $(filter-out 1 2,$(SCALE_PART)),echo "check-scale: SCALE_PART must be 1 or 2" >&2; exit 2;,)
+	@if [ "$(ACCELKIT_SCALE_DRY)" != 1 ] && ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then \
+		echo "check-scale: no GPU here (nvidia-smi -L lists none); ACCELKIT_SCALE_DRY=1 tries it small on the CPU" >&2; \
+		echo "0 passed, 1 failed"; exit 1; fi
+	@ACCELKIT_SCALE_DRY='$(ACCELKIT_SCALE_DRY)' FILTER='$(FILTER)' SHARD='$(SHARD)' \
+		tests/run $(if $(filter 1,$(ACCELKIT_SCALE_DRY)),,--gpu) $(BUILD) $(SCALE_SUITES)
 
 demo: deps all
 	@tools/demo $(BUILD)/bin
