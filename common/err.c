@@ -228,12 +228,15 @@ stack_unmappable(const pthread_attr_t *attr, size_t *size)
 	if (*size == 0)
 		*size = 8 << 20;
 	/* mapped as glibc maps a stack, so that the same limits and accounting apply;
-	 * never touched, so no memory is used */
-	void *p = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+	 * never touched, so no memory is used. glibc's mapping also holds a guard page and
+	 * the thread's static TLS (every loaded library's: an OpenCL driver's can be large),
+	 * hence the room beside it */
+	size_t room = *size + ((size_t)4 << 20);
+	void *p = mmap(NULL, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
 	    -1, 0);
 	if (p == MAP_FAILED)
 		return errno == ENOMEM;
-	munmap(p, *size);
+	munmap(p, room);
 	return 0;
 }
 

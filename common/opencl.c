@@ -776,11 +776,26 @@ clx_build_sm90a(struct clx *x, const char *name, const char *embedded_src,
 		die("%s.cl: sm_90a code needs an NVIDIA GPU of compute capability 9.0; %s is "
 		    "not one", name, x->name);
 	cl_program first = clx_build(x, name, embedded_src, files, options);
-	size_t n = 0;
-	CL_CHECK(clGetProgramInfo(first, CL_PROGRAM_BINARY_SIZES, sizeof n, &n, NULL));
-	unsigned char *ptx = xmalloc(n + 1);
-	CL_CHECK(clGetProgramInfo(first, CL_PROGRAM_BINARIES, sizeof ptx, &ptx, NULL));
-	ptx[n] = '\0';
+	/* The program belongs to every device of the context (gpu:all shares one) and was
+	 * built for this one: its binary is this device's entry of the lists. */
+	cl_uint nd = 0, at;
+	CL_CHECK(clGetProgramInfo(first, CL_PROGRAM_NUM_DEVICES, sizeof nd, &nd, NULL));
+	cl_device_id *devs = xcalloc(MAX(nd, 1), sizeof *devs);
+	size_t *sizes = xcalloc(MAX(nd, 1), sizeof *sizes);
+	unsigned char **bins = xcalloc(MAX(nd, 1), sizeof *bins);
+	CL_CHECK(clGetProgramInfo(first, CL_PROGRAM_DEVICES, nd * sizeof *devs, devs, NULL));
+	for (at = 0; at < nd && devs[at] != x->device; at++)
+		;
+	if (at == nd)
+		die("%s.cl: the program built on %s does not list it", name, x->name);
+	CL_CHECK(clGetProgramInfo(first, CL_PROGRAM_BINARY_SIZES, nd * sizeof *sizes, sizes,
+	    NULL));
+	unsigned char *ptx = bins[at] = xmalloc(sizes[at] + 1);
+	CL_CHECK(clGetProgramInfo(first, CL_PROGRAM_BINARIES, nd * sizeof *bins, bins, NULL));
+	ptx[sizes[at]] = '\0';
+	free(devs);
+	free(sizes);
+	free(bins);
 	clReleaseProgram(first);
 	char *sm90a = clx_ptx_sm90a((char *)ptx);
 	if (sm90a == NULL)
