@@ -244,7 +244,9 @@ void
 die_no_thread(int rc, const pthread_attr_t *attr)
 {
 	size_t size;
-	if ((rc == EAGAIN || rc == ENOMEM) && stack_unmappable(attr, &size))
+	/* under an address-space limit EAGAIN is memory even where the probe still fits:
+	 * what glibc maps beside the stack, or another thread's allocation in between */
+	if ((rc == EAGAIN || rc == ENOMEM) && (stack_unmappable(attr, &size) || mem_limited()))
 		die("out of memory (a thread's stack, %zu bytes)", size);
 	die("cannot start a thread: %s", strerror(rc));
 }
