@@ -485,7 +485,7 @@ below_least() {
 @test "ulimit -v: under less than clmatmul needs, whatever runs out in PoCL is 'out of memory', exit 1" {
 	skip_if_asan "ulimit -v cannot apply"
 	below_least clmatmul -d cpu "$F/a.txt" "$F/b.txt"
-	below_least clmatmul --bench 512 --repeat 1
+	below_least clmatmul -d cpu --bench 512 --repeat 1
 }
 
 @test "ulimit -v: under less than clkmeans needs, whatever runs out in PoCL is 'out of memory', exit 1" {
