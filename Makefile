@@ -274,10 +274,12 @@ FUZZ_CFLAGS  := -std=c11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra \
 # Once common/input.c lets IN_CHUNK be set from outside (#ifndef IN_CHUNK), a small one:
 # small inputs then cross buffer refills, and runs are ~20x faster (no 4 MiB buffer
 # for ASan to poison per input). GMM_PAR_BYTES=0: the model readers split even a
-# fuzzer's small input into the -j threads' shares (common/gmm_read.h).
+# fuzzer's small input into the -j threads' shares (common/gmm_read.h). UNZ_THREAD=0:
+# compressed input decompressed in the reader's thread, none left running by an error
+# exit that the harness returns from (common/decompress.c).
 FUZZ_CPP     := $(filter-out -DACCELKIT_CUDA=1 -I$(CUDA_HOME)/include $(MPI_CPP),$(CPPFLAGS)) -Itests/fuzz \
                 $(if $(shell grep -s 'ifndef IN_CHUNK' common/input.c),-DIN_CHUNK=64) \
-                -DGMM_PAR_BYTES=0
+                -DGMM_PAR_BYTES=0 -DUNZ_THREAD=0
 FUZZDRV      := $(BUILD)/fuzzdrv
 FUZZDRV_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Wno-unknown-pragmas -MMD -MP $(SANFLAGS)
 

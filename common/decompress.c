@@ -4,6 +4,7 @@
 #include "decompress.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +51,27 @@
 
 /* Compressed bytes are read this much at a time. */
 #define UNZ_IN ((size_t)256 << 10)
+/* A thread of its own decompresses ahead of the reader, into a ring of blocks, so that
+ * decompressing and parsing overlap (bench/compressed); without it (the fuzz build's
+ * UNZ_THREAD=0, or a thread that cannot start) unz_read decompresses in place. */
+#ifndef UNZ_THREAD
+#define UNZ_THREAD 1
+#endif
+#define UNZ_BLOCKS 4
+#define UNZ_BLOCK ((size_t)1 << 20)
+
+/* The ring the decompressing thread fills: blocks [tail, head) (mod UNZ_BLOCKS) are
+ * full, the reader at pos in blk[tail]. */
+struct ring {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned char *blk[UNZ_BLOCKS];
+	size_t len[UNZ_BLOCKS], pos;
+	unsigned head, tail;
+	int done;			/* the thread ended: the input's end, or its error */
+	int stop;			/* unz_close: end now */
+};
 /* zlib's and libbz2's counts are unsigned int: one step produces at most this. */
 #define UNZ_STEP_MAX ((size_t)1 << 30)
 
@@ -101,6 +123,7 @@ struct unz {
 	unsigned char *buf;		/* compressed bytes buf[pos..len), room for cap */
 	size_t pos, len, cap;
 	char err[512];			/* what failed: the input ends there (unz_error) */
+	struct ring *ring;		/* NULL: decompressed in unz_read */
 #if ACCELKIT_ISAL
 	struct inflate_state gz;
 #elif ACCELKIT_ZLIB
@@ -330,7 +353,13 @@ refill(unz *z)
 		z->pos = 0;
 	}
 	for (;;) {
+		/* the one place the ring's thread may be cancelled (unz_close): a read from a
+		 * pipe that may never end, with nothing held */
+		if (z->ring != NULL)
+			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 		ssize_t r = read(z->fd, z->buf + z->len, z->cap - z->len);
+		if (z->ring != NULL)
+			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		if (r > 0) {
 			z->len += (size_t)r;
 			return;
@@ -339,8 +368,12 @@ refill(unz *z)
 			z->in_eof = 1;
 			return;
 		}
-		if (errno != EINTR)
-			die_errno(z->name);
+		if (errno != EINTR) {
+			fail(z, "%s", strerror(errno));
+			z->in_eof = 1;
+			z->pos = z->len;
+			return;
+		}
 	}
 }
 
@@ -361,6 +394,8 @@ next_stream(unz *z)
 	return codec_start(z, 1);
 }
 
+static void ring_start(unz *z);
+
 unz *
 unz_open(int kind, int fd, const unsigned char *head, size_t n, const char *name)
 {
@@ -375,11 +410,15 @@ unz_open(int kind, int fd, const unsigned char *head, size_t n, const char *name
 	z->in_stream = 1;
 	if (codec_start(z, 0) < 0)
 		z->kind = UNZ_NONE;	/* nothing to end in unz_close */
+	else if (UNZ_THREAD)
+		ring_start(z);
 	return z;
 }
 
-size_t
-unz_read(unz *z, void *dst, size_t n)
+/* Up to n bytes decompressed into dst, as unz_read promises (the reader's thread, or
+ * the ring's). */
+static size_t
+decode(unz *z, void *dst, size_t n)
 {
 	unsigned char *out = dst;
 	size_t done = 0;
@@ -423,10 +462,94 @@ unz_error(const unz *z)
 	return z->err[0] != '\0' ? z->err : NULL;
 }
 
+/* The ring's thread: decodes block after block until the input ends or fails, or
+ * unz_close says stop. */
+static void *
+ring_main(void *arg)
+{
+	unz *z = arg;
+	struct ring *r = z->ring;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	for (;;) {
+		pthread_mutex_lock(&r->mu);
+		while (r->head - r->tail == UNZ_BLOCKS && !r->stop)
+			pthread_cond_wait(&r->cv, &r->mu);
+		int stop = r->stop;
+		pthread_mutex_unlock(&r->mu);
+		if (stop)
+			return NULL;
+		unsigned b = r->head % UNZ_BLOCKS;
+		size_t got = decode(z, r->blk[b], UNZ_BLOCK);
+		pthread_mutex_lock(&r->mu);
+		r->len[b] = got;
+		if (got > 0)
+			r->head++;
+		else
+			r->done = 1;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		if (got == 0)
+			return NULL;
+	}
+}
+
+/* Starts the ring's thread; without one, unz_read decodes in place. */
+static void
+ring_start(unz *z)
+{
+	struct ring *r = xcalloc(1, sizeof *r);
+	for (int i = 0; i < UNZ_BLOCKS; i++)
+		r->blk[i] = xmalloc(UNZ_BLOCK);
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	z->ring = r;
+	if (pthread_create(&r->th, NULL, ring_main, z) != 0) {
+		z->ring = NULL;
+		pthread_cond_destroy(&r->cv);
+		pthread_mutex_destroy(&r->mu);
+		for (int i = 0; i < UNZ_BLOCKS; i++)
+			free(r->blk[i]);
+		free(r);
+	}
+}
+
+size_t
+unz_read(unz *z, void *dst, size_t n)
+{
+	struct ring *r = z->ring;
+	if (r == NULL)
+		return decode(z, dst, n);
+	unsigned char *out = dst;
+	size_t done = 0;
+	pthread_mutex_lock(&r->mu);
+	while (r->tail == r->head && !r->done)
+		pthread_cond_wait(&r->cv, &r->mu);
+	/* what is decoded now, as read(2) gives what a pipe holds */
+	while (done < n && r->tail != r->head) {
+		unsigned b = r->tail % UNZ_BLOCKS;
+		size_t c = MIN(n - done, r->len[b] - r->pos);
+		memcpy(out + done, r->blk[b] + r->pos, c);
+		done += c;
+		if ((r->pos += c) == r->len[b]) {
+			r->pos = 0;
+			r->tail++;
+			pthread_cond_broadcast(&r->cv);
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+	return done;
+}
+
 int
 unz_ready(const unz *z)
 {
-	return z->pos < z->len || z->in_eof;
+	struct ring *r = z->ring;
+	if (r == NULL)
+		return z->pos < z->len || z->in_eof;
+	pthread_mutex_lock(&r->mu);
+	int ready = r->tail != r->head || r->done;
+	pthread_mutex_unlock(&r->mu);
+	return ready;
 }
 
 void
@@ -434,6 +557,20 @@ unz_close(unz *z)
 {
 	if (z == NULL)
 		return;
+	struct ring *r = z->ring;
+	if (r != NULL) {
+		pthread_mutex_lock(&r->mu);
+		r->stop = 1;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		pthread_cancel(r->th);	/* takes effect only in its read(2) */
+		pthread_join(r->th, NULL);
+		pthread_cond_destroy(&r->cv);
+		pthread_mutex_destroy(&r->mu);
+		for (int i = 0; i < UNZ_BLOCKS; i++)
+			free(r->blk[i]);
+		free(r);
+	}
 	switch (z->kind) {
 #if ACCELKIT_ZLIB
 	case UNZ_GZIP:
