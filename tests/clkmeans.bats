@@ -595,7 +595,21 @@ print('ok' if abs(v[0] - want) <= 1e-5 * want else (v, want))"
 	assert_regex "$output" "^[0-9]+:[0-9]+"
 }
 
-@test "-O npy writes the labels and distances as a float32 NPY matrix" {
+@test "-O npy writes the labels as int32, the dtype and labels of scikit-learn's labels_" {
+	clkmeans --init "$D/centroids.txt" -O npy -o "$T/a.npy" "$D/points.txt"
+	run -0 py - "$T/a.npy" "$D/points.txt" "$D/centroids.txt" <<'EOF'
+import sys
+import numpy as np
+from sklearn.cluster import KMeans
+a = np.load(sys.argv[1])
+X = np.loadtxt(sys.argv[2]); C = np.loadtxt(sys.argv[3])
+km = KMeans(len(C), init=C, n_init=1, algorithm="lloyd").fit(X)
+print(a.dtype.str, a.shape, a.dtype == km.labels_.dtype, bool((a[:, 0] == km.labels_).all()))
+EOF
+	assert_output "<i4 (60, 1) True True"
+}
+
+@test "-O npy writes the labels and distances as a float32 NPY matrix (one dtype an array)" {
 	clkmeans --init "$D/centroids.txt" --distances "$D/points.txt" > "$T/a.txt"
 	clkmeans --init "$D/centroids.txt" --distances -O npy -o "$T/a.npy" "$D/points.txt"
 	run -0 py -c "
