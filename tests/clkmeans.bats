@@ -686,6 +686,18 @@ print(a.dtype, a.shape, bool((a == b).all()))"
 	assert_regex "$stderr" "use one"
 }
 
+@test "an --init word that is no method and no readable file is a usage error listing the methods" {
+	run -2 --separate-stderr clkmeans -k 2 --init kmeans++ "$D/points.txt"
+	assert_equal "${lines[*]}" ""
+	assert_regex "$stderr" "^clkmeans: invalid value for --init: 'kmeans\+\+' \(expected k-means\+\+, random or a readable FILE of centroids\)"
+	assert_regex "$stderr" "Try 'clkmeans --help'"
+	# a file of that name is still read as centroids
+	cd "$T"
+	printf '1 1\n5 0\n' > kmeans++
+	run -0 --separate-stderr clkmeans --init kmeans++ "$D/points.txt"
+	assert_equal "${#lines[@]}" 60
+}
+
 @test "an unknown device is an error" {
 	run -1 --separate-stderr clkmeans -d 9:9 -k 2 "$D/points.txt"
 	assert_regex "$stderr" "device '9:9'"
