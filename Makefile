@@ -167,16 +167,17 @@ $(BUILD)/kernels/%.cu.o: kernels/%.cu
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 
 # OpenCL sources become C arrays: kernels/foo.cl -> build/gen/foo_cl.c defining foo_cl[]
-# (and foo_cl_files[], the files' names). clkmeans's program is several files, in order.
+# (and foo_cl_files[], the files' names). A program of several files (foo_CL_PARTS, above)
+# is embedded as one source, its files in order.
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -o $@ $<
-$(BUILD)/gen/clkmeans_cl.c: $(clkmeans_CL_PARTS) $(BUILD)/tools/embed
-	@mkdir -p $(@D)
-	$(BUILD)/tools/embed clkmeans_cl $(clkmeans_CL_PARTS) > $@.tmp && mv $@.tmp $@
-$(BUILD)/gen/clmatmul_cl.c: $(clmatmul_CL_PARTS) $(BUILD)/tools/embed
-	@mkdir -p $(@D)
-	$(BUILD)/tools/embed clmatmul_cl $(clmatmul_CL_PARTS) > $@.tmp && mv $@.tmp $@
+define cl_parts_rule
+$(BUILD)/gen/$(1)_cl.c: $$($(1)_CL_PARTS) $(BUILD)/tools/embed
+	@mkdir -p $$(@D)
+	$(BUILD)/tools/embed $(1)_cl $$($(1)_CL_PARTS) > $$@.tmp && mv $$@.tmp $$@
+endef
+$(foreach p,$(PROGS),$(if $($(p)_CL_PARTS),$(eval $(call cl_parts_rule,$(p)))))
 $(BUILD)/gen/%_cl.c: kernels/%.cl $(BUILD)/tools/embed
 	@mkdir -p $(@D)
 	$(BUILD)/tools/embed $*_cl $< > $@.tmp && mv $@.tmp $@

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "clkmeans.h"
@@ -127,9 +128,13 @@ main(int argc, char **argv)
 				cfg.init = KM_INIT_PLUSPLUS;
 			} else if (strcmp(optarg, "random") == 0) {
 				cfg.init = KM_INIT_RANDOM;
-			} else {
+			} else if (strcmp(optarg, "-") == 0 || access(optarg, R_OK) == 0) {
 				cfg.init = KM_INIT_GIVEN;
 				init_file = optarg;
+			} else {
+				/* a misspelt method (kmeans++) is not a missing file */
+				usage_error("invalid value for --init: '%s' (expected k-means++, "
+				    "random or a readable FILE of centroids)", optarg);
 			}
 			break;
 		case OPT_SEED:

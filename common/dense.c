@@ -2,6 +2,7 @@
 #include "dense.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -700,7 +701,7 @@ npy_header_text(char *buf, enum dtype dt, size_t rows, size_t cols)
 	buf[9] = (char)(hlen >> 8);
 	int n = snprintf(buf + 10, (size_t)hlen + 1,
 	    "{'descr': '%s', 'fortran_order': False, 'shape': (%zu, %zu), }",
-	    dt == DT_F64 ? "<f8" : "<f4", rows, cols);
+	    dt == DT_F64 ? "<f8" : dt == DT_I32 ? "<i4" : "<f4", rows, cols);
 	memset(buf + 10 + n, ' ', (size_t)(hlen - n));
 	buf[NPY_HEADER_TOTAL - 1] = '\n';
 	return NPY_HEADER_TOTAL;
@@ -733,6 +734,8 @@ format_rows(void *ctx, size_t first, size_t count, struct obuf *b)
 				*w++ = '\t';
 			if (m->dtype == DT_F32)
 				w += fmt_f32(w, ((const float *)m->data)[i * m->cols + j]);
+			else if (m->dtype == DT_I32)
+				w += sprintf(w, "%" PRId32, ((const int32_t *)m->data)[i * m->cols + j]);
 			else
 				w += fmt_f64(w, ((const double *)m->data)[i * m->cols + j]);
 		}

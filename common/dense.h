@@ -27,7 +27,9 @@
 extern "C" {
 #endif
 
-enum dtype { DT_F32 = 0, DT_F64 = 1 };
+/* DT_I32 is for output only (mat_write, npy_write_header: integers such as labels);
+ * the readers take DT_F32 or DT_F64. */
+enum dtype { DT_F32 = 0, DT_F64 = 1, DT_I32 = 2 };
 enum { MAT_ALLOW_NONFINITE = 1 };
 
 static inline size_t dtype_size(enum dtype dt) { return dt == DT_F64 ? 8 : 4; }
@@ -49,7 +51,8 @@ void mat_free(struct matrix *m);
 void mat_read_share(input *in, enum dtype dt, int flags, struct matrix *m, uint64_t *first,
     uint64_t *total);
 
-/* Writes m as text (tab-separated, shortest round-trip numbers) or NPY of m's dtype. */
+/* Writes m as text (tab-separated, shortest round-trip numbers) or NPY of m's dtype
+ * (<f4, <f8 or <i4). */
 void mat_write(output *o, const struct matrix *m, int fmt);
 /* mat_write to a path (NULL or "-": standard output), opened and closed here. */
 void mat_save(const char *path, const struct matrix *m, int fmt);

@@ -1,6 +1,7 @@
 /* clkmeans_out.c: clkmeans' results as it writes them: each row's label (and squared
  * distance) one a line, beside the row (--with-rows) or as an NPY matrix, and the
  * centroids. Kept out of cmd/clkmeans.c, which only orchestrates. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,21 +12,26 @@
 #include "output.h"
 #include "table.h"
 
-/* Labels (and distances) one a line, or as a float32 NPY matrix. */
+/* Labels (and distances) one a line, or as NPY: the labels alone as int32 (as
+ * scikit-learn's labels_ are integers), with distances one float32 matrix of two
+ * columns (NPY has one dtype an array; labels below 2^24 are exact as float32). */
 void
 km_write_labels(const char *path, int fmt, const struct km_result *res, size_t n, int dist)
 {
 	output *o = out_open(path);
-	if (fmt == FMT_NPY) {
-		size_t w = dist ? 2 : 1;
-		float *v = xmallocarray(MAX(n * w, (size_t)1), sizeof *v);
+	if (fmt == FMT_NPY && !dist) {
+		int32_t *v = xmallocarray(MAX(n, (size_t)1), sizeof *v);
+		for (size_t r = 0; r < n; r++)
+			v[r] = res->labels[r];
+		mat_write(o, &(struct matrix){n, 1, DT_I32, v}, FMT_NPY);
+		free(v);
+	} else if (fmt == FMT_NPY) {
+		float *v = xmallocarray(MAX(n * 2, (size_t)1), sizeof *v);
 		for (size_t r = 0; r < n; r++) {
-			v[r * w] = (float)res->labels[r];
-			if (dist)
-				v[r * w + 1] = (float)res->dists[r];
+			v[r * 2] = (float)res->labels[r];
+			v[r * 2 + 1] = (float)res->dists[r];
 		}
-		struct matrix m = {n, w, DT_F32, v};
-		mat_write(o, &m, FMT_NPY);
+		mat_write(o, &(struct matrix){n, 2, DT_F32, v}, FMT_NPY);
 		free(v);
 	} else {
 		for (size_t r = 0; r < n; r++) {

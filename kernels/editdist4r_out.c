@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "dense.h"
@@ -13,14 +14,40 @@
 #include "output.h"
 #include "timer.h"
 
+#define SPILL_WHAT "a temporary file for the NPY list"
+
+/* An unnamed temporary file under $TMPDIR (else /tmp), gone when closed. */
+static FILE *
+spill_open(void)
+{
+	const char *dir = getenv("TMPDIR");
+	if (dir == NULL || *dir == '\0')
+		dir = "/tmp";
+	char *name = xmalloc(strlen(dir) + sizeof "/editdist4r-XXXXXX");
+	strcpy(stpcpy(name, dir), "/editdist4r-XXXXXX");
+	int fd = mkstemp(name);
+	if (fd < 0)
+		die_errno(SPILL_WHAT);
+	unlink(name);
+	free(name);
+	FILE *f = fdopen(fd, "w+");
+	if (f == NULL)
+		die_errno(SPILL_WHAT);
+	return f;
+}
+
 void
 ed_out_begin(struct ed_run *r, const char *path)
 {
 	r->out = out_open(path);
+	r->spill = NULL;
 	if (r->fmt == FMT_NPY && !r->all) {
-		if (!out_seekable(r->out))
-			die("-O npy needs a file to write to (-o FILE)");
-		npy_write_header(r->out, DT_F32, 0, 1);
+		/* The header holds the number of rows: rewritten at the end where the
+		 * output allows it, else written then, before the spilled distances. */
+		if (out_seekable(r->out))
+			npy_write_header(r->out, DT_F32, 0, 1);
+		else
+			r->spill = spill_open();
 	}
 }
 
@@ -93,7 +120,12 @@ ed_out_batch(struct ed_run *r, struct ed_batch *b)
 		float *f = xmallocarray(MAX(b->n, (size_t)1), sizeof *f);
 		for (size_t i = 0; i < b->n; i++)
 			f[i] = (float)b->dist[i];
-		out_write(r->out, f, b->n * sizeof *f);
+		if (r->spill != NULL) {
+			if (fwrite(f, sizeof *f, b->n, r->spill) != b->n)
+				die_errno(SPILL_WHAT);
+		} else {
+			out_write(r->out, f, b->n * sizeof *f);
+		}
 		free(f);
 	} else {
 		struct lines ctx = {r, b};
@@ -112,7 +144,23 @@ ed_out_batch(struct ed_run *r, struct ed_batch *b)
 void
 ed_out_end(struct ed_run *r)
 {
-	if (r->fmt == FMT_NPY && !r->all)
+	if (r->spill != NULL) {
+		double t0 = now_sec();
+		npy_write_header(r->out, DT_F32, r->written, 1);
+		if (fflush(r->spill) != 0 || fseek(r->spill, 0, SEEK_SET) != 0)
+			die_errno(SPILL_WHAT);
+		char *buf = xmalloc(1 << 20);
+		size_t n;
+		while ((n = fread(buf, 1, 1 << 20, r->spill)) > 0)
+			out_write(r->out, buf, n);
+		if (ferror(r->spill))
+			die_errno(SPILL_WHAT);
+		free(buf);
+		fclose(r->spill);
+		r->spill = NULL;
+		phase_add(PH_WRITE, now_sec() - t0);
+	} else if (r->fmt == FMT_NPY && !r->all) {
 		npy_patch_header(r->out, 0, DT_F32, r->written, 1);
+	}
 	out_close(r->out);
 }

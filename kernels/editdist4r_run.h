@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cudadev.h"
 #include "devwork.h"
@@ -43,6 +44,8 @@ struct ed_run {
 	int all;		/* --all-vs-all: a matrix */
 	struct ed_gpu *g;
 	output *out;
+	FILE *spill;		/* an NPY list to an output it cannot rewrite: the
+				 * distances, until their number is known (ed_out_end) */
 	uint64_t written;	/* distances written (rows of an NPY list) */
 	uint64_t cols;		/* --all-vs-all: the matrix's width */
 	uint64_t cells;		/* |A| x |B| of the pairs computed, for -v */
@@ -128,7 +131,8 @@ int ed_sym_records(uint8_t *pool, struct ed_recs *A, struct ed_recs *B);
 /* ---- output (editdist4r_out.c) ---- */
 
 /* Opens the output (path NULL or "-": standard output); an NPY list gets its header,
- * patched at the end with the number of rows. */
+ * patched at the end with the number of rows, or, on an output that cannot be
+ * rewritten (a pipe), its distances go to a temporary file until the end. */
 void ed_out_begin(struct ed_run *r, const char *path);
 /* --all-vs-all: the matrix's shape, before its rows. */
 void ed_out_matrix(struct ed_run *r, uint64_t rows, uint64_t cols);

@@ -595,7 +595,21 @@ print('ok' if abs(v[0] - want) <= 1e-5 * want else (v, want))"
 	assert_regex "$output" "^[0-9]+:[0-9]+"
 }
 
-@test "-O npy writes the labels and distances as a float32 NPY matrix" {
+@test "-O npy writes the labels as int32, the dtype and labels of scikit-learn's labels_" {
+	clkmeans --init "$D/centroids.txt" -O npy -o "$T/a.npy" "$D/points.txt"
+	run -0 py - "$T/a.npy" "$D/points.txt" "$D/centroids.txt" <<'EOF'
+import sys
+import numpy as np
+from sklearn.cluster import KMeans
+a = np.load(sys.argv[1])
+X = np.loadtxt(sys.argv[2]); C = np.loadtxt(sys.argv[3])
+km = KMeans(len(C), init=C, n_init=1, algorithm="lloyd").fit(X)
+print(a.dtype.str, a.shape, a.dtype == km.labels_.dtype, bool((a[:, 0] == km.labels_).all()))
+EOF
+	assert_output "<i4 (60, 1) True True"
+}
+
+@test "-O npy writes the labels and distances as a float32 NPY matrix (one dtype an array)" {
 	clkmeans --init "$D/centroids.txt" --distances "$D/points.txt" > "$T/a.txt"
 	clkmeans --init "$D/centroids.txt" --distances -O npy -o "$T/a.npy" "$D/points.txt"
 	run -0 py -c "
@@ -670,6 +684,18 @@ print(a.dtype, a.shape, bool((a == b).all()))"
 	assert_regex "$stderr" "invalid value for --max-iter"
 	run -2 --separate-stderr clkmeans --assign "$D/centroids.txt" --init "$D/centroids.txt" "$D/points.txt"
 	assert_regex "$stderr" "use one"
+}
+
+@test "an --init word that is no method and no readable file is a usage error listing the methods" {
+	run -2 --separate-stderr clkmeans -k 2 --init kmeans++ "$D/points.txt"
+	assert_equal "${lines[*]}" ""
+	assert_regex "$stderr" "^clkmeans: invalid value for --init: 'kmeans\+\+' \(expected k-means\+\+, random or a readable FILE of centroids\)"
+	assert_regex "$stderr" "Try 'clkmeans --help'"
+	# a file of that name is still read as centroids
+	cd "$T"
+	printf '1 1\n5 0\n' > kmeans++
+	run -0 --separate-stderr clkmeans --init kmeans++ "$D/points.txt"
+	assert_equal "${#lines[@]}" 60
 }
 
 @test "an unknown device is an error" {

@@ -225,6 +225,22 @@ print("ok")' "$D/c.npy" "$D/small.ref"
 	assert_output ok
 }
 
+@test "-O npy writes a list to standard output, a pipe, as clkmeans and clmatmul do" {
+	run -0 bash -o pipefail -c 'editdist4r -O npy "$1" | cat > "$2"' _ "$D/small.txt" "$D/p.npy"
+	run -0 py -c 'import sys, numpy as np
+c = np.load(sys.argv[1]); r = np.loadtxt(sys.argv[2])
+assert c.dtype == np.float32 and c.shape == (40, 1) and (c[:, 0] == r).all()
+print("ok")' "$D/p.npy" "$D/small.ref"
+	assert_output ok
+	# the same bytes as the file -o writes; none at all for no pairs
+	editdist4r -O npy -o "$D/f.npy" "$D/small.txt"
+	cmp "$D/p.npy" "$D/f.npy"
+	run -0 bash -o pipefail -c ': | editdist4r -O npy | cat > "$1"' _ "$D/e.npy"
+	run -0 py -c 'import sys, numpy as np
+c = np.load(sys.argv[1]); print(c.dtype, c.shape)' "$D/e.npy"
+	assert_output "float32 (0, 1)"
+}
+
 @test "small batches (--max-device-mem) give the same distances" {
 	same "$D/short.txt" "$D/short.ref" --max-device-mem 4M
 	same "$D/dna.txt" "$D/dna.ref" --max-device-mem 4M -t 2
