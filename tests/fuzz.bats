@@ -107,6 +107,10 @@ regress() {
 	regress libsvm flt-max </dev/null
 }
 
+@test "libsvm: a byte-order mark before the first line is skipped by the reader and the line check alike" {
+	regress libsvm bom </dev/null
+}
+
 @test "mm: float32's largest negative value, as our writers print it, is read" {
 	regress mm flt-max </dev/null
 }

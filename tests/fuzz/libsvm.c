@@ -1,12 +1,15 @@
 /* libsvm.c: SVMlight/libsvm lines (common/sparse.h), read by svm_read, with the
  * labels from the regular file and without them from the pipe. What svm_read accepts,
  * svm_line_ok (docsim's format detection) must accept line by line, and say which
- * lines have features. */
+ * lines have features. The readers skip a UTF-8 byte-order mark, so the line check
+ * starts after one; compressed inputs are the unz target's. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "csr_check.h"
+#include "decompress.h"
+#include "err.h"
 #include "fuzz.h"
 #include "input.h"
 #include "sparse.h"
@@ -47,7 +50,10 @@ read_libsvm(const char *path)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	text = data;
-	text_len = size;
+	if (unz_detect(data, MIN(size, (size_t)UNZ_MAGIC_MAX)) > UNZ_NONE)
+		return -1;
+	size_t bom = size >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+	text = data + bom;
+	text_len = size - bom;
 	return fuzz_input("libsvm", data, size, read_libsvm, FUZZ_CHUNKS);
 }
