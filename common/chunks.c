@@ -128,7 +128,9 @@ make(void *ctx, void *slot, uint64_t k)
 			break;
 		}
 		int hint = 0;
-		if ((cut = e->ops->cut(c->data, len, &hint)) > 0) {
+		cut = e->ops->cut != NULL ? e->ops->cut(c->data, len, &hint) :
+		    e->ops->cut_ctx(e->ctx, c->data, len, &hint);
+		if (cut > 0) {
 			e->tail_len = len - cut;
 			if (e->tail == NULL || e->tail_len > e->tail_cap) {
 				e->tail_cap = MAX(MAX(e->tail_len, 2 * e->tail_cap), 64);

@@ -29,7 +29,7 @@
  *				keep(c->res, s, len, it.n);
  *		c->lines = it.n;
  *	}
- *	static const struct chunk_ops ops = {chunk_cut_lines, parse, free_res};
+ *	static const struct chunk_ops ops = {.cut = chunk_cut_lines, .parse = parse, .free_res = free_res};
  *	chunks *e = chunks_open(in, &ops, ctx);
  *	for (struct chunk *c; (c = chunks_next(e)) != NULL;) {
  *		use(c->res);			// lines c->line0 + 1 ...
@@ -88,6 +88,9 @@ struct chunk_ops {
 	 * ctx is shared by the threads: read it, do not change it. Never exits. */
 	void (*parse)(void *ctx, struct chunk *c);
 	void (*free_res)(void *res);	/* at chunks_close; may be NULL */
+	/* A cut rule that needs the parser's ctx (the table reader's delimiter, for
+	 * quoted fields that hold line breaks): used when cut is NULL. */
+	size_t (*cut_ctx)(void *ctx, const char *p, size_t len, int *hint);
 };
 
 typedef struct chunks chunks;

@@ -211,7 +211,8 @@ dense_free_res(void *res)
 	free(r);
 }
 
-static const struct chunk_ops dense_ops = {chunk_cut_lines, dense_parse_chunk, dense_free_res};
+static const struct chunk_ops dense_ops = {.cut = chunk_cut_lines,
+    .parse = dense_parse_chunk, .free_res = dense_free_res};
 
 static size_t
 dense_rows(const struct chunk *c)

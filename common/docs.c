@@ -249,7 +249,8 @@ struct text_err {
 static void
 read_text(input *in, int ids, struct tok_vocab *vocab, struct docs *r, struct text_err *err)
 {
-	static const struct chunk_ops ops = {chunk_cut_lines, parse_text, text_res_free};
+	static const struct chunk_ops ops = {.cut = chunk_cut_lines,
+	    .parse = parse_text, .free_res = text_res_free};
 	chunks *e = chunks_open(in, &ops, &ids);
 	size_t pcap = 0, idcap = 0;
 	for (struct chunk *c; (c = chunks_next(e)) != NULL;) {

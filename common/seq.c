@@ -146,9 +146,9 @@ parse_fastq(void *ctx, struct chunk *c)
 }
 
 static const struct chunk_ops seq_ops[] = {
-	[SEQ_LINES] = {chunk_cut_lines, parse_lines, recs_free},
-	[SEQ_FASTA] = {chunk_cut_fasta, parse_fasta, recs_free},
-	[SEQ_FASTQ] = {chunk_cut_fastq, parse_fastq, recs_free},
+	[SEQ_LINES] = {.cut = chunk_cut_lines, .parse = parse_lines, .free_res = recs_free},
+	[SEQ_FASTA] = {.cut = chunk_cut_fasta, .parse = parse_fasta, .free_res = recs_free},
+	[SEQ_FASTQ] = {.cut = chunk_cut_fastq, .parse = parse_fastq, .free_res = recs_free},
 };
 
 /* The first byte that is not a line end decides the format. */
@@ -286,7 +286,8 @@ pairs_free(void *res)
 	free(r);
 }
 
-static const struct chunk_ops pairs_ops = {chunk_cut_lines, parse_pairs, pairs_free};
+static const struct chunk_ops pairs_ops = {.cut = chunk_cut_lines,
+    .parse = parse_pairs, .free_res = pairs_free};
 
 /* seq_pair_next's state, kept with the input (in_set_reader). */
 struct pairs {

@@ -311,7 +311,8 @@ svm_free_res(void *res)
 	free(r);
 }
 
-static const struct chunk_ops svm_ops = {chunk_cut_lines, svm_parse_chunk, svm_free_res};
+static const struct chunk_ops svm_ops = {.cut = chunk_cut_lines,
+    .parse = svm_parse_chunk, .free_res = svm_free_res};
 
 void
 svm_read(input *in, struct csr *m, double **labels)
@@ -506,7 +507,8 @@ mm_free_res(void *res)
 	free(r);
 }
 
-static const struct chunk_ops mm_ops = {chunk_cut_lines, mm_parse_chunk, mm_free_res};
+static const struct chunk_ops mm_ops = {.cut = chunk_cut_lines,
+    .parse = mm_parse_chunk, .free_res = mm_free_res};
 
 void
 mm_read(input *in, struct csr *m)

@@ -415,7 +415,8 @@ ark_cut(const char *p, size_t len, int *hint)
 	return cut;
 }
 
-static const struct chunk_ops ark_ops = {ark_cut, ark_parse_chunk, ark_free_res};
+static const struct chunk_ops ark_ops = {.cut = ark_cut,
+    .parse = ark_parse_chunk, .free_res = ark_free_res};
 
 static void NORETURN
 ark_die(speech *s)

@@ -83,6 +83,123 @@ split(const char *p, const char *e, int delim, struct span *f, size_t cap, size_
 	}
 }
 
+/* ---- quoted fields (RFC 4180), with a delimiter ---- */
+
+/* What csv_record found at a record's start. */
+enum rec {
+	REC_ROW,	/* a row of *n fields */
+	REC_SKIP,	/* a blank or comment line */
+	REC_MORE,	/* the record may go on past end: not final */
+	REC_OPEN,	/* a quoted field (column *bad) is not closed at the input's end */
+	REC_AFTER	/* text other than blanks after the closing quote of column *bad */
+};
+
+static uint64_t
+count_nl(const char *s, const char *e)
+{
+	uint64_t n = 0;
+	for (; (s = memchr(s, '\n', (size_t)(e - s))) != NULL; s++)
+		n++;
+	return n;
+}
+
+/* One record of text split by delimiter d, starting at p (a record's start) within
+ * [p, end), as RFC 4180 and Python's csv module read it: a field whose first byte is
+ * '"' is quoted, holds the delimiter, line breaks and doubled quotes ("") as text, and
+ * ends at the next lone '"' (blanks may follow it); a '"' anywhere else is text. The
+ * first cap fields go into f (a quoted one without its quotes; doubled quotes stay
+ * doubled: no number holds one), all are counted in *n. *text_end is the end of the
+ * record's text (before its "\r\n" or '\n'), *next the next record's start, *lines the
+ * lines it spans. final: end is the input's end; otherwise a record that reaches end
+ * may go on (REC_MORE). '#' as a line's first non-blank byte starts a comment line. */
+static enum rec
+csv_record(const char *p, const char *end, int d, int final, struct span *f, size_t cap,
+    size_t *n, const char **text_end, const char **next, uint64_t *lines, size_t *bad)
+{
+	const char *s = p;
+	uint64_t nl = 0;
+	size_t k = 0;
+
+	while (s < end && is_blank(*s))
+		s++;
+	if (s == end || *s == '\n' || *s == '#') {
+		const char *e = memchr(s, '\n', (size_t)(end - s));
+		if (e == NULL && !final)
+			return REC_MORE;
+		*next = e != NULL ? e + 1 : end;
+		*lines = 1;
+		return REC_SKIP;
+	}
+	for (s = p;;) {
+		const char *fs, *fe;
+		if (s < end && *s == '"') {
+			const char *c = s + 1;
+			for (;;) {
+				c = memchr(c, '"', (size_t)(end - c));
+				if (c == NULL || (c + 1 == end && !final)) {
+					if (!final)
+						return REC_MORE;
+					*bad = k + 1;
+					*lines = nl + count_nl(s, end) + 1;
+					*next = end;
+					return REC_OPEN;
+				}
+				if (c + 1 < end && c[1] == '"')
+					c += 2;
+				else
+					break;
+			}
+			nl += count_nl(s, c);
+			fs = s + 1;
+			fe = c;
+			for (s = c + 1; s < end && *s != d && is_blank(*s); s++)
+				;
+			if (s < end && *s != d && *s != '\n') {
+				const char *e = memchr(s, '\n', (size_t)(end - s));
+				if (e == NULL && !final)
+					return REC_MORE;
+				*bad = k + 1;
+				*lines = nl + 1;
+				*next = e != NULL ? e + 1 : end;
+				return REC_AFTER;
+			}
+		} else {
+			for (fs = s; s < end && *s != d && *s != '\n'; s++)
+				;
+			fe = s;
+			if ((s == end || *s == '\n') && fe > fs && fe[-1] == '\r')
+				fe--;
+		}
+		if (k < cap)
+			f[k] = (struct span){fs, fe};
+		k++;
+		if (s < end && *s == d) {
+			s++;
+			continue;
+		}
+		if (s == end && !final)
+			return REC_MORE;
+		*n = k;
+		*text_end = s > p && s[-1] == '\r' ? s - 1 : s;
+		*next = s < end ? s + 1 : end;
+		*lines = nl + 1;
+		return REC_ROW;
+	}
+}
+
+/* The message for a quoted field csv_record could not read. */
+static void
+csv_error(enum rec r, size_t col, int share, char *err, size_t size)
+{
+	if (r == REC_OPEN)
+		snprintf(err, size, "column %zu: a quoted field is not closed before the end of "
+		    "the input%s", col, share ? " (under mpirun, a quoted field with a line break "
+		    "cannot be divided among the ranks: run one process)" : "");
+	else
+		snprintf(err, size, "column %zu: text after the closing quote of a quoted field",
+		    col);
+}
+
 /* ---- header lines and the width ---- */
 
 int
@@ -132,6 +249,39 @@ table_skip_header(input *in, size_t lines, char **head, size_t *len)
 	}
 }
 
+/* table_skip_header for text split by delimiter d: a header record whose quoted field
+ * holds a line break is one record, its lines taken together. */
+static void
+skip_header_records(input *in, size_t records, int d, char **head, size_t *len)
+{
+	size_t hl = 0, cap = 0, from = 0, n;
+	char *h = NULL, *s;
+
+	*head = NULL;
+	*len = 0;
+	if (records == 0 || table_is_npy(in))
+		return;
+	for (size_t i = 0; i < records && (s = in_getline(in, &n)) != NULL;) {
+		if (hl + n + 1 > cap) {
+			cap = MAX(2 * cap, hl + n + 1 + 256);
+			h = xrealloc(h, cap);
+		}
+		memcpy(h + hl, s, n);
+		h[hl + n] = '\n';
+		hl += n + 1;
+		size_t k, bad;
+		const char *te, *next;
+		uint64_t lines;
+		if (csv_record(h + from, h + hl, d, 0, NULL, 0, &k, &te, &next, &lines, &bad) !=
+		    REC_MORE) {
+			from = hl;
+			i++;
+		}
+	}
+	*head = h;
+	*len = hl;
+}
+
 /* t->cols and t->first_line from the first data row, looked at without taking it:
  * the chunks that parse the rows need the width from their start. */
 static void
@@ -142,6 +292,31 @@ find_width(struct table *t)
 	for (;;) {
 		const char *p = (const char *)in_peek(t->in, want, &avail), *end = p + avail;
 		uint64_t line = in_lineno(t->in);
+		if (t->opts.delim != TABLE_BLANKS) {
+			const char *s = p, *te, *next;
+			size_t n, bad;
+			uint64_t lines;
+			char err[CHUNK_ERR];
+			enum rec r = REC_SKIP;
+			while (s < end && (r = csv_record(s, end, t->opts.delim, avail < want, NULL,
+			    0, &n, &te, &next, &lines, &bad)) == REC_SKIP) {
+				line += lines;
+				s = next;
+			}
+			if (r == REC_ROW) {
+				t->cols = n;
+				t->first_line = line + 1;
+				return;
+			}
+			if (r == REC_OPEN || r == REC_AFTER) {
+				csv_error(r, bad, t->opts.share && ranks_size() > 1, err, sizeof err);
+				die_at(t->name, line + 1, "%s", err);
+			}
+			if (s == end && avail < want)
+				return;		/* no data rows */
+			want = mul_size(want, 2, "line");
+			continue;
+		}
 		for (const char *s = p;;) {
 			const char *nl = memchr(s, '\n', (size_t)(end - s));
 			if (nl == NULL && avail == want)
@@ -205,7 +380,10 @@ open_in(input *in, const struct table_opts *o, struct table *t)
 		ranks_serial_begin();
 	if (o->share && ranks_size() > 1)
 		in_need_shares(t->in, t->name);
-	table_skip_header(t->in, o->header, &t->head, &t->head_len);
+	if (o->delim == TABLE_BLANKS)
+		table_skip_header(t->in, o->header, &t->head, &t->head_len);
+	else
+		skip_header_records(t->in, o->header, o->delim, &t->head, &t->head_len);
 	find_width(t);
 	if (o->share) {
 		ranks_serial_end();
@@ -282,12 +460,86 @@ field_number(const struct tctx *x, const char *s, const char *e, size_t col, dou
 	return 0;
 }
 
+/* Row n of fields f, of line `line` within c and text [s, s + len), into r; 0, or the
+ * error in err. */
+static int
+keep_row(const struct tctx *x, struct tres *r, size_t n, const char *s, size_t len,
+    uint64_t line, char *err, size_t errsz)
+{
+	size_t esz = dtype_size(x->o.dt);
+
+	if (r->nrows == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 1024;
+		r->val = xreallocarray(r->val, mul_size(r->cap, MAX(x->k, 1), "rows"), esz);
+		r->line = xreallocarray(r->line, r->cap, sizeof *r->line);
+		r->toff = xreallocarray(r->toff, r->cap, sizeof *r->toff);
+	}
+	/* the width first: in a row of another width the columns are not those chosen (a
+	 * name with a blank, say) */
+	if (n != x->cols) {
+		snprintf(err, errsz, "row has %zu columns, expected %zu as on line %llu", n,
+		    x->cols, (unsigned long long)x->first_line);
+		return -1;
+	}
+	char *row = r->val + r->nrows * x->k * esz;
+	for (size_t j = 0; j < n; j++) {
+		double v;
+		if (x->pos[j] == SIZE_MAX)
+			continue;
+		if (field_number(x, r->f[j].s, r->f[j].e, j + 1, &v, err, errsz) != 0)
+			return -1;
+		if (x->o.dt == DT_F32)
+			((float *)(void *)row)[x->pos[j]] = (float)v;
+		else
+			((double *)(void *)row)[x->pos[j]] = v;
+	}
+	if (x->o.keep_text) {
+		if (r->tlen + len + 1 > r->tcap) {
+			r->tcap = MAX(2 * r->tcap, r->tlen + len + 1 + 4096);
+			r->text = xrealloc(r->text, r->tcap);
+		}
+		memcpy(r->text + r->tlen, s, len);
+		r->text[r->tlen + len] = '\n';
+		r->toff[r->nrows] = r->tlen;
+		r->tlen += len + 1;
+	}
+	r->line[r->nrows++] = line;
+	return 0;
+}
+
+/* A chunk with a '"' in it, split by a delimiter: records through csv_record, whose
+ * quoted fields may hold line breaks (the chunk's cut, table_cut, keeps such records
+ * whole). A row's text is the record as written, line breaks and quotes included. */
+static void
+parse_quoted(const struct tctx *x, struct chunk *c, struct tres *r)
+{
+	const char *s = c->data, *end = s + c->len, *te, *next;
+	uint64_t line = 0, lines;
+	char err[CHUNK_ERR];
+	size_t n, bad;
+
+	while (s < end) {
+		enum rec k = csv_record(s, end, x->o.delim, 1, r->f, x->cols + 1, &n, &te, &next,
+		    &lines, &bad);
+		if (k == REC_OPEN || k == REC_AFTER) {
+			csv_error(k, bad, x->o.share && ranks_size() > 1, err, sizeof err);
+			return chunk_fail(c, line + 1, "%s", err);
+		}
+		if (k == REC_ROW &&
+		    keep_row(x, r, n, s, (size_t)(te - s), line + 1, err, sizeof err) != 0)
+			return chunk_fail(c, line + 1, "%s", err);
+		line += lines;
+		s = next;
+	}
+	c->lines = line;
+}
+
 static void
 parse_chunk(void *ctx, struct chunk *c)
 {
 	const struct tctx *x = ctx;
 	struct tres *r = c->res;
-	size_t esz = dtype_size(x->o.dt), len;
+	size_t len;
 	struct chunk_lines it;
 	char err[CHUNK_ERR];
 
@@ -297,6 +549,8 @@ parse_chunk(void *ctx, struct chunk *c)
 	}
 	r->nrows = 0;
 	r->tlen = 0;
+	if (x->o.delim != TABLE_BLANKS && memchr(c->data, '"', c->len) != NULL)
+		return parse_quoted(x, c, r);
 	chunk_lines_init(&it, c);
 	for (const char *s; (s = chunk_line(&it, &len)) != NULL;) {
 		size_t bad, n = split(s, s + len, x->o.delim, r->f, x->cols + 1, &bad);
@@ -304,42 +558,28 @@ parse_chunk(void *ctx, struct chunk *c)
 			continue;
 		if (n == SIZE_MAX)
 			return chunk_fail(c, it.n, "empty field in column %zu", bad);
-		if (r->nrows == r->cap) {
-			r->cap = r->cap ? 2 * r->cap : 1024;
-			r->val = xreallocarray(r->val, mul_size(r->cap, MAX(x->k, 1), "rows"), esz);
-			r->line = xreallocarray(r->line, r->cap, sizeof *r->line);
-			r->toff = xreallocarray(r->toff, r->cap, sizeof *r->toff);
-		}
-		/* the width first: in a row of another width the columns are not those
-		 * chosen (a name with a blank, say) */
-		if (n != x->cols)
-			return chunk_fail(c, it.n, "row has %zu columns, expected %zu as on line %llu",
-			    n, x->cols, (unsigned long long)x->first_line);
-		char *row = r->val + r->nrows * x->k * esz;
-		for (size_t j = 0; j < n; j++) {
-			double v;
-			if (x->pos[j] == SIZE_MAX)
-				continue;
-			if (field_number(x, r->f[j].s, r->f[j].e, j + 1, &v, err, sizeof err) != 0)
-				return chunk_fail(c, it.n, "%s", err);
-			if (x->o.dt == DT_F32)
-				((float *)(void *)row)[x->pos[j]] = (float)v;
-			else
-				((double *)(void *)row)[x->pos[j]] = v;
-		}
-		if (x->o.keep_text) {
-			if (r->tlen + len + 1 > r->tcap) {
-				r->tcap = MAX(2 * r->tcap, r->tlen + len + 1 + 4096);
-				r->text = xrealloc(r->text, r->tcap);
-			}
-			memcpy(r->text + r->tlen, s, len);
-			r->text[r->tlen + len] = '\n';
-			r->toff[r->nrows] = r->tlen;
-			r->tlen += len + 1;
-		}
-		r->line[r->nrows++] = it.n;
+		if (keep_row(x, r, n, s, len, it.n, err, sizeof err) != 0)
+			return chunk_fail(c, it.n, "%s", err);
 	}
 	c->lines = it.n;
+}
+
+/* The chunks' cut: at lines, unless a '"' (with a delimiter) may open a quoted field
+ * that holds a line break: then after the last whole record. */
+static size_t
+table_cut(void *ctx, const char *p, size_t len, int *hint)
+{
+	const struct tctx *x = ctx;
+	const char *s = p, *end = p + len, *te, *next;
+	uint64_t lines;
+	size_t n, bad;
+
+	if (x->o.delim == TABLE_BLANKS || memchr(p, '"', len) == NULL)
+		return chunk_cut_lines(p, len, hint);
+	while (s < end && csv_record(s, end, x->o.delim, 0, NULL, 0, &n, &te, &next, &lines,
+	    &bad) != REC_MORE)
+		s = next;
+	return (size_t)(s - p);
 }
 
 static void
@@ -354,7 +594,7 @@ free_res(void *res)
 	free(r);
 }
 
-static const struct chunk_ops table_ops = {chunk_cut_lines, parse_chunk, free_res};
+static const struct chunk_ops table_ops = {.parse = parse_chunk, .free_res = free_res, .cut_ctx = table_cut};
 
 static void
 load_text(struct table *t)

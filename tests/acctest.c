@@ -273,7 +273,7 @@ cmd_records(int argc, char **argv, struct common_opts *co)
 		else
 			cli_common(c, optarg, co, usage);
 	}
-	struct chunk_ops ops = {cuts[rule], rec_parse, rec_free};
+	struct chunk_ops ops = {.cut = cuts[rule], .parse = rec_parse, .free_res = rec_free};
 	input *in = in_open(optind < argc ? argv[optind] : NULL);
 	chunks *e = chunks_open(in, &ops, &rule);
 	output *o = out_open(NULL);

@@ -79,6 +79,36 @@ PY
 	done
 }
 
+@test "quoted CSV under mpirun: one process's skyline, or an error where a quoted line break spans a share's end" {
+	py "$REF/csv_ref.py" gen 2000 5 , minimal 0 "$T/q.csv"
+	# quoted fields without line breaks divide as plain lines do
+	py - "$T/q.csv" "$T/flat.csv" <<-'EOF'
+	import csv, sys
+	rows = list(csv.reader(open(sys.argv[1], newline="", encoding="utf-8")))
+	w = csv.writer(open(sys.argv[2], "w", newline="", encoding="utf-8"), lineterminator="\n")
+	w.writerows([[f.replace("\r", " ").replace("\n", " ") for f in r] for r in rows])
+	EOF
+	grep -q '""' "$T/flat.csv"
+	run same_as_one 2 skyline -t , --header -f 2,3 "$T/flat.csv"
+	[ "$status" -eq 0 ] || fail "$output"
+	# a quoted field of many lines across the middle of the file
+	py - "$T/mid.csv" <<-'EOF'
+	import sys
+	with open(sys.argv[1], "w") as f:
+	    f.write("name,x,y\n")
+	    for i in range(200):
+	        f.write(f"r{i},{i},{200 - i}\n")
+	    f.write('"' + "\n".join(f"{i},{i},{i}" for i in range(2000)) + '",0,0\n')
+	    for i in range(200):
+	        f.write(f"s{i},{i},{200 - i}\n")
+	EOF
+	run -0 skyline -t , --header -f 2,3 --count "$T/mid.csv"
+	assert_output 1
+	run mpi 2 skyline -t , --header -f 2,3 --count "$T/mid.csv"
+	[ "$status" -ne 0 ] || fail "mpirun -np 2 exited 0 on a share that begins inside a quoted field: $output"
+	assert_output --partial "a quoted field with a line break cannot be divided among the ranks"
+}
+
 @test "the ranks' skylines are filtered once more on rank 0: gathered rows are dropped" {
 	make_points
 	run --separate-stderr mpi 3 skyline -d cpu -v --count "$T/p.txt"

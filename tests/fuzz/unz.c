@@ -43,7 +43,7 @@ parse(void *ctx, struct chunk *c)
 	(void)c;
 }
 
-static const struct chunk_ops ops = {chunk_cut_lines, parse, NULL};
+static const struct chunk_ops ops = {.cut = chunk_cut_lines, .parse = parse};
 
 static void
 read_all(const char *path)
