@@ -30,7 +30,7 @@
 #include "tune.h"
 
 enum { OPT_MATRIX = CLI_OPT_PROG, OPT_IDS, OPT_FORMAT, OPT_WEIGHT, OPT_SUBLINEAR, OPT_MIN_DF,
-	OPT_MAX_DF, OPT_STOP, OPT_PRECISION, OPT_FIRST };
+	OPT_MAX_DF, OPT_STOP, OPT_PRECISION, OPT_FIRST, OPT_NGRAM, OPT_CHAR_NGRAM };
 static const char *const weight_names[] = {"tfidf", "tf", "binary", "none", NULL};
 static const char *const precision_names[] = {"double", "single", NULL};
 
@@ -48,6 +48,8 @@ static const struct option longopts[] = {
 	{"min-df", required_argument, NULL, OPT_MIN_DF},
 	{"max-df", required_argument, NULL, OPT_MAX_DF},
 	{"stop-words", required_argument, NULL, OPT_STOP},
+	{"ngram", required_argument, NULL, OPT_NGRAM},
+	{"char-ngram", required_argument, NULL, OPT_CHAR_NGRAM},
 	{"precision", required_argument, NULL, OPT_PRECISION},
 	{"first-record", required_argument, NULL, OPT_FIRST},
 	{NULL, 0, NULL, 0},
@@ -75,6 +77,8 @@ usage(FILE *f)
 	    "      --min-df N           drop terms in fewer documents (N.N: a proportion)\n"
 	    "      --max-df F           drop terms in more documents (F.F: a proportion)\n"
 	    "      --stop-words FILE    drop the words in FILE\n"
+	    "      --ngram MIN,MAX      terms are runs of MIN to MAX words (default 1,1)\n"
+	    "      --char-ngram MIN,MAX terms are MIN to MAX characters from inside words\n"
 	    "      --precision P        double (default) or single: float32 GEMM on a GPU\n"
 	    "      --max-device-mem B   device memory to use at most (e.g. 512M)\n"
 	    "  -d, --device SPEC        auto, cpu, gpu, gpu:N, gpu:all or gpu:N,M ($ACCELKIT_DEVICE)\n"
@@ -97,8 +101,29 @@ struct opts {
 	int weight, weight_given, sublinear, precision;
 	int min_df_given, max_df_given;
 	const char *stop_path;
+	char *stop_text;		/* the stop words' file, read (o->text.stop) */
 	struct tok_opts text;
+	struct tok_analyzer an;		/* --ngram, --char-ngram */
+	int an_given;
 };
+
+/* --ngram and --char-ngram: "MIN,MAX", or "N" for N,N. */
+static void
+parse_ngram(const char *opt, const char *s, enum tok_kind kind, struct opts *o)
+{
+	const char *comma = strchr(s, ',');
+	char lo[32];
+	if (comma != NULL && (size_t)(comma - s) < sizeof lo) {
+		memcpy(lo, s, (size_t)(comma - s));
+		lo[comma - s] = '\0';
+	}
+	o->an.kind = kind;
+	o->an.nmin = (int)cli_int(opt, comma != NULL ? lo : s, 1, 64);
+	o->an.nmax = comma != NULL ? (int)cli_int(opt, comma + 1, 1, 64) : o->an.nmin;
+	if (o->an.nmax < o->an.nmin)
+		usage_error("invalid value for %s: '%s' (MIN,MAX with MIN <= MAX)", opt, s);
+	o->an_given++;
+}
 
 /* A df limit: an integer is a count, a number with '.' or an exponent a proportion. */
 static void
@@ -133,9 +158,8 @@ static size_t
 text_vectors(struct opts *o, struct tok_vocab *vocab, struct docs *c, size_t ndocs,
     struct docs *q, struct csr *cv, struct csr *qv)
 {
-	char *stop_text = NULL;
-	if (o->stop_path != NULL)
-		o->text.stop = tok_read_words(o->stop_path, &o->text.nstop, &stop_text);
+	if (o->stop_path != NULL && o->text.stop == NULL)
+		o->text.stop = tok_read_words(o->stop_path, &o->text.nstop, &o->stop_text);
 	double lo = o->text.min_df_prop ? o->text.min_df * (double)ndocs : o->text.min_df;
 	double hi = o->text.max_df_prop ? o->text.max_df * (double)ndocs : o->text.max_df;
 	if (hi < lo && ndocs > 0)
@@ -155,7 +179,7 @@ text_vectors(struct opts *o, struct tok_vocab *vocab, struct docs *c, size_t ndo
 	vlog("vocabulary: %zu terms, %llu entries", dim, (unsigned long long)csr_nnz(cv));
 	free(idf);
 	free(o->text.stop);
-	free(stop_text);
+	free(o->stop_text);
 	return dim;
 }
 
@@ -173,8 +197,10 @@ weigh_docs(struct docs *r, size_t dim, enum ds_weight weight, const double *idf)
 static size_t
 given_vectors(const struct opts *o, struct docs *c, struct docs *q)
 {
-	if (o->sublinear || o->min_df_given || o->max_df_given || o->stop_path != NULL)
-		usage_error("--sublinear-tf, --min-df, --max-df and --stop-words apply to text input only");
+	if (o->sublinear || o->min_df_given || o->max_df_given || o->stop_path != NULL ||
+	    o->an_given)
+		usage_error("--sublinear-tf, --min-df, --max-df, --stop-words, --ngram and "
+		    "--char-ngram apply to text input only");
 	size_t dim = c->sparse ? c->sp.cols : c->dm.cols;
 	if (q != NULL && !c->sparse && q->n > 0 && c->n > 0 && q->dm.cols != dim)
 		die("%s: %zu columns where the corpus has %zu", q->name, q->dm.cols, dim);
@@ -288,6 +314,12 @@ main(int argc, char **argv)
 		case OPT_STOP:
 			o.stop_path = optarg;
 			break;
+		case OPT_NGRAM:
+			parse_ngram("--ngram", optarg, TOK_WORDS, &o);
+			break;
+		case OPT_CHAR_NGRAM:
+			parse_ngram("--char-ngram", optarg, TOK_CHAR_WB, &o);
+			break;
 		case OPT_FIRST:
 			o.first = cli_int("--first-record", optarg, 1, INT64_MAX);
 			break;
@@ -318,6 +350,18 @@ main(int argc, char **argv)
 		usage_error("-k 0 (every pair) needs --threshold");
 	if (co.out_format == FMT_NPY && !o.matrix)
 		usage_error("-O npy needs --matrix (pairs are text lines)");
+	if (o.an_given > 1)
+		usage_error("one of --ngram and --char-ngram, once");
+	if (o.an.kind == TOK_CHAR_WB && o.stop_path != NULL)
+		usage_error("--stop-words drops words: it does not apply to --char-ngram");
+	if (o.an_given) {
+		/* word n-grams are formed after the stop words are dropped */
+		if (o.stop_path != NULL)
+			o.text.stop = tok_read_words(o.stop_path, &o.text.nstop, &o.stop_text);
+		o.an.stop = o.text.stop;
+		o.an.nstop = o.text.nstop;
+		tok_set_analyzer(&o.an);
+	}
 
 	/* The device starts up (in a thread) while the input is read and tokenised. */
 	struct cuda_dev dev;

@@ -30,6 +30,26 @@ extern "C" {
 /* The Unicode version of the tables, for messages and the man page's claims. */
 extern const char tok_unicode_version[];
 
+/* How a document becomes terms, as TfidfVectorizer's analyzer and ngram_range:
+ *   TOK_WORDS    word n-grams of nmin to nmax tokens joined by one space (analyzer
+ *                'word'), formed after the stop words are dropped from the tokens;
+ *   TOK_CHAR_WB  character n-grams of nmin to nmax characters from inside words
+ *                (analyzer 'char_wb'): the lower-cased text split at white space as
+ *                str.split() splits it, each word padded with a space on either side,
+ *                and a word no longer than n (padding included) counted once, whole,
+ *                for the smallest such n.
+ * The default is words, 1 to 1. Stop words are lower-cased as the text is. */
+enum tok_kind { TOK_WORDS, TOK_CHAR_WB };
+struct tok_analyzer {
+	enum tok_kind kind;
+	int nmin, nmax;			/* 1 <= nmin <= nmax */
+	char **stop;			/* TOK_WORDS: tokens dropped before n-grams */
+	size_t nstop;
+};
+/* Sets how every part made after it tokenises (process-wide: call it before reading,
+ * for the corpus and its queries alike). a NULL: the default. */
+void tok_set_analyzer(const struct tok_analyzer *a);
+
 /* A part: documents tokenised against a vocabulary of their own. */
 struct tok_part;
 struct tok_part *tok_part_new(void);

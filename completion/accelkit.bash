@@ -31,6 +31,8 @@ _accelkit_opts_docsim='
 - --min-df num
 - --max-df num
 - --stop-words file
+- --ngram text
+- --char-ngram text
 - --precision double|single
 - --first-record num'
 

@@ -505,10 +505,11 @@ make_docs() {
 	done
 }
 
-@test "docsim: all pairs from raw text under mpirun -np 2 and 3 are one process's, -k, -t and --matrix" {
+@test "docsim: all pairs from raw text under mpirun -np 2 and 3 are one process's, -k, -t, n-grams and --matrix" {
 	make_docs
 	for np in 2 3; do
-		for a in "-k 10" "-k 3 -t 0.2" "-k 0 -t 0.3" "--min-df 2 --max-df 0.5 --sublinear-tf -k 4"; do
+		for a in "-k 10" "-k 3 -t 0.2" "-k 0 -t 0.3" "--min-df 2 --max-df 0.5 --sublinear-tf -k 4" \
+		    "--ngram 1,2 -k 4" "--char-ngram 2,4 --min-df 2 -k 4"; do
 			run same_as_one $np docsim -d cpu $a "$T/z.txt"
 			assert_success
 		done

@@ -3,7 +3,8 @@ r"""Independent references for tests/docsim.bats (scikit-learn, scipy, numpy).
 
   docsim_ref.py sim CORPUS [-q QUERIES] [--format text|dense|libsvm] [text options] OUT.npy
       the expected similarity matrix: TfidfVectorizer + linear_kernel for text (its
-      defaults: str.lower, token_pattern r"(?u)\b\w\w+\b"), on lines decoded as UTF-8
+      defaults: str.lower, token_pattern r"(?u)\b\w\w+\b"; --ngram MIN,MAX its
+      ngram_range, --char-ngram MIN,MAX analyzer='char_wb'), on lines decoded as UTF-8
       with each byte outside valid UTF-8 read as Latin-1 (as docsim(1) reads them);
       rows scaled to norm 1 in float64 (unit_rows) and their dot products for vectors
   docsim_ref.py check SIM.npy OUTPUT [-k K] [-t X] [--all-pairs] [--pairs] [--ids CORPUS [QUERIES]]
@@ -71,14 +72,26 @@ def df_arg(s, default):
     return float(s) if any(c in s for c in ".eE") else int(s)
 
 
+def ngram_range(s):
+    lo, _, hi = s.partition(",")
+    return int(lo), int(hi or lo)
+
+
 def vectorizer(a):
     stop = None
     if a.stop_words:
         # docsim lower-cases its stop words (words split at ASCII blanks) as the text
         words = re.split(rb"[ \t\n\r\v\f]+", open(a.stop_words, "rb").read())
         stop = [decode(w).lower() for w in words if w]
+    ngram, analyzer = (1, 1), "word"
+    if getattr(a, "ngram", None):
+        ngram = ngram_range(a.ngram)
+    if getattr(a, "char_ngram", None):
+        ngram, analyzer = ngram_range(a.char_ngram), "char_wb"
     return TfidfVectorizer(
         stop_words=stop,
+        ngram_range=ngram,
+        analyzer=analyzer,
         use_idf=a.weight == "tfidf",
         binary=a.weight == "binary",
         norm=None if a.weight == "none" else "l2",
@@ -373,6 +386,8 @@ def main():
     s.add_argument("--min-df")
     s.add_argument("--max-df")
     s.add_argument("--stop-words")
+    s.add_argument("--ngram")
+    s.add_argument("--char-ngram")
     c = sub.add_parser("check")
     c.add_argument("sim")
     c.add_argument("output")
