@@ -59,6 +59,7 @@ usage(FILE *f)
 	    "  -O, --output-format F   text or npy (labels and centroids)\n"
 	    "  -j, --threads N         host threads\n"
 	    "  -v, --verbose           device, sizes, each iteration, phase times\n"
+	    "      --progress          a progress line on stderr (a terminal's, by default)\n"
 	    "  -h, --help              this help\n"
 	    "  -V, --version           version\n",
 	    progname, progname);

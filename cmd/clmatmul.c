@@ -84,6 +84,7 @@ usage(FILE *f)
 	    "  -O, --output-format FMT      text or npy\n"
 	    "  -j, --threads N              host threads (reading, --verify)\n"
 	    "  -v, --verbose                device, kernel parameters, plan and phase times\n"
+	    "      --progress               a progress line on stderr (a terminal's, by default)\n"
 	    "  -h, --help                   this help\n"
 	    "  -V, --version                the version\n");
 }

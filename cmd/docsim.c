@@ -86,6 +86,7 @@ usage(FILE *f)
 	    "  -o, --output FILE        write to FILE\n"
 	    "  -O, --output-format F    text or npy (--matrix only)\n"
 	    "  -v, --verbose            device, sizes and phase times on stderr\n"
+	    "      --progress           a progress line on stderr (a terminal's, by default)\n"
 	    "      --list-devices       list the devices and exit\n"
 	    "  -h, --help               this help\n"
 	    "  -V, --version            the version\n");

@@ -65,6 +65,7 @@ usage(FILE *f)
 	    "      --max-device-mem B limit GPU memory use (e.g. 512M)\n"
 	    "      --list-devices     list the devices and exit\n"
 	    "  -v, --verbose          device, engine and phase times on standard error\n"
+	    "      --progress         a progress line on stderr (a terminal's, by default)\n"
 	    "  -h, --help             this help\n"
 	    "  -V, --version          version\n",
 	    progname, progname, FR_TMAX, default_t("cpu"), default_t("gpu nvidia"));

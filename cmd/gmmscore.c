@@ -60,6 +60,7 @@ usage(FILE *f)
 	    "      --max-device-mem B bound on the GPU memory used\n"
 	    "      --list-devices     list the devices and exit\n"
 	    "  -v, --verbose          device, sizes and phase times on stderr\n"
+	    "      --progress         a progress line on stderr (a terminal's, by default)\n"
 	    "  -h, --help, -V, --version\n");
 }
 

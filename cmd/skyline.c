@@ -45,6 +45,7 @@ usage(FILE *f)
 	    "      --max-device-mem BYTES  bound on GPU memory (work is split to fit)\n"
 	    "      --list-devices    print the usable devices and exit\n"
 	    "  -v, --verbose         device, sizes and phase times on standard error\n"
+	    "      --progress        a progress line on stderr (a terminal's, by default)\n"
 	    "  -h, --help            this help\n"
 	    "  -V, --version         version\n",
 	    progname, progname);

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "output.h"
+#include "progress.h"
 #include "ranks.h"
 
 void
@@ -70,6 +71,9 @@ cli_common(int c, const char *arg, struct common_opts *co, void (*usage)(FILE *)
 	case OPT_LIST_DEVICES:
 		co->list_devices = 1;
 		break;
+	case OPT_PROGRESS:
+		co->progress = 1;
+		break;
 	case OPT_PLATFORM:
 		co->platform = arg;
 		break;
@@ -94,6 +98,9 @@ cli_finish(struct common_opts *co)
 		const char *env = getenv("ACCELKIT_DEVICE");
 		co->device = env && *env ? env : "auto";
 	}
+	/* under mpirun only rank 0 draws it (every rank would draw over it) */
+	progress_mode(ranks_rank() != 0 ? PROGRESS_OFF : co->progress ? PROGRESS_ON :
+	    PROGRESS_AUTO, co->output == NULL);
 	ranks_refuse_undivided();	/* mpirun -np 2 of a program that would not divide */
 }
 

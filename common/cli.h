@@ -3,7 +3,7 @@
  * A program's option table starts with CLI_COMMON_LONG (plus CLI_PLATFORM_LONG and
  * CLI_MAXMEM_LONG where they apply), its short string with CLI_COMMON_SHORT, and the
  * default branch of its getopt switch calls cli_common(), which handles -h, -V, -v, -o,
- * -O, -d, -j, --list-devices, --platform, --max-device-mem and usage errors. */
+ * -O, -d, -j, --list-devices, --progress, --platform, --max-device-mem and usage errors. */
 #ifndef ACCELKIT_CLI_H
 #define ACCELKIT_CLI_H
 
@@ -26,11 +26,13 @@ struct common_opts {
 	const char *platform;		/* --platform TEXT (OpenCL programs) */
 	int threads;			/* -j N, 0 = every core */
 	int list_devices;		/* --list-devices */
+	int progress;			/* --progress: the progress line wherever stderr goes */
 	size_t max_device_mem;		/* --max-device-mem BYTES, 0 = what the device has */
 };
 
 /* Long-only options get codes from here up; a program's own start at CLI_OPT_PROG. */
-enum { OPT_LIST_DEVICES = 0x1000, OPT_PLATFORM, OPT_MAX_DEVICE_MEM, CLI_OPT_PROG = 0x1100 };
+enum { OPT_LIST_DEVICES = 0x1000, OPT_PLATFORM, OPT_MAX_DEVICE_MEM, OPT_PROGRESS,
+	CLI_OPT_PROG = 0x1100 };
 
 #define CLI_COMMON_SHORT "hVvo:O:d:j:"
 #define CLI_COMMON_LONG                                              \
@@ -41,7 +43,8 @@ enum { OPT_LIST_DEVICES = 0x1000, OPT_PLATFORM, OPT_MAX_DEVICE_MEM, CLI_OPT_PROG
 	{"output-format", required_argument, NULL, 'O'},             \
 	{"device", required_argument, NULL, 'd'},                    \
 	{"threads", required_argument, NULL, 'j'},                   \
-	{"list-devices", no_argument, NULL, OPT_LIST_DEVICES}
+	{"list-devices", no_argument, NULL, OPT_LIST_DEVICES},       \
+	{"progress", no_argument, NULL, OPT_PROGRESS}
 #define CLI_PLATFORM_LONG {"platform", required_argument, NULL, OPT_PLATFORM}
 #define CLI_MAXMEM_LONG {"max-device-mem", required_argument, NULL, OPT_MAX_DEVICE_MEM}
 
@@ -53,7 +56,8 @@ void cli_init(int argc, char **argv, struct common_opts *co);
  * program's synopsis and options to the stream it is given. */
 void cli_common(int c, const char *arg, struct common_opts *co, void (*usage)(FILE *));
 
-/* After the getopt loop: fills co->device from the environment. */
+/* After the getopt loop: fills co->device from the environment and sets the progress
+ * line's mode (progress.h). */
 void cli_finish(struct common_opts *co);
 
 /* The output format to use: -O if given, else NPY when path ends in .npy, else text. */

@@ -1,5 +1,6 @@
 /* err.c: diagnostics and checked allocation (see err.h). */
 #include "err.h"
+#include "progress.h"
 #include "ranks.h"
 
 #include <dlfcn.h>
@@ -68,6 +69,7 @@ vmsg(const char *place, const char *fmt, va_list ap)
 	size_t len = m < 0 ? (size_t)n : MIN((size_t)n + (size_t)m, sizeof buf - 2);
 	buf[len++] = '\n';
 	fflush(stdout);
+	progress_clear();
 	fwrite(buf, 1, len, stderr);
 }
 

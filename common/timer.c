@@ -56,33 +56,3 @@ phases_report(void)
 	if (t_first >= 0)
 		vlog("time %-16s %10.3f ms", "wall", 1e3 * (now_sec() - t_first));
 }
-
-void
-progress_begin(struct progress *p, const char *what)
-{
-	p->what = what;
-	p->start = p->last = now_sec();
-	p->shown = 0;
-}
-
-void
-progress_update(struct progress *p, uint64_t done, uint64_t total)
-{
-	double t = now_sec();
-	if (t - p->start < 2.0 || t - p->last < 0.25 || !isatty(2))
-		return;
-	p->last = t;
-	p->shown = 1;
-	if (total > 0)
-		fprintf(stderr, "\r%s: %s %5.1f%%", progname, p->what, 100.0 * (double)done / (double)total);
-	else
-		fprintf(stderr, "\r%s: %s %llu", progname, p->what, (unsigned long long)done);
-}
-
-void
-progress_end(struct progress *p)
-{
-	if (p->shown)
-		fprintf(stderr, "\r\033[K");
-	p->shown = 0;
-}

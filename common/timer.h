@@ -1,4 +1,4 @@
-/* timer.h: phase times for -v, and a progress line for long runs on a terminal. */
+/* timer.h: phase times for -v (progress.h has the progress line of long runs). */
 #ifndef ACCELKIT_TIMER_H
 #define ACCELKIT_TIMER_H
 
@@ -21,17 +21,6 @@ void phase_add(const char *name, double sec);
 /* With -v: one line a phase in the order first added, then the wall time since
  * the first phase began. */
 void phases_report(void);
-
-/* A progress line on stderr, only when stderr is a terminal and the run has taken
- * over two seconds; progress_end clears it. */
-struct progress {
-	const char *what;
-	double start, last;
-	int shown;
-};
-void progress_begin(struct progress *p, const char *what);
-void progress_update(struct progress *p, uint64_t done, uint64_t total);
-void progress_end(struct progress *p);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,7 @@ _accelkit_common='
 -d --device device
 -j --threads num
 - --list-devices -
+- --progress -
 - --max-device-mem num'
 
 _accelkit_opts_docsim='

@@ -21,6 +21,7 @@
 #include "gmmscore.h"
 #include "gmmscore_stream.h"
 #include "speech.h"
+#include "progress.h"
 #include "timer.h"
 #ifdef ACCELKIT_CUDA
 #include "staging.h"
@@ -48,7 +49,6 @@ struct gmm_stream {
 	struct gmm_gpu *gpu;
 	int host_top;			/* the GPU returns every score; the top is taken here */
 #endif
-	struct progress prog;
 	uint64_t frames;
 	/* several workers (devwork.h): one a GPU, or ACCELKIT_CPU_WORKERS on the CPU */
 	int nw;
@@ -205,7 +205,7 @@ finish_chunk(struct gmm_stream *st, struct gmm_chunk *c)
 #endif
 	gmm_writer_chunk(st->w, c);
 	st->frames += c->n;
-	progress_update(&st->prog, st->frames, 0);
+	progress_add(c->n);
 	c->n = 0;
 	c->nseg = 0;
 	set_chunk(st, c, 0);
@@ -409,7 +409,7 @@ run_workers(struct gmm_stream *st, struct gmm_writer *w)
 	for (struct gmm_chunk *c; (c = dw_next(st->dw, NULL)) != NULL;) {
 		gmm_writer_chunk(w, c);
 		st->frames += c->n;
-		progress_update(&st->prog, st->frames, 0);
+		progress_add(c->n);
 		if (!c->last && !dw_ready(st->dw))
 			gmm_writer_flush(w);	/* a reader downstream sees these results now */
 	}
@@ -428,10 +428,10 @@ gmm_stream_run(struct gmm_stream *st, struct gmm_writer *w)
 	pthread_t rd_thread;
 
 	st->w = w;
-	progress_begin(&st->prog, "frames");
+	progress_begin("frames", 0);
 	if (st->dw != NULL) {
 		run_workers(st, w);
-		progress_end(&st->prog);
+		progress_end();
 		phase_add("read (beside)", st->t_read);
 		return st->frames;
 	}
@@ -457,7 +457,7 @@ gmm_stream_run(struct gmm_stream *st, struct gmm_writer *w)
 	}
 	if (prev != NULL)
 		finish_chunk(st, prev);
-	progress_end(&st->prog);
+	progress_end();
 #ifdef ACCELKIT_CUDA
 	gmm_gpu_report(st->gpu);
 #endif
