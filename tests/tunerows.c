@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "gmmscore_tune.h"
 #include "skyline_tune.h"
 #include "tune.h"
 
@@ -47,6 +48,19 @@ static int bad;
 } while (0)
 #define LAST ((size_t)-1)
 
+#define GMM struct gmmscore_tune, gmmscore_tune_table, gmmscore_tune_illegal
+static void
+gmmscore(void)
+{
+	TABLE("gmmscore", gmmscore_tune_table, gmmscore_tune_illegal);
+	BROKEN(GMM, 0, cpl, 3);
+	BROKEN(GMM, 0, nsub, 17);
+	BROKEN(GMM, LAST, cpu_fblk, 100);
+	BROKEN(GMM, 1, chunk, 0);
+	BROKEN(GMM, 0, cost.unit, 0);
+	BROKEN(GMM, 0, cost.cpu_rate, -1);
+}
+
 #define SKY struct sky_tune, sky_tune_table, sky_tune_illegal
 static void
 skyline(void)
@@ -66,8 +80,10 @@ main(int argc, char **argv)
 {
 	progname = "tunerows";
 	if (argc != 2)
-		die("usage: tunerows skyline");
-	if (strcmp(argv[1], "skyline") == 0)
+		die("usage: tunerows gmmscore|skyline");
+	if (strcmp(argv[1], "gmmscore") == 0)
+		gmmscore();
+	else if (strcmp(argv[1], "skyline") == 0)
 		skyline();
 	else
 		die("%s: no such program's table", argv[1]);
