@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "docsim_tune.h"
 #include "err.h"
 #include "gmmscore_tune.h"
 #include "skyline_tune.h"
@@ -48,6 +49,22 @@ static int bad;
 } while (0)
 #define LAST ((size_t)-1)
 
+#define DS struct docsim_tune, docsim_tune_table, docsim_tune_illegal
+static void
+docsim(void)
+{
+	TABLE("docsim", docsim_tune_table, docsim_tune_illegal);
+	BROKEN(DS, 0, tile_rows, 0);
+	BROKEN(DS, 0, diag_block, 0);
+	BROKEN(DS, 1, dense_df_divisor, 0);
+	BROKEN(DS, 0, rank_block, 48);
+	BROKEN(DS, 0, scatter_block, 2048);
+	BROKEN(DS, 0, colsel_block, 0);
+	BROKEN(DS, 1, cpu_rows, 0);
+	BROKEN(DS, LAST, cost_dense.unit, 0);
+	BROKEN(DS, 0, cost_sparse.gpu_fixed, -1);
+}
+
 #define GMM struct gmmscore_tune, gmmscore_tune_table, gmmscore_tune_illegal
 static void
 gmmscore(void)
@@ -80,8 +97,10 @@ main(int argc, char **argv)
 {
 	progname = "tunerows";
 	if (argc != 2)
-		die("usage: tunerows gmmscore|skyline");
-	if (strcmp(argv[1], "gmmscore") == 0)
+		die("usage: tunerows docsim|gmmscore|skyline");
+	if (strcmp(argv[1], "docsim") == 0)
+		docsim();
+	else if (strcmp(argv[1], "gmmscore") == 0)
 		gmmscore();
 	else if (strcmp(argv[1], "skyline") == 0)
 		skyline();
