@@ -95,7 +95,7 @@ gmmscore_tune_illegal(const struct gmmscore_tune *tab, size_t n, size_t *row)
 			return "a cost model needs rates above 0 and fixed costs of 0 or more";
 	}
 	/* -d auto weighs with the row GMMSCORE_AUTO_ROW picks, before the device is known
-	 * (cmd/gmmscore.c), and lays out the parameters for its tile. */
+	 * (gmmscore_run.c), and lays out the parameters for its tile. */
 	*row = tune_pick(tab, n, sizeof *tab, GMMSCORE_AUTO_ROW);
 	if (tab[*row].cost.unit == NULL)
 		return "the row that GMMSCORE_AUTO_ROW picks needs a cost model: -d auto weighs "
