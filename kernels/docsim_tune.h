@@ -1,5 +1,5 @@
 /* docsim_tune.h: docsim's tuning table, one row a device class (struct docsim_tune in
- * docsim.h). cmd/docsim.c picks the row once with TUNE_PICK on the device's description
+ * docsim.h). docsim_run.c picks the row once with TUNE_PICK on the device's description
  * (common/tune.h) and hands it to both paths in the job; -v names it. Most specific rows
  * first; the last row (pattern "") matches every device. A new GPU means a new row,
  * which passes docsim_tune_illegal below (tests/docsim.bats runs it on every row).
@@ -21,7 +21,7 @@
  *   cpu_rows 8            dense CPU path: rows that share each corpus row's load
  *   cost_dense, cost_sparse   what `auto` weighs (common/tune.h), in multiply-adds as
  *                         ds_work counts them (docsim.h). It decides before the GPU is
- *                         known, so cmd/docsim.c takes them from the row for any GPU
+ *                         known, so docsim_run.c takes them from the row for any GPU
  *                         (pattern ""), which holds the H200's; DS_COST below says
  *                         which figures each number comes from.
  * Not in the table, as no per-device choice: the element-wise kernels' 256 threads (fill,
@@ -30,7 +30,7 @@
  * left aside for cuBLAS (92% of what is free, less 256 MB, docsim.cu), and the pinned
  * staging ring for dense uploads (4 buffers of 8 MB, docsim_dev.cuh: host-side).
  *
- * Include it in cmd/docsim.c only (and the test, tests/tunerows.c): the table is
+ * Include it in docsim_run.c only (and the test, tests/tunerows.c): the table is
  * defined here. */
 #ifndef DOCSIM_TUNE_H
 #define DOCSIM_TUNE_H
