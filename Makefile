@@ -125,7 +125,7 @@ endif
 PROGS      := $(sort $(basename $(notdir $(wildcard cmd/*.c))))
 LIB        := $(BUILD)/libaccelkit.a
 LIB_OBJS   := $(patsubst common/%.c,$(BUILD)/common/%.o,$(wildcard common/*.c))
-TESTBINS   := $(BUILD)/test/acctest $(BUILD)/test/gmmtc
+TESTBINS   := $(BUILD)/test/acctest $(BUILD)/test/gmmtc $(BUILD)/test/tunerows
 
 all: $(addprefix $(BUILD)/bin/,$(PROGS))
 .PHONY: all check check-gpu check-scale demo deps install uninstall deb clean testbins lint-man $(PROGS)
@@ -191,6 +191,10 @@ $(BUILD)/test/acctest: $(BUILD)/tests/acctest.o $(BUILD)/gen/acctest_cl.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -lOpenCL $(CUDA_LIBS) $(LDLIBS)
 # gmmscore's tensor-core path, its packing and bounds checked on the CPU (gmmscore.bats)
 $(BUILD)/test/gmmtc: $(BUILD)/tests/gmmtc.o $(BUILD)/kernels/gmmscore_pack.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# the tuning tables' legality checks, a program's rows at a time (PROG.bats)
+$(BUILD)/test/tunerows: $(BUILD)/tests/tunerows.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/gen/acctest_cl.c: tests/acctest.cl $(BUILD)/tools/embed

@@ -5,7 +5,8 @@
  *
  * main reads the inputs (text, libsvm, MatrixMarket or dense: common/docs.c), turns them
  * into weighted, normalised vectors (common/tokenize.c, kernels/docsim_weight.c), runs
- * the CPU or GPU path and prints QUERY<TAB>DOC<TAB>SCORE (kernels/docsim_out.c).
+ * the job on the device kernels/docsim_run.c settles (the CPU, one GPU, several, or
+ * the ranks' shares) and prints QUERY<TAB>DOC<TAB>SCORE (kernels/docsim_out.c).
  *
  * Under mpirun (common/ranks.h) each rank tokenises its share of a text corpus, the
  * vocabularies merge into the one a single process would build, every rank gathers
@@ -20,14 +21,12 @@
 #include "cudadev.h"
 #include "docs.h"
 #include "docsim.h"
-#include "docsim_tune.h"
 #include "err.h"
 #include "input.h"
 #include "output.h"
 #include "ranks.h"
 #include "timer.h"
 #include "tokenize.h"
-#include "tune.h"
 
 enum { OPT_MATRIX = CLI_OPT_PROG, OPT_IDS, OPT_FORMAT, OPT_WEIGHT, OPT_SUBLINEAR, OPT_MIN_DF,
 	OPT_MAX_DF, OPT_STOP, OPT_PRECISION, OPT_FIRST, OPT_NGRAM, OPT_CHAR_NGRAM };
@@ -415,30 +414,8 @@ main(int argc, char **argv)
 	make_job(&job, &o, &co, f == DOC_TEXT ? &cv : cr.sparse ? &cr.sp : NULL,
 	    f == DOC_TEXT ? &qv : cr.sparse ? &qr.sp : NULL, &cr, &qr, dim);
 
-	/* run: with -d auto, on the GPU only where its start pays (the cost models are
-	 * those of the tuning table's row for any GPU: the GPU is not known yet; under
-	 * mpirun, a rank's part of the work, the same on every rank) */
-	double work = ds_work(&job) / ranks_size();
-	const struct docsim_tune *any_gpu = TUNE_PICK(docsim_tune_table, "gpu");
-	cuda_decide(job.sparse ? &any_gpu->cost_sparse : &any_gpu->cost_dense, work, cli_threads(), &dev);
-	job.tune = TUNE_PICK(docsim_tune_table, dev.desc);
-	vlog("tuning: %s (%s)", *job.tune->device ? job.tune->device : "every device", job.tune->measured);
-	int nonempty = job.nq > 0 && job.n > 0 && !(job.mode == DS_TOPK && job.k == 0);
-	if (nonempty && ranks_size() > 1) {
-		ds_ranks_run(&job, &dev);
-	} else if (nonempty && cuda_workers(&dev) > 1) {
-		ds_split_run(&job, &dev, cuda_workers(&dev));	/* gpu:all: blocks of rows a GPU */
-	} else if (nonempty) {
-		if (dev.gpu) {
-#ifdef ACCELKIT_CUDA
-			ds_gpu_run(&job, &dev);
-#endif
-		} else {
-			t = now_sec();
-			ds_cpu_run(&job);
-			phase_add(PH_COMPUTE, now_sec() - t);
-		}
-	}
+	/* run: the device settled, and the job on it (kernels/docsim_run.c) */
+	int nonempty = ds_run(&job, &dev);
 
 	/* write */
 	t = now_sec();

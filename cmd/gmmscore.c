@@ -1,10 +1,11 @@
 /* gmmscore: GMM observation scores of speech feature frames against many models.
  *
  * main() reads the options; while CUDA starts it reads the models (common/gmm.h), makes
- * the scoring parameters and the GPU's layout of them, and looks at how many frames
- * there are (kernels/gmmscore_feats.c); then it settles the device (auto weighs the
- * cost model of kernels/gmmscore_tune.h), picks the tuning row, and streams the
- * features through the device (kernels/gmmscore_stream.c) into the writer
+ * the scoring parameters and opens the features (kernels/gmmscore_feats.c); then
+ * kernels/gmmscore_run.c settles the device (auto weighs the frames there are by the
+ * cost model of kernels/gmmscore_tune.h, the GPU's layout of the parameters made
+ * meanwhile), picks the tuning row and opens the stream, and main streams the features
+ * through the device (kernels/gmmscore_stream.c) into the writer
  * (kernels/gmmscore_out.c). */
 #include <stdio.h>
 #include <string.h>
@@ -15,12 +16,10 @@
 #include "err.h"
 #include "gmmscore.h"
 #include "gmmscore_stream.h"
-#include "gmmscore_tune.h"
 #include "input.h"
 #include "output.h"
 #include "speech.h"
 #include "timer.h"
-#include "tune.h"
 
 enum { OPT_DIMS = CLI_OPT_PROG, OPT_MODE, OPT_CHUNK, OPT_FIRST };
 
@@ -173,37 +172,12 @@ main(int argc, char **argv)
 	struct gmm_feats *feats = gmm_feats_open(files, nfiles, o.format, models.dim, o.dims,
 	    prm.dims, prm.dp);
 
-	/* auto: the work, from the frames there are (man/gmmscore.1, DEVICES, says how
-	 * they are counted), weighed by the cost model; where the GPU may run, its layout
-	 * of the parameters is made now, while CUDA starts. */
-	const struct gmmscore_tune *arow = TUNE_PICK(gmmscore_tune_table, GMMSCORE_AUTO_ROW);
-	double work = 0;
-	if (strcmp(co.device, "auto") == 0) {
-		int exact;
-		uint64_t n = gmm_feats_ahead(feats, o.chunk ? o.chunk : GMMSCORE_AUTO_FRAMES, &exact);
-		work = (double)n * (double)prm.ncomp * prm.dims;
-		vlog("auto: %s%llu frames", exact ? "" : "at least ", (unsigned long long)n);
-	}
-	struct gmm_layout layout = {0};
-	if (cuda_compiled() && strcmp(co.device, "cpu") != 0) {
-		int cpl, nsub;
-		t0 = now_sec();
-		gmm_tile_pick(arow, &cpl, &nsub);
-		gmm_layout_make(&prm, (size_t)GMM_GPU_THREADS * (size_t)cpl, &layout);
-		phase_add("gpu layout", now_sec() - t0);
-	}
-	cuda_decide(&arow->cost, work, cli_threads(), &dev);
-	const struct gmmscore_tune *tune = TUNE_PICK(gmmscore_tune_table, dev.desc);
-	vlog("tuning: %s (%s)", tune->device[0] != '\0' ? tune->device : "any device",
-	    tune->measured);
-
+	/* the device settled, the tuning row picked and the stream opened on them */
 	const size_t top = MIN(o.top, models.nmodels);
-	struct gmm_stream_cfg cfg = {.prm = &prm, .mode = o.mode, .top = top,
-	    .model_dim = models.dim, .chunk = o.chunk,
-	    .max_mem = co.max_device_mem, .dev = &dev, .tune = tune, .layout = &layout,
-	    .feats = feats};
-	struct gmm_stream *st = gmm_stream_open(&cfg);
-	gmm_layout_free(&layout);
+	struct gmm_run run = {.device = co.device, .prm = &prm, .feats = feats, .mode = o.mode,
+	    .top = top, .model_dim = models.dim, .chunk = o.chunk,
+	    .max_mem = co.max_device_mem};
+	struct gmm_stream *st = gmm_run_open(&run, &dev);
 	struct gmm_writer *w = gmm_writer_open(out, fmt, &models, top, o.first_frame);
 	uint64_t frames = gmm_stream_run(st, w);
 	gmm_writer_end(w);

@@ -13,7 +13,7 @@
 #include "input.h"
 #include "output.h"
 #include "ranks.h"
-#include "skyline.h"
+#include "skyline_run.h"
 #include "table.h"
 #include "timer.h"
 

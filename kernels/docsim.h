@@ -190,6 +190,14 @@ void ds_split_share(struct ds_job *job, const struct cuda_dev *dev, int nworkers
 void ds_merge_lists(struct ds_job *job, const float *const *ls, const int32_t *const *li,
     int n);
 
+/* One job on dev, as cuda_start began it (docsim_run.c): -d auto decides on the job's
+ * work, job->tune becomes the device's row (-v names it), and the job runs under
+ * mpirun on the ranks (ds_ranks_run), on several workers (ds_split_run), on one GPU
+ * (ds_gpu_run) or on the CPU (ds_cpu_run). Returns 0 where there was nothing to
+ * compute (no queries, no corpus, or -k 0 lists): nothing ran, and only --matrix has
+ * results to write. */
+int ds_run(struct ds_job *job, struct cuda_dev *dev);
+
 /* The weighting (docsim_weight.c), then L2 normalisation unless DS_NONE_W. */
 enum ds_weight { DS_TFIDF, DS_TF, DS_BINARY, DS_NONE_W };
 

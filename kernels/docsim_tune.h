@@ -1,7 +1,8 @@
 /* docsim_tune.h: docsim's tuning table, one row a device class (struct docsim_tune in
- * docsim.h). cmd/docsim.c picks the row once with TUNE_PICK on the device's description
+ * docsim.h). docsim_run.c picks the row once with TUNE_PICK on the device's description
  * (common/tune.h) and hands it to both paths in the job; -v names it. Most specific rows
- * first; the last row (pattern "") matches every device. A new GPU means a new row.
+ * first; the last row (pattern "") matches every device. A new GPU means a new row,
+ * which passes docsim_tune_illegal below (tests/docsim.bats runs it on every row).
  *
  * The values are the ones the first version chose (git log -p -- kernels/docsim.cu):
  * none was swept. The H200 run of bench/docsim measured them as they are (bench/README.md,
@@ -20,7 +21,7 @@
  *   cpu_rows 8            dense CPU path: rows that share each corpus row's load
  *   cost_dense, cost_sparse   what `auto` weighs (common/tune.h), in multiply-adds as
  *                         ds_work counts them (docsim.h). It decides before the GPU is
- *                         known, so cmd/docsim.c takes them from the row for any GPU
+ *                         known, so docsim_run.c takes them from the row for any GPU
  *                         (pattern ""), which holds the H200's; DS_COST below says
  *                         which figures each number comes from.
  * Not in the table, as no per-device choice: the element-wise kernels' 256 threads (fill,
@@ -29,11 +30,15 @@
  * left aside for cuBLAS (92% of what is free, less 256 MB, docsim.cu), and the pinned
  * staging ring for dense uploads (4 buffers of 8 MB, docsim_dev.cuh: host-side).
  *
- * Include it in one file only: the table is defined here. */
+ * Include it in docsim_run.c only (and the test, tests/tunerows.c): the table is
+ * defined here. */
 #ifndef DOCSIM_TUNE_H
 #define DOCSIM_TUNE_H
 
+#include <stdint.h>
+
 #include "docsim.h"
+#include "tune.h"
 
 /* The cost models, {unit, cpu_rate (a thread), cpu_fixed, gpu_rate, gpu_fixed}:
  *   dense  CPU: 3000 x 256 all-pairs top-10 (2.3e9 multiply-adds) in 0.59 s of CPU time
@@ -50,18 +55,83 @@
  * The CPU rates were measured on the development machine, not the H200's host, and
  * the fixed costs derived: all to be checked by bench/e2e. */
 #define DS_COST \
-	.cost_dense = {"multiply-adds", 3.9e9, 0.002, 3.2e13, 0.15}, \
-	.cost_sparse = {"multiply-adds", 3.4e8, 0.002, 3.4e10, 0.15}
+	.cost_dense = {.unit = "multiply-adds", .cpu_rate = 3.9e9, .cpu_fixed = 0.002, \
+	    .gpu_rate = 3.2e13, .gpu_fixed = 0.15}, \
+	.cost_sparse = {.unit = "multiply-adds", .cpu_rate = 3.4e8, .cpu_fixed = 0.002, \
+	    .gpu_rate = 3.4e10, .gpu_fixed = 0.15}
 
 static const struct docsim_tune docsim_tune_table[] = {
-	{"H200", 4096, 512, 65536, 50, 256, 128, 256, 8,
-	    "H200 2026-11-22, bench/docsim at these values (not a sweep): dense 100,000 x 1024 "
-	    "all-pairs top-10 259.2 ms device, DGEMM-bound; 63,666 texts end to end 560.1 ms",
+	{.device = "H200", .tile_rows = 4096, .diag_block = 512, .dense_terms_max = 65536,
+	    .dense_df_divisor = 50, .rank_block = 256, .colsel_block = 128, .scatter_block = 256,
+	    .cpu_rows = 8,
+	    .measured = "H200 2026-11-22, bench/docsim at these values (not a sweep): dense "
+	    "100,000 x 1024 all-pairs top-10 259.2 ms device, DGEMM-bound; 63,666 texts end to "
+	    "end 560.1 ms",
 	    DS_COST},
-	{"cpu", 4096, 512, 65536, 50, 256, 128, 256, 8,
-	    "reasoned, not measured: 8 rows a block against each corpus row", DS_COST},
-	{"", 4096, 512, 65536, 50, 256, 128, 256, 8,
-	    "reasoned, not measured: the values measured on the H200", DS_COST},
+	{.device = "cpu", .tile_rows = 4096, .diag_block = 512, .dense_terms_max = 65536,
+	    .dense_df_divisor = 50, .rank_block = 256, .colsel_block = 128, .scatter_block = 256,
+	    .cpu_rows = 8,
+	    .measured = "reasoned, not measured: 8 rows a block against each corpus row",
+	    DS_COST},
+	{.device = "", .tile_rows = 4096, .diag_block = 512, .dense_terms_max = 65536,
+	    .dense_df_divisor = 50, .rank_block = 256, .colsel_block = 128, .scatter_block = 256,
+	    .cpu_rows = 8,
+	    .measured = "reasoned, not measured: the values measured on the H200",
+	    DS_COST},
 };
+
+/* What the paths assume of the table's rows, said where a row is added: NULL when
+ * every row of tab[0..n) may be used, else what is wrong and (*row) where.
+ * tests/tunerows.c runs it on docsim_tune_table (tests/docsim.bats); the paths do not
+ * check again. Every field of every row is checked, the GPU's in the CPU's row too:
+ * the rows so far hold the same values. */
+static inline const char *
+docsim_tune_illegal(const struct docsim_tune *tab, size_t n, size_t *row)
+{
+	for (*row = 0; *row < n; (*row)++) {
+		const struct docsim_tune *t = &tab[*row];
+		/* A tile has rows, and the launches pass a tile's rows as int
+		 * (docsim_rank.cu, docsim_sparse.cu); the plan halves tile_rows down to 1
+		 * (docsim_gemm.cu). */
+		if (t->tile_rows < 1 || t->tile_rows > INT32_MAX)
+			return "tile_rows must be 1 to 2^31 - 1: launches take a tile's rows as int";
+		/* The GEMMs beside the diagonal step by diag_block rows: 0 never advances. */
+		if (t->diag_block < 1)
+			return "diag_block is 0: the GEMMs beside the diagonal would never advance";
+		/* Frequent: df above n / dense_df_divisor (docsim_sparse.cu). */
+		if (t->dense_df_divisor < 1)
+			return "dense_df_divisor is 0: the frequent terms' cut divides by it";
+		/* The frequent terms are the inner dimension of a DGEMM: cuBLAS counts in
+		 * int. */
+		if (t->dense_terms_max > INT32_MAX)
+			return "dense_terms_max is over 2^31 - 1: cuBLAS takes int dimensions";
+		/* k_rowsel, k_rowpairs and k_scatter work a warp a row, the warp found from
+		 * the thread's index (docsim_rank.cu, docsim_sparse.cu): blocks of whole
+		 * warps, at most CUDA's 1024 threads. */
+		if (t->rank_block < 32 || t->rank_block > 1024 || t->rank_block % 32 != 0 ||
+		    t->scatter_block < 32 || t->scatter_block > 1024 || t->scatter_block % 32 != 0)
+			return "rank_block and scatter_block must be whole warps, 32 to 1024 "
+			    "threads: their kernels work a warp a row";
+		/* k_colsel works a thread a column: any block CUDA launches. */
+		if (t->colsel_block < 1 || t->colsel_block > 1024)
+			return "colsel_block must be 1 to 1024 threads";
+		/* The dense CPU path takes blocks of cpu_rows query rows (docsim_cpu.c). */
+		if (t->cpu_rows < 1)
+			return "cpu_rows is 0: the dense CPU path takes blocks of cpu_rows rows";
+		/* cost_pick_gpu divides by both rates. */
+		const struct cost_model *cm[] = {&t->cost_dense, &t->cost_sparse};
+		for (int k = 0; k < 2; k++)
+			if (cm[k]->unit != NULL && (!(cm[k]->cpu_rate > 0) ||
+			    !(cm[k]->gpu_rate > 0) || !(cm[k]->cpu_fixed >= 0) ||
+			    !(cm[k]->gpu_fixed >= 0)))
+				return "a cost model needs rates above 0 and fixed costs of 0 or "
+				    "more";
+	}
+	/* -d auto weighs with the row that "gpu" picks, before the GPU is known. */
+	*row = tune_pick(tab, n, sizeof *tab, "gpu");
+	if (tab[*row].cost_dense.unit == NULL || tab[*row].cost_sparse.unit == NULL)
+		return "the row that \"gpu\" picks needs both cost models: -d auto weighs with it";
+	return NULL;
+}
 
 #endif

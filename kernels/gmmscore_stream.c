@@ -3,7 +3,7 @@
  * A reader thread parses the feature files into chunks of frames (several utterances
  * can share a chunk) while the device scores the previous chunk and the calling thread
  * writes the one before that: reading, scoring and writing overlap, and memory stays
- * bounded by a few chunks. Separate from cmd/gmmscore.c, which only chooses what runs,
+ * bounded by a few chunks. Separate from gmmscore_run.c, which chooses what runs,
  * and from gmmscore_out.c, which formats what comes out.
  *
  * Several GPUs (gpu:all, gpu:0,1): the device engine (common/devwork.h) in place of the

@@ -1,7 +1,8 @@
 /* gmmscore_stream.h: the host side of a gmmscore run, apart from gmmscore.h (which the
  * CUDA code includes too): the feature files as one sequence of frames
  * (gmmscore_feats.c), the streaming pipeline that carries chunks of them through a
- * device (gmmscore_stream.c), and the writer of their results (gmmscore_out.c). */
+ * device (gmmscore_stream.c), the writer of their results (gmmscore_out.c), and the
+ * run's decision of the device and opening of the pipeline (gmmscore_run.c). */
 #ifndef GMMSCORE_STREAM_H
 #define GMMSCORE_STREAM_H
 
@@ -98,5 +99,26 @@ struct gmm_stream *gmm_stream_open(const struct gmm_stream_cfg *cfg);
  * written. Returns the number of frames. */
 uint64_t gmm_stream_run(struct gmm_stream *s, struct gmm_writer *w);
 void gmm_stream_free(struct gmm_stream *s);
+
+/* ---- one run (gmmscore_run.c) ---- */
+
+/* What cmd/gmmscore.c asks of a run, from its options and inputs. */
+struct gmm_run {
+	const char *device;		/* -d as given: auto weighs the work, cpu makes no
+					   GPU layout */
+	const struct gmm_params *prm;
+	struct gmm_feats *feats;
+	enum gmm_mode mode;
+	size_t top;			/* the best models a frame (<= nmodels); 0: every score */
+	int model_dim;			/* the models' dimensions */
+	size_t chunk;			/* --chunk, 0: the tuning row's */
+	size_t max_mem;			/* --max-device-mem, 0: most of what is free */
+};
+/* Settles dev (as cuda_start began it): -d auto weighs the frames there are (as many as
+ * GMMSCORE_AUTO_FRAMES show, or --chunk) by the cost model of GMMSCORE_AUTO_ROW's row,
+ * while the GPU's layout of the parameters is made for that row's tile; then picks
+ * dev's tuning row (-v names it) and opens the stream on dev. gmm_stream_run runs it
+ * into the caller's writer; gmm_stream_free frees it. */
+struct gmm_stream *gmm_run_open(const struct gmm_run *r, struct cuda_dev *dev);
 
 #endif

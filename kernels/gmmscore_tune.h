@@ -1,7 +1,8 @@
 /* gmmscore_tune.h: gmmscore's tuning table, one row a device class, most specific
  * first (tune_pick in common/tune.h chooses the row by the device's description; the
  * fields are struct gmmscore_tune in gmmscore.h). A new GPU means a new row, above the
- * one that covers it now, with its own measurement.
+ * one that covers it now, with its own measurement, that passes gmmscore_tune_illegal
+ * below (tests/gmmscore.bats runs it on every row).
  *
  * GPU: the score kernel's tile, Gaussians x frames a thread (its template parameters
  * CPL and FR: compiled for 2 x 64 and 4 x 32, and a row picks one by cpl) and tiles of
@@ -24,6 +25,7 @@
 #define GMMSCORE_TUNE_H
 
 #include "gmmscore.h"
+#include "tune.h"
 
 /* The description auto picks its row by, before the device is known. */
 #define GMMSCORE_AUTO_ROW "gpu nvidia"
@@ -45,20 +47,60 @@ static const struct gmmscore_tune gmmscore_tune_table[] = {
 	 * The GPU's fixed cost, 30 ms, is derived, not measured: the parameters' upload
 	 * (bench/README.md's 18 ms "model upload" less the layout, now made while CUDA
 	 * starts), the allocations and the first launch. To be checked by bench/e2e. */
-	{"gpu nvidia", .cpl = 2, .nsub = 4, .chunk = 16384,
+	{.device = "gpu nvidia", .cpl = 2, .nsub = 4, .chunk = 16384,
 	    .measured = "H200 2026-11-22, bench/gmmscore --mode sum: 2x64 tiles 115 ms, "
 	    "4x32 138 ms",
-	    .cost = {"frames x Gaussians x dims", .cpu_rate = 1.0e10, .cpu_fixed = 0.001,
+	    .cost = {.unit = "frames x Gaussians x dims", .cpu_rate = 1.0e10, .cpu_fixed = 0.001,
 	    .gpu_rate = 7.2e12, .gpu_fixed = 0.030}},
 	/* 128 frames a task keep a model's parameters in L1 (32 Gaussians of 39 dimensions:
 	 * 10 KB) while the frames stream from L2; 4096 frames a chunk, the first version's
 	 * choice. Neither was swept. */
-	{"cpu", .chunk = 4096, .cpu_fblk = 128, .measured = "reasoned, not measured"},
+	{.device = "cpu", .chunk = 4096, .cpu_fblk = 128, .measured = "reasoned, not measured"},
 	/* No other device reaches a CUDA program (its descriptions are "cpu" and
 	 * "gpu nvidia ..."); the catch-all that tune_pick requires holds values that both
 	 * paths accept. */
-	{"", .cpl = 2, .nsub = 4, .chunk = 4096, .cpu_fblk = 128,
+	{.device = "", .cpl = 2, .nsub = 4, .chunk = 4096, .cpu_fblk = 128,
 	    .measured = "no row for this device: defaults, not measured"},
 };
+
+/* What the paths assume of the table's rows, said where a row is added: NULL when
+ * every row of tab[0..n) may be used, else what is wrong and (*row) where.
+ * tests/tunerows.c runs it on gmmscore_tune_table (tests/gmmscore.bats). The paths
+ * check the tile and the CPU's task again where they take them (gmm_tile_pick,
+ * gmm_cpu_score), as $GMMSCORE_TILE may override the row. */
+static inline const char *
+gmmscore_tune_illegal(const struct gmmscore_tune *tab, size_t n, size_t *row)
+{
+	for (*row = 0; *row < n; (*row)++) {
+		const struct gmmscore_tune *t = &tab[*row];
+		/* A row a GPU can take (its pattern does not name the CPU): the score kernel
+		 * is compiled for 2 x 64 and 4 x 32 Gaussians x frames a thread, and for 1
+		 * to 16 tiles a block (gmmscore.cu score_kernel_for, gmm_tile_pick). */
+		if (!tune_match("cpu", t->device) && ((t->cpl != 2 && t->cpl != 4) ||
+		    t->nsub < 1 || t->nsub > 16))
+			return "a row a GPU can take needs cpl 2 or 4 and nsub 1 to 16: the score "
+			    "kernel is compiled for those";
+		/* A row the CPU can take: its tasks are of whole SIMD groups of 16 frames
+		 * (gmmscore_cpu.c's FB, the shape of its register arrays). */
+		if (tune_match(t->device, "cpu") && (t->cpu_fblk < 16 || t->cpu_fblk % 16 != 0))
+			return "a row the CPU can take needs cpu_fblk a multiple of 16: a task is "
+			    "whole SIMD groups of 16 frames";
+		/* The chunk stands in for --chunk, and takes its range (1 to 2^24 frames):
+		 * 0 would stream nothing. */
+		if (t->chunk < 1 || t->chunk > 1 << 24)
+			return "chunk must be 1 to 2^24 frames, as --chunk";
+		/* cost_pick_gpu divides by both rates. */
+		if (t->cost.unit != NULL && (!(t->cost.cpu_rate > 0) || !(t->cost.gpu_rate > 0) ||
+		    !(t->cost.cpu_fixed >= 0) || !(t->cost.gpu_fixed >= 0)))
+			return "a cost model needs rates above 0 and fixed costs of 0 or more";
+	}
+	/* -d auto weighs with the row GMMSCORE_AUTO_ROW picks, before the device is known
+	 * (gmmscore_run.c), and lays out the parameters for its tile. */
+	*row = tune_pick(tab, n, sizeof *tab, GMMSCORE_AUTO_ROW);
+	if (tab[*row].cost.unit == NULL)
+		return "the row that GMMSCORE_AUTO_ROW picks needs a cost model: -d auto weighs "
+		    "with it";
+	return NULL;
+}
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "err.h"
 #include "skyline.h"
+#include "skyline_run.h"
 #include "skyline_tune.h"
 #include "timer.h"
 

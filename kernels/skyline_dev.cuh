@@ -14,6 +14,7 @@
 #include "cudadev.h"
 #include "err.h"
 #include "skyline.h"
+#include "skyline_run.h"
 #include "skyline_tune.h"
 #include "timer.h"
 

@@ -1,4 +1,4 @@
-/* skyline_divide.c: one skyline over several workers (skyline.h: sky_divided).
+/* skyline_divide.c: one skyline over several workers (skyline_run.h: sky_divided).
  *
  * A row of the whole skyline is in the skyline of any set of rows that holds it: no
  * row of the set dominates it. So the rows are cut into units of contiguous rows, each
@@ -30,7 +30,7 @@
 #include "cudadev.h"
 #include "devwork.h"
 #include "err.h"
-#include "skyline.h"
+#include "skyline_run.h"
 #include "skyline_tune.h"
 #include "timer.h"
 #include "tune.h"

@@ -5,6 +5,7 @@
 
 #include "err.h"
 #include "skyline.h"
+#include "skyline_run.h"
 
 static int
 cmp_xy(const void *a, const void *b)

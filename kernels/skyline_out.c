@@ -12,7 +12,7 @@
 #include "dense.h"
 #include "err.h"
 #include "output.h"
-#include "skyline.h"
+#include "skyline_run.h"
 #include "table.h"
 
 /* fmt_f32's text, faster for the usual magnitudes: candidate digits come from double

@@ -1,4 +1,4 @@
-/* skyline_run.c: one skyline of a table on the chosen device (skyline.h): -d auto's
+/* skyline_run.c: one skyline of a table on the chosen device (skyline_run.h): -d auto's
  * decision on the work, the tuning row, the classic or spatial job handed to the CPU or
  * GPU path, or to several workers (skyline_divide.c: gpu:all, gpu:0,1); and, under
  * mpirun, the shares' skylines merged on rank 0. Apart from
@@ -9,7 +9,7 @@
 #include "cudadev.h"
 #include "err.h"
 #include "ranks.h"
-#include "skyline.h"
+#include "skyline_run.h"
 #include "skyline_tune.h"
 #include "table.h"
 #include "timer.h"

@@ -12,7 +12,7 @@
 
 #include "cuda_check.h"
 #include "err.h"
-#include "skyline.h"
+#include "skyline_run.h"
 #include "staging.h"
 
 /* 3 x 8 MB: copies of 8 MB run at the bus's full speed (docsim's ring measured the

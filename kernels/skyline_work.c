@@ -1,4 +1,4 @@
-/* skyline_work.c: how much work a classic skyline is, for -d auto (skyline.h).
+/* skyline_work.c: how much work a classic skyline is, for -d auto (skyline_run.h).
  *
  * The sort-filter compares each row with the skyline found so far, so its work grows
  * as n times the skyline's size s, and s depends on the data far more than on n
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "err.h"
-#include "skyline.h"
+#include "skyline_run.h"
 #include "skyline_tune.h"
 
 enum { SAMPLE = 512 };

@@ -907,6 +907,14 @@ divided_lists() {
 	fi
 }
 
+@test "every row of the tuning table passes its legality checks, and rows that break them are rejected" {
+	run -0 tunerows docsim
+	assert_line --index 0 "docsim: 3 rows pass"
+	assert_line --index 1 --partial "broken tile_rows = 0: rejected: "
+	refute_output --partial ": passes"
+	assert_equal "$(grep -c ': rejected: ' <<< "$output")" 9
+}
+
 @test "auto runs testdata on the CPU, without waiting for CUDA, and prints what -d cpu prints" {
 	docsim -d cpu -k 5 "$T/corpus.txt" > "$D/cpu"
 	run --separate-stderr docsim -d auto -v -k 5 -o "$D/auto" "$T/corpus.txt"

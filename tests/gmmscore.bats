@@ -248,6 +248,14 @@ several_gpus() {
 	fi
 }
 
+@test "every row of the tuning table passes its legality checks, and rows that break them are rejected" {
+	run -0 tunerows gmmscore
+	assert_line --index 0 "gmmscore: 3 rows pass"
+	assert_line --index 1 --partial "broken cpl = 3: rejected: "
+	refute_output --partial ": passes"
+	assert_equal "$(grep -c ': rejected: ' <<< "$output")" 6
+}
+
 @test "the GPU's other tile shape, chosen by GMMSCORE_TILE, scores the same" {
 	require_gpu
 	py "$REF/gmmscore_ref.py" scores "$R" "$R/feats.npy" "$T/r.npy" --native "$R/native.txt"

@@ -337,6 +337,14 @@ for i in range(400): print(random.randint(-1000, 3000), random.randint(-3000000,
 	fi
 }
 
+@test "every row of the tuning table passes its legality checks, and rows that break them are rejected" {
+	run -0 tunerows skyline
+	assert_line --index 0 "skyline: 2 rows pass"
+	assert_line --index 1 --partial "broken batch_first = 0: rejected: "
+	refute_output --partial ": passes"
+	assert_equal "$(grep -c ': rejected: ' <<< "$output")" 7
+}
+
 # ---- text columns, -t and --header (issue 16): against Python's csv module ----
 
 @test "text columns are carried and only the -f columns are numbers, as Python's csv splits tabs" {
