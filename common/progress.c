@@ -74,6 +74,8 @@ draw(double t)
 {
 	char line[256], a[32], b[32], r[32];
 	uint64_t d = atomic_load_explicit(&done, memory_order_relaxed);
+	if (pg.total > 0 && d > pg.total)
+		d = pg.total;	/* a count that can only be estimated (docsim's GPU tiles) */
 	double el = t - pg.start, rate = el > 0 ? (double)d / el : 0;
 	int n;
 	if (pg.total > 0) {

@@ -27,6 +27,7 @@
 
 #include "cudadev.h"
 #include "docsim_dev.cuh"
+#include "progress.h"
 #include "timer.h"
 
 /* Host-side list of pairs found so far. */
@@ -438,6 +439,7 @@ ds_gpu_rows(struct ds_gpu *d, size_t a, size_t b, struct ds_pair **pairs, size_t
 				size_t c1 = MIN(r1, c0 + g->BC);
 				const void *B = ds_panel(g, cs, c0, c1, g->pb);
 				tile(g, A, B, r0, r1 - r0, c0, c1 - c0, 1, qs, &d->hp, &d->d2h);
+				progress_add((r1 - r0) * (c1 - c0));
 			}
 		}
 	} else {
@@ -452,6 +454,7 @@ ds_gpu_rows(struct ds_gpu *d, size_t a, size_t b, struct ds_pair **pairs, size_t
 				size_t r1 = MIN(b, r0 + g->BR);
 				const void *A = ds_panel(g, qs, r0, r1, g->pa);
 				tile(g, A, B, r0, r1 - r0, c0, c1 - c0, 0, qs, &d->hp, &d->d2h);
+				progress_add((r1 - r0) * (c1 - c0));
 			}
 		}
 	}

@@ -12,6 +12,7 @@
 
 #include "docsim.h"
 #include "err.h"
+#include "progress.h"
 
 /* Less work (multiply-adds, ds_work) runs on one thread: a millisecond or so, less than
  * waking the others can cost on a busy machine. */
@@ -247,6 +248,7 @@ cpu_sparse(struct ds_job *job)
 				}
 			}
 			finish_row(job, r, acc, touched, nt, mark, mine);
+			progress_add(n);
 			for (size_t t = 0; t < nt; t++) {
 				acc[touched[t]] = 0;
 				mark[touched[t]] = 0;
@@ -286,6 +288,7 @@ cpu_dense(struct ds_job *job)
 					acc[(r - r0) * n + j] = ds_dot_fd(qx + r * m, x + j * m, m);
 			for (size_t r = r0; r < r1; r++)
 				finish_row(job, r, acc + (r - r0) * n, NULL, 0, NULL, mine);
+			progress_add((r1 - r0) * n);
 		}
 		free(acc);
 	}

@@ -8,6 +8,7 @@
 #include "cudadev.h"
 #include "docsim.h"
 #include "docsim_tune.h"
+#include "progress.h"
 #include "err.h"
 #include "ranks.h"
 #include "timer.h"
@@ -26,6 +27,12 @@ ds_run(struct ds_job *job, struct cuda_dev *dev)
 	vlog("tuning: %s (%s)", *job->tune->device ? job->tune->device : "every device",
 	    job->tune->measured);
 	int nonempty = job->nq > 0 && job->n > 0 && !(job->mode == DS_TOPK && job->k == 0);
+	/* the progress line counts pairs scored: a GPU scores all pairs' lower triangle,
+	 * the CPU every row against every document; under mpirun, rank 0's share */
+	double pairs = job->sym && dev->gpu ? 0.5 * (double)job->n * (double)(job->n + 1) :
+	    (double)job->nq * (double)job->n;
+	if (nonempty)
+		progress_begin("pairs", (uint64_t)(pairs / ranks_size()));
 	if (nonempty && ranks_size() > 1) {
 		ds_ranks_run(job, dev);
 	} else if (nonempty && cuda_workers(dev) > 1) {
@@ -41,5 +48,6 @@ ds_run(struct ds_job *job, struct cuda_dev *dev)
 			phase_add(PH_COMPUTE, now_sec() - t);
 		}
 	}
+	progress_end();
 	return nonempty;
 }

@@ -68,3 +68,23 @@ late() {
 	[[ "$output" == *"frames/s"$'\e[K\r\e[K'"gmmscore: (standard input):"*"not a number"* ]] ||
 	    fail "$(printf %q "$output")"
 }
+
+@test "docsim counts the pairs it has scored, of all it will score, with the time left" {
+	py - "$T/x.npy" <<-'EOF'
+	import sys
+	import numpy as np
+	np.save(sys.argv[1], np.random.default_rng(2).standard_normal((8000, 256)).astype(np.float32))
+	EOF
+	start=$(date +%s)
+	docsim -d cpu -j 1 -k 3 --progress "$T/x.npy" >"$T/out" 2>"$T/err"
+	took=$(($(date +%s) - start))
+	docsim -d cpu -k 3 "$T/x.npy" | cmp - "$T/out"
+	if [ "$took" -ge 4 ]; then
+		run cat "$T/err"
+		assert_line --regexp '^docsim: [0-9,]+ of 64,000,000 pairs \([0-9.]+%\), [0-9,]+ pairs/s, [0-9]+:[0-5][0-9] left$'
+	fi
+	# a run under two seconds draws nothing
+	head -c 100000 "$TESTDATA/docsim/corpus.txt" >"$T/small.txt"
+	docsim -d cpu --progress "$T/small.txt" >/dev/null 2>"$T/err"
+	[ ! -s "$T/err" ] || fail "$(cat "$T/err")"
+}
