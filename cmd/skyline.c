@@ -17,7 +17,7 @@
 #include "table.h"
 #include "timer.h"
 
-enum { OPT_DISTINCT = CLI_OPT_PROG, OPT_INDEX, OPT_COUNT, OPT_HEADER };
+enum { OPT_DISTINCT = CLI_OPT_PROG, OPT_INDEX, OPT_COUNT, OPT_HEADER, OPT_LAYERS };
 
 static void
 usage(FILE *f)
@@ -37,6 +37,7 @@ usage(FILE *f)
 	    "      --distinct        print one of equal rows (the first)\n"
 	    "      --index           print 1-based row numbers instead of rows\n"
 	    "      --count           print the number of skyline rows only\n"
+	    "      --layers[=N]      every row (the first N layers') as LAYER<TAB>row, 1 the skyline\n"
 	    "  -o, --output FILE     write to FILE (default standard output)\n"
 	    "  -O, --output-format F text (default) or npy (float32 rows)\n"
 	    "  -d, --device SPEC     auto, cpu, gpu, gpu:N, or several: gpu:all, gpu:0,1\n"
@@ -151,6 +152,7 @@ main(int argc, char **argv)
 		{"distinct", no_argument, NULL, OPT_DISTINCT},
 		{"index", no_argument, NULL, OPT_INDEX},
 		{"count", no_argument, NULL, OPT_COUNT},
+		{"layers", optional_argument, NULL, OPT_LAYERS},
 		{NULL, 0, NULL, 0},
 	};
 	struct common_opts co;
@@ -160,6 +162,7 @@ main(int argc, char **argv)
 	const char *qpath = NULL;
 	enum sky_print what = SKY_ROWS, w;
 	int distinct = 0, c;
+	uint32_t layers = UINT32_MAX;	/* --layers N (0: all), UINT32_MAX: not given */
 
 	cli_init(argc, argv, &co);
 	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "f:p:Q:t:", longopts, NULL)) != -1) {
@@ -181,6 +184,10 @@ main(int argc, char **argv)
 			break;
 		case OPT_DISTINCT:
 			distinct = 1;
+			break;
+		case OPT_LAYERS:
+			layers = optarg == NULL ? 0 : (uint32_t)cli_int("--layers", optarg, 1,
+			    UINT32_MAX - 1);
 			break;
 		case OPT_INDEX:
 		case OPT_COUNT:
@@ -206,6 +213,11 @@ main(int argc, char **argv)
 	if (fmt == FMT_NPY && what != SKY_ROWS)
 		usage_error("-O npy writes rows; it does not go with --%s",
 		    what == SKY_INDEX ? "index" : "count");
+	if (layers != UINT32_MAX && (qpath != NULL || distinct || fmt == FMT_NPY))
+		usage_error("--layers sorts rows of a classic skyline into layers: it does not "
+		    "go with %s", qpath != NULL ? "-Q" : distinct ? "--distinct" : "-O npy");
+	if (layers != UINT32_MAX && ranks_size() > 1)
+		usage_error("--layers runs in one process, not under mpirun");
 	if (qpath != NULL && prefs.text != NULL)
 		usage_error("--prefer is for the classic skyline; a spatial one prefers nearness");
 	if (qpath != NULL && strcmp(qpath, "-") == 0 && (path == NULL || strcmp(path, "-") == 0))
@@ -272,19 +284,28 @@ main(int argc, char **argv)
 	uint64_t *index = NULL;
 	struct sky_job job = {pos, mcol, d, qxy, qn, prefs.max, prefs.n, distinct, is_auto,
 	    co.max_device_mem};
-	m = sky_run(&t, &job, 1, &dev, keep);
-	if (ranks_size() > 1) {
-		m = sky_merge_ranks(&t, &job, &dev, &keep, m, &index);
-		if (what == SKY_INDEX)
-			for (size_t i = 0; i < m; i++)
-				keep[i] = (uint32_t)index[keep[i]];	/* rows of the input */
+	uint32_t found = 0;	/* --layers: keep[i] is row i's layer */
+	if (layers != UINT32_MAX) {
+		found = sky_layers(&t, &job, layers, 1, &dev, keep);
+		vlog("%u layers", found);
+	} else {
+		m = sky_run(&t, &job, 1, &dev, keep);
+		if (ranks_size() > 1) {
+			m = sky_merge_ranks(&t, &job, &dev, &keep, m, &index);
+			if (what == SKY_INDEX)
+				for (size_t i = 0; i < m; i++)
+					keep[i] = (uint32_t)index[keep[i]];	/* rows of the input */
+		}
+		vlog("%zu rows in the skyline", m);
 	}
-	vlog("%zu rows in the skyline", m);
 
 	double tw = now_sec();
 	if (ranks_rank() == 0) {	/* the one writer of a run under mpirun */
 		output *o = out_open(co.output);
-		sky_print(o, fmt, what, &t, keep, m);
+		if (layers != UINT32_MAX)
+			sky_print_layers(o, what, &t, keep, n, found);
+		else
+			sky_print(o, fmt, what, &t, keep, m);
 		out_close(o);
 	}
 	phase_add(PH_WRITE, now_sec() - tw);

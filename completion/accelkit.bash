@@ -45,7 +45,8 @@ _accelkit_opts_skyline='
 - --header -
 - --distinct -
 - --index -
-- --count -'
+- --count -
+- --layers -'
 
 _accelkit_opts_gmmscore='
 -m --models file

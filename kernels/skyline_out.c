@@ -1,6 +1,6 @@
 /* skyline_out.c: skyline's result: the kept rows as they came (text input, after its
  * header lines), as numbers (NPY input printed as text), as a float32 NPY matrix, or
- * their numbers or count. Apart from cmd/skyline.c because printing a large skyline is
+ * their numbers or count; with --layers each row after its layer. Apart from cmd/skyline.c because printing a large skyline is
  * work of its own: rows and numbers are formatted on the -j threads and written in
  * order (out_par), NPY's floats with a printer faster than fmt_f32 for the usual
  * magnitudes (same text). */
@@ -98,7 +98,33 @@ fast_f32(char *buf, float v)
 struct rows {
 	const struct table *t;
 	const uint32_t *keep;
+	const uint32_t *layer;	/* --layers: each row's layer, printed first; else NULL */
 };
+
+/* v in decimal at s; returns the end. */
+static char *
+put_u64(char *s, uint64_t v)
+{
+	char t[24];
+	int n = 0;
+	do
+		t[n++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	while (n > 0)
+		*s++ = t[--n];
+	return s;
+}
+
+/* --layers: "LAYER<TAB>" before row keep[k]'s line. */
+static void
+put_layer(const struct rows *r, size_t k, struct obuf *b)
+{
+	if (r->layer == NULL)
+		return;
+	char *s = put_u64(obuf_room(b, 24), r->layer[r->keep[k]]);
+	*s++ = '\t';
+	b->len = (size_t)(s - b->p);
+}
 
 static void
 format_npy_rows(void *ctx, size_t first, size_t count, struct obuf *b)
@@ -108,6 +134,7 @@ format_npy_rows(void *ctx, size_t first, size_t count, struct obuf *b)
 	size_t cols = t->m.cols;
 
 	for (size_t k = first; k < first + count; k++) {
+		put_layer(r, k, b);
 		char *s = obuf_room(b, cols * 49 + 1);
 		for (size_t j = 0; j < cols; j++) {
 			if (j > 0)
@@ -128,6 +155,7 @@ format_text_rows(void *ctx, size_t first, size_t count, struct obuf *b)
 	for (size_t k = first; k < first + count; k++) {
 		size_t len;
 		const char *s = table_row_text(r->t, r->keep[k], &len);
+		put_layer(r, k, b);
 		memcpy(obuf_room(b, len), s, len);
 		b->len += len;
 	}
@@ -139,15 +167,8 @@ format_index(void *ctx, size_t first, size_t count, struct obuf *b)
 	const struct rows *r = ctx;
 
 	for (size_t k = first; k < first + count; k++) {
-		char *s = obuf_room(b, 24);
-		uint64_t v = (uint64_t)r->keep[k] + 1;
-		char t[24];
-		int n = 0;
-		do
-			t[n++] = (char)('0' + v % 10);
-		while ((v /= 10) > 0);
-		while (n > 0)
-			*s++ = t[--n];
+		put_layer(r, k, b);
+		char *s = put_u64(obuf_room(b, 24), (uint64_t)r->keep[k] + 1);
 		*s++ = '\n';
 		b->len = (size_t)(s - b->p);
 	}
@@ -172,7 +193,7 @@ void
 sky_print(output *o, int fmt, enum sky_print what, const struct table *t,
     const uint32_t *keep, size_t m)
 {
-	struct rows r = {t, keep};
+	struct rows r = {t, keep, NULL};
 
 	if (what == SKY_COUNT) {
 		out_u64(o, m);
@@ -188,4 +209,39 @@ sky_print(output *o, int fmt, enum sky_print what, const struct table *t,
 		out_write(o, t->head, t->head_len);
 		out_par(o, m, 1 << 12, format_text_rows, &r);
 	}
+}
+
+void
+sky_print_layers(output *o, enum sky_print what, const struct table *t,
+    const uint32_t *layer, size_t n, uint32_t layers)
+{
+	if (what == SKY_COUNT) {
+		uint64_t *count = xcalloc((size_t)layers + 1, sizeof *count);
+		for (size_t i = 0; i < n; i++)
+			count[layer[i]]++;
+		for (uint32_t l = 1; l <= layers; l++) {
+			out_u64(o, l);
+			out_putc(o, '\t');
+			out_u64(o, count[l]);
+			out_putc(o, '\n');
+		}
+		free(count);
+		return;
+	}
+	uint32_t *keep = xmallocarray(MAX(n, 1), sizeof *keep);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (layer[i] != 0)
+			keep[m++] = (uint32_t)i;
+	struct rows r = {t, keep, layer};
+	if (what == SKY_INDEX) {
+		out_par(o, m, 1 << 14, format_index, &r);
+	} else if (t->npy) {
+		out_par(o, m, MAX((size_t)1, ((size_t)1 << 16) / MAX(t->m.cols, (size_t)1)),
+		    format_npy_rows, &r);
+	} else {
+		out_write(o, t->head, t->head_len);
+		out_par(o, m, 1 << 12, format_text_rows, &r);
+	}
+	free(keep);
 }

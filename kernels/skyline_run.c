@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "cudadev.h"
 #include "err.h"
+#include "progress.h"
 #include "ranks.h"
 #include "skyline_run.h"
 #include "skyline_tune.h"
@@ -77,6 +78,31 @@ spatial(size_t n, const float *xy, const float *qxy, size_t qn, int distinct, in
 	return m;
 }
 
+/* The classic skyline of job (its row chosen) on the device chosen. */
+static size_t
+classic_on(const struct sky_classic *job, const struct cuda_dev *dev, size_t max_mem,
+    uint32_t *keep)
+{
+	size_t m;
+	double tc = now_sec();
+	int timed = dev->gpu;	/* the GPU path times its own phases */
+	if (cuda_workers(dev) > 1) {
+		struct sky_divide dv = {job, NULL, TUNE_PICK(sky_tune_table, "cpu"), dev, max_mem};
+		m = sky_divided(&dv, keep);
+		timed = 1;	/* and so does the division */
+	} else
+#ifdef ACCELKIT_CUDA
+	if (dev->gpu)
+		m = sky_classic_gpu(job, sky_gpu_one(dev), max_mem, keep);
+	else
+#endif
+		m = sky_classic_cpu(job, keep);
+	if (!timed)
+		phase_add(PH_COMPUTE, now_sec() - tc);
+	(void)max_mem;		/* without CUDA */
+	return m;
+}
+
 /* The classic skyline of t's columns col[0..d) of m (n > 0). */
 static size_t
 classic(const struct table *t, const size_t *col, size_t d, const unsigned char *pref_max,
@@ -95,22 +121,7 @@ classic(const struct table *t, const size_t *col, size_t d, const unsigned char 
 		cuda_decide(&cost_row()->cost_classic, is_auto ? sky_classic_work(&job) : 0,
 		    cli_threads(), dev);
 	job.tune = tuning(dev->desc);
-	double tc = now_sec();
-	int timed = dev->gpu;	/* the GPU path times its own phases */
-	if (cuda_workers(dev) > 1) {
-		struct sky_divide dv = {&job, NULL, TUNE_PICK(sky_tune_table, "cpu"), dev, max_mem};
-		m = sky_divided(&dv, keep);
-		timed = 1;	/* and so does the division */
-	} else
-#ifdef ACCELKIT_CUDA
-	if (dev->gpu)
-		m = sky_classic_gpu(&job, sky_gpu_one(dev), max_mem, keep);
-	else
-#endif
-		m = sky_classic_cpu(&job, keep);
-	if (!timed)
-		phase_add(PH_COMPUTE, now_sec() - tc);
-	(void)max_mem;		/* without CUDA */
+	m = classic_on(&job, dev, max_mem, keep);
 	free(maxp);
 	return m;
 }
@@ -135,6 +146,61 @@ sky_run(const struct table *t, const struct sky_job *j, int decide, struct cuda_
 		cuda_decide(&cost_row()->cost_classic, 0, cli_threads(), dev);
 	}
 	return m;
+}
+
+uint32_t
+sky_layers(const struct table *t, const struct sky_job *j, uint32_t max_layers, int decide,
+    struct cuda_dev *dev, uint32_t *layer)
+{
+	size_t n = t->m.rows, d = j->d, esz = t->m.dtype == DT_F64 ? 8 : 4;
+	unsigned char *maxp = xcalloc(MAX(d, 1), 1);
+	for (size_t c = 0; c < d && j->pref_n > 0; c++)
+		maxp[c] = j->pref_max[j->pref_n == 1 ? 0 : c];
+	struct sky_classic job = {n, d, t->m.data, t->m.dtype == DT_F64, t->m.cols, j->mcol,
+	    maxp, 0, NULL};
+	if (decide)	/* the first layer's work: the rest is less each time */
+		cuda_decide(&cost_row()->cost_classic, j->is_auto && n > 0 ?
+		    sky_classic_work(&job) : 0, cli_threads(), dev);
+	job.tune = tuning(dev->desc);
+
+	/* Peeling: each layer is the skyline of the rows no layer has taken yet, found on
+	 * a copy of their compared columns (the same values, so the same dominance). */
+	uint32_t *rest = xmallocarray(MAX(n, 1), sizeof *rest), *keep = xmallocarray(MAX(n, 1),
+	    sizeof *keep), layers = 0;
+	void *pack = xmallocarray(mul_size(MAX(n, 1), MAX(d, 1), "rows"), esz);
+	size_t *idc = xmallocarray(MAX(d, 1), sizeof *idc), nr = n;
+	for (size_t i = 0; i < n; i++) {
+		rest[i] = (uint32_t)i;
+		layer[i] = 0;
+	}
+	for (size_t c = 0; c < d; c++)
+		idc[c] = c;
+	progress_begin("rows", n);
+	while (nr > 0 && (max_layers == 0 || layers < max_layers)) {
+		sky_pack_rows(&job, rest, nr, pack);
+		struct sky_classic sub = {nr, d, pack, job.f64, d, idc, maxp, 0, job.tune};
+		size_t m = classic_on(&sub, dev, j->max_mem, keep);
+		if (m == 0)
+			die("layer %u of %zu rows is empty", layers + 1, nr);	/* cannot be */
+		layers++;
+		size_t w = 0;
+		for (size_t i = 0, k = 0; i < nr; i++)
+			if (k < m && keep[k] == i) {
+				layer[rest[i]] = layers;
+				k++;
+			} else {
+				rest[w++] = rest[i];
+			}
+		nr = w;
+		progress_set(n - nr);
+	}
+	progress_end();
+	free(rest);
+	free(keep);
+	free(pack);
+	free(idc);
+	free(maxp);
+	return layers;
 }
 
 /* Under mpirun each rank has found the skyline of its share of the rows. A row of the

@@ -136,6 +136,11 @@ struct output;
 struct table;
 void sky_print(struct output *o, int fmt, enum sky_print what, const struct table *t,
     const uint32_t *keep, size_t m);
+/* --layers: each row of t whose layer[i] is not 0, in input order, as "LAYER<TAB>" and
+ * the row (or its number, SKY_INDEX); SKY_COUNT: "LAYER<TAB>ROWS" for layers 1 to
+ * layers. */
+void sky_print_layers(struct output *o, enum sky_print what, const struct table *t,
+    const uint32_t *layer, size_t n, uint32_t layers);
 
 /* skyline_run.c: a skyline of a table's rows, as cmd/skyline.c asks for it. */
 struct sky_job {
@@ -153,6 +158,12 @@ struct cuda_dev;
  * -d auto weighs this work (the first skyline of a run only: the device is chosen once). */
 size_t sky_run(const struct table *t, const struct sky_job *j, int decide,
     struct cuda_dev *dev, uint32_t *keep);
+/* Non-dominated sorting (--layers): each row's layer of the classic skyline of j's
+ * columns into layer[0..t's rows): 1 for the skyline, 2 for the skyline of the rows
+ * left, and so on; 0 for a row past max_layers (0: no limit). Returns the number of
+ * layers found. Each layer is a skyline on the chosen device (the first decides it). */
+uint32_t sky_layers(const struct table *t, const struct sky_job *j, uint32_t max_layers,
+    int decide, struct cuda_dev *dev, uint32_t *layer);
 /* Under mpirun, after sky_run on each rank's share: the shares' skylines gathered on
  * rank 0 in input order and filtered once more. Returns the skyline's size on rank 0 (0
  * elsewhere); keep is reallocated to hold its rows of the gathered t, and *index (freed
