@@ -4,6 +4,7 @@
  * mpirun, the shares' skylines merged on rank 0. Apart from
  * cmd/skyline.c, which reads the options and the input and writes the result. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "cudadev.h"
@@ -148,6 +149,65 @@ sky_run(const struct table *t, const struct sky_job *j, int decide, struct cuda_
 	return m;
 }
 
+/* Two columns (or one): every row's layer by one sort and a sweep, O(n log n). Rows
+ * taken in order of (x, y), least first (a dominator always comes first), each goes to
+ * the first layer none of whose rows so far dominates it, found by bisection: a row
+ * dominated by layer k is dominated by every layer before it. Within a layer the rows
+ * so far have distinct y (of two with one y, the one of less x would dominate), the
+ * least of them, ly, the last added; it dominates (x, y) when ly < y, or ly == y with
+ * a lesser x (lx). */
+struct pt {
+	double x, y;
+	uint32_t i;
+};
+
+static int
+pt_cmp(const void *a, const void *b)
+{
+	const struct pt *p = a, *q = b;
+	if (p->x != q->x)
+		return p->x < q->x ? -1 : 1;
+	if (p->y != q->y)
+		return p->y < q->y ? -1 : 1;
+	return (p->i > q->i) - (p->i < q->i);
+}
+
+static uint32_t
+layers_2d(const struct sky_classic *job, uint32_t max_layers, uint32_t *layer)
+{
+	size_t n = job->n;
+	struct pt *p = xmallocarray(MAX(n, 1), sizeof *p);
+	for (size_t i = 0; i < n; i++) {
+		/* a column that prefers the larger value compares negated (exactly) */
+		double x = sky_value(job, i, 0), y = job->d > 1 ? sky_value(job, i, 1) : 0;
+		p[i] = (struct pt){job->maxpref[0] ? -x : x,
+		    job->d > 1 && job->maxpref[1] ? -y : y, (uint32_t)i};
+	}
+	qsort(p, n, sizeof *p, pt_cmp);
+	double *ly = xmallocarray(MAX(n, 1), sizeof *ly), *lx = xmallocarray(MAX(n, 1),
+	    sizeof *lx);
+	uint32_t layers = 0;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t lo = 0, hi = layers;	/* the first layer not dominating p[k] */
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (ly[mid] < p[k].y || (ly[mid] == p[k].y && lx[mid] < p[k].x))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == layers)
+			layers++;
+		ly[lo] = p[k].y;
+		lx[lo] = p[k].x;
+		layer[p[k].i] = max_layers == 0 || lo < max_layers ? lo + 1 : 0;
+	}
+	free(p);
+	free(ly);
+	free(lx);
+	return max_layers != 0 ? MIN(layers, max_layers) : layers;
+}
+
 uint32_t
 sky_layers(const struct table *t, const struct sky_job *j, uint32_t max_layers, int decide,
     struct cuda_dev *dev, uint32_t *layer)
@@ -162,9 +222,20 @@ sky_layers(const struct table *t, const struct sky_job *j, uint32_t max_layers, 
 		cuda_decide(&cost_row()->cost_classic, j->is_auto && n > 0 ?
 		    sky_classic_work(&job) : 0, cli_threads(), dev);
 	job.tune = tuning(dev->desc);
+	if (d <= 2) {
+		/* whatever the device: one sort beats a skyline a layer */
+		double tc = now_sec();
+		uint32_t layers = layers_2d(&job, max_layers, layer);
+		phase_add(PH_COMPUTE, now_sec() - tc);
+		free(maxp);
+		return layers;
+	}
 
 	/* Peeling: each layer is the skyline of the rows no layer has taken yet, found on
-	 * a copy of their compared columns (the same values, so the same dominance). */
+	 * a copy of their compared columns (the same values, so the same dominance). The
+	 * sweep of layers_2d generalised (Zhang et al.'s ENS-BS, a layer's rows scanned for
+	 * a dominator) measured 19.7 s against 26.3 for this on 200,000 x 4 independent
+	 * points, 65.6 against 36.7 anti-correlated (2 cores): peeling stays. */
 	uint32_t *rest = xmallocarray(MAX(n, 1), sizeof *rest), *keep = xmallocarray(MAX(n, 1),
 	    sizeof *keep), layers = 0;
 	void *pack = xmallocarray(mul_size(MAX(n, 1), MAX(d, 1), "rows"), esz);
