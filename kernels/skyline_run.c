@@ -4,7 +4,6 @@
  * mpirun, the shares' skylines merged on rank 0. Apart from
  * cmd/skyline.c, which reads the options and the input and writes the result. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli.h"
 #include "cudadev.h"
