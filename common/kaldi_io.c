@@ -326,8 +326,12 @@ cm_whole(struct kmat *m, input *in, float gmin, float grange)
 		    p25 = u16_to_float(gmin, grange, (uint16_t)(h[2] | h[3] << 8)),
 		    p75 = u16_to_float(gmin, grange, (uint16_t)(h[4] | h[5] << 8)),
 		    p100 = u16_to_float(gmin, grange, (uint16_t)(h[6] | h[7] << 8));
+		/* a byte's value depends on the byte alone: 256 of them, made once a column */
+		float lut[256];
+		for (int q = 0; q < 256; q++)
+			lut[q] = char_to_float(p0, p25, p75, p100, (uint8_t)q);
 		for (size_t i = 0; i < rows; i++) {
-			float v = char_to_float(p0, p25, p75, p100, data[j * rows + i]);
+			float v = lut[data[j * rows + i]];
 			if (!isfinite(v))
 				return finite_fail(m, v, i, j, off + cols * 8 + j * rows + i);
 			m->buf[i * cols + j] = v;
