@@ -292,13 +292,11 @@ finite_fail(struct kmat *m, float v, size_t row, size_t col, uint64_t off)
 	    isnan(v) ? "NaN" : "Inf", kmat_kind_name(m->kind), row + 1, col + 1);
 }
 
-/* Reads everything to the end of a CM matrix (its column headers and columns) and
- * decodes it into m->buf. */
+/* Reads need bytes into m->raw in steps that grow with the data that is there, so
+ * that a header's size meets the end of a pipe before it meets malloc. */
 static int
-cm_whole(struct kmat *m, input *in, float gmin, float grange)
+read_bytes(struct kmat *m, input *in, size_t need)
 {
-	const size_t rows = m->rows, cols = m->cols;
-	const size_t need = cols * 8 + rows * cols;
 	uint64_t off = in_tell(in);
 	size_t have = 0;
 	while (have < need) {
@@ -307,9 +305,21 @@ cm_whole(struct kmat *m, input *in, float gmin, float grange)
 		size_t got = in_read(in, raw + have, step);
 		have += got;
 		if (got < step)
-			return mfail(m, off + have, "the CM data ends after %zu of its %zu bytes",
-			    have, need);
+			return mfail(m, off + have, "the %s data ends after %zu of its %zu bytes",
+			    kmat_kind_name(m->kind), have, need);
 	}
+	return 0;
+}
+
+/* Reads everything to the end of a CM matrix (its column headers and columns) and
+ * decodes it into m->buf. */
+static int
+cm_whole(struct kmat *m, input *in, float gmin, float grange)
+{
+	const size_t rows = m->rows, cols = m->cols;
+	uint64_t off = in_tell(in);
+	if (read_bytes(m, in, cols * 8 + rows * cols) < 0)
+		return -1;
 	if (rows == 0) {
 		m->rows = m->cols = 0;
 		return 0;
@@ -341,31 +351,13 @@ cm_whole(struct kmat *m, input *in, float gmin, float grange)
 	return 0;
 }
 
-/* Rows of a streamed matrix (FM, DM, CM2, CM3) from the input. */
+/* n rows of FM, DM, CM2 or CM3 data at raw (from byte off of the input; direct: raw
+ * is dst, FM in place) into dst, the rows from m->done on. */
 static size_t
-stream_read(struct kmat *m, input *in, float *dst, size_t maxrows, size_t ncols,
-    size_t stride)
+decode(struct kmat *m, const unsigned char *raw, size_t n, float *dst, size_t ncols,
+    size_t stride, uint64_t off, int direct)
 {
-	const size_t cols = m->cols, es = esize(m->kind);
-	size_t n = MIN(maxrows, m->rows - m->done);
-	if (n == 0)
-		return 0;
-	const size_t rowbytes = cols * es, bytes = n * rowbytes;
-	const uint64_t off = in_tell(in);
-	unsigned char *raw;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	int direct = m->kind == KMAT_FM && ncols == cols && stride == cols;
-	raw = direct ? (unsigned char *)dst : raw_room(m, bytes);
-#else
-	int direct = 0;
-	raw = raw_room(m, bytes);
-#endif
-	size_t got = in_read(in, raw, bytes);
-	if (got < bytes) {
-		mfail(m, off + got, "the %s data ends in row %zu of the %zu its header promises",
-		    kmat_kind_name(m->kind), m->done + got / rowbytes + 1, m->rows);
-		return SIZE_MAX;
-	}
+	const size_t cols = m->cols, es = esize(m->kind), rowbytes = cols * es;
 	if (m->kind == KMAT_FM || m->kind == KMAT_DM) {
 		for (size_t r = 0; r < n; r++) {
 			const unsigned char *p = raw + r * rowbytes;
@@ -413,6 +405,33 @@ stream_read(struct kmat *m, input *in, float *dst, size_t maxrows, size_t ncols,
 	}
 	m->done += n;
 	return n;
+}
+
+/* Rows of a streamed matrix (FM, DM, CM2, CM3) from the input. */
+static size_t
+stream_read(struct kmat *m, input *in, float *dst, size_t maxrows, size_t ncols,
+    size_t stride)
+{
+	size_t n = MIN(maxrows, m->rows - m->done);
+	if (n == 0)
+		return 0;
+	const size_t rowbytes = m->cols * esize(m->kind), bytes = n * rowbytes;
+	const uint64_t off = in_tell(in);
+	unsigned char *raw;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	int direct = m->kind == KMAT_FM && ncols == m->cols && stride == m->cols;
+	raw = direct ? (unsigned char *)dst : raw_room(m, bytes);
+#else
+	int direct = 0;
+	raw = raw_room(m, bytes);
+#endif
+	size_t got = in_read(in, raw, bytes);
+	if (got < bytes) {
+		mfail(m, off + got, "the %s data ends in row %zu of the %zu its header promises",
+		    kmat_kind_name(m->kind), m->done + got / rowbytes + 1, m->rows);
+		return SIZE_MAX;
+	}
+	return decode(m, raw, n, dst, ncols, stride, off, direct);
 }
 
 /* A text matrix: "[" rows "]", read whole. */
@@ -558,19 +577,16 @@ kmat_begin(struct kmat *m, input *in, int whole)
 	m->data_off = in_tell(in);
 	if (!whole)
 		return 0;
-	/* Whole, in steps that grow with the data that is there. */
-	size_t have = 0, step = MAX((size_t)1, STEP_BYTES / (m->cols * esize(m->kind)));
-	while (have < m->rows) {
-		size_t k = MIN(m->rows - have, MAX(have, step));
-		if ((have + k) * m->cols > m->bufcap) {
-			m->bufcap = (have + k) * m->cols;
-			m->buf = xreallocarray(m->buf, m->bufcap, sizeof *m->buf);
-		}
-		size_t r = stream_read(m, in, m->buf + have * m->cols, k, m->cols, m->cols);
-		if (r == SIZE_MAX)
-			return -1;
-		have += r;
+	/* Whole: the bytes first (in steps), then the floats they hold. */
+	if (read_bytes(m, in, m->rows * m->cols * esize(m->kind)) < 0)
+		return -1;
+	if (m->rows * m->cols > m->bufcap) {
+		free(m->buf);
+		m->bufcap = m->rows * m->cols;
+		m->buf = xmallocarray(m->bufcap, sizeof *m->buf);
 	}
+	if (decode(m, m->raw, m->rows, m->buf, m->cols, m->cols, m->data_off, 0) == SIZE_MAX)
+		return -1;
 	m->done = 0;
 	m->whole = 1;
 	return 0;
@@ -591,17 +607,24 @@ kmat_read(struct kmat *m, input *in, float *dst, size_t maxrows, size_t ncols, s
 int
 kmat_skip(struct kmat *m, input *in)
 {
-	if (m->whole)
+	if (m->whole || m->done == m->rows) {
 		m->done = m->rows;
-	while (m->done < m->rows) {
-		size_t k = MIN(m->rows - m->done, MAX((size_t)1, STEP_BYTES / (m->cols * 4)));
-		if (k * m->cols > m->bufcap) {
-			m->bufcap = k * m->cols;
-			m->buf = xreallocarray(m->buf, m->bufcap, sizeof *m->buf);
-		}
-		if (kmat_read(m, in, m->buf, k, m->cols, m->cols) == SIZE_MAX)
-			return -1;
+		return 0;
 	}
+	/* the rows not read, as bytes: what they hold is not used */
+	size_t left = (m->rows - m->done) * m->cols * esize(m->kind);
+	uint64_t off = in_tell(in);
+	unsigned char *raw = raw_room(m, MIN(left, STEP_BYTES));
+	while (left > 0) {
+		size_t k = MIN(left, STEP_BYTES), got = in_read(in, raw, k);
+		if (got < k)
+			return mfail(m, in_tell(in), "the %s data ends before its header's %zu "
+			    "rows (%llu bytes short)", kmat_kind_name(m->kind), m->rows,
+			    (unsigned long long)(left - got));
+		left -= k;
+	}
+	(void)off;
+	m->done = m->rows;
 	return 0;
 }
 

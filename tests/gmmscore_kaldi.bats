@@ -192,7 +192,7 @@ print("ok")' "$REF" "$T/out" "$D/text.out" "$T/cm3.out"
 	# on a pipe too, where the size is not known before the data ends
 	run -0 --separate-stderr gmmscore -m "$D/native.txt" --all -o "$T/out" ark,p:- < <(cat "$T/t.ark")
 	cmp "$T/out" "$T/want"
-	[[ $stderr == *"(standard input): byte 150: utterance 'u1': the FM data ends in row 3 of the 3 its header promises; the rest"* ]]
+	[[ $stderr == *"(standard input): byte 150: utterance 'u1': the FM data ends after 66 of its 72 bytes; the rest of the archive is not read (ark,p)"* ]]
 }
 
 @test "truncated and corrupt binary archives are errors naming the file, key and byte" {
@@ -278,4 +278,20 @@ print("ok")' "$REF" "$T/out" "$D/text.out" "$T/cm3.out"
 	run -0 gmmscore -m "$D/kaldi.mdl" -O ark -o "$T/loglikes.ark" "scp:$T/feats.scp"
 	run -0 kio keys "$T/loglikes.ark"
 	assert_line "u3 100x8"
+}
+
+@test "ark,p reads a text archive object by object and stops at a bad matrix" {
+	# the text archive with u3's second row cut short: u0 to u2 are scored
+	awk '/^u3 / { bad = 1 } bad && !done && /^  / && ++n == 2 { $0 = "  1 2"; done = 1 } { print }' \
+	    "$D/text.ark" > "$T/bad.ark"
+	run -0 --separate-stderr gmmscore -m "$D/native.txt" --all -o "$T/out" "ark,p:$T/bad.ark"
+	[[ $stderr == *"utterance 'u3': a row of 2 numbers in a text matrix of 6 columns; the rest of the archive is not read (ark,p)"* ]]
+	run -0 kio keys "$T/out"
+	assert_output - <<-'EOF2'
+	u0 60x8
+	u1 1x8
+	u2 0x0
+	EOF2
+	run -1 --separate-stderr gmmscore -m "$D/native.txt" --all "$T/bad.ark"
+	[[ $stderr == *"bad.ark:"*"row has 2 columns, expected 6"* ]]
 }
