@@ -97,8 +97,36 @@ kaldi_rspec_parse(const char *spec, struct kaldi_rspec *r, char *err)
 	return 1;
 }
 
+/* "A:B" into *a, *b (or ":" for all: -1, -1); 0, or -1. */
+static int
+range_part(const char *p, const char *e, int64_t *a, int64_t *b)
+{
+	*a = *b = -1;
+	if (e - p == 1 && *p == ':')
+		return 0;
+	int64_t v[2];
+	for (int i = 0; i < 2; i++) {
+		if (p == e || *p < '0' || *p > '9')
+			return -1;
+		v[i] = 0;
+		while (p < e && *p >= '0' && *p <= '9') {
+			if (v[i] > (INT32_MAX - 9) / 10)
+				return -1;
+			v[i] = v[i] * 10 + (*p++ - '0');
+		}
+		if (i == 0 && (p == e || *p++ != ':'))
+			return -1;
+	}
+	if (p != e)
+		return -1;
+	*a = v[0];
+	*b = v[1];
+	return 0;
+}
+
 int
-kaldi_scp_line(char *line, char **key, char **file, int64_t *offset, char *err)
+kaldi_scp_line(char *line, char **key, char **file, int64_t *offset,
+    struct kaldi_range *range, char *err)
 {
 	char *p = line;
 	while (kspace((unsigned char)*p))
@@ -115,12 +143,26 @@ kaldi_scp_line(char *line, char **key, char **file, int64_t *offset, char *err)
 		*--e = '\0';
 	*file = p;
 	*offset = -1;
+	*range = (struct kaldi_range){0, -1, -1, -1, -1};
 	if (e == p)
 		return fail(err, "'%s' has no file after its key", *key);
 	if (e[-1] == '|')
 		return fail(err, "'%s': a pipe ('%s') is not read; run it first", *key, p);
-	if (e[-1] == ']')
-		return fail(err, "'%s': row and column ranges ('[...]') are not supported", *key);
+	if (e[-1] == ']') {
+		char *open = strrchr(p, '[');
+		if (open == NULL || open == p || open + 2 >= e)
+			return fail(err, "'%s': '%s' is not a file and a range '[...]'", *key, p);
+		char *comma = memchr(open + 1, ',', (size_t)(e - 1 - (open + 1)));
+		char *rend = comma ? comma : e - 1;
+		range->given = 1;
+		if (range_part(open + 1, rend, &range->r1, &range->r2) < 0 ||
+		    (comma && range_part(comma + 1, e - 1, &range->c1, &range->c2) < 0) ||
+		    range->r1 > range->r2 || range->c1 > range->c2)
+			return fail(err, "'%s': '%s' is not a range Kaldi reads ([R1:R2] or "
+			    "[R1:R2,C1:C2], ':' for all)", *key, open);
+		*open = '\0';
+		e = open;
+	}
 	if (strcmp(p, "-") == 0)
 		return fail(err, "'%s': standard input ('-') in an .scp file is not read", *key);
 	char *d = e;
@@ -602,6 +644,29 @@ kmat_read(struct kmat *m, input *in, float *dst, size_t maxrows, size_t ncols, s
 		memcpy(dst + r * stride, m->buf + (m->done + r) * m->cols, ncols * sizeof *dst);
 	m->done += n;
 	return n;
+}
+
+int
+kmat_range(struct kmat *m, const struct kaldi_range *r)
+{
+	if (!r->given)
+		return 0;
+	int64_t rows = (int64_t)m->rows, cols = (int64_t)m->cols;
+	int64_t r1 = r->r1 < 0 ? 0 : r->r1, r2 = r->r1 < 0 ? rows - 1 : r->r2;
+	int64_t c1 = r->c1 < 0 ? 0 : r->c1, c2 = r->c1 < 0 ? cols - 1 : r->c2;
+	if (r1 >= rows || r2 >= rows + 3 || c2 >= cols)
+		return mfail(m, m->err_off, "range [%lld:%lld,%lld:%lld] is outside the matrix "
+		    "of %lld x %lld", (long long)r1, (long long)r2, (long long)c1, (long long)c2,
+		    (long long)rows, (long long)cols);
+	if (r2 >= rows)
+		r2 = rows - 1;
+	size_t nr = (size_t)(r2 - r1 + 1), nc = (size_t)(c2 - c1 + 1);
+	for (size_t i = 0; i < nr; i++)
+		memmove(m->buf + i * nc, m->buf + ((size_t)r1 + i) * m->cols + c1, nc * sizeof *m->buf);
+	m->rows = nr;
+	m->cols = nc;
+	m->done = 0;
+	return 0;
 }
 
 int

@@ -49,10 +49,19 @@ struct kaldi_rspec {
 #define KALDI_ERR 256
 int kaldi_rspec_parse(const char *spec, struct kaldi_rspec *r, char *err);
 
+/* A matrix range of an .scp entry, "FILE:OFFSET[R1:R2]" or "[R1:R2,C1:C2]" (either
+ * part ":" for all), inclusive, as Kaldi's ParseMatrixRangeSpecifier reads it. */
+struct kaldi_range {
+	int given;
+	int64_t r1, r2, c1, c2;		/* -1: all */
+};
+
 /* An .scp line's "KEY RXFILENAME": splits line in place (key and file trimmed);
- * "FILE:OFFSET" gives the offset (else -1). Returns -1 with a message for a line
- * without a file, a pipe ("cmd |") or a row range ("[..]"), which are not read. */
-int kaldi_scp_line(char *line, char **key, char **file, int64_t *offset, char *err);
+ * "FILE:OFFSET" gives the offset (else -1), a trailing "[...]" the range. Returns -1
+ * with a message for a line without a file, a pipe ("cmd |") or standard input, which
+ * are not read, or a range that is not one. */
+int kaldi_scp_line(char *line, char **key, char **file, int64_t *offset,
+    struct kaldi_range *range, char *err);
 
 /* An archive's next key: whitespace skipped, the key up to a space, tab or newline, and
  * the one space or tab after it consumed (Kaldi's `is >> key`, then get()). Returns 1,
@@ -90,6 +99,9 @@ int kmat_begin(struct kmat *m, input *in, int whole);
  * SIZE_MAX with m->err and m->err_off. */
 size_t kmat_read(struct kmat *m, input *in, float *dst, size_t maxrows, size_t ncols,
     size_t stride);
+/* Keeps only the range r of a matrix read whole (Kaldi's ExtractObjectRange: rows up to
+ * 2 past the end are allowed and cut); 0, or -1 with the message in m->err. */
+int kmat_range(struct kmat *m, const struct kaldi_range *r);
 /* Consumes what is left of the matrix: 0, or -1 with the message. */
 int kmat_skip(struct kmat *m, input *in);
 void kmat_free(struct kmat *m);

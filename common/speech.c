@@ -579,7 +579,7 @@ objark_next(speech *s)
 /* Opens an .scp entry's file at its offset (-1: a file of one matrix) and reads the
  * matrix's header; 0, or -1 with the message in km.err. */
 static int
-scp_entry(speech *s, const char *file, int64_t off)
+scp_entry(speech *s, const char *file, int64_t off, const struct kaldi_range *range)
 {
 	s->km.err_off = off < 0 ? 0 : (uint64_t)off;
 	if (s->din == NULL || off < 0 || strcmp(s->dpath, file) != 0 ||
@@ -610,7 +610,12 @@ scp_entry(speech *s, const char *file, int64_t off)
 		}
 		in_range(s->din, (uint64_t)off, (uint64_t)size);
 	}
-	return kmat_begin(&s->km, s->din, s->rs.permissive);
+	/* a range: the matrix whole, then its part */
+	uint64_t at = in_tell(s->din);
+	if (kmat_begin(&s->km, s->din, s->rs.permissive || range->given) < 0)
+		return -1;
+	s->km.err_off = at;
+	return kmat_range(&s->km, range);
 }
 
 static int
@@ -626,7 +631,8 @@ scp_next(speech *s)
 			p++;
 		if (*p == '\0')
 			continue;
-		if (kaldi_scp_line(line, &key, &file, &off, err) < 0)
+		struct kaldi_range range;
+		if (kaldi_scp_line(line, &key, &file, &off, &range, err) < 0)
 			die_at(in_name(s->in), in_lineno(s->in), "%s", err);
 		size_t n = strlen(key) + 1;
 		if (n > s->keycap) {
@@ -635,7 +641,7 @@ scp_next(speech *s)
 			s->key = xmalloc(s->keycap);
 		}
 		memcpy(s->key, key, n);
-		if (scp_entry(s, file, off) == 0) {
+		if (scp_entry(s, file, off, &range) == 0) {
 			s->have_key = 1;
 			return 1;
 		}
@@ -699,6 +705,7 @@ speech_input_bytes(char *const *paths, int n)
 
 	for (int i = 0; i < n; i++) {
 		struct kaldi_rspec rs;
+		struct kaldi_range range;
 		const char *p = paths[i];
 		if (kaldi_rspec_parse(p, &rs, err) > 0)
 			p = rs.file;
@@ -713,7 +720,7 @@ speech_input_bytes(char *const *paths, int n)
 		char *line, *key, *file, *last = NULL;
 		int64_t off;
 		while ((line = in_getline(in, NULL)) != NULL) {
-			if (kaldi_scp_line(line, &key, &file, &off, err) < 0)
+			if (kaldi_scp_line(line, &key, &file, &off, &range, err) < 0)
 				continue;	/* said when it is read */
 			if (last != NULL && strcmp(last, file) == 0)
 				continue;

@@ -11,7 +11,8 @@
  *       CM, CM2 or CM3 matrices, as copy-feats writes by default; common/kaldi_io.h).
  *       Text archives are parsed in parallel chunks; binary ones (and any archive
  *       read permissively) object by object, where an object may also be text.
- *   Kaldi .scp files: "KEY FILE[:OFFSET]" lines, each a matrix at that byte of FILE.
+ *   Kaldi .scp files: "KEY FILE[:OFFSET]" lines, each a matrix at that byte of FILE,
+ *       perhaps with a range of rows and columns ("[0:9]", "[0:9,0:12]", ":" all).
  *   Kaldi rspecifiers name archives and .scp files: ark:FILE, scp:FILE, ark:- and
  *       Kaldi's options (ark,s,cs:FILE; p: an entry that cannot be read ends an
  *       archive, or is skipped in an .scp, with a warning). Other names are files.

@@ -295,3 +295,32 @@ print("ok")' "$REF" "$T/out" "$D/text.out" "$T/cm3.out"
 	run -1 --separate-stderr gmmscore -m "$D/native.txt" --all "$T/bad.ark"
 	[[ $stderr == *"bad.ark:"*"row has 2 columns, expected 6"* ]]
 }
+
+@test "an .scp entry's row and column ranges ([R1:R2,C1:C2]) cut its matrix, as Kaldi's" {
+	u3=$(awk '$1 == "u3" { print $2 }' "$D/cm.scp")
+	printf 'a %s[10:19]\nb %s[:,2:4]\nc %s[98:101]\nd %s[0:1,3:5]\n' "$u3" "$u3" "$u3" "$u3" > "$T/r.scp"
+	run -0 gmmscore -m "$D/native.txt" --dims 3 --all -o "$T/out" "scp:$T/r.scp"
+	# the reference: the Python decoder's u3, cut by numpy, as an FM archive
+	run -0 py -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+import kaldi_io as k
+u3 = dict(k.read_archive(sys.argv[2]))["u3"]
+k.write_archive(sys.argv[3], [("a", u3[10:20]), ("b", u3[:, 2:5]), ("c", u3[98:100]),
+                              ("d", u3[0:2, 3:6])], ["fm"] * 4)' "$REF" "$D/cm.ark" "$T/want.ark"
+	gmmscore -m "$D/native.txt" --dims 3 --all -o "$T/want" "$T/want.ark"
+	cmp "$T/out" "$T/want"
+	run -0 kio keys "$T/out"
+	assert_output - <<-'EOF2'
+	a 10x8
+	b 100x8
+	c 2x8
+	d 2x8
+	EOF2
+	printf 'x %s[100:101]\n' "$u3" > "$T/far.scp"
+	run -1 --separate-stderr gmmscore -m "$D/native.txt" "scp:$T/far.scp"
+	[[ $stderr == *"cm.ark: byte ${u3##*:}: utterance 'x': range [100:101,0:5] is outside the matrix of 100 x 6" ]]
+	printf 'x %s[1-2]\n' "$u3" > "$T/bad.scp"
+	run -1 --separate-stderr gmmscore -m "$D/native.txt" "scp:$T/bad.scp"
+	[[ $stderr == *"bad.scp:1: 'x': '[1-2]' is not a range Kaldi reads"* ]]
+}
