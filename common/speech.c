@@ -1,4 +1,5 @@
-/* speech.c: speech feature readers and the Kaldi text archive writer (see speech.h). */
+/* speech.c: speech feature readers (HTK, Kaldi archives and .scp files through
+ * kaldi_io.h, text, NPY) and the Kaldi text archive writer (see speech.h). */
 #include "speech.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
-/* gmmscore_out.c: gmmscore's results as text lines, a Kaldi text archive or NPY (see
- * gmmscore_stream.h), apart from the pipeline that produces them. Text is formatted on
+/* gmmscore_out.c: gmmscore's results as text lines, a Kaldi text or binary archive or
+ * NPY (see gmmscore_stream.h), apart from the pipeline that produces them. Text is formatted on
  * the -j threads and written in order by out_par (common/output.h): a chunk's items
  * are its rows (and, in an archive, its empty utterances), each formatted with what
  * goes before it (the bracket that closes the utterance before, the key that opens its
