@@ -309,7 +309,10 @@ esize(enum kmat_kind k)
 	return k == KMAT_DM ? 8 : k == KMAT_FM ? 4 : k == KMAT_CM2 ? 2 : 1;
 }
 
-/* Kaldi's CompressedMatrix::Uint16ToFloat and CharToFloat. */
+/* Kaldi's CompressedMatrix::Uint16ToFloat and CharToFloat (src/matrix/compressed-matrix.cc),
+ * the same expressions: Uint16ToFloat in float with a float constant; CharToFloat's
+ * product in float, then times a double constant and the sum in double, rounded to
+ * float on return (1/63.0 is not a power of two: float there would round differently). */
 static float
 u16_to_float(float min_value, float range, uint16_t value)
 {
@@ -320,11 +323,11 @@ static float
 char_to_float(float p0, float p25, float p75, float p100, uint8_t value)
 {
 	if (value <= 64)
-		return p0 + (p25 - p0) * value * (1 / 64.0f);
+		return (float)(p0 + (p25 - p0) * value * (1 / 64.0));
 	else if (value <= 192)
-		return p25 + (p75 - p25) * (value - 64) * (1 / 128.0f);
+		return (float)(p25 + (p75 - p25) * (value - 64) * (1 / 128.0));
 	else
-		return p75 + (p100 - p75) * (value - 192) * (1 / 63.0f);
+		return (float)(p75 + (p100 - p75) * (value - 192) * (1 / 63.0));
 }
 
 static int

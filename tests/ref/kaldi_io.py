@@ -59,11 +59,13 @@ def u16_to_float(mn, rng, q):
 
 
 def char_to_float(p0, p25, p75, p100, q):
+    # p0 + (p25 - p0) * value * (1/64.0): the product of floats in float, then times
+    # a double, plus p0 in double, rounded to float on return
     if q <= 64:
-        return F(p0 + F(F(F(p25 - p0) * F(q)) * F(F(1) / F(64))))
+        return F(D(p0) + D(F(F(p25 - p0) * F(q))) * (1 / 64.0))
     if q <= 192:
-        return F(p25 + F(F(F(p75 - p25) * F(q - 64)) * F(F(1) / F(128))))
-    return F(p75 + F(F(F(p100 - p75) * F(q - 192)) * F(F(1) / F(63))))
+        return F(D(p25) + D(F(F(p75 - p25) * F(q - 64))) * (1 / 128.0))
+    return F(D(p75) + D(F(F(p100 - p75) * F(q - 192))) * (1 / 63.0))
 
 
 def float_to_char(p0, p25, p75, p100, v):
