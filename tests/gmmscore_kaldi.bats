@@ -151,6 +151,11 @@ print("ok")' "$REF" "$T/out" "$D/text.out" "$T/cm3.out"
 	done
 	run -0 gmmscore -m "$D/native.txt" --all -o "$T/out" "scp,s,cs:$D/fm.scp"
 	cmp "$T/out" "$D/text.out"
+	# a text archive as ark:-, an .scp as scp:-
+	run -0 sh -c 'gmmscore -m "$1" --all ark:- < "$2" > "$3"' sh "$D/native.txt" "$D/text.ark" "$T/out"
+	cmp "$T/out" "$D/text.out"
+	run -0 sh -c 'gmmscore -m "$1" --all scp:- < "$2" > "$3"' sh "$D/native.txt" "$D/fm.scp" "$T/out"
+	cmp "$T/out" "$D/text.out"
 	cp "$D/fm.ark" "$T/feats:1"
 	run -0 gmmscore -m "$D/native.txt" --all -o "$T/out" "$T/feats:1"
 	cmp "$T/out" "$D/text.out"
