@@ -728,6 +728,8 @@ speech_input_bytes(char *const *paths, int n)
 			total += in_regular_bytes(&p, 1);
 			continue;
 		}
+		if (p == NULL || strcmp(p, "-") == 0)
+			return -1;	/* scp:-: its lines are the program's to read */
 		/* the files an .scp names, each once (entries of one file come together) */
 		input *in = in_open(p);
 		char *line, *key, *file, *last = NULL;
