@@ -17,6 +17,7 @@
 #include "gmmscore.h"
 #include "gmmscore_stream.h"
 #include "input.h"
+#include "kaldi_io.h"
 #include "output.h"
 #include "speech.h"
 #include "timer.h"
@@ -30,6 +31,7 @@ struct opts {
 	enum gmm_mode mode;
 	size_t top;			/* 0 with --all */
 	int all;
+	int ark_out;			/* -O ark */
 	size_t chunk;			/* 0: the tuning row's, bounded by memory */
 	uint64_t first_frame;		/* --first-frame: the first utterance's first number */
 };
@@ -40,12 +42,13 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: gmmscore -m MODELS [-av] [-t N] [--mode sum|max] [--dims N]\n"
 	    "                [-f text|npy|htk|ark] [--chunk FRAMES] [--first-frame N]\n"
-	    "                [-o FILE] [-O text|npy]\n"
+	    "                [-o FILE] [-O text|npy|ark]\n"
 	    "                [-d DEVICE] [-j N] [--max-device-mem BYTES] [FEATURES ...]\n"
 	    "       gmmscore --list-devices\n"
 	    "\n"
 	    "  -m, --models FILE      Kaldi (text or binary), HTK MMF or gmmscore text models\n"
 	    "  -f, --format FMT       features: auto (default), text, npy, htk or ark\n"
+	    "                         (FEATURES may be Kaldi rspecifiers: ark:F, scp:F)\n"
 	    "      --dims N           use the first N dimensions of models and features\n"
 	    "      --mode sum|max     log-likelihood (default) or best component\n"
 	    "  -t, --top N            the N best models a frame (default 1)\n"
@@ -53,7 +56,8 @@ usage(FILE *f)
 	    "      --chunk FRAMES     frames scored at a time (default: sized to memory)\n"
 	    "      --first-frame N    number the first utterance's frames from N (a piece)\n"
 	    "  -o, --output FILE      write to FILE (default standard output)\n"
-	    "  -O, --output-format F  text (default) or npy (with --all)\n"
+	    "  -O, --output-format F  text (default), npy (with --all) or ark (a binary\n"
+	    "                         Kaldi archive of every score, as gmm-compute-likes)\n"
 	    "  -d, --device SPEC      auto, cpu, gpu, gpu:N, gpu:all or gpu:N,M ($ACCELKIT_DEVICE)\n"
 	    "  -j, --threads N        CPU threads\n"
 	    "      --max-device-mem B bound on the GPU memory used\n"
@@ -109,6 +113,14 @@ parse_args(int argc, char **argv, struct opts *o, struct common_opts *co)
 		case OPT_FIRST:
 			o->first_frame = (uint64_t)cli_int("--first-frame", optarg, 0, INT64_MAX);
 			break;
+		case 'O':
+			if (strcmp(optarg, "ark") == 0) {
+				o->ark_out = 1;
+				break;
+			}
+			o->ark_out = 0;
+			cli_common(c, optarg, co, usage);
+			break;
 		case OPT_CHUNK:
 			o->chunk = (size_t)cli_int("--chunk", optarg, 1, 1 << 24);
 			break;
@@ -119,8 +131,18 @@ parse_args(int argc, char **argv, struct opts *o, struct common_opts *co)
 	cli_finish(co);
 	if (co->list_devices)
 		return;
+	for (int i = optind; i < argc; i++) {
+		struct kaldi_rspec rs;
+		char err[KALDI_ERR];
+		if (kaldi_rspec_parse(argv[i], &rs, err) < 0)
+			usage_error("%s", err);
+	}
 	if (o->models == NULL)
 		usage_error("no models given (-m FILE)");
+	if (o->ark_out && top_given)
+		usage_error("-O ark holds every score (as --all): --top does not apply");
+	if (o->ark_out)
+		o->all = 1;
 	if (o->all && top_given)
 		usage_error("--top and --all exclude each other");
 	if (o->all && o->first_frame > 0)
@@ -128,7 +150,7 @@ parse_args(int argc, char **argv, struct opts *o, struct common_opts *co)
 		    "utterances: split its input by utterances");
 	if (o->all)
 		o->top = 0;
-	if (cli_out_format(co, co->output) == FMT_NPY && !o->all)
+	if (!o->ark_out && cli_out_format(co, co->output) == FMT_NPY && !o->all)
 		usage_error("NPY output (-O npy) holds every score: it needs --all");
 }
 
@@ -147,7 +169,7 @@ main(int argc, char **argv)
 		cuda_list_devices();
 		return 0;
 	}
-	int fmt = cli_out_format(&co, co.output);
+	int fmt = o.ark_out ? GMM_FMT_ARK : cli_out_format(&co, co.output);
 	output *out = out_open(co.output);
 	if (fmt == FMT_NPY && !out_seekable(out))
 		die("NPY output needs a file it can rewrite (its header holds the row count): "
@@ -158,7 +180,7 @@ main(int argc, char **argv)
 
 	/* CUDA's start-up (about 300 ms) runs in a thread while the models are read and
 	 * the features looked at; cudadev.h makes error exits meanwhile safe. */
-	int64_t bytes = in_regular_bytes((const char *const *)files, nfiles);
+	int64_t bytes = speech_input_bytes(files, nfiles);
 	const char *mpath[1] = {o.models};
 	int64_t mbytes = in_regular_bytes(mpath, 1);
 	cuda_input_size(bytes < 0 || mbytes < 0 ? -1 : bytes + mbytes);

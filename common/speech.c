@@ -1,14 +1,20 @@
-/* speech.c: speech feature readers and the Kaldi text archive writer (see speech.h). */
+/* speech.c: speech feature readers (HTK, Kaldi archives and .scp files through
+ * kaldi_io.h, text, NPY) and the Kaldi text archive writer (see speech.h). */
 #include "speech.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chunks.h"
 #include "dense.h"
 #include "err.h"
 #include "input.h"
+#include "kaldi_io.h"
 
 /* HTK parameter kinds: the base kind in the low 6 bits, qualifiers above. */
 enum {
@@ -47,6 +53,16 @@ struct speech {
 	const float *row;	/* the row waiting to be handed out (in cur) */
 	int pending, ended;	/* a row waits; the matrix's ']' was seen */
 	uint64_t first_line;	/* line of the matrix's first row */
+
+	/* Kaldi archives read object by object (binary ones, and any under ark,p) and
+	 * .scp files (kaldi_io.h); the key is in `key` (keycap bytes) */
+	struct kaldi_rspec rs;
+	int objark;		/* the archive is read object by object */
+	input *din;		/* scp: the data file open now */
+	char *dpath;		/* its path */
+	struct kmat km;
+	size_t keycap;
+	int have_key;		/* km holds an utterance that may have rows left */
 };
 
 const char *
@@ -57,6 +73,7 @@ speech_format_name(enum speech_format f)
 	case SPEECH_NPY: return "npy";
 	case SPEECH_HTK: return "htk";
 	case SPEECH_ARK: return "ark";
+	case SPEECH_SCP: return "scp";
 	default: return "auto";
 	}
 }
@@ -89,7 +106,8 @@ blank(int c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* Whether the first line of the input is "KEY [" (a Kaldi text archive). */
+/* Whether the input starts as a Kaldi archive: 1 for a first line "KEY [" (text), 2 for
+ * "KEY \0B" (binary), else 0. */
 static int
 looks_like_ark(input *in)
 {
@@ -110,9 +128,8 @@ looks_like_ark(input *in)
 		k++;
 	if (k == i)
 		return 0;
-	if (k + 2 < avail && p[k] == ' ' && p[k + 1] == '\0' && p[k + 2] == 'B')
-		die("%s: a binary Kaldi archive is not supported "
-		    "(convert it with copy-feats ark:FILE ark,t:-)", in_name(in));
+	if (k + 2 < avail && (p[k] == ' ' || p[k] == '\t') && p[k + 1] == '\0' && p[k + 2] == 'B')
+		return 2;
 	while (k < avail && blank(p[k]))
 		k++;
 	return k < avail && p[k] == '[' && p[i] != '[';
@@ -129,8 +146,9 @@ detect(input *in)
 	for (size_t i = 0; i < avail; i++)
 		if (!texty(p[i])) {
 			/* A binary archive starts "KEY \0B": text, then the NUL. */
-			if (i > 1 && p[i] == '\0' && p[i - 1] == ' ' && i + 1 < avail && p[i + 1] == 'B')
-				looks_like_ark(in);
+			if (i > 1 && p[i] == '\0' && i + 1 < avail && p[i + 1] == 'B' &&
+			    looks_like_ark(in) == 2)
+				return SPEECH_ARK;
 			return SPEECH_HTK;
 		}
 	return looks_like_ark(in) ? SPEECH_ARK : SPEECH_TEXT;
@@ -364,8 +382,9 @@ ark_parse_chunk(void *ctx, struct chunk *c)
 			while (p < e && blank((unsigned char)*p))
 				p++;
 			if (p == e && e < line + len)
-				return chunk_fail(c, it.n, "a binary Kaldi matrix is not supported "
-				    "(convert the archive with copy-feats ark:FILE ark,t:-)");
+				return chunk_fail(c, it.n, "a binary matrix in an archive that "
+				    "starts as text is not read (copy-feats ark:FILE ark:- makes it "
+				    "all binary)");
 			if (p == e || *p != '[')
 				return chunk_fail(c, it.n,
 				    "expected 'KEY  [' to start a matrix of the archive");
@@ -517,13 +536,160 @@ ark_read(speech *s, float *dst, size_t maxrows, size_t ncols, size_t stride)
 	return r;
 }
 
+/* ---- Kaldi archives object by object, and .scp files (kaldi_io.h) ---- */
+
+/* A matrix that cannot be read: the end of the program, or under ark,p the end of the
+ * archive and under scp,p the entry skipped, with a warning (Kaldi's permissive). */
+static void
+obj_error(speech *s, const char *file, uint64_t off, const char *msg)
+{
+	if (!s->rs.permissive)
+		die_off(file, off, "utterance '%s': %s", s->key, msg);
+	warnmsg("%s: byte %llu: utterance '%s': %s; %s", file, (unsigned long long)off, s->key,
+	    msg, s->fmt == SPEECH_SCP ? "skipped (scp,p)" :
+	    "the rest of the archive is not read (ark,p)");
+}
+
+static int
+objark_next(speech *s)
+{
+	char err[KALDI_ERR];
+	uint64_t off;
+
+	if (s->have_key && kmat_skip(&s->km, s->in) < 0)
+		obj_error(s, in_name(s->in), s->km.err_off, s->km.err);
+	s->have_key = 0;
+	int r = kaldi_read_key(s->in, &s->key, &s->keycap, err, &off);
+	if (r == 0)
+		return 0;
+	if (r < 0) {
+		if (!s->rs.permissive)
+			die_off(in_name(s->in), off, "%s", err);
+		warnmsg("%s: byte %llu: %s; the rest of the archive is not read (ark,p)",
+		    in_name(s->in), (unsigned long long)off, err);
+		return 0;
+	}
+	if (kmat_begin(&s->km, s->in, s->rs.permissive) < 0) {
+		obj_error(s, in_name(s->in), s->km.err_off, s->km.err);
+		return 0;
+	}
+	s->have_key = 1;
+	return 1;
+}
+
+/* The most bytes an .scp entry's offset is reached by reading forward, not seeking. */
+#define SCP_SKIP_BYTES ((uint64_t)1 << 20)
+
+/* Opens an .scp entry's file at its offset (-1: a file of one matrix) and reads the
+ * matrix's header; 0, or -1 with the message in km.err. */
+static int
+scp_entry(speech *s, const char *file, int64_t off, const struct kaldi_range *range)
+{
+	s->km.err_off = off < 0 ? 0 : (uint64_t)off;
+	if (s->din == NULL || off < 0 || strcmp(s->dpath, file) != 0 ||
+	    in_file_size(s->din) < 0) {
+		in_close(s->din);
+		s->din = NULL;
+		free(s->dpath);
+		s->dpath = xstrdup(file);
+		int fd = open(file, O_RDONLY);
+		if (fd < 0) {
+			snprintf(s->km.err, sizeof s->km.err, "%s", strerror(errno));
+			return -1;
+		}
+		close(fd);
+		s->din = in_open(file);
+	}
+	if (off >= 0) {
+		int64_t size = in_file_size(s->din);
+		if (size < 0) {
+			snprintf(s->km.err, sizeof s->km.err, "an offset needs a regular file, "
+			    "not compressed");
+			return -1;
+		}
+		if ((uint64_t)off > (uint64_t)size) {
+			snprintf(s->km.err, sizeof s->km.err, "offset %lld is past the end of the "
+			    "file (%lld bytes)", (long long)off, (long long)size);
+			return -1;
+		}
+		/* An .scp written beside its archive goes forward through it: a short step
+		 * forward is taken in what is read already, not by a seek that drops it. */
+		uint64_t at = in_tell(s->din);
+		if ((uint64_t)off >= at && (uint64_t)off - at <= SCP_SKIP_BYTES) {
+			size_t gap = (size_t)((uint64_t)off - at), got;
+			while (gap > 0 && in_take(s->din, gap, &got) != NULL && got > 0)
+				gap -= got;
+		} else {
+			in_range(s->din, (uint64_t)off, (uint64_t)size);
+		}
+	}
+	/* a range: the matrix whole, then its part */
+	uint64_t at = in_tell(s->din);
+	if (kmat_begin(&s->km, s->din, s->rs.permissive || range->given) < 0)
+		return -1;
+	s->km.err_off = at;
+	return kmat_range(&s->km, range);
+}
+
+static int
+scp_next(speech *s)
+{
+	char err[KALDI_ERR], *line, *key, *file;
+	int64_t off;
+
+	s->have_key = 0;
+	while ((line = in_getline(s->in, NULL)) != NULL) {
+		const char *p = line;
+		while (blank((unsigned char)*p))
+			p++;
+		if (*p == '\0')
+			continue;
+		struct kaldi_range range;
+		if (kaldi_scp_line(line, &key, &file, &off, &range, err) < 0)
+			die_at(in_name(s->in), in_lineno(s->in), "%s", err);
+		size_t n = strlen(key) + 1;
+		if (n > s->keycap) {
+			free(s->key);
+			s->keycap = n + 64;
+			s->key = xmalloc(s->keycap);
+		}
+		memcpy(s->key, key, n);
+		if (scp_entry(s, file, off, &range) == 0) {
+			s->have_key = 1;
+			return 1;
+		}
+		char where[1100];
+		snprintf(where, sizeof where, "%.1024s", file);
+		obj_error(s, where, s->km.err_off, s->km.err);
+	}
+	return 0;
+}
+
+static size_t
+obj_read(speech *s, float *dst, size_t maxrows, size_t ncols, size_t stride)
+{
+	input *in = s->fmt == SPEECH_SCP ? s->din : s->in;
+	size_t n = kmat_read(&s->km, in, dst, maxrows, ncols, stride);
+	if (n == SIZE_MAX)
+		die_off(in_name(in), s->km.err_off, "utterance '%s': %s", s->key, s->km.err);
+	return n;
+}
+
 /* ---- the common interface ---- */
 
 speech *
 speech_open(const char *path, enum speech_format fmt)
 {
 	speech *s = xcalloc(1, sizeof *s);
+	char err[KALDI_ERR];
 
+	int k = kaldi_rspec_parse(path == NULL ? "-" : path, &s->rs, err);
+	if (k < 0)
+		die("%s", err);
+	if (k > 0) {
+		path = s->rs.file;
+		fmt = s->rs.type == KALDI_SCP ? SPEECH_SCP : SPEECH_ARK;
+	}
 	s->in = in_open(path);
 	s->path = path == NULL ? "-" : path;
 	s->fmt = fmt == SPEECH_AUTO ? detect(s->in) : fmt;
@@ -532,12 +698,63 @@ speech_open(const char *path, enum speech_format fmt)
 		htk_open(s);
 		break;
 	case SPEECH_ARK:
-		s->ch = chunks_open(s->in, &ark_ops, NULL);
+		/* binary, or permissive: object by object; text: in parallel chunks */
+		if (s->rs.permissive || looks_like_ark(s->in) == 2)
+			s->objark = 1;
+		else
+			s->ch = chunks_open(s->in, &ark_ops, NULL);
 		break;
 	default:
 		break;
 	}
 	return s;
+}
+
+int64_t
+speech_input_bytes(char *const *paths, int n)
+{
+	int64_t total = 0;
+	char err[KALDI_ERR];
+
+	for (int i = 0; i < n; i++) {
+		struct kaldi_rspec rs;
+		struct kaldi_range range;
+		const char *p = paths[i];
+		if (kaldi_rspec_parse(p, &rs, err) > 0)
+			p = rs.file;
+		if (in_regular_bytes(&p, 1) < 0)
+			return -1;
+		if (rs.type != KALDI_SCP) {
+			total += in_regular_bytes(&p, 1);
+			continue;
+		}
+		if (p == NULL || strcmp(p, "-") == 0)
+			return -1;	/* scp:-: its lines are the program's to read */
+		/* the files an .scp names, each once (entries of one file come together) */
+		input *in = in_open(p);
+		char *line, *key, *file, *last = NULL;
+		int64_t off;
+		while ((line = in_getline(in, NULL)) != NULL) {
+			if (kaldi_scp_line(line, &key, &file, &off, &range, err) < 0)
+				continue;	/* said when it is read */
+			if (last != NULL && strcmp(last, file) == 0)
+				continue;
+			free(last);
+			last = xstrdup(file);
+			const char *f = file;
+			int64_t b = in_regular_bytes(&f, 1);
+			if (b < 0) {
+				total = -1;
+				break;
+			}
+			total += b;
+		}
+		free(last);
+		in_close(in);
+		if (total < 0)
+			return -1;
+	}
+	return total;
 }
 
 void
@@ -547,6 +764,9 @@ speech_close(speech *s)
 		return;
 	dstream_close(s->ds);
 	chunks_close(s->ch);
+	in_close(s->din);
+	free(s->dpath);
+	kmat_free(&s->km);
 	in_close(s->in);
 	free(s->tmp);
 	free(s->scale);
@@ -571,6 +791,14 @@ int
 speech_next(speech *s, const char **key, size_t *dims, int64_t *rows)
 {
 	*rows = -1;
+	if (s->objark || s->fmt == SPEECH_SCP) {
+		if (!(s->fmt == SPEECH_SCP ? scp_next(s) : objark_next(s)))
+			return 0;
+		*key = s->key;
+		*dims = s->km.cols;
+		*rows = (int64_t)s->km.rows;
+		return 1;
+	}
 	if (s->fmt == SPEECH_ARK) {
 		if (!ark_next(s))
 			return 0;
@@ -604,6 +832,8 @@ speech_read(speech *s, float *dst, size_t maxrows, size_t ncols, size_t stride)
 {
 	if (s->fmt == SPEECH_HTK)
 		return htk_read(s, dst, maxrows, ncols, stride);
+	if (s->objark || s->fmt == SPEECH_SCP)
+		return obj_read(s, dst, maxrows, ncols, stride);
 	if (s->fmt == SPEECH_ARK)
 		return ark_read(s, dst, maxrows, ncols, stride);
 	if (s->ds == NULL || s->cols == 0)

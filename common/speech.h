@@ -6,8 +6,16 @@
  *       the data) is accepted and the CRC skipped, not verified. The byte count is
  *       checked against the header. WAVEFORM, IREFC, DISCRETE and _V files are refused.
  *       One file is one utterance, named by its path.
- *   Kaldi text archives: "KEY  [" then rows, the last ending in "]", several
- *       utterances a file (as copy-feats ark,t: writes). Binary archives are refused.
+ *   Kaldi archives, several utterances a file: text ("KEY  [" then rows, the last
+ *       ending in "]", as copy-feats ark,t: writes) or binary ("KEY \0B" then FM, DM,
+ *       CM, CM2 or CM3 matrices, as copy-feats writes by default; common/kaldi_io.h).
+ *       Text archives are parsed in parallel chunks; binary ones (and any archive
+ *       read permissively) object by object, where an object may also be text.
+ *   Kaldi .scp files: "KEY FILE[:OFFSET]" lines, each a matrix at that byte of FILE,
+ *       perhaps with a range of rows and columns ("[0:9]", "[0:9,0:12]", ":" all).
+ *   Kaldi rspecifiers name archives and .scp files: ark:FILE, scp:FILE, ark:- and
+ *       Kaldi's options (ark,s,cs:FILE; p: an entry that cannot be read ends an
+ *       archive, or is skipped in an .scp, with a warning). Other names are files.
  *   Text or NPY matrices (common/dense.h): one utterance named by its path.
  * The format is recognised by content (NPY magic; a "KEY [" first line; bytes that
  * no text holds in the first 12 for HTK; otherwise text), or forced.
@@ -26,16 +34,22 @@
 extern "C" {
 #endif
 
-enum speech_format { SPEECH_AUTO = 0, SPEECH_TEXT, SPEECH_NPY, SPEECH_HTK, SPEECH_ARK };
+enum speech_format { SPEECH_AUTO = 0, SPEECH_TEXT, SPEECH_NPY, SPEECH_HTK, SPEECH_ARK,
+	SPEECH_SCP };
 
-/* "text", "npy", "htk", "ark" for SPEECH_TEXT.. (for messages and -v). */
+/* "text", "npy", "htk", "ark", "scp" for SPEECH_TEXT.. (for messages and -v). */
 const char *speech_format_name(enum speech_format f);
 
 typedef struct speech speech;
 
-/* Opens a feature file (NULL or "-": standard input); fmt SPEECH_AUTO recognises it. */
+/* Opens a feature file (NULL or "-": standard input) or a Kaldi rspecifier (which
+ * decides the format); fmt SPEECH_AUTO recognises it. */
 speech *speech_open(const char *path, enum speech_format fmt);
 void speech_close(speech *s);
+/* The bytes behind n feature operands, as in_regular_bytes counts them (-1: a pipe or
+ * compressed, unknown): an rspecifier's file, and an .scp file's the files it names
+ * (each once; the .scp is read for that, so scp:- is unknown). */
+int64_t speech_input_bytes(char *const *paths, int n);
 enum speech_format speech_format(const speech *s);
 /* The name used in messages: the path, or "(standard input)". */
 const char *speech_name(const speech *s);
@@ -43,7 +57,7 @@ const char *speech_name(const speech *s);
 /* Starts the next utterance; 0 when there are no more. *key is the archive key, or
  * the path ("-" for standard input) for the one-utterance formats; it stays valid
  * until the next call. *dims is the utterance's row width; *rows its row count
- * when the header says it (NPY, HTK), else -1. */
+ * when the header says it (NPY, HTK, Kaldi binary and .scp), else -1. */
 int speech_next(speech *s, const char **key, size_t *dims, int64_t *rows);
 
 /* Reads up to maxrows rows of the current utterance, the first ncols (<= dims)

@@ -1,5 +1,5 @@
-/* gmmscore_out.c: gmmscore's results as text lines, a Kaldi text archive or NPY (see
- * gmmscore_stream.h), apart from the pipeline that produces them. Text is formatted on
+/* gmmscore_out.c: gmmscore's results as text lines, a Kaldi text or binary archive or
+ * NPY (see gmmscore_stream.h), apart from the pipeline that produces them. Text is formatted on
  * the -j threads and written in order by out_par (common/output.h): a chunk's items
  * are its rows (and, in an archive, its empty utterances), each formatted with what
  * goes before it (the bracket that closes the utterance before, the key that opens its
@@ -12,6 +12,7 @@
 #include "dense.h"
 #include "err.h"
 #include "gmmscore_stream.h"
+#include "kaldi_io.h"
 #include "output.h"
 #include "speech.h"
 #include "timer.h"
@@ -34,6 +35,10 @@ struct gmm_writer {
 	uint32_t *iseg, *irow;
 	uint64_t *iframe;
 	size_t icap;
+	/* GMM_FMT_ARK: the utterance being gathered (its key NULL before the first) */
+	const char *ukey;
+	float *urows;
+	size_t un, ucap;
 };
 
 #define NO_ROW UINT32_MAX
@@ -143,6 +148,38 @@ list_items(struct gmm_writer *w, const struct gmm_chunk *c)
 	return n;
 }
 
+/* GMM_FMT_ARK: an FM matrix an utterance, written when the next one starts or at the
+ * end, since its header holds the row count. */
+static void
+bark_flush(struct gmm_writer *w)
+{
+	if (w->ukey != NULL)
+		kaldi_write_fm(w->o, w->ukey, w->urows, w->un, w->m->nmodels);
+	w->ukey = NULL;
+	w->un = 0;
+}
+
+static void
+write_bark(struct gmm_writer *w, const struct gmm_chunk *c)
+{
+	const size_t nm = w->m->nmodels;
+	for (size_t s = 0, r = 0; s < c->nseg; s++) {
+		const struct gmm_seg *sg = &c->seg[s];
+		if (sg->first == 0) {
+			bark_flush(w);
+			w->ukey = sg->key;
+		}
+		if (w->un + sg->n > w->ucap) {
+			w->ucap = MAX(w->un + sg->n, 2 * w->ucap);
+			w->urows = xreallocarray(w->urows, mul_size(w->ucap, nm, "scores"),
+			    sizeof *w->urows);
+		}
+		memcpy(w->urows + w->un * nm, c->val + r * nm, sg->n * nm * sizeof *w->urows);
+		w->un += sg->n;
+		r += sg->n;
+	}
+}
+
 static void
 write_text(struct gmm_writer *w, const struct gmm_chunk *c)
 {
@@ -167,6 +204,8 @@ gmm_writer_chunk(struct gmm_writer *w, const struct gmm_chunk *c)
 	if (w->fmt == FMT_NPY) {
 		out_write(w->o, c->val, c->n * w->m->nmodels * sizeof(float));
 		w->npy_rows += c->n;
+	} else if (w->fmt == GMM_FMT_ARK) {
+		write_bark(w, c);
 	} else {
 		write_text(w, c);
 	}
@@ -201,8 +240,11 @@ gmm_writer_end(struct gmm_writer *w)
 {
 	if (w->fmt == FMT_NPY)
 		npy_patch_header(w->o, w->npy_off, DT_F32, (size_t)w->npy_rows, w->m->nmodels);
+	else if (w->fmt == GMM_FMT_ARK)
+		bark_flush(w);
 	else if (w->open)
 		ark_end(w->o, 1);
+	free(w->urows);
 	free(w->iseg);
 	free(w->irow);
 	free(w->iframe);

@@ -58,9 +58,14 @@ void gmm_feats_close(struct gmm_feats *f);
 /* ---- the writer (gmmscore_out.c) ---- */
 
 struct gmm_writer;
+/* -O ark: a binary Kaldi archive, one FM matrix of frames x models an utterance (as
+ * gmm-compute-likes writes), beside FMT_TEXT and FMT_NPY of cli.h. */
+#define GMM_FMT_ARK 2
+
 /* Writes to o the `top` best models a frame as text lines "KEY FRAME MODEL SCORE", or
- * with top 0 every score: a Kaldi text archive (one matrix an utterance) or, fmt
- * FMT_NPY, one float32 array of frames x models (its header now, with the row count
+ * with top 0 every score: a Kaldi text archive (one matrix an utterance), fmt
+ * GMM_FMT_ARK a binary one (an utterance's rows kept until it ends), or fmt
+ * FMT_NPY one float32 array of frames x models (its header now, with the row count
  * patched in at gmm_writer_end). Text is formatted on the -j threads. first_frame
  * (top > 0 only) numbers the first utterance's frames from there rather than 0: a
  * piece of a split run that continues an utterance (gmmscore --first-frame). */

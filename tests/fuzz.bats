@@ -82,6 +82,13 @@ regress() {
 	EOF
 }
 
+@test "kaldibin: a pipe whose DM header promises a 3 GB row is an error at the data's end" {
+	regress kaldibin pipe-huge-row <<-'EOF'
+	kaldibin[file]: (standard input): byte 18: utterance 'u0': DM header promises 5 x 812974083 values (32518963320 bytes), 18 bytes follow
+	kaldibin[pipe]: (standard input): byte 36: utterance 'u0': the DM data ends after 18 of its 32518963320 bytes; the rest of the archive is not read (ark,p)
+	EOF
+}
+
 # ---- float32's range ----
 
 @test "dense: a number beyond float32's range is an error naming its line" {
