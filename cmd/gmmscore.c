@@ -113,14 +113,15 @@ parse_args(int argc, char **argv, struct opts *o, struct common_opts *co)
 		case OPT_FIRST:
 			o->first_frame = (uint64_t)cli_int("--first-frame", optarg, 0, INT64_MAX);
 			break;
-		case 'O':
-			if (strcmp(optarg, "ark") == 0) {
-				o->ark_out = 1;
-				break;
-			}
-			o->ark_out = 0;
-			cli_common(c, optarg, co, usage);
+		case 'O': {
+			/* the common formats (FMT_TEXT, FMT_NPY) and Kaldi's archive */
+			static const char *const outs[] = {"text", "npy", "ark", NULL};
+			int f = cli_choice("--output-format", optarg, outs);
+			o->ark_out = f == 2;
+			if (f != 2)
+				co->out_format = f;
 			break;
+		}
 		case OPT_CHUNK:
 			o->chunk = (size_t)cli_int("--chunk", optarg, 1, 1 << 24);
 			break;

@@ -56,7 +56,8 @@ _accelkit_opts_gmmscore='
 -t --top num
 -a --all -
 - --chunk num
-- --first-frame num'
+- --first-frame num
+-O --output-format text|npy|ark'
 
 _accelkit_opts_editdist4r='
 -a --seqs-a file
