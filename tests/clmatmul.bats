@@ -1017,6 +1017,14 @@ for f in sys.argv[4:]:
 
 # The man page's EXAMPLES, as written there (run from the project root).
 
+@test "every row of the tuning table passes its legality checks, and rows that break them are rejected" {
+	run -0 tunerows clmatmul
+	assert_line --index 0 "clmatmul: 9 rows pass"
+	assert_line --index 1 --partial "broken p.tn = 32: rejected: "
+	refute_output --partial ": passes"
+	assert_equal "$(grep -c ': rejected: ' <<< "$output")" 14
+}
+
 @test "example: the product of two text matrices" {
 	cd "$ACCELKIT_ROOT"
 	run -0 --separate-stderr clmatmul testdata/clmatmul/a.txt testdata/clmatmul/b.txt
