@@ -25,6 +25,12 @@
 extern "C" {
 #endif
 
+/* libOpenCL is loaded (dlopen) by the first OpenCL call a run makes, not linked: a
+ * run that makes none maps no OpenCL library (common/clapi.h lists the entry points).
+ * clx_load loads it now; 0 when it cannot be loaded (the first call then finds no
+ * platform, and any other call is an error naming libOpenCL). */
+int clx_load(void);
+
 enum clx_vendor { CLX_OTHER, CLX_NVIDIA, CLX_POCL, CLX_AMD, CLX_INTEL };
 
 struct clx {
@@ -81,6 +87,34 @@ const char *clx_decide(const char *spec, const char *filter, double work,
  * bare CUDA process takes 300 ms on the lent H200 (issue 12); to be checked by
  * bench/e2e against clmatmul -d gpu -v's "open device". */
 #define CLX_GPU_START_SEC 0.30
+/* The platform opened beside the read (as cuda_start does for CUDA): clx_start, before
+ * the input is read, starts a thread that decides the device (spec, or for auto
+ * clx_decide on work, the caller's estimate of it, with model and ctx; model NULL: spec
+ * as given), opens it into xs (clx_open_many, with flags, at most max devices: xs is
+ * the caller's and must stay where it is until the end of the run) and then runs
+ * prep(xs, n, ctx) there when prep is not NULL: the program's own set-up, such as its
+ * build. ICDs are restricted (CPU-only specs) in the caller's thread, before the
+ * thread starts. clx_start_wait joins it and returns how many devices xs holds (their
+ * queues and context made in the thread, used from any thread after); the seconds it
+ * waited go to the phase "open device (waited)".
+ * An error in the thread is the process's (its message, exit 1), as it would be on
+ * the caller's thread.
+ *
+ *	static struct clx xs[CLX_MAX_MANY];
+ *	struct clx_start *st = clx_start(spec, filter, 0, est, model, prep, &ctx, xs,
+ *	    CLX_MAX_MANY);
+ *	read the input ...
+ *	int n = clx_start_wait(st);
+ */
+struct clx_start;
+typedef void clx_prep_fn(struct clx *xs, int n, void *ctx);
+struct clx_start *clx_start(const char *spec, const char *filter, int flags, double work,
+    clx_model_fn *model, clx_prep_fn *prep, void *ctx, struct clx *xs, int max);
+int clx_start_wait(struct clx_start *st);
+/* Whether spec names OpenCL CPU devices only (cpu:N, cpu:all, cpu:N,M; "cpu" alone
+ * too: what it means is the program's, clmatmul's native host path). */
+int clx_spec_cpu_only(const char *spec);
+
 /* How many GPU devices the kept platforms have (0 with no OpenCL at all): for a rank
  * under mpirun that takes the GPU of its place on the host. */
 int clx_count_gpus(const char *platform_filter);

@@ -132,6 +132,12 @@ row_cost(const char *desc, void *ctx)
 	return &tune_row(desc, *(const enum cm_precision *)ctx, 0)->cost;
 }
 
+const struct cost_model *
+cm_cost(const char *desc, const struct cm_options *o)
+{
+	return &tune_row(desc, precision_of(o), 0)->cost;
+}
+
 const char *
 cm_device(const char *spec, const char *filter, const struct cm_options *o, size_t m,
     size_t n, size_t k)
