@@ -96,13 +96,63 @@ cl_missing(const char *name)
  * first call, and NVIDIA's starts CUDA (a few hundred ms, the GPU's memory touched)
  * even for a run that then takes a CPU device. A spec of CPU devices only (cpu, cpu:N,
  * cpu:all, cpu:N,M) cannot name one of NVIDIA's, whose platform has none; there the
- * loader is pointed at the other platforms' .icd files alone: OCL_ICD_VENDORS set to
- * the one file when one is left (ocl-icd reads a file there as the only ICD), and
- * nothing changed when several are left, when the user set OCL_ICD_VENDORS or
+ * loader is pointed at the other platforms' .icd files alone: when one is left,
+ * OCL_ICD_VENDORS is set to a folder of ours holding a copy of it alone
+ * ($XDG_CACHE_HOME/accelkit/icd-cpu, else ~/.cache/...: a folder, which both ocl-icd
+ * and Khronos's loader read), and nothing is changed when several are left, when the user set OCL_ICD_VENDORS or
  * OCL_ICD_FILENAMES, or when OpenCL is loaded already. P:D specs name platforms by
  * their place among all of them, and gpu and auto may need NVIDIA's: left as they are. */
-static char icd_kept[512];
+static char icd_kept[4200];
 static int contains_nocase(const char *hay, const char *needle);
+static int accelkit_dir(const char *sub, char *buf, size_t size);
+static int read_all(int fd, void *buf, size_t n);
+static int write_all(int fd, const void *buf, size_t n);
+
+/* The copy of the .icd file `from' in folder (written, under a temporary name and
+ * renamed, unless it is there already with the same line): 1 with its path in path. */
+static int
+icd_copy(const char *from, const char *folder, char *path, size_t size)
+{
+	char line[1024] = "", have[1024] = "", tmp[4300];
+	const char *base = strrchr(from, '/');
+	base = base != NULL ? base + 1 : from;
+	int fd = open(from, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, line, sizeof line - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	line[n] = '\0';
+	if (snprintf(path, size, "%s/%s", folder, base) >= (int)size)
+		return 0;
+	/* only this one there: another's copy (a platform since removed) would load too */
+	DIR *d = opendir(folder);
+	for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
+		char other[4400];
+		size_t len = strlen(e->d_name);
+		if (len > 4 && strcmp(e->d_name + len - 4, ".icd") == 0 &&
+		    strcmp(e->d_name, base) != 0) {
+			snprintf(other, sizeof other, "%s/%s", folder, e->d_name);
+			unlink(other);
+		}
+	}
+	if (d != NULL)
+		closedir(d);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		ssize_t m = read(fd, have, sizeof have - 1);
+		close(fd);
+		if (m == n && memcmp(have, line, (size_t)n) == 0)
+			return 1;
+	}
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+		return 0;
+	int ok = write_all(fd, line, (size_t)n);
+	ok = close(fd) == 0 && ok && rename(tmp, path) == 0;
+	if (!ok)
+		unlink(tmp);
+	return ok;
+}
 
 int
 clx_spec_cpu_only(const char *spec)
@@ -143,12 +193,14 @@ icd_restrict(const char *spec)
 	}
 	if (dir != NULL)
 		closedir(dir);
-	if (kept == 1) {
-		setenv("OCL_ICD_VENDORS", keep, 1);
-		snprintf(icd_kept, sizeof icd_kept, "%s", keep);
-	}
+	char folder[4096];
+	if (kept == 1 && accelkit_dir("icd-cpu", folder, sizeof folder) &&
+	    icd_copy(keep, folder, icd_kept, sizeof icd_kept))
+		setenv("OCL_ICD_VENDORS", folder, 1);
+	else
+		icd_kept[0] = '\0';
 	pthread_mutex_unlock(&mu);
-	if (kept == 1)
+	if (icd_kept[0] != '\0')
 		vlog("OpenCL: CPU devices only: the ICD loader reads %s alone (%d NVIDIA "
 		    "ICD%s left out)", icd_kept, dropped, dropped == 1 ? "" : "s");
 }
@@ -841,15 +893,23 @@ fnv1a(uint64_t h, const void *p, size_t n)
 static int
 cache_dir(char *buf, size_t size)
 {
-	const char *off = getenv("ACCELKIT_CL_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
+	const char *off = getenv("ACCELKIT_CL_CACHE");
 	if (off != NULL && strcmp(off, "0") == 0)
 		return 0;
+	return accelkit_dir("cl", buf, size);
+}
+
+/* $XDG_CACHE_HOME/accelkit/SUB (else ~/.cache/accelkit/SUB) in buf, made if needed;
+ * 0 when it cannot be (no home, not writable). */
+static int
+accelkit_dir(const char *sub, char *buf, size_t size)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	int n;
 	if (xdg != NULL && xdg[0] == '/')
-		n = snprintf(buf, size, "%s/accelkit/cl", xdg);
+		n = snprintf(buf, size, "%s/accelkit/%s", xdg, sub);
 	else if (home != NULL && home[0] == '/')
-		n = snprintf(buf, size, "%s/.cache/accelkit/cl", home);
+		n = snprintf(buf, size, "%s/.cache/accelkit/%s", home, sub);
 	else
 		return 0;
 	if (n < 0 || (size_t)n >= size)

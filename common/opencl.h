@@ -130,7 +130,14 @@ int clx_nv_cc(const struct clx *x, unsigned *major, unsigned *minor);
 /* Builds the program `name` from its embedded source (or, when $ACCELKIT_KERNEL_DIR is
  * set, development only, from the files it was made of, `files` as tools/embed lists
  * them, read from that folder in order) with the given -D options. A failed build
- * prints the build log to stderr and exits 1; -v prints the options used. */
+ * prints the build log to stderr and exits 1; -v prints the options used.
+ * The program cache (opencl.c): a build's binary is kept under
+ * $XDG_CACHE_HOME/accelkit/cl (else ~/.cache/accelkit/cl), keyed by platform, device,
+ * driver version, options and source, and a later build of the same loads it
+ * (clCreateProgramWithBinary) instead of compiling; a bad or stale entry is rebuilt
+ * and written again (temporary name, rename: runs at once are safe);
+ * ACCELKIT_CL_CACHE=0 turns it off. Nothing changes for the caller: every program
+ * built through clx_build (clmatmul's, clkmeans's) is cached. */
 cl_program clx_build(struct clx *x, const char *name, const char *embedded_src,
     const char *const *files, const char *options);
 /* clx_build for a program with Hopper's sm_90a instructions (wgmma), which NVIDIA's

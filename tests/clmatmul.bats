@@ -1206,7 +1206,7 @@ maps() {
 
 @test "cpu:N points the ICD loader at the one non-NVIDIA ICD, and -v says so" {
 	run -0 --separate-stderr env -u OCL_ICD_VENDORS clmatmul -d cpu:0 -v "$D/a.txt" "$D/b.txt"
-	assert_regex "$stderr" $'(^|\n)clmatmul: OpenCL: CPU devices only: the ICD loader reads /[^\n]*\\.icd alone \\([0-9]+ NVIDIA ICDs? left out\\)'
+	assert_regex "$stderr" $'(^|\n)clmatmul: OpenCL: CPU devices only: the ICD loader reads /[^\n]*/accelkit/icd-cpu/[^/\n]*\\.icd alone \\([0-9]+ NVIDIA ICDs? left out\\)'
 	# a choice of the user's is left alone
 	run -0 --separate-stderr env OCL_ICD_VENDORS=/etc/OpenCL/vendors clmatmul -d cpu:0 -v "$D/a.txt" "$D/b.txt"
 	[[ $stderr != *"ICD loader reads"* ]]
@@ -1306,7 +1306,7 @@ cache_says() {
 @test "ACCELKIT_CL_CACHE=0 neither reads nor writes the program cache" {
 	ACCELKIT_CL_CACHE=0 cached
 	! grep -q "program cache" "$T/log"
-	[ ! -e "$T/xdg/accelkit" ]
+	[ ! -e "$T/xdg/accelkit/cl" ]
 }
 
 # pinned_runs OPTIONS...: $T/a.npy times $T/b.npy with OPTIONS, once with every host
