@@ -1033,6 +1033,18 @@ for f in sys.argv[4:]:
 	assert_output "$(printf '58\t64\n139\t154')"
 }
 
+@test "example: the product on the host, then on PoCL with its program from the cache" {
+	cd "$ACCELKIT_ROOT"
+	run -0 --separate-stderr clmatmul -d cpu testdata/clmatmul/a.txt testdata/clmatmul/b.txt
+	assert_output "$(printf '58\t64\n139\t154')"
+	export XDG_CACHE_HOME=$T/xdg
+	export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$HOME/.cache/pocl/kcache}
+	clmatmul -d cpu:0 testdata/clmatmul/a.txt testdata/clmatmul/b.txt > /dev/null
+	run -0 bash -c "clmatmul -d cpu:0 -v testdata/clmatmul/a.txt testdata/clmatmul/b.txt \
+	    2>&1 >/dev/null | grep 'program cache'"
+	assert_output --regexp "^clmatmul: program cache: $T/xdg/accelkit/cl/clmatmul-[0-9a-f]{32}\.bin: used$"
+}
+
 @test "example: alpha A B + beta C0" {
 	cd "$ACCELKIT_ROOT"
 	run -0 --separate-stderr clmatmul --alpha 2 --beta -1 -c testdata/clmatmul/c.txt \
