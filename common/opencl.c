@@ -1311,10 +1311,19 @@ clx_describe(const struct clx *x, char *buf, size_t size)
 	    x->vendor, x->name);
 }
 
-/* ---- the platform opened beside the read ---- */
+/* ---- the platform opened beside the read ----
+ *
+ * The thread does not end once its work is done: it says so and then waits for the
+ * process's end. A platform's compiler may change the thread's state beneath us (LLVM
+ * in PoCL sets an alternate signal stack on the thread that builds), and a thread
+ * ending after that trips AddressSanitizer's teardown (make check SANITIZE=1); one
+ * parked thread costs nothing. Its state stays reachable (kept) for the leak checker. */
 
 struct clx_start {
 	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	int done;
 	char *spec, *filter;
 	int flags, max, n;
 	double work;
@@ -1322,7 +1331,9 @@ struct clx_start {
 	clx_prep_fn *prep;
 	void *ctx;
 	struct clx *xs;
+	struct clx_start *next;	/* the list of starts, kept */
 };
+static struct clx_start *_Atomic starts_kept;
 
 static void *
 start_main(void *arg)
@@ -1335,6 +1346,12 @@ start_main(void *arg)
 	phase_add("open device", now_sec() - t0);
 	if (st->prep != NULL)
 		st->prep(st->xs, st->n, st->ctx);
+	pthread_mutex_lock(&st->mu);
+	st->done = 1;
+	pthread_cond_signal(&st->cond);
+	pthread_mutex_unlock(&st->mu);
+	for (;;)
+		pause();
 	return NULL;
 }
 
@@ -1343,6 +1360,8 @@ clx_start(const char *spec, const char *filter, int flags, double work, clx_mode
     clx_prep_fn *prep, void *ctx, struct clx *xs, int max)
 {
 	struct clx_start *st = xcalloc(1, sizeof *st);
+	pthread_mutex_init(&st->mu, NULL);
+	pthread_cond_init(&st->cond, NULL);
 	st->spec = xstrdup(spec != NULL ? spec : "auto");
 	st->filter = filter != NULL ? xstrdup(filter) : NULL;
 	st->flags = flags;
@@ -1352,10 +1371,13 @@ clx_start(const char *spec, const char *filter, int flags, double work, clx_mode
 	st->prep = prep;
 	st->ctx = ctx;
 	st->xs = xs;
+	st->next = starts_kept;
+	starts_kept = st;
 	icd_restrict(st->spec);
 	int err = pthread_create(&st->thread, NULL, start_main, st);
 	if (err != 0)
 		die("cannot start a thread: %s", strerror(err));
+	pthread_detach(st->thread);
 	return st;
 }
 
@@ -1363,11 +1385,10 @@ int
 clx_start_wait(struct clx_start *st)
 {
 	double t0 = now_sec();
-	pthread_join(st->thread, NULL);
+	pthread_mutex_lock(&st->mu);
+	while (!st->done)
+		pthread_cond_wait(&st->cond, &st->mu);
+	pthread_mutex_unlock(&st->mu);
 	phase_add("open device (waited)", now_sec() - t0);
-	int n = st->n;
-	free(st->spec);
-	free(st->filter);
-	free(st);
-	return n;
+	return st->n;
 }
