@@ -11,6 +11,10 @@ setup() {
 	load helpers
 	# make check's CPU device is PoCL's: cpu alone is clmatmul's native host path
 	[ "${ACCELKIT_DEVICE:-}" != cpu ] || export ACCELKIT_DEVICE=cpu:0
+	# the program cache (and the ICD folder) of the suite's own, for this run of it;
+	# PoCL's kernel cache stays where it was
+	export POCL_CACHE_DIR=${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pocl/kcache}
+	export XDG_CACHE_HOME=$BATS_FILE_TMPDIR/xdg
 	T=$BATS_TEST_TMPDIR
 	D=$TESTDATA/clmatmul
 }
@@ -1038,7 +1042,6 @@ for f in sys.argv[4:]:
 	run -0 --separate-stderr clmatmul -d cpu testdata/clmatmul/a.txt testdata/clmatmul/b.txt
 	assert_output "$(printf '58\t64\n139\t154')"
 	export XDG_CACHE_HOME=$T/xdg
-	export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$HOME/.cache/pocl/kcache}
 	clmatmul -d cpu:0 testdata/clmatmul/a.txt testdata/clmatmul/b.txt > /dev/null
 	run -0 bash -c "clmatmul -d cpu:0 -v testdata/clmatmul/a.txt testdata/clmatmul/b.txt \
 	    2>&1 >/dev/null | grep 'program cache'"
@@ -1237,10 +1240,9 @@ maps() {
 # ---- the program cache (common/opencl.c clx_build) ----
 
 # cached [OPTIONS...]: clmatmul -d cpu:0 -v on the testdata example with the cache in
-# $T/xdg (PoCL's own cache where it was), C to $T/c.txt, -v's lines to $T/log.
+# $T/xdg (PoCL's own cache where it was: setup), C to $T/c.txt, -v's lines to $T/log.
 cached() {
-	XDG_CACHE_HOME=$T/xdg POCL_CACHE_DIR=${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pocl/kcache} \
-	    clmatmul -d cpu:0 -v "$@" -o "$T/c.txt" "$D/a.txt" "$D/b.txt" 2> "$T/log" ||
+	XDG_CACHE_HOME=$T/xdg clmatmul -d cpu:0 -v "$@" -o "$T/c.txt" "$D/a.txt" "$D/b.txt" 2> "$T/log" ||
 	    { cat "$T/log"; return 1; }
 	[ "$(cat "$T/c.txt")" = "$(printf '58\t64\n139\t154')" ] || { echo "wrong C"; return 1; }
 }
@@ -1286,8 +1288,7 @@ cache_says() {
 @test "the program cache: runs at once each get the right product and leave one whole entry" {
 	local i
 	for i in 1 2 3 4; do
-		XDG_CACHE_HOME=$T/xdg POCL_CACHE_DIR=${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pocl/kcache} \
-		    clmatmul -d cpu:0 -o "$T/c$i.txt" "$D/a.txt" "$D/b.txt" &
+		XDG_CACHE_HOME=$T/xdg clmatmul -d cpu:0 -o "$T/c$i.txt" "$D/a.txt" "$D/b.txt" &
 	done
 	wait
 	for i in 1 2 3 4; do
