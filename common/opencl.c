@@ -47,6 +47,11 @@ static void
 cl_load_once(void)
 {
 	static const char *const names[] = {"libOpenCL.so.1", "libOpenCL.so"};
+	/* An OpenCL library already in the process, preloaded (Oclgrind's runtime,
+	 * LD_PRELOAD) or linked by another library, is the one to use: its entry points
+	 * are found in the global scope (the program's own, these, are not exported). */
+	if (dlsym(RTLD_DEFAULT, "clGetPlatformIDs") != NULL)
+		cl_lib = dlopen(NULL, RTLD_NOW);
 	for (size_t i = 0; cl_lib == NULL && i < sizeof names / sizeof names[0]; i++) {
 		cl_lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
 		if (cl_lib == NULL && i == 0)
