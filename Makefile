@@ -125,7 +125,8 @@ endif
 PROGS      := $(sort $(basename $(notdir $(wildcard cmd/*.c))))
 LIB        := $(BUILD)/libaccelkit.a
 LIB_OBJS   := $(patsubst common/%.c,$(BUILD)/common/%.o,$(wildcard common/*.c))
-TESTBINS   := $(BUILD)/test/acctest $(BUILD)/test/gmmtc $(BUILD)/test/tunerows
+TESTBINS   := $(BUILD)/test/acctest $(BUILD)/test/gmmtc $(BUILD)/test/tunerows \
+              $(BUILD)/test/mapshim.so
 
 all: $(addprefix $(BUILD)/bin/,$(PROGS))
 .PHONY: all check check-gpu check-scale demo deps install uninstall deb clean testbins lint-man $(PROGS)
@@ -148,7 +149,7 @@ $(1)_OBJS := $(BUILD)/cmd/$(1).o \
 $(BUILD)/bin/$(1): $$($(1)_OBJS) $(LIB)
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS) -o $$@ $$($(1)_OBJS) $(LIB) \
-		$$(if $$($(1)_CL),-lOpenCL) $$(if $$($(1)_CU),$$(CUDA_LIBS)) $$(LDLIBS)
+		$$(if $$($(1)_CL),-ldl) $$(if $$($(1)_CU),$$(CUDA_LIBS)) $$(LDLIBS)
 $(1): $(BUILD)/bin/$(1)
 endef
 $(foreach p,$(PROGS),$(eval $(call prog_rules,$(p))))
@@ -168,19 +169,17 @@ $(BUILD)/kernels/%.cu.o: kernels/%.cu
 
 # OpenCL sources become C arrays: kernels/foo.cl -> build/gen/foo_cl.c defining foo_cl[]
 # (and foo_cl_files[], the files' names). A program of several files (foo_CL_PARTS, above)
-# is embedded as one source, its files in order.
+# is embedded as one source, its files in order. One rule for all: cl_embed NAME FILES.
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -o $@ $<
-define cl_parts_rule
-$(BUILD)/gen/$(1)_cl.c: $$($(1)_CL_PARTS) $(BUILD)/tools/embed
+define cl_embed
+$(BUILD)/gen/$(1)_cl.c: $(2) $(BUILD)/tools/embed
 	@mkdir -p $$(@D)
-	$(BUILD)/tools/embed $(1)_cl $$($(1)_CL_PARTS) > $$@.tmp && mv $$@.tmp $$@
+	$(BUILD)/tools/embed $(1)_cl $(2) > $$@.tmp && mv $$@.tmp $$@
 endef
-$(foreach p,$(PROGS),$(if $($(p)_CL_PARTS),$(eval $(call cl_parts_rule,$(p)))))
-$(BUILD)/gen/%_cl.c: kernels/%.cl $(BUILD)/tools/embed
-	@mkdir -p $(@D)
-	$(BUILD)/tools/embed $*_cl $< > $@.tmp && mv $@.tmp $@
+$(foreach p,$(PROGS),$(if $($(p)_CL),$(eval $(call cl_embed,$(p),$($(p)_CL)))))
+$(eval $(call cl_embed,acctest,tests/acctest.cl))
 $(BUILD)/gen/%_cl.o: $(BUILD)/gen/%_cl.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -188,18 +187,19 @@ $(BUILD)/gen/%_cl.o: $(BUILD)/gen/%_cl.c
 testbins: $(TESTBINS)
 $(BUILD)/test/acctest: $(BUILD)/tests/acctest.o $(BUILD)/gen/acctest_cl.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lOpenCL $(CUDA_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -ldl $(CUDA_LIBS) $(LDLIBS)
 # gmmscore's tensor-core path, its packing and bounds checked on the CPU (gmmscore.bats)
 $(BUILD)/test/gmmtc: $(BUILD)/tests/gmmtc.o $(BUILD)/kernels/gmmscore_pack.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# the OpenCL libraries a run mapped, at its exit (LD_PRELOAD; clmatmul.bats)
+$(BUILD)/test/mapshim.so: tests/mapshim.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -shared -fPIC -o $@ $<
 # the tuning tables' legality checks, a program's rows at a time (PROG.bats)
 $(BUILD)/test/tunerows: $(BUILD)/tests/tunerows.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(BUILD)/gen/acctest_cl.c: tests/acctest.cl $(BUILD)/tools/embed
-	@mkdir -p $(@D)
-	$(BUILD)/tools/embed acctest_cl $< > $@.tmp && mv $@.tmp $@
 
 deps:
 	@tools/deps

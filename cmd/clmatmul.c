@@ -1,15 +1,17 @@
 /* clmatmul: C = alpha op(A) op(B) + beta C0 on an OpenCL device (GPU, or CPU through
- * PoCL), in blocks when the matrices do not fit its memory. See clmatmul(1). */
+ * PoCL), in blocks when the matrices do not fit its memory, or on the host without
+ * OpenCL (-d cpu, small work on auto). Options, reading and writing; the run is
+ * decided and dispatched in kernels/clmatmul_run.c. See clmatmul(1). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "clmatmul.h"
-#include "clstaging.h"
+#include "clmatmul_run.h"
 #include "dense.h"
 #include "err.h"
+#include "input.h"
 #include "opencl.h"
 #include "output.h"
 #include "table.h"
@@ -76,8 +78,9 @@ usage(FILE *f)
 	    "  --tile T|MxN, --tile-k K, --item R|RxC, --vector W|WMxWN, --load-vector W,\n"
 	    "  --patch RxC, --band G, --unroll U, --staging local|direct|async|wgmma,\n"
 	    "  --max-regs N                 force kernel parameters\n"
-	    "  -d, --device SPEC            auto, cpu, gpu, gpu:N or P:D ($ACCELKIT_DEVICE);\n"
-	    "                               several: gpu:all, cpu:all, gpu:0,1, 0:0,0:1\n"
+	    "  -d, --device SPEC            auto, cpu (the host, no OpenCL), cpu:N, gpu, gpu:N\n"
+	    "                               or P:D ($ACCELKIT_DEVICE); several: gpu:all,\n"
+	    "                               cpu:all, gpu:0,1, 0:0,0:1\n"
 	    "  --platform TEXT              only platforms whose name contains TEXT\n"
 	    "  --list-devices               list the OpenCL devices and exit\n"
 	    "  -o, --output FILE            write C to FILE\n"
@@ -243,139 +246,66 @@ main(int argc, char **argv)
 			usage_error("only one of the matrices can come from standard input");
 	}
 	o.max_device_mem = co.max_device_mem;
-	const double eps = o.dt == DT_F64 ? 0x1p-52 : o.tf32 ? CM_TF32_EPS : 0x1p-23;
-	const double eps_in = o.tf32 ? CM_TF32_EPS_IN : 0;
-	const size_t es = dtype_size(o.dt);
-	struct cm_problem p = {0};
 	struct clmat A = {0}, B = {0}, C0 = {0};
-	p.alpha = alpha;
-	p.beta = beta;
+	struct cm_job j = {
+		.device = co.device, .platform = co.platform, .o = o,
+		.p = {.alpha = alpha, .beta = beta},
+		.bench = bench != NULL, .verify = verify, .reps = reps, .seed = seed,
+	};
+	struct cm_problem *p = &j.p;
 
 	if (bench == NULL) {
 		const char *pa = argv[optind], *pb = argv[optind + 1];
+		const char *paths[3] = {pa, pb, c0path};
+		cm_start(&j, in_regular_bytes(paths, beta != 0 ? 3 : 2));
 		double t0 = now_sec();
 		load(pa, header, o.dt, &A);
 		load(pb, header, o.dt, &B);
-		p.m = o.ta ? A.m.cols : A.m.rows;
-		p.k = o.ta ? A.m.rows : A.m.cols;
-		p.n = o.tb ? B.m.rows : B.m.cols;
+		p->m = o.ta ? A.m.cols : A.m.rows;
+		p->k = o.ta ? A.m.rows : A.m.cols;
+		p->n = o.tb ? B.m.rows : B.m.cols;
 		size_t kb = o.tb ? B.m.cols : B.m.rows;
-		if (kb != p.k) {
+		if (kb != p->k) {
 			char hint[160];
 			transpose_hint(hint, sizeof hint, &A.m, &B.m, o.ta, o.tb);
 			die("shapes do not match: op(A) is %zu x %zu (%s%s) but op(B) is %zu x %zu "
-			    "(%s%s)%s", p.m, p.k, pa, o.ta ? ", transposed" : "", kb, p.n, pb,
+			    "(%s%s)%s", p->m, p->k, pa, o.ta ? ", transposed" : "", kb, p->n, pb,
 			    o.tb ? ", transposed" : "", hint);
 		}
 		if (beta != 0) {
 			load(c0path, header, o.dt, &C0);
-			if (C0.m.rows != p.m || C0.m.cols != p.n)
+			if (C0.m.rows != p->m || C0.m.cols != p->n)
 				die("%s: C0 is %zu x %zu but op(A) op(B) is %zu x %zu", c0path,
-				    C0.m.rows, C0.m.cols, p.m, p.n);
+				    C0.m.rows, C0.m.cols, p->m, p->n);
 		}
 		phase_add(PH_READ, now_sec() - t0);
+		j.a = &A;
+		j.b = &B;
+		j.c0 = &C0;
 	} else {
-		parse_shape(bench, &p.m, &p.n, &p.k);
+		parse_shape(bench, &p->m, &p->n, &p->k);
 	}
-	if (p.m > INT32_MAX / 2 || p.n > INT32_MAX / 2 || p.k > INT32_MAX / 2)
+	if (p->m > INT32_MAX / 2 || p->n > INT32_MAX / 2 || p->k > INT32_MAX / 2)
 		die("op(A) op(B) is %zu x %zu x %zu: sides of 2^30 and more are not supported",
-		    p.m, p.k, p.n);
+		    p->m, p->k, p->n);
+	if (bench != NULL)
+		cm_start(&j, -1);
 
-	struct clx xs[CLX_MAX_MANY], *x = &xs[0];
-	double t0 = now_sec();
-	const int nd = clx_open_many(cm_device(co.device, co.platform, &o, p.m, p.n, p.k),
-	    co.platform, verbose || bench ? CLX_PROFILE : 0, xs, CLX_MAX_MANY);
-	phase_add("open device", now_sec() - t0);
-	if (nd > 1 && bench != NULL && !co.max_device_mem)
-		usage_error("--bench on several devices multiplies host matrices: give "
-		    "--max-device-mem (matrices made on the device time one device's kernel)");
-	if (bench == NULL) {
-		t0 = now_sec();
-		clmat_read(&A, x, "A");
-		clmat_read(&B, x, "B");
-		if (beta != 0)
-			clmat_read(&C0, x, "C0");
-		phase_add(PH_READ, now_sec() - t0);
-		p.a = A.m.data;
-		p.b = B.m.data;
-		p.c0 = C0.m.data;
-	}
-	struct cm_engine *eng[CLX_MAX_MANY];
-	cm_open_many(xs, nd, &o, eng);
-
-	/* Host matrices in pinned memory (clstaging.h): copies at the bus's speed. */
-	struct matrix C = {p.m, p.n, o.dt, NULL};
-	struct clhost hc = {0}, ha = {0}, hb = {0}, hc0 = {0};
-	void *a_host = NULL, *b_host = NULL, *c0_host = NULL;
-	if (bench == NULL) {
-		C.data = clhost_alloc(x, mul_size(mul_size(p.m, p.n, "C"), es, "C"), "C", &hc);
-		p.c = C.data;
-		cm_multiply_many(eng, nd, &p);
-	} else {
-		/* Host copies of the data: for --verify, and as the source of a run from
-		 * host memory (--max-device-mem). */
-		if (verify || co.max_device_mem) {
-			double t0 = now_sec();
-			a_host = clhost_alloc(x, mul_size(mul_size(p.m, p.k, "A"), es, "A"), "A",
-			    &ha);
-			b_host = clhost_alloc(x, mul_size(mul_size(p.k, p.n, "B"), es, "B"), "B",
-			    &hb);
-			cm_fill_host(a_host, o.ta ? p.k : p.m, o.ta ? p.m : p.k, o.dt, seed, CM_SALT_A);
-			cm_fill_host(b_host, o.tb ? p.n : p.k, o.tb ? p.k : p.n, o.dt, seed, CM_SALT_B);
-			if (beta != 0) {
-				c0_host = clhost_alloc(x, mul_size(mul_size(p.m, p.n, "C0"), es,
-				    "C0"), "C0", &hc0);
-				cm_fill_host(c0_host, p.m, p.n, o.dt, seed, CM_SALT_C);
-			}
-			C.data = clhost_alloc(x, mul_size(mul_size(p.m, p.n, "C"), es, "C"), "C",
-			    &hc);
-			phase_add("generate (host)", now_sec() - t0);
-		}
-		p.a = co.max_device_mem ? a_host : NULL;
-		p.b = co.max_device_mem ? b_host : NULL;
-		p.c0 = co.max_device_mem ? c0_host : NULL;
-		p.c = C.data;
-		struct cm_bench_result r;
-		cm_bench(eng, nd, &p, seed, reps, &r);
-		double gflops = 2e-6 * (double)p.m * (double)p.n * (double)p.k / r.ms_median;
-		printf("m=%zu n=%zu k=%zu type=%s blocks=%d reps=%d ms=%.3f best_ms=%.3f "
-		    "gflops=%.1f source=%s device=%s\n", p.m, p.n, p.k,
-		    o.dt == DT_F64 ? "float64" : o.tf32 ? "tf32" : "float32", r.blocks, r.reps,
-		    r.ms_median, r.ms_best, gflops, co.max_device_mem ? "host" : "device", x->name);
-		p.a = a_host;
-		p.b = b_host;
-		p.c0 = c0_host;
-	}
-
-	if (verify) {
-		char msg[256];
-		double t0 = now_sec();
-		int bad = cm_verify(&p, o.ta, o.tb, o.dt, eps_in, eps, seed, msg, sizeof msg);
-		phase_add("verify", now_sec() - t0);
-		if (bad)
-			die("--verify: %s", msg);
-		vlog("verify: %s", msg);
-	}
+	cm_run(&j);
 	if (bench == NULL) {
 		double t0 = now_sec();
-		mat_save(co.output, &C, cli_out_format(&co, co.output));
+		mat_save(co.output, &j.c, cli_out_format(&co, co.output));
 		phase_add(PH_WRITE, now_sec() - t0);
 	} else {
+		const struct cm_bench_result *r = &j.r;
+		double gflops = 2e-6 * (double)p->m * (double)p->n * (double)p->k / r->ms_median;
+		printf("m=%zu n=%zu k=%zu type=%s blocks=%d reps=%d ms=%.3f best_ms=%.3f "
+		    "gflops=%.1f source=%s device=%s\n", p->m, p->n, p->k,
+		    o.dt == DT_F64 ? "float64" : o.tf32 ? "tf32" : "float32", r->blocks, r->reps,
+		    r->ms_median, r->ms_best, gflops, co.max_device_mem || j.host ? "host" :
+		    "device", j.device_name);
 		stdout_finish();
 	}
-	phases_report();
-	clx_finish();	/* a GPU run ends here; what follows frees a CPU run's memory */
-
-	for (int i = 0; i < nd; i++)
-		cm_close(eng[i]);
-	clmat_free(&A);
-	clmat_free(&B);
-	clmat_free(&C0);
-	clhost_free(&hc);
-	clhost_free(&ha);
-	clhost_free(&hb);
-	clhost_free(&hc0);
-	for (int i = 0; i < nd; i++)
-		clx_close(&xs[i]);
+	cm_run_end(&j);
 	return 0;
 }

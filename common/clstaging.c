@@ -146,6 +146,10 @@ clhost_alloc(struct clx *x, size_t bytes, const char *what, struct clhost *h)
 	double t0 = now_sec();
 	memset(h, 0, sizeof *h);
 	h->bytes = bytes;
+	if (x == NULL) {	/* a run without OpenCL (clmatmul -d cpu) */
+		h->p = xmalloc(n);
+		return h->p;
+	}
 	pthread_mutex_lock(&pinned_mu);
 	if (n > x->max_alloc)
 		why = "larger than the device's largest allocation";

@@ -69,8 +69,9 @@ void clstaging_release(struct clstage *b);
  * largest allocation, the process's pinned memory past half of the machine's, or the
  * driver refuses), malloc'd memory, with a -v line naming `what' and why. Dies only
  * when neither can be had. The buffer keeps x's queue: clhost_free works after
- * clx_close. ACCELKIT_PINNED_BYTES replaces the half of the machine's memory (tests
- * set it low to take the pageable way). */
+ * clx_close. x NULL (a run without OpenCL): malloc'd memory, quietly.
+ * ACCELKIT_PINNED_BYTES replaces the half of the machine's memory (tests set it low
+ * to take the pageable way). */
 struct clhost {
 	void *p;
 	size_t bytes;
@@ -97,8 +98,8 @@ void clmat_open(const char *path, size_t header, enum dtype dt, struct clmat *c)
 void clmat_open_in(input *in, enum dtype dt, struct clmat *c);
 /* A matrix already in malloc'd memory, which the clmat takes over. */
 void clmat_wrap(struct matrix m, struct clmat *c);
-/* Reads what clmat_open left (nothing for text) into pinned memory of x; -v names it
- * `what' where it falls back to malloc'd memory. */
+/* Reads what clmat_open left (nothing for text) into pinned memory of x (malloc'd
+ * memory for x NULL); -v names it `what' where it falls back to malloc'd memory. */
 void clmat_read(struct clmat *c, struct clx *x, const char *what);
 void clmat_free(struct clmat *c);
 

@@ -3,23 +3,212 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "input.h"
 #include "output.h"
 #include "ranks.h"
+#include "timer.h"
 #include "tune.h"
 
 #define MAX_PLATFORMS 16
 #define MAX_DEVICES 64
+
+/* ---- libOpenCL, loaded when a run first calls OpenCL ----
+ *
+ * Not linked: the programs define the OpenCL entry points themselves (below, from
+ * clapi.h), each a call through a table that clx_load fills with dlopen and dlsym at
+ * the first call. A run that never calls OpenCL (clmatmul -d cpu, a small auto run)
+ * never maps libOpenCL, the ICD loader's platforms, or anything they load. An entry
+ * point the installed libOpenCL lacks is an error naming it, when called. */
+static struct {
+#define X(ret, name, params, args) ret (CL_API_CALL *name) params;
+#include "clapi.h"
+#undef X
+} clapi;
+static void *cl_lib;
+static char cl_lib_error[512];
+static pthread_once_t cl_once = PTHREAD_ONCE_INIT;
+
+static void
+cl_load_once(void)
+{
+	static const char *const names[] = {"libOpenCL.so.1", "libOpenCL.so"};
+	/* An OpenCL library already in the process, preloaded (Oclgrind's runtime,
+	 * LD_PRELOAD) or linked by another library, is the one to use: its entry points
+	 * are found in the global scope (the program's own, these, are not exported). */
+	if (dlsym(RTLD_DEFAULT, "clGetPlatformIDs") != NULL)
+		cl_lib = dlopen(NULL, RTLD_NOW);
+	for (size_t i = 0; cl_lib == NULL && i < sizeof names / sizeof names[0]; i++) {
+		cl_lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+		if (cl_lib == NULL && i == 0)
+			snprintf(cl_lib_error, sizeof cl_lib_error, "%s", dlerror());
+	}
+	if (cl_lib == NULL)
+		return;
+#define X(ret, name, params, args) *(void **)&clapi.name = dlsym(cl_lib, #name);
+#include "clapi.h"
+#undef X
+}
+
+int
+clx_load(void)
+{
+	pthread_once(&cl_once, cl_load_once);
+	return cl_lib != NULL;
+}
+
+static void NORETURN
+cl_missing(const char *name)
+{
+	if (cl_lib == NULL)
+		die("OpenCL: libOpenCL.so.1 cannot be loaded (%s); install an ICD loader "
+		    "(ocl-icd-libopencl1) and a platform", cl_lib_error);
+	die("OpenCL: the installed libOpenCL has no %s", name);
+}
+
+/* clGetPlatformIDs without libOpenCL is "no platform" (enumerate says what follows;
+ * the cast serves the other entry points' types, which never take that branch); every
+ * other entry point is only reached with a platform. */
+#define X(ret, name, params, args) \
+	CL_API_ENTRY ret CL_API_CALL name params \
+	{ \
+		if (!clx_load() && strcmp(#name, "clGetPlatformIDs") == 0) \
+			return (ret)(intptr_t)-1001;	/* CL_PLATFORM_NOT_FOUND_KHR */ \
+		if (clapi.name == NULL) \
+			cl_missing(#name); \
+		return clapi.name args; \
+	}
+#include "clapi.h"
+#undef X
+
+/* ---- which platforms the ICD loader opens ----
+ *
+ * The ICD loader loads every platform installed (/etc/OpenCL/vendors/ *.icd) at the
+ * first call, and NVIDIA's starts CUDA (a few hundred ms, the GPU's memory touched)
+ * even for a run that then takes a CPU device. A spec of CPU devices only (cpu, cpu:N,
+ * cpu:all, cpu:N,M) cannot name one of NVIDIA's, whose platform has none; there the
+ * loader is pointed at the other platforms' .icd files alone: when one is left,
+ * OCL_ICD_VENDORS is set to a folder of ours holding a copy of it alone
+ * ($XDG_CACHE_HOME/accelkit/icd-cpu, else ~/.cache/...: a folder, which both ocl-icd
+ * and Khronos's loader read), and nothing is changed when several are left, when the user set OCL_ICD_VENDORS or
+ * OCL_ICD_FILENAMES, or when OpenCL is loaded already. P:D specs name platforms by
+ * their place among all of them, and gpu and auto may need NVIDIA's: left as they are. */
+static char icd_kept[4200];
+static int contains_nocase(const char *hay, const char *needle);
+static int accelkit_dir(const char *sub, char *buf, size_t size);
+static int read_all(int fd, void *buf, size_t n);
+static int write_all(int fd, const void *buf, size_t n);
+
+/* The copy of the .icd file `from' in folder (written, under a temporary name and
+ * renamed, unless it is there already with the same line): 1 with its path in path. */
+static int
+icd_copy(const char *from, const char *folder, char *path, size_t size)
+{
+	char line[1024] = "", have[1024] = "", tmp[4300];
+	const char *base = strrchr(from, '/');
+	base = base != NULL ? base + 1 : from;
+	int fd = open(from, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, line, sizeof line - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	line[n] = '\0';
+	if (snprintf(path, size, "%s/%s", folder, base) >= (int)size)
+		return 0;
+	/* only this one there: another's copy (a platform since removed) would load too */
+	DIR *d = opendir(folder);
+	for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
+		char other[4400];
+		size_t len = strlen(e->d_name);
+		if (len > 4 && strcmp(e->d_name + len - 4, ".icd") == 0 &&
+		    strcmp(e->d_name, base) != 0) {
+			snprintf(other, sizeof other, "%s/%s", folder, e->d_name);
+			unlink(other);
+		}
+	}
+	if (d != NULL)
+		closedir(d);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		ssize_t m = read(fd, have, sizeof have - 1);
+		close(fd);
+		if (m == n && memcmp(have, line, (size_t)n) == 0)
+			return 1;
+	}
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+		return 0;
+	int ok = write_all(fd, line, (size_t)n);
+	ok = close(fd) == 0 && ok && rename(tmp, path) == 0;
+	if (!ok)
+		unlink(tmp);
+	return ok;
+}
+
+int
+clx_spec_cpu_only(const char *spec)
+{
+	return spec != NULL && strncmp(spec, "cpu", 3) == 0 && (spec[3] == '\0' ||
+	    spec[3] == ':');
+}
+
+static void
+icd_restrict(const char *spec)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static const char dirname[] = "/etc/OpenCL/vendors";
+	if (!clx_spec_cpu_only(spec) || getenv("OCL_ICD_VENDORS") != NULL ||
+	    getenv("OCL_ICD_FILENAMES") != NULL)
+		return;
+	pthread_mutex_lock(&mu);
+	DIR *dir = cl_lib == NULL ? opendir(dirname) : NULL;
+	char keep[512] = "";
+	int kept = 0, dropped = 0;
+	for (struct dirent *e; dir != NULL && (e = readdir(dir)) != NULL;) {
+		size_t n = strlen(e->d_name);
+		if (n <= 4 || strcmp(e->d_name + n - 4, ".icd") != 0)
+			continue;
+		char path[512], lib[512] = "";
+		snprintf(path, sizeof path, "%s/%s", dirname, e->d_name);
+		FILE *f = fopen(path, "r");
+		if (f == NULL || fgets(lib, sizeof lib, f) == NULL)
+			lib[0] = '\0';
+		if (f != NULL)
+			fclose(f);
+		if (contains_nocase(lib, "nvidia") || contains_nocase(e->d_name, "nvidia")) {
+			dropped++;
+		} else {
+			kept++;
+			snprintf(keep, sizeof keep, "%s", path);
+		}
+	}
+	if (dir != NULL)
+		closedir(dir);
+	char folder[4096];
+	if (kept == 1 && accelkit_dir("icd-cpu", folder, sizeof folder) &&
+	    icd_copy(keep, folder, icd_kept, sizeof icd_kept))
+		setenv("OCL_ICD_VENDORS", folder, 1);
+	else
+		icd_kept[0] = '\0';
+	pthread_mutex_unlock(&mu);
+	if (icd_kept[0] != '\0')
+		vlog("OpenCL: CPU devices only: the ICD loader reads %s alone (%d NVIDIA "
+		    "ICD%s left out)", icd_kept, dropped, dropped == 1 ? "" : "s");
+}
 
 const char *
 cl_errname(cl_int err)
@@ -382,6 +571,7 @@ clx_open(const char *spec, const char *filter, int flags, struct clx *x)
 		die("device '%s': %s takes one OpenCL device at a time", spec,
 		    progname);
 	memset(x, 0, sizeof *x);
+	icd_restrict(spec);
 	enumerate(filter, &a);
 	if (strcmp(spec, "auto") == 0) {
 		found = nth_of_type(&a, CL_DEVICE_TYPE_GPU, 0, &p, &d) ||
@@ -450,6 +640,7 @@ clx_open_many(const char *spec, const char *filter, int flags, struct clx *xs, i
 		return 1;
 	}
 	max = MIN(max, CLX_MAX_MANY);
+	icd_restrict(spec);
 	enumerate(filter, &a);
 	size_t len = strlen(spec);
 	if (strcmp(spec, "gpu:all") == 0 || strcmp(spec, "cpu:all") == 0) {
@@ -679,6 +870,240 @@ build_or_die(struct clx *x, cl_program prog, const char *name, const char *opts)
 	}
 }
 
+/* ---- the program cache ----
+ *
+ * A built program's binary (CL_PROGRAM_BINARIES) is kept in a file of the cache
+ * folder, $XDG_CACHE_HOME/accelkit/cl (else ~/.cache/accelkit/cl), named after the
+ * program and a 128-bit hash of its key: the platform's name and version, the device's
+ * name and version, the driver's version, the build options and the source. The file
+ * holds the key itself (a hash that collides, or a stale entry, reads as a miss), the
+ * binary's length and an FNV-1a checksum of it. A file that cannot be read, is short,
+ * fails its checks or is refused by the driver is a miss: the program is built from
+ * its source and the file written again. Files are written under a temporary name of
+ * this process and thread and renamed into place, so that runs at once each read a
+ * whole entry or none; a write that fails costs nothing but the next run's build.
+ * ACCELKIT_CL_CACHE=0 turns the cache off. */
+#define CACHE_MAGIC "ACCLBIN1"
+
+static uint64_t
+fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ s[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The cache folder in buf, made if needed; 0 when there is none (off, no home). */
+static int
+cache_dir(char *buf, size_t size)
+{
+	const char *off = getenv("ACCELKIT_CL_CACHE");
+	if (off != NULL && strcmp(off, "0") == 0)
+		return 0;
+	return accelkit_dir("cl", buf, size);
+}
+
+/* $XDG_CACHE_HOME/accelkit/SUB (else ~/.cache/accelkit/SUB) in buf, made if needed;
+ * 0 when it cannot be (no home, not writable). */
+static int
+accelkit_dir(const char *sub, char *buf, size_t size)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int n;
+	if (xdg != NULL && xdg[0] == '/')
+		n = snprintf(buf, size, "%s/accelkit/%s", xdg, sub);
+	else if (home != NULL && home[0] == '/')
+		n = snprintf(buf, size, "%s/.cache/accelkit/%s", home, sub);
+	else
+		return 0;
+	if (n < 0 || (size_t)n >= size)
+		return 0;
+	/* each level in turn: mkdir -p */
+	for (char *p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(buf, 0755);
+		*p = '/';
+	}
+	return mkdir(buf, 0755) == 0 || errno == EEXIST;
+}
+
+/* The key of a build: what makes its binary this device's and this source's. */
+static char *
+cache_key(const struct clx *x, const char *opts, const char *src, size_t *len)
+{
+	char pver[256], dver[256], drv[256];
+	platform_str(x->platform, CL_PLATFORM_VERSION, pver, sizeof pver);
+	device_str(x->device, CL_DEVICE_VERSION, dver, sizeof dver);
+	device_str(x->device, CL_DRIVER_VERSION, drv, sizeof drv);
+	size_t n = strlen(x->platform_name) + strlen(pver) + strlen(x->name) + strlen(dver) +
+	    strlen(drv) + strlen(opts) + strlen(src) + 16;
+	char *k = xmalloc(n);
+	*len = (size_t)snprintf(k, n, "%s\n%s\n%s\n%s\n%s\n%s\n%s", x->platform_name, pver,
+	    x->name, dver, drv, opts, src);
+	return k;
+}
+
+static int
+read_all(int fd, void *buf, size_t n)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t r = read(fd, (char *)buf + got, n - got);
+		if (r <= 0)
+			return 0;
+		got += (size_t)r;
+	}
+	return 1;
+}
+
+static int
+write_all(int fd, const void *buf, size_t n)
+{
+	for (size_t done = 0; done < n;) {
+		ssize_t w = write(fd, (const char *)buf + done, n - done);
+		if (w <= 0)
+			return 0;
+		done += (size_t)w;
+	}
+	return 1;
+}
+
+/* The entry's binary (a new buffer, its length in *blen), or NULL with why. */
+static unsigned char *
+cache_read(const char *path, const char *key, size_t klen, size_t *blen, const char **why)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	unsigned char *bin = NULL;
+	char *k = NULL;
+	uint64_t head[3];	/* key length, binary length, checksum */
+	char magic[8];
+	*why = "none";
+	if (fd < 0)
+		return NULL;
+	*why = "unreadable or short";
+	if (fstat(fd, &st) != 0 || !read_all(fd, magic, sizeof magic) ||
+	    !read_all(fd, head, sizeof head))
+		goto out;
+	*why = "not an entry of this cache";
+	if (memcmp(magic, CACHE_MAGIC, sizeof magic) != 0 || head[0] != klen ||
+	    head[1] == 0 || (uint64_t)st.st_size != sizeof magic + sizeof head + head[0] +
+	    head[1])
+		goto out;
+	k = xmalloc(klen);
+	*why = "unreadable or short";
+	if (!read_all(fd, k, klen))
+		goto out;
+	*why = "stale (another source, options, device or driver)";
+	if (memcmp(k, key, klen) != 0)
+		goto out;
+	bin = xmalloc(head[1]);
+	*why = "unreadable or short";
+	if (!read_all(fd, bin, head[1]))
+		goto out;
+	*why = "corrupt (its checksum is wrong)";
+	if (fnv1a(0xcbf29ce484222325ULL, bin, head[1]) != head[2])
+		goto out;
+	*blen = head[1];
+	free(k);
+	close(fd);
+	return bin;
+out:
+	free(k);
+	free(bin);
+	close(fd);
+	return NULL;
+}
+
+/* Writes the entry under a temporary name and renames it into place; 0 on failure. */
+static int
+cache_write(const char *path, const char *key, size_t klen, const unsigned char *bin,
+    size_t blen)
+{
+	static _Atomic unsigned serial;
+	char tmp[4300];
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), serial++);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return 0;
+	uint64_t head[3] = {klen, blen, fnv1a(0xcbf29ce484222325ULL, bin, blen)};
+	int ok = write_all(fd, CACHE_MAGIC, 8) && write_all(fd, head, sizeof head) &&
+	    write_all(fd, key, klen) && write_all(fd, bin, blen);
+	ok = close(fd) == 0 && ok;
+	if (ok && rename(tmp, path) == 0)
+		return 1;
+	unlink(tmp);
+	return 0;
+}
+
+/* prog's binary for x's device (the program may belong to several devices of the
+ * context; it was built for x's), a new buffer, its length in *len; NULL when the
+ * platform gives none. */
+static unsigned char *
+program_binary(cl_program prog, const struct clx *x, size_t *len)
+{
+	cl_uint nd = 0, at;
+	if (clGetProgramInfo(prog, CL_PROGRAM_NUM_DEVICES, sizeof nd, &nd, NULL) != CL_SUCCESS ||
+	    nd == 0)
+		return NULL;
+	cl_device_id *devs = xcalloc(nd, sizeof *devs);
+	size_t *sizes = xcalloc(nd, sizeof *sizes);
+	unsigned char **bins = xcalloc(nd, sizeof *bins), *bin = NULL;
+	if (clGetProgramInfo(prog, CL_PROGRAM_DEVICES, nd * sizeof *devs, devs, NULL) ==
+	    CL_SUCCESS) {
+		for (at = 0; at < nd && devs[at] != x->device; at++)
+			;
+		if (at < nd && clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, nd *
+		    sizeof *sizes, sizes, NULL) == CL_SUCCESS && sizes[at] > 0) {
+			bin = bins[at] = xmalloc(sizes[at] + 1);
+			if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, nd * sizeof *bins, bins,
+			    NULL) == CL_SUCCESS) {
+				bin[sizes[at]] = '\0';
+				*len = sizes[at];
+			} else {
+				free(bin);
+				bin = NULL;
+			}
+		}
+	}
+	free(devs);
+	free(sizes);
+	free(bins);
+	return bin;
+}
+
+/* The program from the cache, built (from its binary); NULL on a miss, after -v says
+ * why an entry there was not used. */
+static cl_program
+cache_load(struct clx *x, const char *path, const char *key, size_t klen, const char *opts)
+{
+	size_t blen = 0;
+	const char *why;
+	unsigned char *bin = cache_read(path, key, klen, &blen, &why);
+	if (bin == NULL) {
+		vlog("program cache: %s: %s", path, why);
+		return NULL;
+	}
+	cl_int status = CL_SUCCESS, err = CL_SUCCESS;
+	const unsigned char *b = bin;
+	cl_program prog = clCreateProgramWithBinary(x->ctx, 1, &x->device, &blen, &b, &status,
+	    &err);
+	free(bin);
+	if (err == CL_SUCCESS && status == CL_SUCCESS &&
+	    clBuildProgram(prog, 1, &x->device, opts, NULL, NULL) == CL_SUCCESS) {
+		vlog("program cache: %s: used", path);
+		return prog;
+	}
+	if (err == CL_SUCCESS)
+		clReleaseProgram(prog);
+	vlog("program cache: %s: refused by the driver (%s), built again", path,
+	    cl_errname(err != CL_SUCCESS ? err : status != CL_SUCCESS ? status :
+	    CL_BUILD_PROGRAM_FAILURE));
+	return NULL;
+}
+
 cl_program
 clx_build(struct clx *x, const char *name, const char *embedded_src,
     const char *const *files, const char *options)
@@ -718,8 +1143,29 @@ clx_build(struct clx *x, const char *name, const char *embedded_src,
 	char opts[2048];
 	snprintf(opts, sizeof opts, "-cl-std=CL1.2 %s%s", options ? options : "", slot);
 	vlog("building %s.cl: %s", name, opts);
-	cl_program prog = CL_CREATE(clCreateProgramWithSource(x->ctx, 1, &src, NULL, &cl_err_));
-	build_or_die(x, prog, name, opts);
+	char cdir[4096], path[4200];
+	size_t klen = 0;
+	char *key = NULL;
+	cl_program prog = NULL;
+	if (cache_dir(cdir, sizeof cdir)) {
+		key = cache_key(x, opts, src, &klen);
+		uint64_t h1 = fnv1a(0xcbf29ce484222325ULL, key, klen);
+		uint64_t h2 = fnv1a(0x84222325cbf29ce4ULL ^ klen, key, klen);
+		snprintf(path, sizeof path, "%s/%s-%016llx%016llx.bin", cdir, name,
+		    (unsigned long long)h1, (unsigned long long)h2);
+		prog = cache_load(x, path, key, klen, opts);
+	}
+	if (prog == NULL) {
+		prog = CL_CREATE(clCreateProgramWithSource(x->ctx, 1, &src, NULL, &cl_err_));
+		build_or_die(x, prog, name, opts);
+		size_t blen = 0;
+		unsigned char *bin = key != NULL ? program_binary(prog, x, &blen) : NULL;
+		if (bin != NULL)
+			vlog("program cache: %s: %s", path, cache_write(path, key, klen, bin,
+			    blen) ? "written" : "could not be written");
+		free(bin);
+	}
+	free(key);
 	free(loaded);
 	return prog;
 }
@@ -868,4 +1314,86 @@ clx_describe(const struct clx *x, char *buf, size_t size)
 {
 	describe(buf, size, x->is_gpu ? CL_DEVICE_TYPE_GPU : x->is_cpu ? CL_DEVICE_TYPE_CPU : 0,
 	    x->vendor, x->name);
+}
+
+/* ---- the platform opened beside the read ----
+ *
+ * The thread does not end once its work is done: it says so and then waits for the
+ * process's end. A platform's compiler may change the thread's state beneath us (LLVM
+ * in PoCL sets an alternate signal stack on the thread that builds), and a thread
+ * ending after that trips AddressSanitizer's teardown (make check SANITIZE=1); one
+ * parked thread costs nothing. Its state stays reachable (kept) for the leak checker. */
+
+struct clx_start {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	int done;
+	char *spec, *filter;
+	int flags, max, n;
+	double work;
+	clx_model_fn *model;
+	clx_prep_fn *prep;
+	void *ctx;
+	struct clx *xs;
+	struct clx_start *next;	/* the list of starts, kept */
+};
+static struct clx_start *_Atomic starts_kept;
+
+static void *
+start_main(void *arg)
+{
+	struct clx_start *st = arg;
+	const char *spec = st->model != NULL ? clx_decide(st->spec, st->filter, st->work,
+	    st->model, st->ctx) : st->spec;
+	double t0 = now_sec();
+	st->n = clx_open_many(spec, st->filter, st->flags, st->xs, st->max);
+	phase_add("open device", now_sec() - t0);
+	if (st->prep != NULL)
+		st->prep(st->xs, st->n, st->ctx);
+	pthread_mutex_lock(&st->mu);
+	st->done = 1;
+	pthread_cond_signal(&st->cond);
+	pthread_mutex_unlock(&st->mu);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+struct clx_start *
+clx_start(const char *spec, const char *filter, int flags, double work, clx_model_fn *model,
+    clx_prep_fn *prep, void *ctx, struct clx *xs, int max)
+{
+	struct clx_start *st = xcalloc(1, sizeof *st);
+	pthread_mutex_init(&st->mu, NULL);
+	pthread_cond_init(&st->cond, NULL);
+	st->spec = xstrdup(spec != NULL ? spec : "auto");
+	st->filter = filter != NULL ? xstrdup(filter) : NULL;
+	st->flags = flags;
+	st->max = MIN(max, CLX_MAX_MANY);
+	st->work = work;
+	st->model = model;
+	st->prep = prep;
+	st->ctx = ctx;
+	st->xs = xs;
+	st->next = starts_kept;
+	starts_kept = st;
+	icd_restrict(st->spec);
+	int err = pthread_create(&st->thread, NULL, start_main, st);
+	if (err != 0)
+		die("cannot start a thread: %s", strerror(err));
+	pthread_detach(st->thread);
+	return st;
+}
+
+int
+clx_start_wait(struct clx_start *st)
+{
+	double t0 = now_sec();
+	pthread_mutex_lock(&st->mu);
+	while (!st->done)
+		pthread_cond_wait(&st->cond, &st->mu);
+	pthread_mutex_unlock(&st->mu);
+	phase_add("open device (waited)", now_sec() - t0);
+	return st->n;
 }

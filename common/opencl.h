@@ -25,6 +25,12 @@
 extern "C" {
 #endif
 
+/* libOpenCL is loaded (dlopen) by the first OpenCL call a run makes, not linked: a
+ * run that makes none maps no OpenCL library (common/clapi.h lists the entry points).
+ * clx_load loads it now; 0 when it cannot be loaded (the first call then finds no
+ * platform, and any other call is an error naming libOpenCL). */
+int clx_load(void);
+
 enum clx_vendor { CLX_OTHER, CLX_NVIDIA, CLX_POCL, CLX_AMD, CLX_INTEL };
 
 struct clx {
@@ -81,6 +87,34 @@ const char *clx_decide(const char *spec, const char *filter, double work,
  * bare CUDA process takes 300 ms on the lent H200 (issue 12); to be checked by
  * bench/e2e against clmatmul -d gpu -v's "open device". */
 #define CLX_GPU_START_SEC 0.30
+/* The platform opened beside the read (as cuda_start does for CUDA): clx_start, before
+ * the input is read, starts a thread that decides the device (spec, or for auto
+ * clx_decide on work, the caller's estimate of it, with model and ctx; model NULL: spec
+ * as given), opens it into xs (clx_open_many, with flags, at most max devices: xs is
+ * the caller's and must stay where it is until the end of the run) and then runs
+ * prep(xs, n, ctx) there when prep is not NULL: the program's own set-up, such as its
+ * build. ICDs are restricted (CPU-only specs) in the caller's thread, before the
+ * thread starts. clx_start_wait joins it and returns how many devices xs holds (their
+ * queues and context made in the thread, used from any thread after); the seconds it
+ * waited go to the phase "open device (waited)".
+ * An error in the thread is the process's (its message, exit 1), as it would be on
+ * the caller's thread.
+ *
+ *	static struct clx xs[CLX_MAX_MANY];
+ *	struct clx_start *st = clx_start(spec, filter, 0, est, model, prep, &ctx, xs,
+ *	    CLX_MAX_MANY);
+ *	read the input ...
+ *	int n = clx_start_wait(st);
+ */
+struct clx_start;
+typedef void clx_prep_fn(struct clx *xs, int n, void *ctx);
+struct clx_start *clx_start(const char *spec, const char *filter, int flags, double work,
+    clx_model_fn *model, clx_prep_fn *prep, void *ctx, struct clx *xs, int max);
+int clx_start_wait(struct clx_start *st);
+/* Whether spec names OpenCL CPU devices only (cpu:N, cpu:all, cpu:N,M; "cpu" alone
+ * too: what it means is the program's, clmatmul's native host path). */
+int clx_spec_cpu_only(const char *spec);
+
 /* How many GPU devices the kept platforms have (0 with no OpenCL at all): for a rank
  * under mpirun that takes the GPU of its place on the host. */
 int clx_count_gpus(const char *platform_filter);
@@ -96,7 +130,14 @@ int clx_nv_cc(const struct clx *x, unsigned *major, unsigned *minor);
 /* Builds the program `name` from its embedded source (or, when $ACCELKIT_KERNEL_DIR is
  * set, development only, from the files it was made of, `files` as tools/embed lists
  * them, read from that folder in order) with the given -D options. A failed build
- * prints the build log to stderr and exits 1; -v prints the options used. */
+ * prints the build log to stderr and exits 1; -v prints the options used.
+ * The program cache (opencl.c): a build's binary is kept under
+ * $XDG_CACHE_HOME/accelkit/cl (else ~/.cache/accelkit/cl), keyed by platform, device,
+ * driver version, options and source, and a later build of the same loads it
+ * (clCreateProgramWithBinary) instead of compiling; a bad or stale entry is rebuilt
+ * and written again (temporary name, rename: runs at once are safe);
+ * ACCELKIT_CL_CACHE=0 turns it off. Nothing changes for the caller: every program
+ * built through clx_build (clmatmul's, clkmeans's) is cached. */
 cl_program clx_build(struct clx *x, const char *name, const char *embedded_src,
     const char *const *files, const char *options);
 /* clx_build for a program with Hopper's sm_90a instructions (wgmma), which NVIDIA's

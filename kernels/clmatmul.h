@@ -55,6 +55,10 @@ struct cm_engine;
 const char *cm_device(const char *spec, const char *filter, const struct cm_options *o,
     size_t m, size_t n, size_t k);
 
+/* The cost model of the tuning row for the device description desc (clx_describe)
+ * and o's precision: clx_decide's model. */
+const struct cost_model *cm_cost(const char *desc, const struct cm_options *o);
+
 /* Picks the kernel parameters for the device (or the forced ones), checks them and
  * builds the program. Dies with a usage error for forced parameters that cannot work. */
 struct cm_engine *cm_open(struct clx *x, const struct cm_options *o);

@@ -18,133 +18,12 @@ extern const char *const clmatmul_cl_files[];
 
 /* ---- kernel parameters ---- */
 
-/* gemm_tf32's local slices have rows padded by TF32_PAD (conflict-free fragment reads):
- * all of them with --staging local, those stored tile-contiguous with async. */
-enum { TF32_PAD = 8 };
-
-/* --staging async: the local bytes of one slice of op(A) and op(B) (clmatmul.cl's SA
- * and SB: rows of BK floats without padding where the operand is stored k-contiguous,
- * else BK rows of the tile padded by TF32_PAD), and the slices in flight the kernel
- * gets: as many as fit the device's local memory, from 2 to 4 (0: not 2). */
-static size_t
-async_slice_bytes(const struct cm_params *p, int ta, int tb)
+/* The limits of x that cm_params_problem (clmatmul_tune.h) checks against. */
+static struct cm_limits
+limits_of(const struct clx *x)
 {
-	size_t a = ta ? (size_t)p->bk * (size_t)(p->bm + TF32_PAD) : (size_t)p->bm * p->bk;
-	size_t b = tb ? (size_t)p->bn * p->bk : (size_t)p->bk * (size_t)(p->bn + TF32_PAD);
-	return (a + b) * sizeof(float);
-}
-
-static int
-async_stages(const struct cm_params *p, const struct cm_options *o, const struct clx *x)
-{
-	size_t n = x->local_mem / async_slice_bytes(p, o->ta, o->tb);
-	return n < 2 ? 0 : n > 4 ? 4 : (int)n;
-}
-
-/* --staging wgmma: the slices of op(A) and op(B) that fit the device's local memory
- * (at most 8; fewer than 2 cannot work), beside their mbarriers. */
-static int
-wgmma_stages(const struct cm_params *p, const struct clx *x)
-{
-	/* 64 bytes for the slices' mbarriers (8 bytes each) */
-	size_t n = (x->local_mem - 64) / ((size_t)(p->bm + p->bn) * (size_t)p->bk *
-	    sizeof(float));
-	return n > 8 ? 8 : (int)n;
-}
-
-static int
-is_pow2_le16(int v)
-{
-	return v == 1 || v == 2 || v == 4 || v == 8 || v == 16;
-}
-
-/* Whether a slice of op(A)'s and of op(B)'s tile (--staging local) is the same whole
- * number of load vectors for every work-item. */
-static int
-loads_divide(const struct cm_params *p)
-{
-	const long nt = (long)(p->bm / MAX(p->tm, 1)) * (p->bn / MAX(p->tn, 1));
-	const long a = (long)p->bm * p->bk / p->lw, b = (long)p->bn * p->bk / p->lw;
-	if (nt < 1)
-		return 1;	/* an item larger than the tile: params_problem says so */
-	return a >= nt && b >= nt && a % nt == 0 && b % nt == 0;
-}
-
-/* Why p cannot work on this device, or NULL. Mirrors the #error checks in clmatmul.cl. */
-static const char *
-params_problem(const struct cm_params *p, const struct clx *x, size_t esize,
-    const struct cm_options *o)
-{
-	static char why[160];
-	const int tf32 = o->tf32;
-	if (p->bm < 1 || p->bn < 1 || p->bk < 1 || p->tm < 1 || p->tn < 1 || p->pm < 1 ||
-	    p->pn < 1 || p->gm < 1 || p->ku < 1)
-		return "every size must be positive";
-	if (tf32 && p->staging == CM_DIRECT)
-		return "--precision tf32 stages slices in local memory (--staging async or local)";
-	if (!tf32 && p->staging == CM_ASYNC)
-		return "--staging async is --precision tf32's (use local or direct)";
-	if (p->staging == CM_WGMMA) {
-		if (!tf32)
-			return "--staging wgmma is --precision tf32's (use local or direct)";
-		if (!clx_has_sm90a(x))
-			return "--staging wgmma needs Hopper's wgmma (an NVIDIA GPU of compute "
-			    "capability 9.0; use --staging async)";
-		if (p->bm % 64 || p->bm > 256 || (p->bn != 64 && p->bn != 128 &&
-		    p->bn != 192 && p->bn != 256) || p->bk % 8 || p->bk > 32)
-			return "--staging wgmma takes tiles of 64, 128, 192 or 256 rows by 64, 128, "
-			    "192 or 256 columns, and a depth of 8, 16, 24 or 32";
-		if (p->tm != 2 || p->tn != p->bn / 4)
-			return "--staging wgmma's item is 2 x (tile columns / 4): a work-item's "
-			    "share of its warpgroup's 64 rows";
-		if (wgmma_stages(p, x) < 2) {
-			snprintf(why, sizeof why, "%zu bytes of local memory for two slices, the "
-			    "device has %llu", 2 * (size_t)(p->bm + p->bn) * (size_t)p->bk *
-			    sizeof(float), (unsigned long long)x->local_mem);
-			return why;
-		}
-	}
-	if (tf32 && (p->tm % 2 || p->tn % 2 || p->bm % (8 * p->tm) || p->bn % (4 * p->tn) ||
-	    p->bk % 8))
-		return "--precision tf32 needs an even item R x C, a tile that is a multiple of "
-		    "8R x 4C (a warp's MMA tiles) and a depth that is a multiple of 8";
-	if (tf32 && p->lw > TF32_PAD)
-		return "--precision tf32 loads vectors of at most 8 (its local rows are padded by 8)";
-	if (!is_pow2_le16(p->vm) || !is_pow2_le16(p->vn) || !is_pow2_le16(p->lw))
-		return "vector widths must be 1, 2, 4, 8 or 16";
-	if (p->tm % p->vm || p->tn % p->vn)
-		return "the item must be a multiple of the vector widths";
-	if (p->bm % p->tm || p->bn % p->tn)
-		return "the tile must be a multiple of the item";
-	long ntm = p->bm / p->tm, ntn = p->bn / p->tn, nt = ntm * ntn;
-	if (p->staging == CM_LOCAL) {
-		if (p->bk % p->lw || p->bm % p->lw || p->bn % p->lw)
-			return "the tile and its depth must be multiples of the load vector width";
-		if (!loads_divide(p))
-			return "a slice of the tile must divide evenly into vector loads over the "
-			    "work-group";
-	}
-	if (ntn % p->pn || ntm % p->pm || nt % ((long)p->pm * p->pn))
-		return "the patch must divide the work-items of the tile";
-	if ((size_t)nt > x->max_wg) {
-		snprintf(why, sizeof why, "%ld work-items a work-group, the device allows %zu",
-		    nt, x->max_wg);
-		return why;
-	}
-	size_t pad = tf32 ? TF32_PAD : 0;
-	size_t local = 2 * (size_t)p->bk * (size_t)(p->bm + p->bn + 2 * pad) * esize;
-	if (p->staging == CM_LOCAL && local > x->local_mem) {
-		snprintf(why, sizeof why, "%zu bytes of local memory, the device has %llu", local,
-		    (unsigned long long)x->local_mem);
-		return why;
-	}
-	if (p->staging == CM_ASYNC && async_stages(p, o, x) == 0) {
-		snprintf(why, sizeof why, "%zu bytes of local memory for two slices, the device "
-		    "has %llu", 2 * async_slice_bytes(p, o->ta, o->tb),
-		    (unsigned long long)x->local_mem);
-		return why;
-	}
-	return NULL;
+	return (struct cm_limits){x->max_wg, (unsigned long long)x->local_mem,
+	    clx_has_sm90a(x)};
 }
 
 static void
@@ -167,7 +46,7 @@ params_str(struct cm_engine *e)
  * pr: tune_pick's row, else its pick among the rows after it. With staging forced
  * (nonzero), a wgmma row serves only --staging wgmma and the other rows only the
  * other stagings, while such a row is left; a forced wgmma with no row of its own
- * keeps the first (and params_problem says why). The last rows match every device;
+ * keeps the first (and cm_params_problem says why). The last rows match every device;
  * a precision they lack (tf32 off NVIDIA, refused before) is an error. */
 static const struct clmatmul_tune *
 tune_row(const char *desc, enum cm_precision pr, int staging)
@@ -206,16 +85,12 @@ choose_params(struct cm_engine *e)
 	const struct clmatmul_tune *row = tune_row(desc, pr, e->o.force.staging);
 	vlog("tuning: %s, %s (%s)", *row->device ? row->device : "any device", prec_name[pr],
 	    row->measured);
-	e->p = row->p;
-	if (e->p.vn == 0) {
-		cl_uint w = 0;
+	cl_uint w = 0;
+	if (row->p.vn == 0)
 		clGetDeviceInfo(x->device, e->o.dt == DT_F64 ?
 		    CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE : CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT,
 		    sizeof w, &w, NULL);
-		e->p.vn = is_pow2_le16((int)w) && w >= 2 ? (int)w : 4;
-		e->p.tn = 2 * e->p.vn;
-		e->p.bn = 4 * e->p.tn;
-	}
+	e->p = cm_row_params(row, (int)w);
 	/* Forced values replace the table's; the patch width follows a forced tile. */
 	const struct cm_params *f = &e->o.force;
 	int tile_forced = f->bn || f->tn;
@@ -233,9 +108,12 @@ choose_params(struct cm_engine *e)
 	while (!f->vn && e->p.vn > 1 && e->p.tn % e->p.vn)
 		e->p.vn /= 2;
 	while (!f->lw && e->p.staging == CM_LOCAL && e->p.lw > 1 && (e->p.bk % e->p.lw ||
-	    e->p.bm % e->p.lw || e->p.bn % e->p.lw || !loads_divide(&e->p)))
+	    e->p.bm % e->p.lw || e->p.bn % e->p.lw || !cm_loads_divide(&e->p)))
 		e->p.lw /= 2;
-	const char *why = params_problem(&e->p, x, e->esize, &e->o);
+	const struct cm_limits lim = limits_of(x);
+	char whybuf[160];
+	const char *why = cm_params_problem(&e->p, &lim, e->esize, e->o.tf32, e->o.ta, e->o.tb,
+	    whybuf, sizeof whybuf);
 	if (why != NULL) {
 		params_str(e);
 		if (memcmp(f, &(struct cm_params){0}, sizeof *f) != 0)
@@ -252,6 +130,12 @@ static const struct cost_model *
 row_cost(const char *desc, void *ctx)
 {
 	return &tune_row(desc, *(const enum cm_precision *)ctx, 0)->cost;
+}
+
+const struct cost_model *
+cm_cost(const char *desc, const struct cm_options *o)
+{
+	return &tune_row(desc, precision_of(o), 0)->cost;
 }
 
 const char *
@@ -292,12 +176,13 @@ cm_open(struct clx *x, const struct cm_options *o)
 	if (o->tf32)
 		check_tf32(x);
 	choose_params(e);
+	const struct cm_limits lim = limits_of(x);
 	vlog("kernel parameters: %s", e->pstr);
 	const int wgmma = e->p.staging == CM_WGMMA;
 	if (wgmma)
 		vlog("precision: tf32: kernel gemm_wgmma, wgmma.mma_async m64n%dk8 on the tensor "
 		    "cores, inputs packed and rounded to 10-bit mantissas, sums in float32; "
-		    "%d slices in local memory", e->p.bn, wgmma_stages(&e->p, x));
+		    "%d slices in local memory", e->p.bn, cm_wgmma_stages(&e->p, &lim));
 	else if (o->tf32)
 		vlog("precision: tf32: kernel gemm_tf32, mma.sync m16n8k8 on the tensor cores, "
 		    "inputs rounded to 10-bit mantissas, sums in float32; %s", e->p.staging ==
@@ -315,14 +200,14 @@ cm_open(struct clx *x, const struct cm_options *o)
 	    p->ku, p->staging != CM_DIRECT, (fp & CL_FP_FMA) != 0);
 	if (wgmma) {
 		n += snprintf(opts + n, sizeof opts - (size_t)n, " -D USE_WGMMA=1 -D NSTAGE=%d",
-		    wgmma_stages(p, x));
+		    cm_wgmma_stages(p, &lim));
 	} else if (o->tf32) {
 		n += snprintf(opts + n, sizeof opts - (size_t)n, " -D USE_TF32=1 -D PAD=%d",
-		    TF32_PAD);
+		    CM_TF32_PAD);
 	}
 	if (p->staging == CM_ASYNC)
 		n += snprintf(opts + n, sizeof opts - (size_t)n, " -D TF32_ASYNC=1 -D NSTAGE=%d",
-		    async_stages(p, o, x));
+		    cm_async_stages(p, o->ta, o->tb, &lim));
 	if (x->vendor == CLX_NVIDIA) {
 		if (p->regs > 0)
 			n += snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", p->regs);

@@ -9,6 +9,12 @@
 
 setup() {
 	load helpers
+	# make check's CPU device is PoCL's: cpu alone is clmatmul's native host path
+	[ "${ACCELKIT_DEVICE:-}" != cpu ] || export ACCELKIT_DEVICE=cpu:0
+	# the program cache (and the ICD folder) of the suite's own, for this run of it;
+	# PoCL's kernel cache stays where it was
+	export POCL_CACHE_DIR=${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pocl/kcache}
+	export XDG_CACHE_HOME=$BATS_FILE_TMPDIR/xdg
 	T=$BATS_TEST_TMPDIR
 	D=$TESTDATA/clmatmul
 }
@@ -579,9 +585,9 @@ many() {
 	local n=$1 mem=$2 io
 	shift 2
 	local devs=$(printf 'pthread %.0s' $(seq "$n"))
-	POCL_DEVICES="pthread" clmatmul -d cpu "$@" -O npy -o "$T/one.npy" "$T/a.npy" "$T/b.npy" ||
+	POCL_DEVICES="pthread" clmatmul -d cpu:0 "$@" -O npy -o "$T/one.npy" "$T/a.npy" "$T/b.npy" ||
 	    return
-	POCL_DEVICES="pthread" clmatmul -d cpu "$@" -o "$T/one.txt" "$T/a.npy" "$T/b.npy" || return
+	POCL_DEVICES="pthread" clmatmul -d cpu:0 "$@" -o "$T/one.txt" "$T/a.npy" "$T/b.npy" || return
 	for io in incore ${mem#0}; do
 		local bound=()
 		[ "$io" = incore ] || bound=(--max-device-mem "$mem")
@@ -677,7 +683,7 @@ many() {
 @test "a device named twice is two workers sharing it, with one device's bytes" {
 	gen "$T/a.npy" 300 700 1
 	gen "$T/b.npy" 700 260 2
-	POCL_DEVICES=pthread clmatmul -d cpu -O npy -o "$T/one.npy" "$T/a.npy" "$T/b.npy"
+	POCL_DEVICES=pthread clmatmul -d cpu:0 -O npy -o "$T/one.npy" "$T/a.npy" "$T/b.npy"
 	POCL_DEVICES=pthread clmatmul -v -d cpu:0,0 --max-device-mem 600K -O npy \
 	    -o "$T/twice.npy" "$T/a.npy" "$T/b.npy" 2> "$T/log"
 	cmp "$T/one.npy" "$T/twice.npy"
@@ -763,10 +769,10 @@ many() {
 # --precision tf32: NVIDIA's tensor cores (GPU only), and a clear error elsewhere.
 
 @test "--precision tf32 on a device without NVIDIA's tensor cores is an error naming it" {
-	run -1 --separate-stderr clmatmul -d cpu --precision tf32 "$D/a.txt" "$D/b.txt"
+	run -1 --separate-stderr clmatmul -d cpu:0 --precision tf32 "$D/a.txt" "$D/b.txt"
 	[[ $stderr == "clmatmul: --precision tf32: "*" is not an NVIDIA GPU; "* ]]
 	[ -z "$output" ]
-	run -1 --separate-stderr clmatmul -d cpu --precision tf32 --bench 64
+	run -1 --separate-stderr clmatmul -d cpu:0 --precision tf32 --bench 64
 	[[ $stderr == *" is not an NVIDIA GPU; "* ]]
 }
 
@@ -929,9 +935,9 @@ many() {
 }
 
 @test "--staging async or wgmma without --precision tf32 is a usage error" {
-	run -2 --separate-stderr clmatmul -d cpu --staging async "$D/a.txt" "$D/b.txt"
+	run -2 --separate-stderr clmatmul -d cpu:0 --staging async "$D/a.txt" "$D/b.txt"
 	[[ $stderr == *"do not work: --staging async is --precision tf32's"* ]]
-	run -2 --separate-stderr clmatmul -d cpu --staging wgmma "$D/a.txt" "$D/b.txt"
+	run -2 --separate-stderr clmatmul -d cpu:0 --staging wgmma "$D/a.txt" "$D/b.txt"
 	[[ $stderr == *"do not work: --staging wgmma is --precision tf32's"* ]]
 }
 
@@ -1017,10 +1023,29 @@ for f in sys.argv[4:]:
 
 # The man page's EXAMPLES, as written there (run from the project root).
 
+@test "every row of the tuning table passes its legality checks, and rows that break them are rejected" {
+	run -0 tunerows clmatmul
+	assert_line --index 0 "clmatmul: 9 rows pass"
+	assert_line --index 1 --partial "broken p.tn = 32: rejected: "
+	refute_output --partial ": passes"
+	assert_equal "$(grep -c ': rejected: ' <<< "$output")" 14
+}
+
 @test "example: the product of two text matrices" {
 	cd "$ACCELKIT_ROOT"
 	run -0 --separate-stderr clmatmul testdata/clmatmul/a.txt testdata/clmatmul/b.txt
 	assert_output "$(printf '58\t64\n139\t154')"
+}
+
+@test "example: the product on the host, then on PoCL with its program from the cache" {
+	cd "$ACCELKIT_ROOT"
+	run -0 --separate-stderr clmatmul -d cpu testdata/clmatmul/a.txt testdata/clmatmul/b.txt
+	assert_output "$(printf '58\t64\n139\t154')"
+	export XDG_CACHE_HOME=$T/xdg
+	clmatmul -d cpu:0 testdata/clmatmul/a.txt testdata/clmatmul/b.txt > /dev/null
+	run -0 bash -c "clmatmul -d cpu:0 -v testdata/clmatmul/a.txt testdata/clmatmul/b.txt \
+	    2>&1 >/dev/null | grep 'program cache'"
+	assert_output --regexp "^clmatmul: program cache: $T/xdg/accelkit/cl/clmatmul-[0-9a-f]{32}\.bin: used$"
 }
 
 @test "example: alpha A B + beta C0" {
@@ -1094,12 +1119,12 @@ print("\n".join("\t".join("%d" % v for v in r) for r in x.T @ x))' "$f")"
 
 # ---- -d auto by the work, and pinned host buffers (issue 12) ----
 
-@test "auto on the tiny example runs on the CPU device and -v says why" {
+@test "auto on the tiny example runs on the host without OpenCL and -v says why" {
 	run -0 --separate-stderr clmatmul -d auto -v "$D/a.txt" "$D/b.txt"
 	assert_output "$(printf '58\t64\n139\t154')"
-	# here: no GPU; on the GPU machine: both estimates
-	assert_regex "$stderr" $'(^|\n)clmatmul: auto: cpu( \\(no usable GPU\\)|, estimated [^\n]* against [^\n]* on the GPU )'
-	assert_regex "$stderr" $'(^|\n)clmatmul: device: [^\n]* \\(cpu, '
+	# 2 x 2 x 3 multiply-adds
+	assert_regex "$stderr" $'(^|\n)clmatmul: auto: host, 12 multiply-adds, below [0-9.e+]+ where OpenCL\'s start pays \\(no OpenCL loaded\\)'
+	assert_regex "$stderr" $'(^|\n)clmatmul: device: host \\(cpu, native C on [0-9]+ threads?, no OpenCL\\)'
 }
 
 @test "a device given with -d is opened as given, without weighing the work" {
@@ -1113,14 +1138,188 @@ print("\n".join("\t".join("%d" % v for v in r) for r in x.T @ x))' "$f")"
 	require_gpu
 	run -0 --separate-stderr clmatmul -d auto -v "$D/a.txt" "$D/b.txt"
 	assert_output "$(printf '58\t64\n139\t154')"
-	# 2 x 2 x 3 multiply-adds
-	assert_regex "$stderr" $'(^|\n)clmatmul: auto: cpu, estimated [0-9.e+-]+ s on [0-9]+ threads? \\(12 multiply-adds\\) against [0-9.e+-]+ s on the GPU'
-	assert_regex "$stderr" $'(^|\n)clmatmul: device: [^\n]* \\(cpu, '
+	assert_regex "$stderr" $'(^|\n)clmatmul: auto: host, 12 multiply-adds'
+	# past the host's share: the OpenCL CPU device or the GPU by their estimates
+	run -0 --separate-stderr clmatmul -d auto -v --bench 1024 --repeat 1
+	assert_regex "$stderr" $'(^|\n)clmatmul: auto: cpu, estimated [0-9.e+-]+ s on [0-9]+ threads? \\(1.07e\\+09 multiply-adds\\) against [0-9.e+-]+ s on the GPU'
 	# 8192^3 is not enough: 64 threads' estimate beat the GPU's start on a 4-GPU host
 	run -0 --separate-stderr clmatmul -d auto -v --bench 16384 --repeat 1 --verify
 	assert_regex "$stderr" $'(^|\n)clmatmul: auto: gpu, estimated [0-9.e+-]+ s \\([^)]*, 4.4e\\+12 multiply-adds\\) against [0-9.e+-]+ s on [0-9]+ CPU threads?'
 	assert_regex "$stderr" $'(^|\n)clmatmul: device: [^\n]* \\(gpu, '
 	assert_output --regexp '^m=16384 n=16384 k=16384 type=float32 .* source=device '
+}
+
+# ---- -d cpu: the host's native path, and OpenCL loaded only when used (issue 35) ----
+
+# maps FILE CMD...: CMD with tests/mapshim.c preloaded; FILE gets the OpenCL, PoCL
+# and NVIDIA libraries it had mapped at its exit (empty: none).
+maps() {
+	local f=$1
+	shift
+	: > "$f"
+	# under SANITIZE=1 ASan wants to be first of the libraries; the shim needs none of it
+	MAPSHIM_OUT=$f LD_PRELOAD="$ACCELKIT_BUILD/test/mapshim.so" \
+	    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 "$@"
+}
+
+@test "-d cpu computes on the host within float32's bound of numpy: shapes, transposes, alpha and beta" {
+	mm 1 1 1 -d cpu
+	mm 127 131 137 -d cpu
+	mm 300 7 65 -d cpu --transpose-a
+	mm 5 200 33 -d cpu --transpose-b
+	mm 64 48 100 -d cpu --transpose-a --transpose-b --alpha -0.5 --beta 2
+}
+
+@test "-d cpu --double is within float64's bound of numpy" {
+	mm 70 90 110 -d cpu --double
+}
+
+@test "-d cpu and adversarial inputs stay within float32's bound" {
+	gen_adv 96 80 200
+	run -0 clmatmul -d cpu -O npy -o "$T/c.npy" "$T/a.npy" "$T/b.npy"
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/c.npy"
+	assert_output ok
+}
+
+@test "-d cpu gives the same bytes on 1 and 2 threads" {
+	gen "$T/a.npy" 150 90 1
+	gen "$T/b.npy" 90 70 2
+	clmatmul -d cpu -j 1 -O npy -o "$T/c1.npy" "$T/a.npy" "$T/b.npy"
+	clmatmul -d cpu -j 2 -O npy -o "$T/c2.npy" "$T/a.npy" "$T/b.npy"
+	cmp "$T/c1.npy" "$T/c2.npy"
+}
+
+@test "-d cpu --bench --verify times the host's multiply" {
+	run -0 --separate-stderr clmatmul -d cpu --bench 64x48x80 --beta 1 --repeat 2 --verify
+	assert_output --regexp '^m=64 n=48 k=80 type=float32 blocks=1 reps=2 .* source=host device=host$'
+}
+
+@test "-d cpu with kernel parameters or --transfers is a usage error naming cpu:0" {
+	run -2 --separate-stderr clmatmul -d cpu --tile 32 "$D/a.txt" "$D/b.txt"
+	assert_regex "$stderr" "-d cpu multiplies on the host without OpenCL \\(cpu:0 is"
+	run -2 --separate-stderr clmatmul -d cpu --transfers packed "$D/a.txt" "$D/b.txt"
+	assert_regex "$stderr" "kernel parameters and --transfers are the OpenCL kernel's"
+}
+
+@test "-d cpu --precision tf32 is an error naming the tensor cores" {
+	run -1 --separate-stderr clmatmul -d cpu --precision tf32 "$D/a.txt" "$D/b.txt"
+	assert_regex "$stderr" "tf32: the host \\(-d cpu\\) has no NVIDIA tensor cores"
+}
+
+@test "a small run on the host maps no OpenCL library, and an OpenCL run is seen mapping one" {
+	maps "$T/host" clmatmul -d cpu "$D/a.txt" "$D/b.txt" > "$T/c.host"
+	maps "$T/auto" clmatmul -d auto "$D/a.txt" "$D/b.txt" > "$T/c.auto"
+	maps "$T/bench" clmatmul -d auto --bench 100 --repeat 1 --verify > /dev/null
+	assert_equal "$(cat "$T/host" "$T/auto" "$T/bench")" ""
+	# the check itself: a run on PoCL maps libOpenCL and PoCL's library
+	maps "$T/pocl" clmatmul -d cpu:0 "$D/a.txt" "$D/b.txt" > "$T/c.pocl"
+	grep -q 'libOpenCL' "$T/pocl"
+	grep -q 'pocl' "$T/pocl"
+	run -0 cat "$T/c.host" "$T/c.auto" "$T/c.pocl"
+	assert_output "$(printf '58\t64\n139\t154\n58\t64\n139\t154\n58\t64\n139\t154')"
+}
+
+@test "cpu:N points the ICD loader at the one non-NVIDIA ICD, and -v says so" {
+	run -0 --separate-stderr env -u OCL_ICD_VENDORS clmatmul -d cpu:0 -v "$D/a.txt" "$D/b.txt"
+	assert_regex "$stderr" $'(^|\n)clmatmul: OpenCL: CPU devices only: the ICD loader reads /[^\n]*/accelkit/icd-cpu/[^/\n]*\\.icd alone \\([0-9]+ NVIDIA ICDs? left out\\)'
+	# a choice of the user's is left alone
+	run -0 --separate-stderr env OCL_ICD_VENDORS=/etc/OpenCL/vendors clmatmul -d cpu:0 -v "$D/a.txt" "$D/b.txt"
+	[[ $stderr != *"ICD loader reads"* ]]
+}
+
+@test "a large auto run opens OpenCL beside the read and gives the named device's bytes" {
+	gen "$T/a.npy" 1400 1400 1
+	gen "$T/b.npy" 1400 1400 2
+	run -0 --separate-stderr clmatmul -d auto -v -O npy -o "$T/auto.npy" "$T/a.npy" "$T/b.npy"
+	assert_regex "$stderr" $'(^|\n)clmatmul: auto: inputs of [0-9]+ bytes, about [0-9.e+]+ multiply-adds: OpenCL opened beside the read'
+	assert_regex "$stderr" $'(^|\n)clmatmul: time open device \\(waited\\) '
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/auto.npy"
+	assert_output ok
+}
+
+# ---- the program cache (common/opencl.c clx_build) ----
+
+# cached [OPTIONS...]: clmatmul -d cpu:0 -v on the testdata example with the cache in
+# $T/xdg (PoCL's own cache where it was: setup), C to $T/c.txt, -v's lines to $T/log.
+cached() {
+	XDG_CACHE_HOME=$T/xdg clmatmul -d cpu:0 -v "$@" -o "$T/c.txt" "$D/a.txt" "$D/b.txt" 2> "$T/log" ||
+	    { cat "$T/log"; return 1; }
+	[ "$(cat "$T/c.txt")" = "$(printf '58\t64\n139\t154')" ] || { echo "wrong C"; return 1; }
+}
+
+# cache_says WORD: -v's line of the program cache in $T/log ends with WORD
+cache_says() {
+	grep -qE "^clmatmul: program cache: $T/xdg/accelkit/cl/clmatmul-[0-9a-f]{32}\\.bin: $1" "$T/log" ||
+	    { cat "$T/log"; echo "not: $1"; return 1; }
+}
+
+@test "the program cache: a first build is written under XDG_CACHE_HOME, the next run uses it" {
+	cached
+	cache_says written
+	[ "$(ls "$T/xdg/accelkit/cl" | wc -l)" = 1 ]
+	cached
+	cache_says used
+	! grep -q "written" "$T/log"
+}
+
+@test "the program cache: a corrupt or truncated entry is rebuilt and written again" {
+	cached
+	local f
+	f=$(ls "$T/xdg/accelkit/cl"/*.bin)
+	# in the binary, which follows the key (the source and options) at the end
+	printf 'XXXXXXXX' | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") - 1000 )) \
+	    conv=notrunc status=none
+	cached
+	cache_says "corrupt \\(its checksum is wrong\\)"
+	cache_says written
+	cached
+	cache_says used
+	head -c 3000 "$f" > "$f.short" && mv "$f.short" "$f"
+	cached
+	cache_says "not an entry of this cache"
+	cache_says written
+	printf 'garbage' > "$f"
+	cached
+	cache_says "(not an entry of this cache|unreadable or short)"
+	cached
+	cache_says used
+}
+
+@test "the program cache: runs at once each get the right product and leave one whole entry" {
+	local i
+	for i in 1 2 3 4; do
+		XDG_CACHE_HOME=$T/xdg clmatmul -d cpu:0 -o "$T/c$i.txt" "$D/a.txt" "$D/b.txt" &
+	done
+	wait
+	for i in 1 2 3 4; do
+		assert_equal "$(cat "$T/c$i.txt")" "$(printf '58\t64\n139\t154')"
+	done
+	run -0 ls -A "$T/xdg/accelkit/cl"
+	assert_output --regexp '^clmatmul-[0-9a-f]{32}\.bin$'
+	cached
+	cache_says used
+}
+
+@test "the program cache: other build options or another source make another entry" {
+	cached
+	cached --tile-k 64
+	cache_says written
+	[ "$(ls "$T/xdg/accelkit/cl" | wc -l)" = 2 ]
+	mkdir "$T/k"
+	cp "$ACCELKIT_ROOT"/kernels/clmatmul.cl "$ACCELKIT_ROOT"/kernels/clmatmul_wgmma.cl "$T/k"
+	echo '/* changed */' >> "$T/k/clmatmul.cl"
+	ACCELKIT_KERNEL_DIR=$T/k cached
+	cache_says none
+	cache_says written
+	[ "$(ls "$T/xdg/accelkit/cl" | wc -l)" = 3 ]
+	ACCELKIT_KERNEL_DIR=$T/k cached
+	cache_says used
+}
+
+@test "ACCELKIT_CL_CACHE=0 neither reads nor writes the program cache" {
+	ACCELKIT_CL_CACHE=0 cached
+	! grep -q "program cache" "$T/log"
+	[ ! -e "$T/xdg/accelkit/cl" ]
 }
 
 # pinned_runs OPTIONS...: $T/a.npy times $T/b.npy with OPTIONS, once with every host
@@ -1217,11 +1416,11 @@ pinned_runs() {
 	assert_regex "$stderr" "^clmatmul: $T/x.npy: .*NaN in NPY data \(row 4, column 2\)"
 }
 
-@test "a truncated NPY is an error before any device is opened" {
+@test "a truncated NPY is an error before any device is used" {
 	gen "$T/a.npy" 50 40 1
 	gen "$T/b.npy" 40 30 2
 	head -c 2000 "$T/a.npy" > "$T/short.npy"
-	run -1 --separate-stderr clmatmul -v "$T/short.npy" "$T/b.npy"
+	run -1 --separate-stderr clmatmul -v -d auto "$T/short.npy" "$T/b.npy"
 	assert_regex "$stderr" "^clmatmul: $T/short.npy: .*NPY data is truncated"
 	[[ $stderr != *"device:"* ]]
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clmatmul_tune.h"
 #include "docsim_tune.h"
 #include "err.h"
 #include "gmmscore_tune.h"
@@ -48,6 +49,27 @@ static int bad;
 	bad |= why_ == NULL; \
 } while (0)
 #define LAST ((size_t)-1)
+
+#define CM struct clmatmul_tune, clmatmul_tune_table, cm_tune_illegal
+static void
+clmatmul(void)
+{
+	TABLE("clmatmul", clmatmul_tune_table, cm_tune_illegal);
+	BROKEN(CM, 0, p.tn, 32);
+	BROKEN(CM, 2, p.bk, 12);
+	BROKEN(CM, 3, p.lw, 3);
+	BROKEN(CM, 3, p.bk, 32);
+	BROKEN(CM, 5, p.pn, 3);
+	BROKEN(CM, 5, p.bm, 2048);
+	BROKEN(CM, 5, p.vn, 0);
+	BROKEN(CM, 5, p.staging, CM_ASYNC);
+	BROKEN(CM, LAST, p.staging, 0);
+	BROKEN(CM, LAST, p.tm, 5);
+	BROKEN(CM, LAST, precision, CM_TF32);
+	BROKEN(CM, LAST, cost.cpu_rate, 0);
+	BROKEN(CM, 3, cost.gpu_fixed, -1);
+	BROKEN(CM, 1, measured, "");
+}
 
 #define DS struct docsim_tune, docsim_tune_table, docsim_tune_illegal
 static void
@@ -97,8 +119,10 @@ main(int argc, char **argv)
 {
 	progname = "tunerows";
 	if (argc != 2)
-		die("usage: tunerows docsim|gmmscore|skyline");
-	if (strcmp(argv[1], "docsim") == 0)
+		die("usage: tunerows clmatmul|docsim|gmmscore|skyline");
+	if (strcmp(argv[1], "clmatmul") == 0)
+		clmatmul();
+	else if (strcmp(argv[1], "docsim") == 0)
 		docsim();
 	else if (strcmp(argv[1], "gmmscore") == 0)
 		gmmscore();

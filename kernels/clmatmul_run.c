@@ -1,0 +1,288 @@
+/* clmatmul_run.c: one run of clmatmul(1) decided and dispatched (see clmatmul_run.h):
+ * the host's native path or OpenCL devices, the rest of the input read into the
+ * memory the choice wants, the multiply or --bench, and --verify. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "clmatmul_run.h"
+#include "err.h"
+#include "timer.h"
+
+static double
+work_of(const struct cm_problem *p)
+{
+	return (double)p->m * (double)p->n * (double)p->k;
+}
+
+/* Whether the options ask for the OpenCL kernel: forced parameters or transfers. */
+static int
+opencl_options(const struct cm_options *o)
+{
+	return memcmp(&o->force, &(struct cm_params){0}, sizeof o->force) != 0 ||
+	    o->transfers != CM_XFER_AUTO;
+}
+
+static int
+is_auto(const char *spec)
+{
+	return spec == NULL || strcmp(spec, "auto") == 0;
+}
+
+/* The device's engines, once the devices are open: clx_start's prep, in its thread,
+ * or on the caller's. */
+static void
+open_engines(struct clx *xs, int n, void *ctx)
+{
+	struct cm_job *j = ctx;
+	j->nd = n;
+	cm_open_many(xs, n, &j->o, j->eng);
+}
+
+/* clx_decide's model for clx_start: the cost column of the job's tuning row. */
+static const struct cost_model *
+job_cost(const char *desc, void *ctx)
+{
+	return cm_cost(desc, &((struct cm_job *)ctx)->o);
+}
+
+static const char *
+auto_spec(struct cm_job *j)
+{
+	const struct cm_problem *p = &j->p;
+	return cm_device(j->device, j->platform, &j->o, p->m, p->n, p->k);
+}
+
+void
+cm_start(struct cm_job *j, int64_t input_bytes)
+{
+	double work;
+	if (j->device != NULL && strcmp(j->device, "cpu") == 0)
+		return;
+	if (!is_auto(j->device) || j->o.tf32) {
+		work = 0;	/* a named device: opened as given */
+	} else if (j->bench) {
+		work = work_of(&j->p);
+		if (work < CM_HOST_WORK && !opencl_options(&j->o))
+			return;
+	} else {
+		/* Square matrices of the inputs' elements: four bytes an element for NPY,
+		 * about eight for text (the smaller, so the estimate errs towards the host);
+		 * A and B of e elements each, m n k = e^1.5. */
+		if (input_bytes < 0)
+			return;
+		double e = (double)input_bytes / 2 / 8;
+		work = e * sqrt(e);
+		if (work < CM_HOST_WORK && !opencl_options(&j->o))
+			return;
+		vlog("auto: inputs of %lld bytes, about %.2g multiply-adds: OpenCL opened "
+		    "beside the read", (long long)input_bytes, work);
+	}
+	j->start = clx_start(j->device, j->platform, verbose || j->bench ? CLX_PROFILE : 0,
+	    work, is_auto(j->device) && !j->o.tf32 ? job_cost : NULL, open_engines, j, j->xs,
+	    CLX_MAX_MANY);
+}
+
+/* ---- the host ---- */
+
+static void
+run_host(struct cm_job *j)
+{
+	struct cm_problem *p = &j->p;
+	const size_t es = dtype_size(j->o.dt);
+	if (j->o.tf32)
+		die("--precision tf32: the host (-d cpu) has no NVIDIA tensor cores; TF32 runs "
+		    "only on an NVIDIA GPU (use --precision fp32, the default, here)");
+	if (opencl_options(&j->o))
+		usage_error("kernel parameters and --transfers are the OpenCL kernel's: -d cpu "
+		    "multiplies on the host without OpenCL (cpu:0 is the first OpenCL CPU "
+		    "device)");
+	j->host = 1;
+	j->device_name = "host";
+	vlog("device: host (cpu, native C on %d thread%s, no OpenCL)", cli_threads(),
+	    cli_threads() == 1 ? "" : "s");
+	if (!j->bench) {
+		double t0 = now_sec();
+		clmat_read(j->a, NULL, "A");
+		clmat_read(j->b, NULL, "B");
+		if (p->beta != 0)
+			clmat_read(j->c0, NULL, "C0");
+		phase_add(PH_READ, now_sec() - t0);
+		p->a = j->a->m.data;
+		p->b = j->b->m.data;
+		p->c0 = j->c0->m.data;
+		j->c = (struct matrix){p->m, p->n, j->o.dt, NULL};
+		j->c.data = clhost_alloc(NULL, mul_size(mul_size(p->m, p->n, "C"), es, "C"), "C",
+		    &j->hc);
+		p->c = j->c.data;
+		t0 = now_sec();
+		cm_multiply_host(p, j->o.ta, j->o.tb, j->o.dt);
+		phase_add("compute", now_sec() - t0);
+		return;
+	}
+	/* --bench: the matrices made on the host, then timed multiplies */
+	double t0 = now_sec();
+	void *a = clhost_alloc(NULL, mul_size(mul_size(p->m, p->k, "A"), es, "A"), "A", &j->ha);
+	void *b = clhost_alloc(NULL, mul_size(mul_size(p->k, p->n, "B"), es, "B"), "B", &j->hb);
+	cm_fill_host(a, j->o.ta ? p->k : p->m, j->o.ta ? p->m : p->k, j->o.dt, j->seed,
+	    CM_SALT_A);
+	cm_fill_host(b, j->o.tb ? p->n : p->k, j->o.tb ? p->k : p->n, j->o.dt, j->seed,
+	    CM_SALT_B);
+	void *c0 = NULL;
+	if (p->beta != 0) {
+		c0 = clhost_alloc(NULL, mul_size(mul_size(p->m, p->n, "C0"), es, "C0"), "C0",
+		    &j->hc0);
+		cm_fill_host(c0, p->m, p->n, j->o.dt, j->seed, CM_SALT_C);
+	}
+	p->a = a;
+	p->b = b;
+	p->c0 = c0;
+	p->c = clhost_alloc(NULL, mul_size(mul_size(p->m, p->n, "C"), es, "C"), "C", &j->hc);
+	phase_add("generate (host)", now_sec() - t0);
+	double *ms = xmallocarray((size_t)j->reps, sizeof *ms);
+	cm_multiply_host(p, j->o.ta, j->o.tb, j->o.dt);	/* warm-up */
+	for (int r = 0; r < j->reps; r++) {
+		t0 = now_sec();
+		cm_multiply_host(p, j->o.ta, j->o.tb, j->o.dt);
+		ms[r] = 1e3 * (now_sec() - t0);
+	}
+	/* the median (the lower middle one of an even count) and the best */
+	for (int a1 = 1; a1 < j->reps; a1++)
+		for (int b1 = a1; b1 > 0 && ms[b1 - 1] > ms[b1]; b1--) {
+			double t = ms[b1];
+			ms[b1] = ms[b1 - 1];
+			ms[b1 - 1] = t;
+		}
+	j->r = (struct cm_bench_result){ms[(j->reps - 1) / 2], ms[0], j->reps, 1};
+	free(ms);
+}
+
+/* ---- OpenCL ---- */
+
+static void
+run_opencl(struct cm_job *j)
+{
+	struct cm_problem *p = &j->p;
+	const size_t es = dtype_size(j->o.dt);
+	const size_t maxmem = j->o.max_device_mem;
+	if (j->start != NULL) {
+		j->nd = clx_start_wait(j->start);
+		j->start = NULL;
+	} else {
+		double t0 = now_sec();
+		j->nd = clx_open_many(auto_spec(j), j->platform, verbose || j->bench ?
+		    CLX_PROFILE : 0, j->xs, CLX_MAX_MANY);
+		phase_add("open device", now_sec() - t0);
+		open_engines(j->xs, j->nd, j);
+	}
+	struct clx *x = &j->xs[0];
+	j->device_name = x->name;
+	if (j->nd > 1 && j->bench && !maxmem)
+		usage_error("--bench on several devices multiplies host matrices: give "
+		    "--max-device-mem (matrices made on the device time one device's kernel)");
+	if (!j->bench) {
+		double t0 = now_sec();
+		clmat_read(j->a, x, "A");
+		clmat_read(j->b, x, "B");
+		if (p->beta != 0)
+			clmat_read(j->c0, x, "C0");
+		phase_add(PH_READ, now_sec() - t0);
+		p->a = j->a->m.data;
+		p->b = j->b->m.data;
+		p->c0 = j->c0->m.data;
+		/* C in pinned memory (clstaging.h): copies at the bus's speed */
+		j->c = (struct matrix){p->m, p->n, j->o.dt, NULL};
+		j->c.data = clhost_alloc(x, mul_size(mul_size(p->m, p->n, "C"), es, "C"), "C",
+		    &j->hc);
+		p->c = j->c.data;
+		cm_multiply_many(j->eng, j->nd, p);
+		return;
+	}
+	/* Host copies of the data: for --verify, and as the source of a run from host
+	 * memory (--max-device-mem). */
+	void *a_host = NULL, *b_host = NULL, *c0_host = NULL;
+	if (j->verify || maxmem) {
+		double t0 = now_sec();
+		a_host = clhost_alloc(x, mul_size(mul_size(p->m, p->k, "A"), es, "A"), "A",
+		    &j->ha);
+		b_host = clhost_alloc(x, mul_size(mul_size(p->k, p->n, "B"), es, "B"), "B",
+		    &j->hb);
+		cm_fill_host(a_host, j->o.ta ? p->k : p->m, j->o.ta ? p->m : p->k, j->o.dt,
+		    j->seed, CM_SALT_A);
+		cm_fill_host(b_host, j->o.tb ? p->n : p->k, j->o.tb ? p->k : p->n, j->o.dt,
+		    j->seed, CM_SALT_B);
+		if (p->beta != 0) {
+			c0_host = clhost_alloc(x, mul_size(mul_size(p->m, p->n, "C0"), es, "C0"),
+			    "C0", &j->hc0);
+			cm_fill_host(c0_host, p->m, p->n, j->o.dt, j->seed, CM_SALT_C);
+		}
+		p->c = clhost_alloc(x, mul_size(mul_size(p->m, p->n, "C"), es, "C"), "C",
+		    &j->hc);
+		phase_add("generate (host)", now_sec() - t0);
+	}
+	p->a = maxmem ? a_host : NULL;
+	p->b = maxmem ? b_host : NULL;
+	p->c0 = maxmem ? c0_host : NULL;
+	cm_bench(j->eng, j->nd, p, j->seed, j->reps, &j->r);
+	p->a = a_host;
+	p->b = b_host;
+	p->c0 = c0_host;
+}
+
+void
+cm_run(struct cm_job *j)
+{
+	struct cm_problem *p = &j->p;
+	int host = 0;
+	if (j->start == NULL && j->device != NULL && strcmp(j->device, "cpu") == 0) {
+		host = 1;
+	} else if (j->start == NULL && is_auto(j->device) && !j->o.tf32 &&
+	    !opencl_options(&j->o)) {
+		double work = work_of(p);
+		host = work < CM_HOST_WORK;
+		if (host)
+			vlog("auto: host, %.3g multiply-adds, below %.3g where OpenCL's start "
+			    "pays (no OpenCL loaded)", work, CM_HOST_WORK);
+	}
+	if (host)
+		run_host(j);
+	else
+		run_opencl(j);
+	if (j->verify) {
+		const double eps = j->o.dt == DT_F64 ? 0x1p-52 : j->o.tf32 ? CM_TF32_EPS :
+		    0x1p-23;
+		const double eps_in = j->o.tf32 ? CM_TF32_EPS_IN : 0;
+		char msg[256];
+		double t0 = now_sec();
+		int bad = cm_verify(p, j->o.ta, j->o.tb, j->o.dt, eps_in, eps, j->seed, msg,
+		    sizeof msg);
+		phase_add("verify", now_sec() - t0);
+		if (bad)
+			die("--verify: %s", msg);
+		vlog("verify: %s", msg);
+	}
+}
+
+void
+cm_run_end(struct cm_job *j)
+{
+	phases_report();
+	if (!j->host)
+		clx_finish();	/* a GPU run ends here; what follows frees a CPU run's memory */
+	for (int i = 0; i < j->nd; i++)
+		cm_close(j->eng[i]);
+	if (j->a != NULL)
+		clmat_free(j->a);
+	if (j->b != NULL)
+		clmat_free(j->b);
+	if (j->c0 != NULL)
+		clmat_free(j->c0);
+	clhost_free(&j->hc);
+	clhost_free(&j->ha);
+	clhost_free(&j->hb);
+	clhost_free(&j->hc0);
+	for (int i = 0; i < j->nd; i++)
+		clx_close(&j->xs[i]);
+}
