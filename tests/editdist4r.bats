@@ -336,6 +336,14 @@ c = np.load(sys.argv[1]); print(c.dtype, c.shape)' "$D/e.npy"
 	assert_line --partial " 2 on a GPU); selects --algo 4r"
 }
 
+@test "every row of the tuning table passes its legality checks, and rows that break them are rejected" {
+	run -0 tunerows editdist4r
+	assert_line --index 0 "editdist4r: 2 rows pass"
+	assert_line --index 1 --partial "broken auto_algo = ED_DP: rejected: "
+	refute_output --partial ": passes"
+	assert_equal "$(grep -c ': rejected: ' <<< "$output")" 9
+}
+
 @test "on a GPU the tuning row is the NVIDIA one: block size 2, bit-parallel for auto" {
 	require_gpu
 	run --separate-stderr -0 editdist4r -d gpu -v --algo 4r "$TESTDATA/editdist4r/pairs.txt"
