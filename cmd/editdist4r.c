@@ -19,11 +19,12 @@
 
 #define MAX_LEN ((size_t)INT32_MAX)
 
-enum { OPT_ALL = CLI_OPT_PROG, OPT_ALGO, OPT_FORMAT };
+enum { OPT_ALL = CLI_OPT_PROG, OPT_ALGO, OPT_FORMAT, OPT_MODE };
 enum { F_AUTO, F_LINES, F_FASTA, F_FASTQ };
 
 static const char *const algos[] = {"auto", "4r", "bp", "dp", NULL};
 static const char *const formats[] = {"auto", "lines", "fasta", "fastq", NULL};
+static const char *const modes[] = {"global", "infix", "prefix", NULL};	/* enum ed_mode */
 
 static void
 usage(FILE *f)
@@ -42,6 +43,9 @@ usage(FILE *f)
 	    "      --all-vs-all       every record of FA against every record of FB (a matrix)\n"
 	    "  -u, --utf8             strings are UTF-8: count characters, not bytes\n"
 	    "  -k, --max-dist K       print -1 for distances above K (computes only the band)\n"
+	    "      --mode M           global (default: A against all of B), infix (A against\n"
+	    "                         the best piece of B) or prefix (against a start of B);\n"
+	    "                         infix and prefix add the match's START and END in B\n"
 	    "  -p, --path             add a CIGAR of =, X, I, D that turns A into B\n"
 	    "  -t, --block T          Four-Russians block size 1..%d (default %d on the CPU,\n"
 	    "                         %d on a GPU); selects --algo 4r unless --algo is given\n"
@@ -241,6 +245,7 @@ main(int argc, char **argv)
 		{"path", no_argument, NULL, 'p'},
 		{"block", required_argument, NULL, 't'},
 		{"algo", required_argument, NULL, OPT_ALGO},
+		{"mode", required_argument, NULL, OPT_MODE},
 		{NULL, 0, NULL, 0},
 	};
 	struct common_opts co;
@@ -264,6 +269,7 @@ main(int argc, char **argv)
 		case 'p': r.path = 1; break;
 		case 't': t = (int)cli_int("--block", optarg, 1, FR_TMAX); break;
 		case OPT_ALGO: algo = cli_choice("--algo", optarg, algos); break;
+		case OPT_MODE: r.eo.mode = cli_choice("--mode", optarg, modes); break;
 		default: cli_common(c, optarg, &co, usage);
 		}
 	}
@@ -285,6 +291,9 @@ main(int argc, char **argv)
 	r.fmt = cli_out_format(&co, co.output);
 	if (r.fmt == FMT_NPY && r.path)
 		usage_error("--path writes text; it cannot be combined with -O npy");
+	if (r.eo.mode != ED_GLOBAL && r.fmt == FMT_NPY && !all)
+		usage_error("--mode %s writes START and END as text; -O npy is for its "
+		    "--all-vs-all matrix", modes[r.eo.mode]);
 	r.all = all;
 	r.eo.algo = algo >= 0 ? algo : t > 0 ? ED_4R : ED_AUTO;
 	format = MAX(format, F_AUTO);

@@ -92,6 +92,14 @@ ed_run_open(struct ed_run *r, const struct ed_job *job)
 	const char *spec = job->device;
 	if (r->eo.algo == ED_DP && strcmp(spec, "auto") == 0)
 		spec = "cpu";
+	/* the GPU engines compute global distances only: auto keeps the modes on the CPU */
+	if (r->eo.mode != ED_GLOBAL) {
+		if (strcmp(spec, "auto") != 0 && strcmp(spec, "cpu") != 0)
+			die("--mode %s runs on the CPU only (the GPU engines compute global "
+			    "distances): use -d cpu or -d auto", r->eo.mode == ED_INFIX ?
+			    "infix" : "prefix");
+		spec = "cpu";
+	}
 	s->t = job->t;
 	s->max_device_mem = job->max_device_mem;
 	s->total = job->total;

@@ -25,6 +25,7 @@ struct ed_batch {
 	size_t used, cap;	/* pool bytes: used, allocated */
 	struct ed_pair *pairs;
 	int32_t *dist;
+	int32_t *span;		/* --mode infix, prefix: each pair's START and END */
 	char **cigar;
 	uint8_t *kind;		/* -u: each pair's enum ed_kind (else NULL: all bytes) */
 	size_t nutf8;		/* -u: pairs of kind ED_UTF8, to be coded */
