@@ -177,14 +177,20 @@ band_run(struct ed_bws *w, struct bjob *J)
 			break;
 		/* row 0: D[0][j] - D[0][j-1] is 0 in infix, else 1 (and 1 as an
 		 * over-estimate on the band's upper edge) */
-		uint64_t hp = !(infix && fb == 0), hm = 0;
-		for (int64_t b = fb; b <= lb; b++) {
-			uint64_t ph, mh;
-			ed_bp_step64(&bl[b].P, &bl[b].M, eq[b], hp, hm, &ph, &mh);
-			int o = b == nb - 1 ? ob : WB - 1;
-			bl[b].score += (int64_t)((ph >> o) & 1) - (int64_t)((mh >> o) & 1);
+		uint64_t hp = !(infix && fb == 0), hm = 0, ph, mh;
+		const int64_t full = MIN(lb, nb - 2);	/* the blocks of 64 rows */
+		for (int64_t b = fb; b <= full; b++) {
+			uint64_t P = bl[b].P, M = bl[b].M;
+			ed_bp_step64(&P, &M, eq[b], hp, hm, &ph, &mh);
+			bl[b].P = P;
+			bl[b].M = M;
 			hp = ph >> (WB - 1);
 			hm = mh >> (WB - 1);
+			bl[b].score += (int64_t)hp - (int64_t)hm;
+		}
+		if (lb == nb - 1 && lb >= fb) {	/* the last block: row m at bit ob */
+			ed_bp_step64(&bl[lb].P, &bl[lb].M, eq[lb], hp, hm, &ph, &mh);
+			bl[lb].score += (int64_t)((ph >> ob) & 1) - (int64_t)((mh >> ob) & 1);
 		}
 		/* an alignment through the last block's last row: an upper bound */
 		if (global && J->row == NULL && m == mf) {
@@ -246,6 +252,35 @@ band_run(struct ed_bws *w, struct bjob *J)
 
 /* ---- distances ---- */
 
+/* A first k for the global distance of a long pair: the edit rate of windows of A
+ * placed (infix) in windows of B at the same relative place, wide enough for the
+ * drift that indels make, times the longer length, with a margin; 0 when the pair is
+ * too short to sample (the doubling starts at its own bound). Tens of thousands of
+ * block steps against the millions of such a pair's band. */
+static int64_t
+estimate(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, int64_t n)
+{
+	const int S = 16;
+	const int64_t L = MAX(m, n) >= ((int64_t)1 << 18) ? 512 : 256;
+	if (MIN(m, n) < 8 * S * L)
+		return 0;
+	int64_t W = 256;
+	while (W < 1024 && W * W < MAX(m, n))
+		W *= 2;
+	int64_t cost = 0;
+	for (int i = 0; i < S; i++) {
+		int64_t p = (m - L) * (2 * i + 1) / (2 * S);
+		int64_t q = (int64_t)((double)p * (double)n / (double)m);
+		int64_t b0 = MAX((int64_t)0, q - W), b1 = MIN(n, q + L + W);
+		prep(w, a + p, L);
+		struct bjob J = {.t = b + b0, .m = L, .mfull = L, .n = b1 - b0, .k = L,
+		    .mode = ED_INFIX};
+		cost += MAX(band_run(w, &J), (int64_t)0);
+	}
+	double rate = (double)cost / (double)(S * L);
+	return (int64_t)(1.3 * rate * (double)MAX(m, n)) + WB;
+}
+
 /* The best value of mode over query a against target b with k doubling from a cheap
  * bound up to K (-1: no bound; the answer always lies within max(m, n)). Returns -1
  * when it is above K; *end gets the column of the best (1..n; 0 where none). */
@@ -256,7 +291,9 @@ doubling(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, int64_
 	int64_t cap = mode == ED_GLOBAL ? MAX(m, n) : m;
 	if (K >= 0 && K < cap)
 		cap = K;
-	int64_t k = mode == ED_GLOBAL ? MAX(llabs(n - m), (int64_t)WB) : WB;
+	int64_t k = WB;
+	if (mode == ED_GLOBAL)
+		k = MAX(MAX(llabs(n - m), k), estimate(w, a, m, b, n));
 	prep(w, a, m);
 	for (;;) {
 		k = MIN(k, cap);

@@ -241,7 +241,7 @@ align_batch(struct ed_run *r, struct ed_batch *b)
 	double t0 = now_sec();
 	/* auto: long pairs by the band (ed_cpu_align) */
 	int algo = r->eo.algo == ED_AUTO ? ED_AUTO : ed_engine(&r->eo);
-	#pragma omp parallel for schedule(dynamic, 1)
+	#pragma omp parallel for schedule(dynamic, 1) if (b->n > 1)
 	for (size_t i = 0; i < b->n; i++) {
 		const struct ed_pair *p = &b->pairs[i];
 		int z = b->kind != NULL && b->kind[i] == ED_WIDE ? 4 : 1;

@@ -473,7 +473,8 @@ ed_cpu_batch(const uint8_t *pool, const struct ed_pair *pairs, size_t n,
 	int algo = ed_engine(o), band = o->algo == ED_AUTO;
 	if (algo == ED_4R && o->mode == ED_GLOBAL)
 		ed_cpu_table(o->t);
-	#pragma omp parallel
+	/* one pair (a long one, often) takes one thread: the others would only wait */
+	#pragma omp parallel if (n > 1)
 	{
 		struct work w;
 		memset(&w, 0, sizeof w);
