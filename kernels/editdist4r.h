@@ -250,6 +250,11 @@ void ed_bws_free(struct ed_bws *w);
  * edlib's end -1) is 0 and -1. */
 int64_t ed_band_dist(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b,
     int64_t n, int mode, int64_t K, int64_t *start, int64_t *end);
+/* The cells the band is expected to compute for the global distance of A and B (its
+ * first k from sampled windows), for auto's cost model; |A| x |B| for pairs too short
+ * to sample. */
+double ed_band_work(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b,
+    int64_t n);
 /* An optimal global alignment of A to B, whose distance is d, as a malloc'd CIGAR, in
  * memory linear in m + n (Hirschberg's halves within the band of each half's cost). */
 char *ed_band_align(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b,

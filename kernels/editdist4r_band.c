@@ -281,6 +281,16 @@ estimate(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, int64_
 	return (int64_t)(1.3 * rate * (double)MAX(m, n)) + WB;
 }
 
+double
+ed_band_work(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, int64_t n)
+{
+	int64_t k = estimate(w, a, m, b, n);
+	if (k == 0)
+		return (double)m * (double)n;
+	/* the band of the first k: about k + 1 diagonals, a margin for its blocks */
+	return (double)MAX(m, n) * (double)MIN(MIN(m, n), k + 2 * WB);
+}
+
 /* The best value of mode over query a against target b with k doubling from a cheap
  * bound up to K (-1: no bound; the answer always lies within max(m, n)). Returns -1
  * when it is above K; *end gets the column of the best (1..n; 0 where none). */

@@ -95,6 +95,7 @@ void
 ed_run_free(struct ed_run *r)
 {
 	dw_close(r->dw);
+	ed_bws_free(r->bws);
 	for (int k = 0; k < ED_BATCH_QUEUE; k++)
 		batch_free(&r->b[k]);
 	for (int k = 0; k < r->nmb; k++)
@@ -354,7 +355,16 @@ ed_run_add(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned
 		bt->nutf8 += kind == ED_UTF8;
 	}
 	bt->n++;
-	r->work += ed_pair_work(alen, blen, r->eo.maxdist);
+	double cells = ed_pair_work(alen, blen, r->eo.maxdist);
+	r->gwork += cells;
+	/* --algo auto computes long pairs on the CPU by the band (editdist4r_cpu.c) */
+	if (r->eo.algo == ED_AUTO && r->eo.mode == ED_GLOBAL && MIN(alen, blen) > ED_BAND_MIN &&
+	    cells > 0) {
+		if (r->bws == NULL)
+			r->bws = ed_bws_new();
+		cells = MIN(cells, ed_band_work(r->bws, a, (int64_t)alen, b, (int64_t)blen));
+	}
+	r->work += cells;
 	r->bytes += alen + blen + 2;
 	r->npairs++;
 	if (!r->settled && r->settle_bytes > 0 && r->bytes >= r->settle_bytes) {

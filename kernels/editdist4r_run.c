@@ -69,8 +69,13 @@ static void
 settle(struct ed_run *r, int whole)
 {
 	struct settle_ctx *s = r->settle_ctx;
-	const struct cost_model *cost = &TUNE_PICK(editdist4r_tune_table, "gpu nvidia")->cost;
+	struct cost_model cm = TUNE_PICK(editdist4r_tune_table, "gpu nvidia")->cost;
+	const struct cost_model *cost = &cm;
 	double work = r->work;
+	/* the band's pairs: the CPU computes fewer cells than the GPU, whose rate is
+	 * scaled so that it is charged its own */
+	if (r->gwork > r->work && r->work > 0)
+		cm.gpu_rate *= r->work / r->gwork;
 	if (whole != 1 && s->total > 0 && r->bytes > 0 && (double)s->total > (double)r->bytes)
 		work *= (double)s->total / (double)r->bytes;
 	/* a pair is one CPU thread's: fewer pairs than threads leave threads idle */
@@ -128,6 +133,7 @@ ed_run_all(struct ed_run *r, struct ed_recs *A, struct ed_recs *B)
 	if (r->eo.maxdist >= 0)
 		r->work = MIN(r->work, (2.0 * (double)r->eo.maxdist + 1) *
 		    MIN((double)B->n * sa, (double)A->n * sb));
+	r->gwork = r->work;
 	ed_run_matrix(r, A, B);
 }
 

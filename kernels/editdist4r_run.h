@@ -52,7 +52,10 @@ struct ed_run {
 	uint64_t cols;		/* --all-vs-all: the matrix's width */
 	uint64_t cells;		/* |A| x |B| of the pairs computed, for -v */
 	uint64_t nwide;		/* -u: pairs computed by code point, for -v */
-	double work;		/* ed_pair_work of the pairs added, for auto */
+	double work;		/* the CPU's cells of the pairs added, for auto: ed_pair_work,
+				   or the band's estimate for long pairs (ed_band_work) */
+	double gwork;		/* the GPU's: ed_pair_work (its engines have no band) */
+	struct ed_bws *bws;	/* ed_band_work's scratch */
 	uint64_t npairs;	/* the pairs added (a pair is computed on one CPU thread) */
 	uint64_t bytes;		/* the strings' bytes and 2 a pair, of the pairs added */
 	size_t max_bytes;	/* a batch's pool: ED_BATCH_BYTES, or less by --max-device-mem */
