@@ -464,6 +464,15 @@ open("'"$D/u8.txt"'", "w", encoding="utf-8").write("".join(out))'
 
 # ---- characters (-u) ----
 
+@test "man page example: a read placed in a reference window, anywhere in it, and at its start" {
+	run -0 sh -c "printf 'ACGT\tTTACGTAA\n' | editdist4r -d cpu --mode infix"
+	assert_output "$(printf '0\t2\t5')"
+	run -0 sh -c "printf 'ACGT\tTTACGTAA\n' | editdist4r -d cpu --mode prefix --path"
+	assert_output "$(printf '2\t0\t5\t2I4=')"
+	run -0 sh -c "printf 'ACGT\tTTACGTAA\n' | editdist4r --mode global"
+	assert_output 4
+}
+
 @test "man page example: characters rather than bytes" {
 	run -0 sh -c "printf 'café\tcafe\n' | editdist4r"
 	assert_output 2
