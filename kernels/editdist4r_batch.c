@@ -358,8 +358,8 @@ ed_run_add(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned
 	double cells = ed_pair_work(alen, blen, r->eo.maxdist);
 	r->gwork += cells;
 	/* --algo auto computes long pairs on the CPU by the band (editdist4r_cpu.c) */
-	if (r->eo.algo == ED_AUTO && r->eo.mode == ED_GLOBAL && MIN(alen, blen) > ED_BAND_MIN &&
-	    cells > 0) {
+	if (!r->settled && r->eo.algo == ED_AUTO && r->eo.mode == ED_GLOBAL &&
+	    MIN(alen, blen) > ED_BAND_MIN && cells >= ED_BAND_SAMPLE_CELLS) {
 		if (r->bws == NULL)
 			r->bws = ed_bws_new();
 		cells = MIN(cells, ed_band_work(r->bws, a, (int64_t)alen, b, (int64_t)blen));

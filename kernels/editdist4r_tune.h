@@ -66,6 +66,13 @@ ed_pair_work(uint64_t m, uint64_t n, int64_t K)
 	return (double)lo * (band < (double)hi ? band : (double)hi);
 }
 
+/* auto samples a long pair's edit rate (ed_band_work) only when its whole table has
+ * this many cells: below it the CPU wins even computing the whole table (0.36 s on one
+ * thread at ED_COST's 1.1e10 cells a second, against the GPU's 0.15 s of set-up and
+ * what is left of CUDA's 0.3 s start), and the sample would only cost time.
+ * Reasoned from the cost model, not measured. */
+#define ED_BAND_SAMPLE_CELLS 4e9
+
 /* ---- the choices per device ---- */
 
 struct editdist4r_tune {
