@@ -132,6 +132,40 @@ block_bound(int global, int64_t score, int64_t r0, int64_t r1, int64_t t)
 	return score - r1 + MAX(r0, t);	/* max(0, (mfull - r) - (n - j)) */
 }
 
+/* band_run for a short query in the modes (at most SHORT_BLOCKS blocks): every block,
+ * every column, as the batches' reads are; cutting the band off would cost more than
+ * the blocks it saves. */
+#define SHORT_BLOCKS 4
+static int64_t
+short_run(struct ed_bws *w, struct bjob *J)
+{
+	const int infix = J->mode == ED_INFIX;
+	const int64_t m = J->m, n = J->n, nb = w->nb;
+	const int ob = (int)((m - 1) % WB);
+	uint64_t P[SHORT_BLOCKS], M[SHORT_BLOCKS];
+	int64_t best = -1, score = m;
+
+	for (int64_t b = 0; b < nb; b++) {
+		P[b] = ~(uint64_t)0;
+		M[b] = 0;
+	}
+	for (int64_t j = 1; j <= n; j++) {
+		const uint64_t *eq = w->peq + (size_t)w->code[J->t[j - 1]] * nb;
+		uint64_t hp = !infix, hm = 0, ph = 0, mh = 0;
+		for (int64_t b = 0; b < nb; b++) {
+			ed_bp_step64(&P[b], &M[b], eq[b], hp, hm, &ph, &mh);
+			hp = ph >> (WB - 1);
+			hm = mh >> (WB - 1);
+		}
+		score += (int64_t)((ph >> ob) & 1) - (int64_t)((mh >> ob) & 1);
+		if (score <= J->k && (best < 0 || score < best || (J->last && score == best))) {
+			best = score;
+			J->end = j;
+		}
+	}
+	return best;
+}
+
 /* The band's run with bound k: the best value <= k (D[m][n] for the global mode, the
  * least of D[m][1..n] for the others), or -1 when there is none. */
 static int64_t
@@ -144,6 +178,8 @@ band_run(struct ed_bws *w, struct bjob *J)
 	struct blk *bl = w->bl;
 
 	J->end = 0;
+	if (!global && nb <= SHORT_BLOCKS && J->row == NULL && J->st == NULL)
+		return short_run(w, J);
 	if (global) {		/* the diagonals j - i that |d| + |n - mf - d| <= k allows */
 		int64_t delta = n - mf;
 		dlo = -((k - delta) / 2);	/* ceil((delta - k) / 2), delta <= k */
@@ -304,6 +340,8 @@ doubling(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, int64_
 	int64_t k = WB;
 	if (mode == ED_GLOBAL)
 		k = MAX(MAX(llabs(n - m), k), estimate(w, a, m, b, n));
+	else if (CEIL_DIV(m, WB) <= SHORT_BLOCKS)
+		k = cap;	/* short_run has no band to narrow */
 	prep(w, a, m);
 	for (;;) {
 		k = MIN(k, cap);
@@ -364,12 +402,14 @@ ed_band_dist(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, in
 	/* infix: the start of the longest match that ends there at that cost (edlib's
 	 * choice): the reversed query against the reversed target up to the end, as a
 	 * prefix, the last column of the same cost */
-	uint8_t *ra = reversed(a, m), *rb = reversed(b, e);
+	/* a match of cost d spans at most m + d columns */
+	int64_t span = MIN(e, m + d);
+	uint8_t *ra = reversed(a, m), *rb = reversed(b + e - span, span);
 	prep(w, ra, m);
-	struct bjob J = {.t = rb, .m = m, .mfull = m, .n = e, .k = d, .mode = ED_PREFIX,
+	struct bjob J = {.t = rb, .m = m, .mfull = m, .n = span, .k = d, .mode = ED_PREFIX,
 	    .last = 1};
 	int64_t d2 = band_run(w, &J);
-	if (d2 != d)
+	if (d2 != d || J.end == 0)
 		die("internal error: infix start: cost %lld, not %lld", (long long)d2,
 		    (long long)d);
 	*start = e - J.end;
