@@ -12,6 +12,7 @@
 #include "dense.h"
 #include "err.h"
 #include "output.h"
+#include "progress.h"
 #include "timer.h"
 
 #define SPILL_WHAT "a temporary file for the NPY list"
@@ -145,6 +146,7 @@ ed_out_batch(struct ed_run *r, struct ed_batch *b)
 		}
 	}
 	r->written += b->n;
+	progress_add(b->n);
 	phase_add(PH_WRITE, now_sec() - t0);
 }
 

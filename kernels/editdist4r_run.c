@@ -13,6 +13,7 @@
 #include "editdist4r_run.h"
 #include "editdist4r_tune.h"
 #include "err.h"
+#include "progress.h"
 #include "timer.h"
 #include "tune.h"
 
@@ -118,6 +119,7 @@ ed_run_open(struct ed_run *r, const struct ed_job *job)
 	 * (each worker opens its GPU), so CUDA's start is waited for at once. */
 	if (strcmp(spec, "cpu") == 0 || !cuda_compiled() || cuda_spec_multi(spec))
 		settle(r, 0);
+	progress_begin("pairs", 0);	/* counted as written (editdist4r_out.c) */
 }
 
 void
@@ -134,6 +136,7 @@ ed_run_all(struct ed_run *r, struct ed_recs *A, struct ed_recs *B)
 		r->work = MIN(r->work, (2.0 * (double)r->eo.maxdist + 1) *
 		    MIN((double)B->n * sa, (double)A->n * sb));
 	r->gwork = r->work;
+	progress_begin("pairs", (uint64_t)A->n * B->n);
 	ed_run_matrix(r, A, B);
 }
 
@@ -141,6 +144,7 @@ void
 ed_run_close(struct ed_run *r)
 {
 	struct settle_ctx *s = r->settle_ctx;
+	progress_end();
 #ifdef ACCELKIT_CUDA
 	if (r->g != NULL)
 		vlog("GPU engines: %s; kernel time %.3f ms", ed_gpu_engines(r->g),

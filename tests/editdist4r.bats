@@ -878,3 +878,17 @@ modes_same() {
 	run -0 editdist4r -d auto --mode infix <<<"$(printf 'AC\tTACT')"
 	assert_output "$(printf '0\t1\t2')"
 }
+
+@test "--progress into a file: a line of pairs written and their rate, the results unchanged" {
+	"$EDREF" gen 9 20000 150 dna >"$D/pr.txt"
+	head -n 10000 "$D/pr.txt" >"$D/pr1"
+	tail -n +10001 "$D/pr.txt" >"$D/pr2"
+	# the second half arrives three seconds after the first; batches of 1 MiB
+	{ cat "$D/pr1"; sleep 3; cat "$D/pr2"; } |
+	    editdist4r -d cpu --progress --max-device-mem 4M >"$D/pr.out" 2>"$D/pr.err"
+	editdist4r -d cpu "$D/pr.txt" | cmp - "$D/pr.out"
+	run cat "$D/pr.err"
+	assert_line --regexp '^editdist4r: [0-9,]+ pairs, [0-9,]+ pairs/s$'
+	n=$(head -n 1 "$D/pr.err" | sed 's/editdist4r: \([0-9,]*\) pairs.*/\1/' | tr -d ,)
+	[ "$n" -ge 5000 ] && [ "$n" -le 10000 ] || fail "pairs written: $n"
+}
