@@ -1,9 +1,10 @@
 /* editdist4r_cpu.c: the CPU path of editdist4r. Four-Russians strips of t rows and
  * bit-parallel strips of 64 rows under one band driver (see editdist4r.h; --max-dist
  * limits every strip to the band), bit-parallel columns of up to four words for short
- * pairs, and a plain DP (also over code points: -u's pairs too wide to code as bytes).
- * OpenMP over pairs. Alignments (--path) by Hirschberg's linear-space recursion on any
- * engine's last row. */
+ * pairs, and a plain DP (also over code points: -u's pairs too wide to code as bytes,
+ * in every --mode). OpenMP over pairs; --algo auto sends long pairs, and every pair of
+ * --mode infix and prefix, to the band of editdist4r_band.c. Alignments (--path) by
+ * Hirschberg's linear-space recursion on any engine's last row, or the band's own. */
 #include "editdist4r.h"
 
 #include <omp.h>
