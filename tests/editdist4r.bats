@@ -870,6 +870,19 @@ modes_same() {
 	done
 }
 
+@test "-u --mode on pairs of more than 256 characters (by code point) agrees with a textbook DP" {
+	need_edlib
+	py "$MODES" unicode 9 4 100 --wide >"$D/mw.txt"
+	for m in infix prefix; do
+		py "$MODES" expect "$m" <"$D/mw.txt" >"$D/mw.ref"
+		run --separate-stderr -0 editdist4r -d cpu -v -u --mode "$m" "$D/mw.txt"
+		diff <(printf '%s\n' "$output") "$D/mw.ref"
+		[[ "$stderr" == *"-u: 4 pairs needed more than 256 codes"* ]]
+		editdist4r -d cpu -u --mode "$m" --path "$D/mw.txt" >"$D/mw.out"
+		run -0 py "$MODES" check "$m" "$D/mw.txt" "$D/mw.out"
+	done
+}
+
 @test "--mode infix or prefix on -d gpu exits 1 saying why, -O npy without --all-vs-all is a usage error, and auto runs them on the CPU" {
 	run --separate-stderr -1 editdist4r -d gpu --mode infix <<<"$(printf 'AC\tTACT')"
 	[[ "$stderr" == *"--mode infix runs on the CPU only (the GPU engines compute global distances)"* ]]

@@ -16,7 +16,9 @@ python3-edlib (NW, HW, SHW) and python3-levenshtein, on pairs made here with a s
                              which must agree with edlib (up to 10^10 cells a pair).
   check MODE PAIRS OUT       OUT (editdist4r --mode MODE --path) turns each A into B, or
                              B[START..END], by its CIGAR at the distance's cost
-  unicode SEED N LEN         N pairs of words over a few non-ASCII letters (for -u)
+  unicode SEED N LEN [--wide]   N pairs of words over a few non-ASCII letters (for
+                             -u), or over 300 (--wide: more than 256 codes, so edlib
+                             cannot take them and the textbook DP here stands in)
 """
 import random
 import re
@@ -81,8 +83,36 @@ def pairs(f):
         yield a, b
 
 
+def lastrow(a, b, free_start):
+    """The last row of the DP of a against b, row 0 all 0 (free_start) or 0..len(b)."""
+    row = [0] * (len(b) + 1) if free_start else list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        prev, row = row, [i] + [0] * len(b)
+        for j, y in enumerate(b, 1):
+            row[j] = min(prev[j - 1] + (x != y), prev[j] + 1, row[j - 1] + 1)
+    return row
+
+
+def dp_best(a, b, mode):
+    """The modes by the textbook DP, for alphabets edlib does not take (over 256
+    symbols): edlib's choices (the first end; column 0, no symbol of b, is first; an
+    infix match starts where the longest one ending there at that cost does)."""
+    row = lastrow(a, b, mode == "infix")
+    d = min(row)
+    e = row.index(d)
+    if e == 0:
+        return d, 0, -1
+    if mode == "prefix":
+        return d, 0, e - 1
+    rev = lastrow(a[::-1], b[:e][::-1], False)
+    p = max(j for j in range(1, e + 1) if rev[j] == d)
+    return d, e - p, e - 1
+
+
 def best(a, b, mode):
     """(distance, start, end) as editdist4r prints them."""
+    if mode != "global" and len(set(a) | set(b)) > 256:
+        return dp_best(a, b, mode)
     if not a or not b:
         if mode == "global":
             return max(len(a), len(b)), 0, len(b) - 1
@@ -148,13 +178,18 @@ def longpair(length, rate, seed):
     print(f"{a}\t{mutate(rng, a, rate, 'ACGT')}")
 
 
-def unicode(seed, n, length):
+def unicode(seed, n, length, wide=False):
     rng = random.Random(seed)
     alpha = "äöüßéλπж"
+    if wide:                # more than 256 characters: -u's code points, the DP
+        alpha = "".join(chr(0x400 + i) for i in range(300))
     for _ in range(n):
         b = rand(rng, rng.randint(1, length), alpha)
         p = rng.randint(0, len(b) - 1)
         a = mutate(rng, b[p:p + rng.randint(1, length // 2 + 1)], 0.1, alpha) or "ä"
+        if wide:            # the 300 characters in both, so that they share them all
+            w = "".join(rng.sample(alpha, len(alpha)))
+            a, b = w + a, b + w
         print(f"{a}\t{b}")
 
 
@@ -169,7 +204,7 @@ def main():
     elif cmd == "check":
         check(args[0], args[1], args[2])
     elif cmd == "unicode":
-        unicode(int(args[0]), int(args[1]), int(args[2]))
+        unicode(int(args[0]), int(args[1]), int(args[2]), "--wide" in args[3:])
     else:
         sys.exit(__doc__)
 
