@@ -872,6 +872,7 @@ modes_same() {
 
 @test "-u --mode on pairs of more than 256 characters (by code point) agrees with a textbook DP" {
 	need_edlib
+	run -0 py "$MODES" selftest
 	py "$MODES" unicode 9 4 100 --wide >"$D/mw.txt"
 	for m in infix prefix; do
 		py "$MODES" expect "$m" <"$D/mw.txt" >"$D/mw.ref"

@@ -16,6 +16,7 @@ python3-edlib (NW, HW, SHW) and python3-levenshtein, on pairs made here with a s
                              which must agree with edlib (up to 10^10 cells a pair).
   check MODE PAIRS OUT       OUT (editdist4r --mode MODE --path) turns each A into B, or
                              B[START..END], by its CIGAR at the distance's cost
+  selftest                   the textbook DP (used beyond 256 symbols) against edlib
   unicode SEED N LEN [--wide]   N pairs of words over a few non-ASCII letters (for
                              -u), or over 300 (--wide: more than 256 codes, so edlib
                              cannot take them and the textbook DP here stands in)
@@ -128,6 +129,20 @@ def best(a, b, mode):
     return d, 0 if s is None else s, e
 
 
+def selftest():
+    """dp_best against edlib on small pairs of a two-letter alphabet (ties everywhere)."""
+    rng = random.Random(36)
+    for _ in range(2000):
+        a = rand(rng, rng.randint(1, 8), "AB")
+        b = rand(rng, rng.randint(1, 12), "AB")
+        for mode in ("infix", "prefix"):
+            r = edlib.align(a, b, mode=EDLIB[mode], task="locations")
+            s, e = r["locations"][0]
+            if dp_best(a, b, mode) != (r["editDistance"], s or 0, e):
+                sys.exit(f"dp_best {mode} {a} {b}: {dp_best(a, b, mode)}, edlib {r}")
+    print("dp_best agrees with edlib")
+
+
 def expect(mode, k):
     for a, b in pairs(sys.stdin):
         d, s, e = best(a, b, mode)
@@ -203,6 +218,8 @@ def main():
         expect(args[0], int(args[1]) if len(args) > 1 else None)
     elif cmd == "check":
         check(args[0], args[1], args[2])
+    elif cmd == "selftest":
+        selftest()
     elif cmd == "unicode":
         unicode(int(args[0]), int(args[1]), int(args[2]), "--wide" in args[3:])
     else:
