@@ -1,39 +1,30 @@
 /* editdist4r: edit (Levenshtein) distances of string pairs by the Four-Russians method,
- * on a CUDA GPU or the CPU. Options and orchestration: CUDA starts in a thread while the
- * pairs are read here (common/seq.h) and handed to the batches
- * (kernels/editdist4r_batch.c), the device is chosen once the first batches show the
- * work, and the batches compute the pairs and write them (kernels/editdist4r_out.c). */
+ * on a CUDA GPU or the CPU. Options, reading and writing: the pairs are read here
+ * (common/seq.h) and handed to the run (kernels/editdist4r_run.c), which starts CUDA
+ * while they are read, chooses the device once the first batches show the work, and
+ * sends the batches (kernels/editdist4r_batch.c) to it; they are written in input
+ * order (kernels/editdist4r_out.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "cudadev.h"
 #include "editdist4r.h"
 #include "editdist4r_run.h"
-#include "editdist4r_tune.h"
 #include "err.h"
 #include "input.h"
 #include "seq.h"
 #include "timer.h"
-#include "tune.h"
 
 #define MAX_LEN ((size_t)INT32_MAX)
 
-enum { OPT_ALL = CLI_OPT_PROG, OPT_ALGO, OPT_FORMAT };
+enum { OPT_ALL = CLI_OPT_PROG, OPT_ALGO, OPT_FORMAT, OPT_MODE };
 enum { F_AUTO, F_LINES, F_FASTA, F_FASTQ };
 
 static const char *const algos[] = {"auto", "4r", "bp", "dp", NULL};
-static const char *const engines[] = {"auto", "Four-Russians", "bit-parallel", "plain DP"};
 static const char *const formats[] = {"auto", "lines", "fasta", "fastq", NULL};
-
-/* The Four-Russians block size without -t on a device so described (tune.h). */
-static int
-default_t(const char *desc)
-{
-	return TUNE_PICK(editdist4r_tune_table, desc)->t;
-}
+static const char *const modes[] = {"global", "infix", "prefix", NULL};	/* enum ed_mode */
 
 static void
 usage(FILE *f)
@@ -52,6 +43,9 @@ usage(FILE *f)
 	    "      --all-vs-all       every record of FA against every record of FB (a matrix)\n"
 	    "  -u, --utf8             strings are UTF-8: count characters, not bytes\n"
 	    "  -k, --max-dist K       print -1 for distances above K (computes only the band)\n"
+	    "      --mode M           global (default: A against all of B), infix (A against\n"
+	    "                         the best piece of B) or prefix (against a start of B);\n"
+	    "                         infix and prefix add the match's START and END in B\n"
 	    "  -p, --path             add a CIGAR of =, X, I, D that turns A into B\n"
 	    "  -t, --block T          Four-Russians block size 1..%d (default %d on the CPU,\n"
 	    "                         %d on a GPU); selects --algo 4r unless --algo is given\n"
@@ -68,7 +62,7 @@ usage(FILE *f)
 	    "      --progress         a progress line on stderr (a terminal's, by default)\n"
 	    "  -h, --help             this help\n"
 	    "  -V, --version          version\n",
-	    progname, progname, FR_TMAX, default_t("cpu"), default_t("gpu nvidia"));
+	    progname, progname, FR_TMAX, ed_default_t("cpu"), ed_default_t("gpu nvidia"));
 }
 
 static void
@@ -87,66 +81,6 @@ utf8_kind(const char *file, uint64_t line, const char *what, const unsigned char
 		die_at(file, line, "%s is not UTF-8 (byte %zu is 0x%02x); without -u, strings are "
 		    "compared as bytes", what, bad + 1, s[bad]);
 	return count == n ? ED_BYTES : ED_UTF8;
-}
-
-/* ---- choosing the device ---- */
-
-struct settle_ctx {
-	struct cuda_dev dev;
-	int t;			/* -t, 0 when not given */
-	size_t max_device_mem;
-	int64_t total;		/* the inputs' bytes when every one is a regular file, else -1 */
-};
-
-/* The device is known: its tuning row, and the GPU's state. */
-static void
-use_device(struct ed_run *r, struct settle_ctx *s)
-{
-	const struct editdist4r_tune *tune = TUNE_PICK(editdist4r_tune_table, s->dev.desc);
-	r->gpu = s->dev.gpu;
-	r->eo.auto_algo = tune->auto_algo;
-	r->eo.t = s->t > 0 ? s->t : tune->t;
-	/* several GPUs (gpu:all, gpu:0,1): a GPU state a worker, made by the engine */
-	int multi = !(r->gpu && r->eo.algo == ED_DP) &&
-	    ed_run_multi(r, &s->dev, tune, s->max_device_mem);
-#ifdef ACCELKIT_CUDA
-	if (r->gpu && r->eo.algo != ED_DP && !multi)
-		r->g = ed_gpu_open(&s->dev, &r->eo, tune, s->max_device_mem);
-#else
-	(void)multi;
-#endif
-	vlog("tuning: %s (%s)", *tune->device != '\0' ? tune->device : "default", tune->measured);
-	if (r->gpu && r->eo.algo == ED_DP)
-		vlog("--algo dp runs on the CPU");
-	char what[32] = "";
-	if (r->eo.algo == ED_AUTO)
-		snprintf(what, sizeof what, " (%s)", engines[r->eo.auto_algo]);
-	vlog("engine: %s%s, block size %d%s", algos[r->eo.algo], what, r->eo.t,
-	    r->path ? "; alignments on the CPU" : "");
-	r->settled = 1;
-}
-
-/* ed_run's settle: auto weighs the work of the pairs read so far, scaled to the whole
- * input when its size is known (see the man page's DEVICES). The early look (whole
- * -1) settles only on the CPU; a GPU is waited for at the first full batch, so that
- * reading goes on while CUDA starts. */
-static void
-settle(struct ed_run *r, int whole)
-{
-	struct settle_ctx *s = r->settle_ctx;
-	const struct cost_model *cost = &TUNE_PICK(editdist4r_tune_table, "gpu nvidia")->cost;
-	double work = r->work;
-	if (whole != 1 && s->total > 0 && r->bytes > 0 && (double)s->total > (double)r->bytes)
-		work *= (double)s->total / (double)r->bytes;
-	/* a pair is one CPU thread's: fewer pairs than threads leave threads idle */
-	int threads = (int)MAX((uint64_t)1, MIN((uint64_t)cli_threads(), r->npairs));
-	if (whole < 0) {
-		if (cuda_decide_cpu(cost, work, threads, &s->dev))
-			use_device(r, s);
-		return;
-	}
-	cuda_decide(cost, work, threads, &s->dev);
-	use_device(r, s);
 }
 
 /* ---- records of -a and -b ---- */
@@ -264,9 +198,9 @@ run_records(struct ed_run *r, const char *fa, const char *fb, int format)
 	phase_add(PH_READ, now_sec() - t0 - (r->handover - h0));
 }
 
-/* Every record of a file into the run's record pool; *bytes gets their total length. */
+/* Every record of a file into the run's record pool. */
 static void
-read_all(struct ed_run *r, const char *path, int format, struct ed_recs *rc, double *bytes)
+read_all(struct ed_run *r, const char *path, int format, struct ed_recs *rc)
 {
 	struct recs_in f;
 	const unsigned char *s;
@@ -274,13 +208,11 @@ read_all(struct ed_run *r, const char *path, int format, struct ed_recs *rc, dou
 
 	recs_open(&f, path, format);
 	memset(rc, 0, sizeof *rc);
-	*bytes = 0;
 	while (recs_next(&f, &s, &n)) {
 		check_len(f.name, f.lineno, n);
 		int kind = r->utf8 ? utf8_kind(f.name, f.lineno, "the sequence", s, n) : ED_BYTES;
 		if (!ed_recs_put(r, rc, s, n, kind))
 			die("%s: the sequences of --all-vs-all exceed 4 GiB", f.name);
-		*bytes += (double)n;
 	}
 	recs_close(&f);
 }
@@ -289,18 +221,13 @@ static void
 run_all(struct ed_run *r, const char *fa, const char *fb, int format)
 {
 	struct ed_recs A, B;
-	double t0 = now_sec(), sa, sb;
+	double t0 = now_sec();
 
-	read_all(r, fa, format, &A, &sa);
-	read_all(r, fb, format, &B, &sb);
+	read_all(r, fa, format, &A);
+	read_all(r, fb, format, &B);
 	phase_add(PH_READ, now_sec() - t0);
-	/* the work: every pair's cells, or with -k at most a band of 2K+1 along the shorter */
-	r->work = sa * sb;
-	if (r->eo.maxdist >= 0)
-		r->work = MIN(r->work, (2.0 * (double)r->eo.maxdist + 1) *
-		    MIN((double)B.n * sa, (double)A.n * sb));
 	ed_out_matrix(r, A.n, B.n);
-	ed_run_matrix(r, &A, &B);
+	ed_run_all(r, &A, &B);
 }
 
 int
@@ -318,17 +245,18 @@ main(int argc, char **argv)
 		{"path", no_argument, NULL, 'p'},
 		{"block", required_argument, NULL, 't'},
 		{"algo", required_argument, NULL, OPT_ALGO},
+		{"mode", required_argument, NULL, OPT_MODE},
 		{NULL, 0, NULL, 0},
 	};
 	struct common_opts co;
 	struct ed_run r;
-	struct settle_ctx sc;
+	struct ed_job job;
 	const char *fa = NULL, *fb = NULL;
 	int all = 0, t = 0, algo = -1, format = -1, c;
 
 	cli_init(argc, argv, &co);
 	memset(&r, 0, sizeof r);
-	memset(&sc, 0, sizeof sc);
+	memset(&job, 0, sizeof job);
 	r.eo.maxdist = -1;
 	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "a:b:k:pt:u", longopts, NULL)) != -1) {
 		switch (c) {
@@ -341,6 +269,7 @@ main(int argc, char **argv)
 		case 'p': r.path = 1; break;
 		case 't': t = (int)cli_int("--block", optarg, 1, FR_TMAX); break;
 		case OPT_ALGO: algo = cli_choice("--algo", optarg, algos); break;
+		case OPT_MODE: r.eo.mode = cli_choice("--mode", optarg, modes); break;
 		default: cli_common(c, optarg, &co, usage);
 		}
 	}
@@ -362,33 +291,24 @@ main(int argc, char **argv)
 	r.fmt = cli_out_format(&co, co.output);
 	if (r.fmt == FMT_NPY && r.path)
 		usage_error("--path writes text; it cannot be combined with -O npy");
+	if (r.eo.mode != ED_GLOBAL && r.fmt == FMT_NPY && !all)
+		usage_error("--mode %s writes START and END as text; -O npy is for its "
+		    "--all-vs-all matrix", modes[r.eo.mode]);
 	r.all = all;
 	r.eo.algo = algo >= 0 ? algo : t > 0 ? ED_4R : ED_AUTO;
 	format = MAX(format, F_AUTO);
 
-	/* CUDA starts while the input is read; --algo dp never uses it */
-	const char *spec = co.device;
-	if (r.eo.algo == ED_DP && strcmp(spec, "auto") == 0)
-		spec = "cpu";
-	sc.t = t;
-	sc.max_device_mem = co.max_device_mem;
+	job.device = co.device;
+	job.t = t;
+	job.max_device_mem = co.max_device_mem;
 	if (fa != NULL) {
 		const char *ab[2] = {fa, fb};
-		sc.total = in_regular_bytes(ab, 2);
+		job.total = in_regular_bytes(ab, 2);
 	} else {
-		sc.total = optind == argc ? in_regular_bytes(NULL, 1) :
+		job.total = optind == argc ? in_regular_bytes(NULL, 1) :
 		    in_regular_bytes((const char *const *)argv + optind, argc - optind);
 	}
-	cuda_input_size(sc.total);
-	cuda_decides_early();	/* on the first 8 MiB of pairs (ED_SETTLE_BYTES) */
-	/* gpu:all divides the batches; auto stays on one GPU: it settles at the first
-	 * batch, and batches already read stay on the GPU that started them */
-	cuda_start(spec, CUDA_MULTI_WHEN_ASKED, NULL, &sc.dev);
-	ed_run_begin(&r, co.max_device_mem, sc.total >= 0, settle, &sc);
-	/* Nothing to weigh or to wait for; several GPUs are set up before the first pair
-	 * (each worker opens its GPU), so CUDA's start is waited for at once. */
-	if (strcmp(spec, "cpu") == 0 || !cuda_compiled() || cuda_spec_multi(spec))
-		settle(&r, 0);
+	ed_run_open(&r, &job);
 	ed_out_begin(&r, co.output);
 
 	if (all) {
@@ -405,17 +325,6 @@ main(int argc, char **argv)
 		ed_run_end(&r);
 	}
 	ed_out_end(&r);
-#ifdef ACCELKIT_CUDA
-	if (r.g != NULL)
-		vlog("GPU engines: %s; kernel time %.3f ms", ed_gpu_engines(r.g),
-		    ed_gpu_kernel_ms(r.g));
-#endif
-	phases_report();
-	vlog("%llu cells", (unsigned long long)r.cells);
-	if (r.utf8)
-		vlog("-u: %llu pairs needed more than 256 codes: plain DP by code point on the CPU",
-		    (unsigned long long)r.nwide);
-	cuda_finish(&sc.dev);
-	ed_run_free(&r);
+	ed_run_close(&r);
 	return 0;
 }

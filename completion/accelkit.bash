@@ -68,7 +68,8 @@ _accelkit_opts_editdist4r='
 -k --max-dist num
 -p --path -
 -t --block 1|2|3
-- --algo auto|4r|bp|dp'
+- --algo auto|4r|bp|dp
+- --mode global|infix|prefix'
 
 _accelkit_opts_clmatmul='
 - --transpose-a -

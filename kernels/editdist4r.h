@@ -30,6 +30,9 @@ extern "C" {
 #define FR_TMAX 3		/* largest Four-Russians block: a 746 KB table */
 
 enum ed_algo { ED_AUTO = 0, ED_4R, ED_BP, ED_DP };
+/* --mode: edlib's NW (A against all of B), HW (A against the best piece of B: B's
+ * ends free) and SHW (A against the best start of B: B's end free). */
+enum ed_mode { ED_GLOBAL = 0, ED_INFIX, ED_PREFIX };
 
 /* One pair: A (rows) and B (columns) as offsets into a byte pool. */
 struct ed_pair {
@@ -41,6 +44,7 @@ struct ed_opts {
 	int auto_algo;		/* the engine of ED_AUTO: the tuning row's (editdist4r_tune.h) */
 	int t;			/* Four-Russians block size, 1..FR_TMAX */
 	int64_t maxdist;	/* --max-dist, -1 for none */
+	int mode;		/* enum ed_mode; the GPU computes ED_GLOBAL only */
 };
 
 /* The engine that runs: ED_4R, ED_BP or ED_DP. */
@@ -209,15 +213,52 @@ enum ed_kind {
 
 /* Distances of pairs[0..n) into dist (-1 beyond maxdist), OpenMP over pairs. kind
  * (NULL: every pair ED_BYTES) and wide: the pairs of kind ED_WIDE have their code
- * points in wide. */
+ * points in wide. o->mode infix or prefix: span[2 i] and span[2 i + 1] get the 0-based
+ * START and END (inclusive) of pair i's match in B (see ed_band_dist); else span is
+ * not used (NULL). --algo auto computes pairs beyond ED_BAND_MIN on either side by
+ * the band (editdist4r_band.c), as it does every pair of the other modes. */
 void ed_cpu_batch(const uint8_t *pool, const struct ed_pair *pairs, size_t n,
-    const struct ed_opts *o, const uint8_t *kind, const uint32_t *wide, int32_t *dist);
-/* An optimal alignment of A to B in linear space (Hirschberg), the last rows by engine
- * algo (ED_4R, ED_BP or ED_DP: ed_engine's): a malloc'd CIGAR of =, X, I, D runs;
- * *cost gets its cost (the distance). size: the bytes of a symbol, 1 (bytes) or 4
- * (code points, uint32_t, by the plain DP whatever algo says). */
+    const struct ed_opts *o, const uint8_t *kind, const uint32_t *wide, int32_t *dist,
+    int32_t *span);
+/* An optimal alignment of A to B in linear space: a malloc'd CIGAR of =, X, I, D runs;
+ * *cost gets its cost (the distance). algo ED_AUTO: pairs of bytes beyond ED_BAND_MIN
+ * on either side by the band (ed_band_align; d their distance, or -1 when not known),
+ * the others as ED_BP; ED_4R, ED_BP or ED_DP: Hirschberg's recursion on that engine's
+ * last rows. size: the bytes of a symbol, 1 (bytes) or 4 (code points, uint32_t, by the
+ * plain DP whatever algo says). */
 char *ed_cpu_align(const void *a, size_t m, const void *b, size_t n, int size, int algo, int t,
-    int64_t *cost);
+    int64_t d, int64_t *cost);
+/* The best match of A in B of mode (ED_INFIX, ED_PREFIX) by the plain DP over symbols of
+ * size bytes (-u's code points): as ed_band_dist. */
+int64_t ed_dp_mode(const void *a, int64_t m, const void *b, int64_t n, int size, int mode,
+    int64_t K, int64_t *start, int64_t *end);
+
+/* ---- the band (editdist4r_band.c) ---- */
+
+/* Pairs whose shorter side is longer than this go to the band under --algo auto (the
+ * shorter ones fit the bit-parallel columns of four words). */
+#define ED_BAND_MIN 256
+/* A thread's scratch for the band, grown as pairs need. */
+struct ed_bws;
+struct ed_bws *ed_bws_new(void);
+void ed_bws_free(struct ed_bws *w);
+/* The cost of A (m bytes) against B (n bytes) in mode (enum ed_mode), or -1 when it is
+ * above K (K -1: no bound). *start and *end: the 0-based first and last (inclusive)
+ * columns of B that A matches: 0 and n - 1 for global; for prefix 0 and the first end
+ * of the least cost; for infix that end and the start of the longest match ending
+ * there at that cost (edlib's). A match of no column (cost m, which comes first, as
+ * edlib's end -1) is 0 and -1. */
+int64_t ed_band_dist(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b,
+    int64_t n, int mode, int64_t K, int64_t *start, int64_t *end);
+/* The cells the band is expected to compute for the global distance of A and B (its
+ * first k from sampled windows), for auto's cost model; |A| x |B| for pairs too short
+ * to sample. */
+double ed_band_work(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b,
+    int64_t n);
+/* An optimal global alignment of A to B, whose distance is d, as a malloc'd CIGAR, in
+ * memory linear in m + n (Hirschberg's halves within the band of each half's cost). */
+char *ed_band_align(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b,
+    int64_t n, int64_t d);
 /* The Four-Russians table for block size t, built once (CPU). */
 const uint16_t *ed_cpu_table(int t);
 

@@ -67,6 +67,8 @@ grow_pairs(struct ed_run *r, struct ed_batch *b, size_t want)
 	size_t cap = MIN(ED_BATCH_PAIRS, MAX(want, MAX((size_t)1024, 2 * b->ncap)));
 	b->pairs = xreallocarray(b->pairs, cap, sizeof *b->pairs);
 	b->dist = xreallocarray(b->dist, cap, sizeof *b->dist);
+	if (r->eo.mode != ED_GLOBAL)
+		b->span = xreallocarray(b->span, cap, 2 * sizeof *b->span);
 	if (r->path) {
 		b->cigar = xreallocarray(b->cigar, cap, sizeof *b->cigar);
 		memset(b->cigar + b->ncap, 0, (cap - b->ncap) * sizeof *b->cigar);
@@ -83,6 +85,7 @@ batch_free(struct ed_batch *b)
 		free(b->pool);
 	free(b->pairs);
 	free(b->dist);
+	free(b->span);
 	free(b->cigar);
 	free(b->kind);
 	free(b->wide);
@@ -92,6 +95,7 @@ void
 ed_run_free(struct ed_run *r)
 {
 	dw_close(r->dw);
+	ed_bws_free(r->bws);
 	for (int k = 0; k < ED_BATCH_QUEUE; k++)
 		batch_free(&r->b[k]);
 	for (int k = 0; k < r->nmb; k++)
@@ -174,7 +178,7 @@ wide_on_cpu(struct ed_run *r, struct ed_batch *b)
 		if (b->kind[i] == ED_WIDE)
 			p[k++] = b->pairs[i];
 	memset(kind, ED_WIDE, b->nwide);
-	ed_cpu_batch(b->pool, p, b->nwide, &r->eo, kind, b->wide, d);
+	ed_cpu_batch(b->pool, p, b->nwide, &r->eo, kind, b->wide, d, NULL);
 	k = 0;
 	for (size_t i = 0; i < b->n; i++)
 		if (b->kind[i] == ED_WIDE)
@@ -219,7 +223,7 @@ batch_start(struct ed_run *r, struct ed_gpu *g, struct ed_batch *b)
 #else
 	(void)g;
 #endif
-	ed_cpu_batch(b->pool, b->pairs, b->n, &r->eo, b->kind, b->wide, b->dist);
+	ed_cpu_batch(b->pool, b->pairs, b->n, &r->eo, b->kind, b->wide, b->dist, b->span);
 	phase_add(PH_COMPUTE, now_sec() - t0);
 }
 
@@ -236,17 +240,23 @@ static void
 align_batch(struct ed_run *r, struct ed_batch *b)
 {
 	double t0 = now_sec();
-	int algo = ed_engine(&r->eo);
-	#pragma omp parallel for schedule(dynamic, 1)
+	/* auto: long pairs by the band (ed_cpu_align) */
+	int algo = r->eo.algo == ED_AUTO ? ED_AUTO : ed_engine(&r->eo);
+	#pragma omp parallel for schedule(dynamic, 1) if (b->n > 1)
 	for (size_t i = 0; i < b->n; i++) {
 		const struct ed_pair *p = &b->pairs[i];
 		int z = b->kind != NULL && b->kind[i] == ED_WIDE ? 4 : 1;
 		const uint8_t *base = z == 4 ? (const uint8_t *)b->wide : b->pool;
+		size_t bo = p->boff, bn = p->blen;
 		int64_t cost;
 		if (b->dist[i] < 0)
 			continue;
+		if (r->eo.mode != ED_GLOBAL) {	/* the match's piece of B */
+			bo += (size_t)b->span[2 * i];
+			bn = (size_t)(b->span[2 * i + 1] - b->span[2 * i] + 1);
+		}
 		b->cigar[i] = ed_cpu_align(base + (size_t)p->aoff * z, p->alen,
-		    base + (size_t)p->boff * z, p->blen, z, algo, r->eo.t, &cost);
+		    base + bo * z, bn, z, algo, r->eo.t, b->dist[i], &cost);
 		if (cost != b->dist[i])
 			die("internal error: pair %zu: alignment costs %lld, distance is %d", i,
 			    (long long)cost, b->dist[i]);
@@ -345,7 +355,16 @@ ed_run_add(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned
 		bt->nutf8 += kind == ED_UTF8;
 	}
 	bt->n++;
-	r->work += ed_pair_work(alen, blen, r->eo.maxdist);
+	double cells = ed_pair_work(alen, blen, r->eo.maxdist);
+	r->gwork += cells;
+	/* --algo auto computes long pairs on the CPU by the band (editdist4r_cpu.c) */
+	if (!r->settled && r->eo.algo == ED_AUTO && r->eo.mode == ED_GLOBAL &&
+	    MIN(alen, blen) > ED_BAND_MIN && cells >= ED_BAND_SAMPLE_CELLS) {
+		if (r->bws == NULL)
+			r->bws = ed_bws_new();
+		cells = MIN(cells, ed_band_work(r->bws, a, (int64_t)alen, b, (int64_t)blen));
+	}
+	r->work += cells;
 	r->bytes += alen + blen + 2;
 	r->npairs++;
 	if (!r->settled && r->settle_bytes > 0 && r->bytes >= r->settle_bytes) {

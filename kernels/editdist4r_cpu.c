@@ -1,9 +1,10 @@
 /* editdist4r_cpu.c: the CPU path of editdist4r. Four-Russians strips of t rows and
  * bit-parallel strips of 64 rows under one band driver (see editdist4r.h; --max-dist
  * limits every strip to the band), bit-parallel columns of up to four words for short
- * pairs, and a plain DP (also over code points: -u's pairs too wide to code as bytes).
- * OpenMP over pairs. Alignments (--path) by Hirschberg's linear-space recursion on any
- * engine's last row. */
+ * pairs, and a plain DP (also over code points: -u's pairs too wide to code as bytes,
+ * in every --mode). OpenMP over pairs; --algo auto sends long pairs, and every pair of
+ * --mode infix and prefix, to the band of editdist4r_band.c. Alignments (--path) by
+ * Hirschberg's linear-space recursion on any engine's last row, or the band's own. */
 #include "editdist4r.h"
 
 #include <omp.h>
@@ -26,11 +27,13 @@ struct work {
 	uint8_t cm[256];	/* 4R: bit y set where A[row y] is that byte */
 	uint64_t peq[256];	/* bit-parallel: the same for 64 rows */
 	uint64_t peq4[256 * 4];	/* the same for up to 4 words of rows */
+	struct ed_bws *bws;	/* the band's (editdist4r_band.c), made when first needed */
 };
 
 static void
 work_free(struct work *w)
 {
+	ed_bws_free(w->bws);
 	free(w->hrow);
 	free(w->hp);
 	free(w->row);
@@ -351,17 +354,99 @@ dp_pair(const void *a, int64_t m, const void *b, int64_t n, int size, struct wor
 	return row[n];
 }
 
+/* The last row of the modes' DP over A and B (reversed when rev), row 0 all 0 (infix)
+ * or j: its least value over columns 1..n, *col the first column holding it (the last
+ * when last). */
+static int64_t
+dp_mode_row(const void *a, int64_t m, const void *b, int64_t n, int size, int infix, int rev,
+    int last, struct work *w, int64_t *col)
+{
+	grow((void **)&w->row, &w->rcap, (size_t)n + 1, sizeof(int32_t));
+	int32_t *row = w->row;
+	for (int64_t j = 0; j <= n; j++)
+		row[j] = infix ? 0 : (int32_t)j;
+	for (int64_t i = 1; i <= m; i++) {
+		int32_t diag = row[0];
+		uint32_t ai = sym(a, size, rev ? m - i : i - 1);
+		row[0] = (int32_t)i;
+		for (int64_t j = 1; j <= n; j++) {
+			int32_t up = row[j], d = diag + (ai != sym(b, size, rev ? n - j : j - 1));
+			if (up + 1 < d)
+				d = up + 1;
+			if (row[j - 1] + 1 < d)
+				d = row[j - 1] + 1;
+			row[j] = d;
+			diag = up;
+		}
+	}
+	int64_t best = -1;
+	for (int64_t j = 1; j <= n; j++)
+		if (best < 0 || row[j] < best || (last && row[j] == best)) {
+			best = row[j];
+			*col = j;
+		}
+	return best;
+}
+
+int64_t
+ed_dp_mode(const void *a, int64_t m, const void *b, int64_t n, int size, int mode, int64_t K,
+    int64_t *start, int64_t *end)
+{
+	struct work w;
+	int64_t e = 0, s = 0, d;
+	*start = *end = -1;
+	if (m == 0 || n == 0) {
+		if (K >= 0 && m > K)
+			return -1;
+		*start = 0;
+		return m;
+	}
+	memset(&w, 0, sizeof w);
+	d = dp_mode_row(a, m, b, n, size, mode == ED_INFIX, 0, 0, &w, &e);
+	if (K >= 0 && d > K) {
+		work_free(&w);
+		return -1;
+	}
+	if (d >= m) {		/* the empty match of column 0 comes first */
+		work_free(&w);
+		*start = 0;
+		*end = -1;
+		return m;
+	}
+	if (mode == ED_INFIX) {
+		/* the longest match ending at e at that cost: reversed, a prefix, the last */
+		dp_mode_row(a, m, b, e, size, 0, 1, 1, &w, &s);
+		s = e - s;
+	}
+	*start = s;
+	*end = e - 1;
+	work_free(&w);
+	return d;
+}
+
+/* The band's scratch of w. */
+static struct ed_bws *
+bws(struct work *w)
+{
+	if (w->bws == NULL)
+		w->bws = ed_bws_new();
+	return w->bws;
+}
+
+/* band: --algo auto, which sends long pairs to the band. */
 static int32_t
-pair_dist(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int algo, int t, int64_t K,
-    struct work *w)
+pair_dist(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int algo, int band, int t,
+    int64_t K, struct work *w)
 {
 	struct ed_band bd;
-	int64_t d;
+	int64_t d, s, e;
 
 	if (!ed_band_make(m, n, K, &bd))
 		return -1;
 	if (m == 0 || n == 0)
 		d = MAX(m, n);
+	else if (band && MIN(m, n) > ED_BAND_MIN)
+		d = ed_band_dist(bws(w), a, m, b, n, ED_GLOBAL, K, &s, &e);
 	else if (algo == ED_4R)
 		d = fr_pair(a, m, b, n, t, &bd, w);
 	else if (algo == ED_DP)
@@ -383,21 +468,37 @@ pair_dist(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int algo, in
 
 void
 ed_cpu_batch(const uint8_t *pool, const struct ed_pair *pairs, size_t n,
-    const struct ed_opts *o, const uint8_t *kind, const uint32_t *wide, int32_t *dist)
+    const struct ed_opts *o, const uint8_t *kind, const uint32_t *wide, int32_t *dist,
+    int32_t *span)
 {
-	int algo = ed_engine(o);
-	if (algo == ED_4R)
+	int algo = ed_engine(o), band = o->algo == ED_AUTO;
+	if (algo == ED_4R && o->mode == ED_GLOBAL)
 		ed_cpu_table(o->t);
-	#pragma omp parallel
+	/* one pair (a long one, often) takes one thread: the others would only wait */
+	#pragma omp parallel if (n > 1)
 	{
 		struct work w;
 		memset(&w, 0, sizeof w);
 		#pragma omp for schedule(dynamic, 16)
 		for (size_t i = 0; i < n; i++) {
 			const struct ed_pair *p = &pairs[i];
-			if (kind == NULL || kind[i] != ED_WIDE) {
+			int wd = kind != NULL && kind[i] == ED_WIDE;
+			if (o->mode != ED_GLOBAL) {
+				int64_t st, en, d;
+				if (wd)
+					d = ed_dp_mode(wide + p->aoff, p->alen, wide + p->boff,
+					    p->blen, 4, o->mode, o->maxdist, &st, &en);
+				else
+					d = ed_band_dist(bws(&w), pool + p->aoff, p->alen,
+					    pool + p->boff, p->blen, o->mode, o->maxdist, &st, &en);
+				dist[i] = (int32_t)d;
+				span[2 * i] = (int32_t)st;
+				span[2 * i + 1] = (int32_t)en;
+				continue;
+			}
+			if (!wd) {
 				dist[i] = pair_dist(pool + p->aoff, p->alen, pool + p->boff, p->blen,
-				    algo, o->t, o->maxdist, &w);
+				    algo, band, o->t, o->maxdist, &w);
 				continue;
 			}
 			struct ed_band bd;
@@ -567,10 +668,22 @@ reversed(const void *s, size_t n, int size)
 
 char *
 ed_cpu_align(const void *a, size_t m, const void *b, size_t n, int size, int algo, int t,
-    int64_t *cost)
+    int64_t d, int64_t *cost)
 {
 	struct hb h;
 	memset(&h, 0, sizeof h);
+	if (algo == ED_AUTO && size == 1 && MIN(m, n) > ED_BAND_MIN) {
+		struct ed_bws *w = ed_bws_new();
+		int64_t s, e;
+		if (d < 0)
+			d = ed_band_dist(w, a, (int64_t)m, b, (int64_t)n, ED_GLOBAL, -1, &s, &e);
+		char *cg = ed_band_align(w, a, (int64_t)m, b, (int64_t)n, d);
+		ed_bws_free(w);
+		*cost = d;
+		return cg;
+	}
+	if (algo == ED_AUTO)
+		algo = ED_BP;
 	if (size != 1)
 		algo = ED_DP;
 	if (algo == ED_4R)

@@ -12,6 +12,7 @@
 #include "dense.h"
 #include "err.h"
 #include "output.h"
+#include "progress.h"
 #include "timer.h"
 
 #define SPILL_WHAT "a temporary file for the NPY list"
@@ -84,8 +85,9 @@ struct lines {
 	const struct ed_batch *b;
 };
 
-/* out_par's formatter: a distance a line (with --path, a TAB and the CIGAR), or
- * --all-vs-all's rows of r->cols distances. */
+/* out_par's formatter: a distance a line (--mode infix and prefix: a TAB, START, a
+ * TAB, END; with --path, a TAB and the CIGAR), or --all-vs-all's rows of r->cols
+ * distances. */
 static void
 format_lines(void *ctx, size_t first, size_t count, struct obuf *o)
 {
@@ -97,8 +99,14 @@ format_lines(void *ctx, size_t first, size_t count, struct obuf *o)
 		int32_t d = b->dist[i];
 		const char *cg = !r->path ? NULL : d < 0 ? "*" : b->cigar[i];
 		size_t cl = cg != NULL ? strlen(cg) : 0;
-		char *w = obuf_room(o, 16 + cl);
+		char *w = obuf_room(o, 40 + cl);
 		w += put_int(w, d);
+		if (r->eo.mode != ED_GLOBAL && r->cols == 0) {	/* START, END */
+			*w++ = '\t';
+			w += put_int(w, d < 0 ? -1 : b->span[2 * i]);
+			*w++ = '\t';
+			w += put_int(w, d < 0 ? -1 : b->span[2 * i + 1]);
+		}
 		if (cg != NULL) {
 			*w++ = '\t';
 			memcpy(w, cg, cl);
@@ -138,6 +146,7 @@ ed_out_batch(struct ed_run *r, struct ed_batch *b)
 		}
 	}
 	r->written += b->n;
+	progress_add(b->n);
 	phase_add(PH_WRITE, now_sec() - t0);
 }
 

@@ -1,5 +1,6 @@
 /* editdist4r_run.h: one run of editdist4r between reading and writing. cmd/editdist4r.c
- * reads the pairs and hands each over; editdist4r_batch.c gathers them into batches,
+ * reads the pairs and hands each over; editdist4r_run.c starts the device and decides
+ * (ed_run_open, ed_run_close); editdist4r_batch.c gathers the pairs into batches,
  * queues the first ones while the device is chosen (auto weighs their work), then
  * computes a batch on the device while the next one is read, and editdist4r_out.c
  * writes the distances (and --path's CIGARs) in input order. editdist4r_sym.c codes
@@ -24,6 +25,7 @@ struct ed_batch {
 	size_t used, cap;	/* pool bytes: used, allocated */
 	struct ed_pair *pairs;
 	int32_t *dist;
+	int32_t *span;		/* --mode infix, prefix: each pair's START and END */
 	char **cigar;
 	uint8_t *kind;		/* -u: each pair's enum ed_kind (else NULL: all bytes) */
 	size_t nutf8;		/* -u: pairs of kind ED_UTF8, to be coded */
@@ -50,7 +52,10 @@ struct ed_run {
 	uint64_t cols;		/* --all-vs-all: the matrix's width */
 	uint64_t cells;		/* |A| x |B| of the pairs computed, for -v */
 	uint64_t nwide;		/* -u: pairs computed by code point, for -v */
-	double work;		/* ed_pair_work of the pairs added, for auto */
+	double work;		/* the CPU's cells of the pairs added, for auto: ed_pair_work,
+				   or the band's estimate for long pairs (ed_band_work) */
+	double gwork;		/* the GPU's: ed_pair_work (its engines have no band) */
+	struct ed_bws *bws;	/* ed_band_work's scratch */
 	uint64_t npairs;	/* the pairs added (a pair is computed on one CPU thread) */
 	uint64_t bytes;		/* the strings' bytes and 2 a pair, of the pairs added */
 	size_t max_bytes;	/* a batch's pool: ED_BATCH_BYTES, or less by --max-device-mem */
@@ -83,6 +88,30 @@ struct ed_recs {
 	uint32_t *off, *len;
 	size_t nutf8;		/* -u: records that are not ASCII */
 };
+
+/* ---- the run, decided and dispatched (editdist4r_run.c) ---- */
+
+/* What cmd/editdist4r.c hands ed_run_open beside r's own options (eo, path, fmt,
+ * utf8, all). */
+struct ed_job {
+	const char *device;	/* -d's SPEC */
+	int t;			/* -t, 0 when not given */
+	size_t max_device_mem;	/* --max-device-mem, 0 for none */
+	int64_t total;		/* the inputs' bytes when every one is a regular file, else -1 */
+};
+
+/* Starts CUDA (in its thread, unless the run cannot use it) and the batches, with the
+ * device chosen as the pairs come: at once for cpu and several GPUs, else by auto's
+ * weighing of the work (settle). Before ed_out_begin and the first pair. */
+void ed_run_open(struct ed_run *r, const struct ed_job *job);
+/* --all-vs-all: the work of every record of A against every record of B, for auto,
+ * and the matrix computed and written (ed_run_matrix). */
+void ed_run_all(struct ed_run *r, struct ed_recs *A, struct ed_recs *B);
+/* After ed_out_end: -v's reports, the device's end (a GPU's run ends here, in
+ * cuda_finish's _exit), and r freed. */
+void ed_run_close(struct ed_run *r);
+/* The Four-Russians block size without -t on a device so described (--help). */
+int ed_default_t(const char *desc);
 
 /* ---- batches (editdist4r_batch.c) ---- */
 

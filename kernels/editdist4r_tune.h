@@ -2,7 +2,8 @@
  * (a row of editdist4r_tune_table, picked once by the device's description, see
  * common/tune.h) and the CUDA kernels' shapes, which are fixed when the kernels are
  * compiled. Each choice says what measurement made it, or that it was reasoned. A new
- * GPU means adding a row above the ones it should override. */
+ * GPU means adding a row above the ones it should override, which passes
+ * editdist4r_tune_illegal below (tests/editdist4r.bats runs it on every row). */
 #ifndef EDITDIST4R_TUNE_H
 #define EDITDIST4R_TUNE_H
 
@@ -65,6 +66,13 @@ ed_pair_work(uint64_t m, uint64_t n, int64_t K)
 	return (double)lo * (band < (double)hi ? band : (double)hi);
 }
 
+/* auto samples a long pair's edit rate (ed_band_work) only when its whole table has
+ * this many cells: below it the CPU wins even computing the whole table (0.36 s on one
+ * thread at ED_COST's 1.1e10 cells a second, against the GPU's 0.15 s of set-up and
+ * what is left of CUDA's 0.3 s start), and the sample would only cost time.
+ * Reasoned from the cost model, not measured. */
+#define ED_BAND_SAMPLE_CELLS 4e9
+
 /* ---- the choices per device ---- */
 
 struct editdist4r_tune {
@@ -100,14 +108,63 @@ static const struct editdist4r_tune editdist4r_tune_table[] = {
 	 * fastest Four-Russians wavefront on the random pair and at every L of the
 	 * paper's experiment (t = 3 was 10% faster on the lambda pair and 15% on the
 	 * batch of short pairs). */
-	{"gpu nvidia", ED_BP, 2, 256, 1 << 16, ED_COST,
-	    "H200 2026-11-22, bench/editdist4r: 1M x 150 bp bit-parallel 1.7 ms, 4R t=3 9.8; "
-	    "48.5 kb pairs bit-parallel 6.6 and 7.2 ms, 4R t=2 33.6 and 25.0, t=3 30.4 and 31.8"},
+	{.device = "gpu nvidia", .auto_algo = ED_BP, .t = 2, .tp_short = 256,
+	    .tp_long = 1 << 16, .cost = ED_COST,
+	    .measured = "H200 2026-11-22, bench/editdist4r: 1M x 150 bp bit-parallel 1.7 ms, "
+	    "4R t=3 9.8; 48.5 kb pairs bit-parallel 6.6 and 7.2 ms, 4R t=2 33.6 and 25.0, "
+	    "t=3 30.4 and 31.8"},
 	/* The CPU path ("cpu"), and any device no row above names. t = 3: 0.86 against
 	 * 0.57 GCUPS for t = 2 on 300-base pairs, on the 2-core development machine.
 	 * auto: bit-parallel, "fastest everywhere measured" (bench/README.md). */
-	{"", ED_BP, 3, 256, 1 << 16, ED_COST,
-	    "development machine 2026-11-22, 300-base pairs: 4R t=3 0.86 GCUPS, t=2 0.57"},
+	{.device = "", .auto_algo = ED_BP, .t = 3, .tp_short = 256, .tp_long = 1 << 16,
+	    .cost = ED_COST,
+	    .measured = "development machine 2026-11-22, 300-base pairs: 4R t=3 0.86 GCUPS, "
+	    "t=2 0.57"},
 };
+
+/* What the engines and auto assume of a row; NULL when every row of tab[0..n) holds
+ * them, else why not, with *row the row that breaks it. tests/tunerows.c runs it on
+ * the table above and on broken copies of it (tests/editdist4r.bats). */
+static inline const char *
+editdist4r_tune_illegal(const struct editdist4r_tune *tab, size_t n, size_t *row)
+{
+	for (*row = 0; *row < n; (*row)++) {
+		const struct editdist4r_tune *t = &tab[*row];
+		/* --algo auto runs ed_engine's choice: the CPU and the GPU have these two
+		 * (the plain DP has no GPU engine). */
+		if (t->auto_algo != ED_BP && t->auto_algo != ED_4R)
+			return "auto_algo must be ED_BP or ED_4R: the engines auto can run on every "
+			    "device";
+		/* The Four-Russians table is built for t = 1..FR_TMAX (fr_table_len; an
+		 * entry's vectors fit 5 bits only up to 3 trits). */
+		if (t->t < 1 || t->t > FR_TMAX)
+			return "t must be 1 to FR_TMAX: the Four-Russians table's block size";
+		/* bp_tp (editdist4r_tp.cu) holds the shorter side in 8 words of 32 bits, and
+		 * ed_gpu_open refuses more. */
+		if (t->tp_short < 0 || t->tp_short > 8 * 32)
+			return "tp_short must be 0 to 256: a thread per pair holds the shorter side "
+			    "in 8 words of 32 bits";
+		/* A pair goes to a thread when lo <= tp_short and hi <= tp_long: a longer side
+		 * shorter than the shorter one's bound would make tp_short a lie. */
+		if (t->tp_long < t->tp_short)
+			return "tp_long is below tp_short: the longer side's bound must hold the "
+			    "shorter side's";
+		/* cost_pick_gpu divides by both rates. */
+		const struct cost_model *c = &t->cost;
+		if (c->unit != NULL && (!(c->cpu_rate > 0) || !(c->gpu_rate > 0) ||
+		    !(c->cpu_fixed >= 0) || !(c->gpu_fixed >= 0)))
+			return "the cost model needs rates above 0 and fixed costs of 0 or more";
+		/* -v prints it */
+		if (t->measured == NULL)
+			return "measured is missing: -v names the measurement that chose the row";
+	}
+	/* -d auto weighs with the row that a CUDA GPU picks (editdist4r_run.c), before
+	 * the start-up has said which GPU there is. */
+	*row = tune_pick(tab, n, sizeof *tab, "gpu nvidia");
+	if (tab[*row].cost.unit == NULL)
+		return "the row that \"gpu nvidia\" picks needs the cost model: -d auto weighs "
+		    "with it";
+	return NULL;
+}
 
 #endif

@@ -106,6 +106,8 @@ lines() {
 	# getopt_long takes a unique prefix: so does the completion.
 	run -0 comp "editdist4r --alg b"
 	assert_output bp
+	run -0 comp "editdist4r --mode "
+	assert_output "$(lines global infix prefix)"
 	run -0 comp "editdist4r -b a"
 	assert_output a.txt
 }

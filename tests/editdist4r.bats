@@ -336,6 +336,14 @@ c = np.load(sys.argv[1]); print(c.dtype, c.shape)' "$D/e.npy"
 	assert_line --partial " 2 on a GPU); selects --algo 4r"
 }
 
+@test "every row of the tuning table passes its legality checks, and rows that break them are rejected" {
+	run -0 tunerows editdist4r
+	assert_line --index 0 "editdist4r: 2 rows pass"
+	assert_line --index 1 --partial "broken auto_algo = ED_DP: rejected: "
+	refute_output --partial ": passes"
+	assert_equal "$(grep -c ': rejected: ' <<< "$output")" 9
+}
+
 @test "on a GPU the tuning row is the NVIDIA one: block size 2, bit-parallel for auto" {
 	require_gpu
 	run --separate-stderr -0 editdist4r -d gpu -v --algo 4r "$TESTDATA/editdist4r/pairs.txt"
@@ -455,6 +463,15 @@ open("'"$D/u8.txt"'", "w", encoding="utf-8").write("".join(out))'
 }
 
 # ---- characters (-u) ----
+
+@test "man page example: a read placed in a reference window, anywhere in it, and at its start" {
+	run -0 sh -c "printf 'ACGT\tTTACGTAA\n' | editdist4r -d cpu --mode infix"
+	assert_output "$(printf '0\t2\t5')"
+	run -0 sh -c "printf 'ACGT\tTTACGTAA\n' | editdist4r -d cpu --mode prefix --path"
+	assert_output "$(printf '2\t0\t5\t2I4=')"
+	run -0 sh -c "printf 'ACGT\tTTACGTAA\n' | editdist4r --mode global"
+	assert_output 4
+}
 
 @test "man page example: characters rather than bytes" {
 	run -0 sh -c "printf 'café\tcafe\n' | editdist4r"
@@ -705,4 +722,187 @@ EDGES="0 1 2 3 4 5 6 7 8 9 10 31 32 33 63 64 65 95 96 97 127 128 129 255 256 257
 		timeout "$(limit 60)" editdist4r -d gpu $args "$D/pg.txt" >"$D/pg.gpu" || fail "gpu $args: exit $?"
 		cmp "$D/pg.cpu" "$D/pg.gpu" || fail "editdist4r $args: GPU differs from CPU"
 	done
+}
+
+# ---- --mode and the band (issue 36): against python3-edlib's NW, HW and SHW ----
+# These references are required: make deps installs python3-edlib and
+# python3-levenshtein, and a missing one fails the test rather than skipping it.
+
+# need_edlib: the references of the modes' tests, or the test fails saying so.
+need_edlib() {
+	MODES=$REF/editdist4r_modes.py
+	pyhas edlib || fail "python3-edlib is missing (make deps installs it)"
+	pyhas Levenshtein || fail "python3-levenshtein is missing (make deps installs it)"
+}
+
+# modes_same FILE ARGS...: editdist4r --mode M ARGS FILE prints what edlib says, every M
+modes_same() {
+	local f=$1 m
+	shift
+	for m in global infix prefix; do
+		py "$MODES" expect "$m" <"$f" >"$D/m.ref"
+		run --separate-stderr editdist4r -d cpu --mode "$m" "$@" "$f"
+		[ "$status" -eq 0 ] || fail "--mode $m $*: exit $status: $stderr"
+		diff <(printf '%s\n' "$output") "$D/m.ref" || fail "--mode $m $*: not edlib's"
+	done
+}
+
+@test "--mode global, infix and prefix agree with edlib on random pairs, reads in reference windows, ties and edge cases" {
+	need_edlib
+	for kind in random reads ties edge; do
+		py "$MODES" gen 1 400 70 "$kind" >"$D/m_$kind.txt"
+		modes_same "$D/m_$kind.txt"
+	done
+	# reads of 100 to 700 bases in windows of 2,000: several blocks of 64 rows
+	py "$MODES" gen 2 60 2000 reads >"$D/m_long.txt"
+	modes_same "$D/m_long.txt"
+}
+
+@test "--mode infix and prefix print edlib's first end and its start on ties and empty strings" {
+	need_edlib
+	run -0 editdist4r -d cpu --mode infix <<<"$(printf 'AA\tAAAA\nAAA\tCCC\n\tACGT\nACGT\t\nACGTACGT\tACG\nACGT\tTTACGTAA')"
+	assert_output "$(printf '0\t0\t1\n3\t0\t-1\n0\t0\t-1\n4\t0\t-1\n5\t0\t2\n0\t2\t5')"
+	run -0 editdist4r -d cpu --mode prefix <<<"$(printf 'AA\tAAAA\nACGT\tTTACGTAA')"
+	assert_output "$(printf '0\t0\t1\n2\t0\t5')"
+}
+
+@test "--mode with --max-dist prints -1 for matches that cost more than K" {
+	need_edlib
+	py "$MODES" gen 3 300 60 reads >"$D/mk.txt"
+	for k in 0 1 5 20; do
+		for m in infix prefix global; do
+			py "$MODES" expect "$m" "$k" <"$D/mk.txt" >"$D/mk.ref"
+			run -0 editdist4r -d cpu --mode "$m" -k "$k" "$D/mk.txt"
+			diff <(printf '%s\n' "$output") "$D/mk.ref" || fail "--mode $m -k $k"
+		done
+	done
+}
+
+@test "--mode --path CIGARs turn A into its match in B at the match's cost" {
+	need_edlib
+	for kind in random reads ties edge; do
+		py "$MODES" gen 4 200 300 "$kind" >"$D/mp.txt"
+		for m in global infix prefix; do
+			editdist4r -d cpu --mode "$m" --path "$D/mp.txt" >"$D/mp.out"
+			run -0 py "$MODES" check "$m" "$D/mp.txt" "$D/mp.out"
+			# the distances and spans are the ones without --path
+			local n=3
+			[ "$m" = global ] && n=1
+			diff <(cut -f 1-$n "$D/mp.out") <(editdist4r -d cpu --mode "$m" "$D/mp.txt")
+		done
+	done
+	run -0 editdist4r -d cpu --mode infix --path -k 1 <<<"$(printf 'ACGT\tTTACGTAA\nAAAA\tCCCC')"
+	assert_output "$(printf '0\t2\t5\t4=\n-1\t-1\t-1\t*')"
+}
+
+@test "long pairs of 48.5 kb at 1% and 10% edits: the band's distances and paths are edlib's and python-Levenshtein's" {
+	need_edlib
+	for rate in 0.01 0.10; do
+		py "$MODES" long 48502 "$rate" 5 >"$D/l.txt"
+		py "$MODES" expect global <"$D/l.txt" >"$D/l.ref"
+		run -0 editdist4r -d cpu "$D/l.txt"
+		assert_output "$(cat "$D/l.ref")"
+		editdist4r -d cpu --path "$D/l.txt" >"$D/l.out"
+		run -0 py "$MODES" check global "$D/l.txt" "$D/l.out"
+		# --max-dist at the distance keeps it, one less drops it
+		local d
+		d=$(cat "$D/l.ref")
+		run -0 editdist4r -d cpu -k "$d" "$D/l.txt"
+		assert_output "$d"
+		run -0 editdist4r -d cpu -k "$((d - 1))" "$D/l.txt"
+		assert_output "-1"
+	done
+}
+
+@test "a 1 Mb pair at 1% edits: edlib's distance, and --path in under 1 GB of memory" {
+	need_edlib
+	skip_if_asan "ulimit -v"
+	py "$MODES" long 1000000 0.01 6 >"$D/mb.txt"
+	py "$MODES" expect global <"$D/mb.txt" >"$D/mb.ref"
+	run -0 timeout "$(limit 60)" editdist4r -d cpu "$D/mb.txt"
+	assert_output "$(cat "$D/mb.ref")"
+	run -0 timeout "$(limit 60)" sh -c 'ulimit -v 1000000 && editdist4r -d cpu --path "$1" >"$2"' \
+	    sh "$D/mb.txt" "$D/mb.out"
+	run -0 py "$MODES" check global "$D/mb.txt" "$D/mb.out"
+}
+
+@test "--mode reads FASTA and FASTQ records, small batches and --all-vs-all as edlib says" {
+	need_edlib
+	py "$MODES" gen 7 300 500 reads >"$D/mf.txt"
+	awk -F '\t' '{ print ">a" NR; print $1 }' "$D/mf.txt" >"$D/mf_a.fa"
+	awk -F '\t' '{ print "@b" NR; print $2; print "+"; s = $2; gsub(/./, "I", s); print s }' \
+	    "$D/mf.txt" >"$D/mf_b.fq"
+	for m in infix prefix; do
+		py "$MODES" expect "$m" <"$D/mf.txt" >"$D/mf.ref"
+		run -0 editdist4r -d cpu --mode "$m" -a "$D/mf_a.fa" -b "$D/mf_b.fq"
+		diff <(printf '%s\n' "$output") "$D/mf.ref"
+		run -0 editdist4r -d cpu --mode "$m" --max-device-mem 4M "$D/mf.txt"
+		diff <(printf '%s\n' "$output") "$D/mf.ref"
+		# divided over workers, as over GPUs
+		run -0 env ACCELKIT_CPU_WORKERS=3 editdist4r -d cpu --mode "$m" --max-device-mem 1M \
+		    "$D/mf.txt"
+		diff <(printf '%s\n' "$output") "$D/mf.ref"
+	done
+	# every read against every window: the matrix of the modes' distances
+	head -n 4 "$D/mf_a.fa" >"$D/mx_a.fa"
+	head -n 8 "$D/mf_b.fq" >"$D/mx_b.fq"
+	for m in global infix prefix; do
+		run -0 editdist4r -d cpu --mode "$m" --all-vs-all -a "$D/mx_a.fa" -b "$D/mx_b.fq"
+		local want
+		want=$(for i in 2 4; do
+			for j in 2 6; do
+				printf '%s\t%s\n' "$(sed -n "${i}p" "$D/mx_a.fa")" "$(sed -n "${j}p" "$D/mx_b.fq")"
+			done
+		done | py "$MODES" expect "$m" | cut -f 1 | paste - - )
+		assert_output "$want"
+	done
+}
+
+@test "-u --mode counts characters, as edlib on Unicode strings" {
+	need_edlib
+	py "$MODES" unicode 8 300 30 >"$D/mu.txt"
+	for m in infix prefix; do
+		py "$MODES" expect "$m" <"$D/mu.txt" >"$D/mu.ref"
+		run -0 editdist4r -d cpu -u --mode "$m" "$D/mu.txt"
+		diff <(printf '%s\n' "$output") "$D/mu.ref"
+		editdist4r -d cpu -u --mode "$m" --path "$D/mu.txt" >"$D/mu.out"
+		run -0 py "$MODES" check "$m" "$D/mu.txt" "$D/mu.out"
+	done
+}
+
+@test "-u --mode on pairs of more than 256 characters (by code point) agrees with a textbook DP" {
+	need_edlib
+	run -0 py "$MODES" selftest
+	py "$MODES" unicode 9 4 100 --wide >"$D/mw.txt"
+	for m in infix prefix; do
+		py "$MODES" expect "$m" <"$D/mw.txt" >"$D/mw.ref"
+		run --separate-stderr -0 editdist4r -d cpu -v -u --mode "$m" "$D/mw.txt"
+		diff <(printf '%s\n' "$output") "$D/mw.ref"
+		[[ "$stderr" == *"-u: 4 pairs needed more than 256 codes"* ]]
+		editdist4r -d cpu -u --mode "$m" --path "$D/mw.txt" >"$D/mw.out"
+		run -0 py "$MODES" check "$m" "$D/mw.txt" "$D/mw.out"
+	done
+}
+
+@test "--mode infix or prefix on -d gpu exits 1 saying why, -O npy without --all-vs-all is a usage error, and auto runs them on the CPU" {
+	run --separate-stderr -1 editdist4r -d gpu --mode infix <<<"$(printf 'AC\tTACT')"
+	[[ "$stderr" == *"--mode infix runs on the CPU only (the GPU engines compute global distances)"* ]]
+	run --separate-stderr -2 editdist4r --mode prefix -O npy <<<"$(printf 'AC\tTACT')"
+	[[ "$stderr" == *"-O npy is for its --all-vs-all matrix"* ]]
+	run -0 editdist4r -d auto --mode infix <<<"$(printf 'AC\tTACT')"
+	assert_output "$(printf '0\t1\t2')"
+}
+
+@test "--progress into a file: a line of pairs written and their rate, the results unchanged" {
+	"$EDREF" gen 9 20000 150 dna >"$D/pr.txt"
+	head -n 10000 "$D/pr.txt" >"$D/pr1"
+	tail -n +10001 "$D/pr.txt" >"$D/pr2"
+	# the second half arrives three seconds after the first; batches of 1 MiB
+	{ cat "$D/pr1"; sleep 3; cat "$D/pr2"; } |
+	    editdist4r -d cpu --progress --max-device-mem 4M >"$D/pr.out" 2>"$D/pr.err"
+	editdist4r -d cpu "$D/pr.txt" | cmp - "$D/pr.out"
+	run cat "$D/pr.err"
+	assert_line --regexp '^editdist4r: [0-9,]+ pairs, [0-9,]+ pairs/s$'
+	n=$(head -n 1 "$D/pr.err" | sed 's/editdist4r: \([0-9,]*\) pairs.*/\1/' | tr -d ,)
+	[ "$n" -ge 5000 ] && [ "$n" -le 10000 ] || fail "pairs written: $n"
 }

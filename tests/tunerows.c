@@ -12,6 +12,7 @@
 
 #include "clmatmul_tune.h"
 #include "docsim_tune.h"
+#include "editdist4r_tune.h"
 #include "err.h"
 #include "gmmscore_tune.h"
 #include "skyline_tune.h"
@@ -114,16 +115,34 @@ skyline(void)
 	BROKEN(SKY, LAST, cost_classic.gpu_rate, 0);
 }
 
+#define ED struct editdist4r_tune, editdist4r_tune_table, editdist4r_tune_illegal
+static void
+editdist4r(void)
+{
+	TABLE("editdist4r", editdist4r_tune_table, editdist4r_tune_illegal);
+	BROKEN(ED, 0, auto_algo, ED_DP);
+	BROKEN(ED, LAST, t, 4);
+	BROKEN(ED, LAST, t, 0);
+	BROKEN(ED, 0, tp_short, 257);
+	BROKEN(ED, 0, tp_long, 100);
+	BROKEN(ED, 0, cost.cpu_rate, 0);
+	BROKEN(ED, LAST, cost.gpu_fixed, -1);
+	BROKEN(ED, 0, cost.unit, NULL);
+	BROKEN(ED, LAST, measured, NULL);
+}
+
 int
 main(int argc, char **argv)
 {
 	progname = "tunerows";
 	if (argc != 2)
-		die("usage: tunerows clmatmul|docsim|gmmscore|skyline");
+		die("usage: tunerows clmatmul|docsim|editdist4r|gmmscore|skyline");
 	if (strcmp(argv[1], "clmatmul") == 0)
 		clmatmul();
 	else if (strcmp(argv[1], "docsim") == 0)
 		docsim();
+	else if (strcmp(argv[1], "editdist4r") == 0)
+		editdist4r();
 	else if (strcmp(argv[1], "gmmscore") == 0)
 		gmmscore();
 	else if (strcmp(argv[1], "skyline") == 0)

@@ -1,0 +1,561 @@
+/* editdist4r_band.c: one long pair on the CPU by a band that proves its distance, as
+ * edlib does: Myers's bit-vectors in Hyyro's blocks of 64 rows (the query, A) advancing
+ * a column (a symbol of B) at a time, only the blocks that can hold a cell of an
+ * alignment of cost <= k (Ukkonen's cut-off: a cell's value less what it has left, a
+ * lower bound, against k), with k starting at a cheap bound and doubling until the
+ * distance is proven (--max-dist: until its bound). The modes of editdist4r.h's
+ * enum ed_mode (edlib's NW, HW and SHW) change only row 0 and the end. Alignments
+ * (--path) in memory linear in the length: Hirschberg's halves, each computed within
+ * the band of its own cost, down to pieces small enough to keep their columns'
+ * bit-vectors and trace back through them.
+ *
+ * Why the band is exact: every value computed is the cost of a real alignment (the
+ * band's edges read as +1 steps along them), so never below the true value; a cell
+ * on an optimal path of cost <= k keeps its lower bound within k, so its block is
+ * computed, and by induction along the path its value is exact. The blocks kept only
+ * shrink at the top; at the bottom one is added a column, enough since the lowest
+ * such cell moves down at most a row a column (D[i+1][j+1] >= D[i][j]). */
+#include "editdist4r.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+
+#define WB 64				/* rows of a block */
+#define INF ((int64_t)1 << 40)		/* a value no band reaches */
+#define ROWINF (INT32_MAX / 2)		/* the same in a row of int32 */
+/* A piece of an alignment whose columns' blocks fit this is traced back whole. */
+#define STORE_BYTES ((size_t)32 << 20)
+
+struct blk {
+	uint64_t P, M;		/* the block's v values: +1 and -1 bits */
+	int64_t score;		/* D at its last row (row m in the last block) */
+};
+
+struct ed_bws {
+	uint64_t *peq;		/* [code * nb + block]: rows of the query holding that code */
+	size_t peqcap;
+	int64_t nb;
+	uint8_t code[256];	/* a byte's code: 0 for those not in the query */
+	struct blk *bl;
+	size_t blcap;
+	int32_t *f, *r;		/* Hirschberg's rows */
+	size_t fcap, rcap;
+};
+
+struct ed_bws *
+ed_bws_new(void)
+{
+	return xcalloc(1, sizeof(struct ed_bws));
+}
+
+void
+ed_bws_free(struct ed_bws *w)
+{
+	if (w == NULL)
+		return;
+	free(w->peq);
+	free(w->bl);
+	free(w->f);
+	free(w->r);
+	free(w);
+}
+
+static void
+grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	if (n <= *cap)
+		return;
+	n = MAX(n, 2 * *cap);
+	free(*p);
+	*p = xmallocarray(n, size);
+	*cap = n;
+}
+
+/* The query's match vectors over the symbols it holds. */
+static void
+prep(struct ed_bws *w, const uint8_t *q, int64_t m)
+{
+	int ncodes = 1;
+	uint8_t seen[256] = {0};
+	memset(w->code, 0, sizeof w->code);
+	for (int64_t i = 0; i < m; i++)
+		seen[q[i]] = 1;
+	for (int c = 0; c < 256; c++)
+		ncodes += seen[c];
+	if (ncodes > 256) {		/* all 256 bytes: each its own code */
+		ncodes = 256;
+		for (int c = 0; c < 256; c++)
+			w->code[c] = (uint8_t)c;
+	} else {
+		ncodes = 1;
+		for (int c = 0; c < 256; c++)
+			if (seen[c])
+				w->code[c] = (uint8_t)ncodes++;
+	}
+	w->nb = MAX(CEIL_DIV(m, WB), (int64_t)1);
+	size_t len = (size_t)ncodes * (size_t)w->nb;
+	grow((void **)&w->peq, &w->peqcap, len, sizeof *w->peq);
+	memset(w->peq, 0, len * sizeof *w->peq);
+	for (int64_t i = 0; i < m; i++)
+		w->peq[(size_t)w->code[q[i]] * w->nb + i / WB] |= (uint64_t)1 << (i % WB);
+	grow((void **)&w->bl, &w->blcap, (size_t)w->nb, sizeof *w->bl);
+}
+
+/* The columns of a traceback: each column's first and last block and their vectors. */
+struct store {
+	int64_t *first, *last;	/* per column 1..n at [j - 1] */
+	size_t *off;
+	struct blk *v;
+	size_t used, cap;
+};
+
+struct bjob {
+	const uint8_t *t;	/* the target (columns) */
+	int64_t m, mfull, n, k;	/* rows computed, rows of the whole problem, columns, bound */
+	int mode;		/* enum ed_mode */
+	int last;		/* ties: the last column of the best value, not the first */
+	int32_t *row;		/* D[m][0..n] (INF-capped where not computed), or NULL */
+	struct store *st;	/* the columns' blocks, or NULL */
+	int64_t end;		/* out: the column (1..n) of the best (modes), 0 for none */
+};
+
+/* The least that D + (a lower bound of what is left) can be over rows r0..r1 of a
+ * block whose row r1 holds score, at the column where t = mfull - n + j. */
+static inline int64_t
+block_bound(int global, int64_t score, int64_t r0, int64_t r1, int64_t t)
+{
+	if (global)		/* what is left: |(n - j) - (mfull - r)| */
+		return score - r1 + (r0 <= t ? t : 2 * r0 - t);
+	return score - r1 + MAX(r0, t);	/* max(0, (mfull - r) - (n - j)) */
+}
+
+/* band_run for a short query in the modes (at most SHORT_BLOCKS blocks): every block,
+ * every column, as the batches' reads are; cutting the band off would cost more than
+ * the blocks it saves. */
+#define SHORT_BLOCKS 4
+static int64_t
+short_run(struct ed_bws *w, struct bjob *J)
+{
+	const int infix = J->mode == ED_INFIX;
+	const int64_t m = J->m, n = J->n, nb = w->nb;
+	const int ob = (int)((m - 1) % WB);
+	uint64_t P[SHORT_BLOCKS], M[SHORT_BLOCKS];
+	int64_t best = -1, score = m;
+
+	for (int64_t b = 0; b < nb; b++) {
+		P[b] = ~(uint64_t)0;
+		M[b] = 0;
+	}
+	for (int64_t j = 1; j <= n; j++) {
+		const uint64_t *eq = w->peq + (size_t)w->code[J->t[j - 1]] * nb;
+		uint64_t hp = !infix, hm = 0, ph = 0, mh = 0;
+		for (int64_t b = 0; b < nb; b++) {
+			ed_bp_step64(&P[b], &M[b], eq[b], hp, hm, &ph, &mh);
+			hp = ph >> (WB - 1);
+			hm = mh >> (WB - 1);
+		}
+		score += (int64_t)((ph >> ob) & 1) - (int64_t)((mh >> ob) & 1);
+		if (score <= J->k && (best < 0 || score < best || (J->last && score == best))) {
+			best = score;
+			J->end = j;
+		}
+	}
+	return best;
+}
+
+/* The band's run with bound k: the best value <= k (D[m][n] for the global mode, the
+ * least of D[m][1..n] for the others), or -1 when there is none. */
+static int64_t
+band_run(struct ed_bws *w, struct bjob *J)
+{
+	const int global = J->mode == ED_GLOBAL, infix = J->mode == ED_INFIX;
+	const int64_t m = J->m, n = J->n, mf = J->mfull, nb = w->nb;
+	const int ob = (int)((m - 1) % WB);
+	int64_t k = J->k, best = -1, dlo = 0, dhi = 0;
+	struct blk *bl = w->bl;
+
+	J->end = 0;
+	if (!global && nb <= SHORT_BLOCKS && J->row == NULL && J->st == NULL)
+		return short_run(w, J);
+	if (global) {		/* the diagonals j - i that |d| + |n - mf - d| <= k allows */
+		int64_t delta = n - mf;
+		dlo = -((k - delta) / 2);	/* ceil((delta - k) / 2), delta <= k */
+		dhi = (delta + k) / 2;
+	}
+	int64_t fb = 0, lb = (MIN(m, MAX(k, (int64_t)1)) - 1) / WB;
+	for (int64_t b = 0; b <= lb; b++) {
+		bl[b].P = ~(uint64_t)0;
+		bl[b].M = 0;
+		bl[b].score = MIN((b + 1) * WB, m);
+	}
+	if (J->row != NULL)
+		J->row[0] = (int32_t)MIN(m, (int64_t)ROWINF);
+	int64_t j = 1;
+	for (; j <= n; j++) {
+		const uint64_t *eq = w->peq + (size_t)w->code[J->t[j - 1]] * nb;
+		int64_t sfb = 0, slb = nb - 1;
+		if (global) {
+			sfb = (MAX((int64_t)1, j - dhi) - 1) / WB;
+			slb = (MIN(m, j - dlo) - 1) / WB;
+		}
+		if (lb + 1 < nb && lb + 1 <= slb) {	/* one block more at the bottom */
+			lb++;
+			bl[lb].P = ~(uint64_t)0;
+			bl[lb].M = 0;
+			bl[lb].score = bl[lb - 1].score + MIN((lb + 1) * WB, m) - lb * WB;
+		}
+		if (fb < sfb)
+			fb = sfb;
+		if (fb > lb)
+			break;
+		/* row 0: D[0][j] - D[0][j-1] is 0 in infix, else 1 (and 1 as an
+		 * over-estimate on the band's upper edge) */
+		uint64_t hp = !(infix && fb == 0), hm = 0, ph, mh;
+		const int64_t full = MIN(lb, nb - 2);	/* the blocks of 64 rows */
+		for (int64_t b = fb; b <= full; b++) {
+			uint64_t P = bl[b].P, M = bl[b].M;
+			ed_bp_step64(&P, &M, eq[b], hp, hm, &ph, &mh);
+			bl[b].P = P;
+			bl[b].M = M;
+			hp = ph >> (WB - 1);
+			hm = mh >> (WB - 1);
+			bl[b].score += (int64_t)hp - (int64_t)hm;
+		}
+		if (lb == nb - 1 && lb >= fb) {	/* the last block: row m at bit ob */
+			ed_bp_step64(&bl[lb].P, &bl[lb].M, eq[lb], hp, hm, &ph, &mh);
+			bl[lb].score += (int64_t)((ph >> ob) & 1) - (int64_t)((mh >> ob) & 1);
+		}
+		/* an alignment through the last block's last row: an upper bound */
+		if (global && J->row == NULL && m == mf) {
+			int64_t r1 = MIN((lb + 1) * WB, m);
+			k = MIN(k, bl[lb].score + MAX(n - j, m - r1));
+		}
+		/* blocks go from either end when they hold no cell within k; the first
+		 * stays while row 0 above it holds one */
+		const int64_t t = mf - n + j;
+		const int keep0 = (infix ? 0 : j) + (global ? llabs(n - j - mf) :
+		    MAX((int64_t)0, mf - (n - j))) <= k;
+		while (lb >= fb && !(lb == 0 && keep0) && block_bound(global, bl[lb].score,
+		    lb * WB + 1, MIN((lb + 1) * WB, m), t) > k)
+			lb--;
+		while (fb <= lb && !(fb == 0 && keep0) && block_bound(global, bl[fb].score,
+		    fb * WB + 1, MIN((fb + 1) * WB, m), t) > k)
+			fb++;
+		if (fb > lb)
+			break;
+		int64_t s = lb == nb - 1 ? bl[lb].score : INF;
+		if (J->row != NULL)
+			J->row[j] = (int32_t)MIN(s, (int64_t)ROWINF);
+		if (!global && s <= k && (best < 0 || s < best || (J->last && s == best))) {
+			best = s;
+			J->end = j;
+			if (J->row == NULL)
+				k = s;	/* from here on only as good or better */
+		}
+		if (J->st != NULL) {
+			struct store *st = J->st;
+			size_t cnt = (size_t)(lb - fb + 1);
+			if (st->used + cnt > st->cap) {
+				st->cap = MAX(st->used + cnt, 2 * st->cap);
+				st->v = xreallocarray(st->v, st->cap, sizeof *st->v);
+			}
+			st->first[j - 1] = fb;
+			st->last[j - 1] = lb;
+			st->off[j - 1] = st->used;
+			memcpy(st->v + st->used, bl + fb, cnt * sizeof *bl);
+			st->used += cnt;
+		}
+	}
+	for (int64_t c = j; c <= n; c++) {	/* the band ended: nothing within k */
+		if (J->row != NULL)
+			J->row[c] = ROWINF;
+		if (J->st != NULL) {
+			J->st->first[c - 1] = 1;
+			J->st->last[c - 1] = 0;
+		}
+	}
+	if (global) {
+		if (j <= n || lb != nb - 1 || bl[lb].score > k)
+			return -1;
+		J->end = n;
+		return bl[lb].score;
+	}
+	return best;
+}
+
+/* ---- distances ---- */
+
+/* A first k for the global distance of a long pair: the edit rate of windows of A
+ * placed (infix) in windows of B at the same relative place, wide enough for the
+ * drift that indels make, times the longer length, with a margin; 0 when the pair is
+ * too short to sample (the doubling starts at its own bound). Tens of thousands of
+ * block steps against the millions of such a pair's band. */
+static int64_t
+estimate(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, int64_t n)
+{
+	const int S = 16;
+	const int64_t L = MAX(m, n) >= ((int64_t)1 << 18) ? 512 : 256;
+	if (MIN(m, n) < 8 * S * L)
+		return 0;
+	int64_t W = 256;
+	while (W < 1024 && W * W < MAX(m, n))
+		W *= 2;
+	int64_t cost = 0;
+	for (int i = 0; i < S; i++) {
+		int64_t p = (m - L) * (2 * i + 1) / (2 * S);
+		int64_t q = (int64_t)((double)p * (double)n / (double)m);
+		int64_t b0 = MAX((int64_t)0, q - W), b1 = MIN(n, q + L + W);
+		prep(w, a + p, L);
+		struct bjob J = {.t = b + b0, .m = L, .mfull = L, .n = b1 - b0, .k = L,
+		    .mode = ED_INFIX};
+		cost += MAX(band_run(w, &J), (int64_t)0);
+	}
+	double rate = (double)cost / (double)(S * L);
+	return (int64_t)(1.3 * rate * (double)MAX(m, n)) + WB;
+}
+
+double
+ed_band_work(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, int64_t n)
+{
+	int64_t k = estimate(w, a, m, b, n);
+	if (k == 0)
+		return (double)m * (double)n;
+	/* the band of the first k: about k + 1 diagonals, a margin for its blocks */
+	return (double)MAX(m, n) * (double)MIN(MIN(m, n), k + 2 * WB);
+}
+
+/* The best value of mode over query a against target b with k doubling from a cheap
+ * bound up to K (-1: no bound; the answer always lies within max(m, n)). Returns -1
+ * when it is above K; *end gets the column of the best (1..n; 0 where none). */
+static int64_t
+doubling(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int mode,
+    int64_t K, int last, int64_t *end)
+{
+	int64_t cap = mode == ED_GLOBAL ? MAX(m, n) : m;
+	if (K >= 0 && K < cap)
+		cap = K;
+	int64_t k = WB;
+	if (mode == ED_GLOBAL)
+		k = MAX(MAX(llabs(n - m), k), estimate(w, a, m, b, n));
+	else if (CEIL_DIV(m, WB) <= SHORT_BLOCKS)
+		k = cap;	/* short_run has no band to narrow */
+	prep(w, a, m);
+	for (;;) {
+		k = MIN(k, cap);
+		struct bjob J = {.t = b, .m = m, .mfull = m, .n = n, .k = k, .mode = mode,
+		    .last = last};
+		int64_t d = band_run(w, &J);
+		if (d >= 0) {
+			*end = J.end;
+			return d;
+		}
+		if (k >= cap)
+			return -1;
+		k *= 2;
+	}
+}
+
+/* The n bytes at s, last first, in a malloc'd buffer. */
+static uint8_t *
+reversed(const uint8_t *s, int64_t n)
+{
+	uint8_t *r = xmalloc((size_t)MAX(n, (int64_t)1));
+	for (int64_t i = 0; i < n; i++)
+		r[i] = s[n - 1 - i];
+	return r;
+}
+
+int64_t
+ed_band_dist(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, int64_t n,
+    int mode, int64_t K, int64_t *start, int64_t *end)
+{
+	int64_t e = 0, d;
+	*start = *end = -1;
+	if (mode == ED_GLOBAL && llabs(n - m) > (K < 0 ? INT64_MAX : K))
+		return -1;
+	if (m == 0 || n == 0) {
+		d = mode == ED_GLOBAL ? MAX(m, n) : m;
+		if (K >= 0 && d > K)
+			return -1;
+		if (mode == ED_GLOBAL)
+			*start = 0, *end = n - 1;
+		else
+			*start = 0, *end = -1;
+		return d;
+	}
+	d = doubling(w, a, m, b, n, mode, K, 0, &e);
+	if (d < 0)
+		return -1;
+	*end = e - 1;
+	if (mode != ED_GLOBAL && d >= m) {	/* the empty match of column 0 comes first */
+		*start = 0;
+		*end = -1;
+		return m;
+	}
+	if (mode != ED_INFIX) {
+		*start = 0;
+		return d;
+	}
+	/* infix: the start of the longest match that ends there at that cost (edlib's
+	 * choice): the reversed query against the reversed target up to the end, as a
+	 * prefix, the last column of the same cost */
+	/* a match of cost d spans at most m + d columns */
+	int64_t span = MIN(e, m + d);
+	uint8_t *ra = reversed(a, m), *rb = reversed(b + e - span, span);
+	prep(w, ra, m);
+	struct bjob J = {.t = rb, .m = m, .mfull = m, .n = span, .k = d, .mode = ED_PREFIX,
+	    .last = 1};
+	int64_t d2 = band_run(w, &J);
+	if (d2 != d || J.end == 0)
+		die("internal error: infix start: cost %lld, not %lld", (long long)d2,
+		    (long long)d);
+	*start = e - J.end;
+	free(ra);
+	free(rb);
+	return d;
+}
+
+/* ---- alignments ---- */
+
+struct aln {
+	const uint8_t *a, *b, *ra, *rb;	/* the strings and their reversals */
+	int64_t M, N;
+	struct ed_bws *w;
+	char *ops;			/* the alignment's operations, in order */
+	size_t nops;
+};
+
+/* D[i][j] of a stored piece of m rows (INF outside its blocks). */
+static int64_t
+stored(const struct store *st, int64_t m, int64_t i, int64_t j)
+{
+	if (i == 0)
+		return j;
+	if (j == 0)
+		return i;
+	int64_t b = (i - 1) / WB;
+	if (b < st->first[j - 1] || b > st->last[j - 1])
+		return INF;
+	const struct blk *k = &st->v[st->off[j - 1] + (size_t)(b - st->first[j - 1])];
+	int o = (int)(MIN((b + 1) * WB, m) - 1 - b * WB), y = (int)(i - 1 - b * WB);
+	uint64_t mask = (o == 63 ? ~(uint64_t)0 : (((uint64_t)1 << (o + 1)) - 1)) &
+	    ~(y == 63 ? ~(uint64_t)0 : (((uint64_t)2 << y) - 1));
+	return k->score - __builtin_popcountll(k->P & mask) + __builtin_popcountll(k->M & mask);
+}
+
+/* A piece whose blocks are kept: computed within its cost k, traced back from its end
+ * (a match or mismatch first, then a deletion, then an insertion, as ed_cpu_align's
+ * base case). */
+static void
+piece(struct aln *h, int64_t ao, int64_t m, int64_t bo, int64_t n, int64_t k)
+{
+	struct store st = {0};
+	const uint8_t *a = h->a + ao, *b = h->b + bo;
+	st.first = xmallocarray((size_t)n, sizeof *st.first);
+	st.last = xmallocarray((size_t)n, sizeof *st.last);
+	st.off = xmallocarray((size_t)n, sizeof *st.off);
+	prep(h->w, a, m);
+	struct bjob J = {.t = b, .m = m, .mfull = m, .n = n, .k = k, .mode = ED_GLOBAL,
+	    .st = &st};
+	int64_t d = band_run(h->w, &J);
+	if (d != k)
+		die("internal error: a piece of the alignment costs %lld, not %lld",
+		    (long long)d, (long long)k);
+	size_t n0 = h->nops;
+	for (int64_t i = m, j = n; i > 0 || j > 0;) {
+		int64_t v = stored(&st, m, i, j);
+		int ne = i > 0 && j > 0 && a[i - 1] != b[j - 1];
+		if (i > 0 && j > 0 && v == stored(&st, m, i - 1, j - 1) + ne) {
+			h->ops[h->nops++] = ne ? 'X' : '=';
+			i--, j--;
+		} else if (i > 0 && v == stored(&st, m, i - 1, j) + 1) {
+			h->ops[h->nops++] = 'D';
+			i--;
+		} else {
+			h->ops[h->nops++] = 'I';
+			j--;
+		}
+	}
+	for (size_t x = n0, y = h->nops - 1; x < y; x++, y--) {
+		char c = h->ops[x];
+		h->ops[x] = h->ops[y];
+		h->ops[y] = c;
+	}
+	free(st.first);
+	free(st.last);
+	free(st.off);
+	free(st.v);
+}
+
+/* A[ao..ao+m) against B[bo..bo+n) at cost k: halves split where the forward and the
+ * reversed rows, each within the band of cost k, sum to k (the first such column). */
+static void
+split(struct aln *h, int64_t ao, int64_t m, int64_t bo, int64_t n, int64_t k)
+{
+	if (m == 0 || n == 0) {
+		memset(h->ops + h->nops, 'I', (size_t)n);
+		h->nops += (size_t)n;
+		memset(h->ops + h->nops, 'D', (size_t)m);
+		h->nops += (size_t)m;
+		return;
+	}
+	size_t per = (size_t)(MIN(k, m) / WB + 3) * sizeof(struct blk) + 3 * sizeof(int64_t);
+	if (m <= WB || (size_t)n * per <= STORE_BYTES) {
+		piece(h, ao, m, bo, n, k);
+		return;
+	}
+	struct ed_bws *w = h->w;
+	int64_t mid = m / 2, best = -1;
+	grow((void **)&w->f, &w->fcap, (size_t)n + 1, sizeof *w->f);
+	grow((void **)&w->r, &w->rcap, (size_t)n + 1, sizeof *w->r);
+	int32_t *f = w->f, *r = w->r;
+	prep(w, h->a + ao, mid);
+	struct bjob J = {.t = h->b + bo, .m = mid, .mfull = m, .n = n, .k = k,
+	    .mode = ED_GLOBAL, .row = f};
+	band_run(w, &J);
+	prep(w, h->ra + (h->M - ao - m), m - mid);
+	J = (struct bjob){.t = h->rb + (h->N - bo - n), .m = m - mid, .mfull = m, .n = n,
+	    .k = k, .mode = ED_GLOBAL, .row = r};
+	band_run(w, &J);
+	for (int64_t j = 0; j <= n; j++)
+		if ((int64_t)f[j] + r[n - j] == k) {
+			best = j;
+			break;
+		}
+	if (best < 0)
+		die("internal error: no column of the alignment's halves sums to %lld",
+		    (long long)k);
+	int64_t k1 = f[best], k2 = r[n - best];
+	split(h, ao, mid, bo, best, k1);
+	split(h, ao + mid, m - mid, bo + best, n - best, k2);
+}
+
+char *
+ed_band_align(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, int64_t n,
+    int64_t d)
+{
+	struct aln h = {.a = a, .b = b, .M = m, .N = n, .w = w};
+	uint8_t *ra = reversed(a, m), *rb = reversed(b, n);
+	h.ra = ra;
+	h.rb = rb;
+	h.ops = xmalloc((size_t)(m + n) + 1);
+	split(&h, 0, m, 0, n, d);
+	free(ra);
+	free(rb);
+	/* the operations as runs: a run of L takes at most 12 L bytes */
+	size_t cap = h.nops * 12 + 1, len = 0;
+	char *s = xmalloc(cap);
+	for (size_t i = 0; i < h.nops;) {
+		size_t k = i;
+		while (k < h.nops && h.ops[k] == h.ops[i])
+			k++;
+		len += (size_t)snprintf(s + len, cap - len, "%zu%c", k - i, h.ops[i]);
+		i = k;
+	}
+	s[len] = '\0';
+	free(h.ops);
+	return xrealloc(s, len + 1);
+}
