@@ -66,9 +66,10 @@ GENCODE    := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a))
 # MPI (common/ranks.c, for mpirun across hosts): on when mpicc is on PATH (Debian's
 # libopenmpi-dev, which make deps installs), or MPI=1; MPI=0 leaves it out. The flags
 # come from Open MPI's `mpicc --showme'; another MPI: set MPI_CFLAGS and MPI_LIBS.
-# Linked, not loaded on demand: Open MPI's libraries cost a plain run about 1 ms of
-# dynamic loading (LD_DEBUG=statistics: 1.2M cycles against 0.1M), and MPI_Init runs
-# only under mpirun.
+# MPI's calls are a plugin, BUILD/lib/accelkit/accelkit-mpi.so (common/mpi/ranks_mpi.c),
+# that ranks.c loads only under a launcher: linked into every program, Open MPI's
+# libraries cost each plain run about 1 ms of dynamic loading (2.3 ms against 1.5 for
+# editdist4r on one pair, 2026-11-29).
 MPICC      ?= $(shell command -v mpicc 2>/dev/null)
 ifeq ($(strip $(MPICC)),)
 MPI        ?= 0
@@ -79,7 +80,8 @@ ifeq ($(MPI),1)
 MPICC      := $(or $(MPICC),mpicc)
 MPI_CFLAGS ?= $(shell $(MPICC) --showme:compile)
 MPI_LIBS   ?= $(shell $(MPICC) --showme:link)
-MPI_CPP    := -DACCELKIT_MPI=1 $(MPI_CFLAGS)
+MPI_CPP    := -DACCELKIT_MPI=1
+MPI_PLUGIN := $(BUILD)/lib/accelkit/accelkit-mpi.so
 endif
 
 CC         ?= cc
@@ -111,7 +113,7 @@ CPPFLAGS   += -Icommon -Ikernels -I$(BUILD)/gen -D_GNU_SOURCE -DCL_TARGET_OPENCL
 CFLAGS     ?= -O3 -march=$(CPU_ARCH)
 CFLAGS     += -std=c11 -Wall -Wextra -fopenmp -MMD -MP $(SANFLAGS)
 LDFLAGS    += -fopenmp $(SANFLAGS)
-LDLIBS     += $(MPI_LIBS) $(Z_LIBS) -lm
+LDLIBS     += $(Z_LIBS) -ldl -lm
 NVCCFLAGS  ?= -O3
 NVCCFLAGS  += -std=c++17 $(GENCODE) -Icommon -Ikernels -DACCELKIT_CUDA=1 -MMD -MP \
               -Xcompiler -Wall,-Wextra -Xptxas -warn-spills $(CUSANFLAGS)
@@ -128,7 +130,12 @@ LIB_OBJS   := $(patsubst common/%.c,$(BUILD)/common/%.o,$(wildcard common/*.c))
 TESTBINS   := $(BUILD)/test/acctest $(BUILD)/test/gmmtc $(BUILD)/test/tunerows \
               $(BUILD)/test/mapshim.so
 
-all: $(addprefix $(BUILD)/bin/,$(PROGS))
+all: $(addprefix $(BUILD)/bin/,$(PROGS)) $(MPI_PLUGIN)
+
+$(MPI_PLUGIN): common/mpi/ranks_mpi.c common/ranks_mpi.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -std=c11 -Wall -Wextra -fPIC -shared $(SANFLAGS) -Icommon $(MPI_CFLAGS) \
+		-o $@ $< $(MPI_LIBS)
 .PHONY: all check check-gpu check-scale demo deps install uninstall deb clean testbins lint-man $(PROGS)
 
 # clkmeans's OpenCL program: these files, concatenated in this order (clkmeans_defs.cl).
@@ -239,12 +246,16 @@ install: all
 	install -d $(DESTDIR)$(COMPDIR)
 	install -m 644 completion/accelkit.bash $(DESTDIR)$(COMPDIR)/accelkit
 	for p in $(PROGS); do ln -sf accelkit $(DESTDIR)$(COMPDIR)/$$p || exit 1; done
+	$(if $(MPI_PLUGIN),install -d $(DESTDIR)$(PREFIX)/lib/accelkit)
+	$(if $(MPI_PLUGIN),install -m 644 $(MPI_PLUGIN) $(DESTDIR)$(PREFIX)/lib/accelkit/)
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(PROGS))
 	rm -f $(addprefix $(DESTDIR)$(MANPREFIX)/man1/,$(notdir $(wildcard man/*.1)))
 	rm -f $(DESTDIR)$(MANPREFIX)/man7/accelkit.7
 	rm -f $(addprefix $(DESTDIR)$(COMPDIR)/,accelkit $(PROGS))
+	rm -f $(DESTDIR)$(PREFIX)/lib/accelkit/accelkit-mpi.so
+	-rmdir $(DESTDIR)$(PREFIX)/lib/accelkit 2>/dev/null
 
 # The package's programs are built apart, for any x86-64 (not -march=native) and with
 # Debian's hardening flags; DEB_CPU_ARCH=native makes one for this machine's CPU.

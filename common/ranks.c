@@ -1,19 +1,21 @@
-/* ranks.c: the job's ranks (see ranks.h). Without ACCELKIT_MPI (make MPI=0, or no
- * mpicc) every function is the one-rank case and no MPI header is read. */
+/* ranks.c: the job's ranks (see ranks.h). MPI's calls are in a plugin (ranks_mpi.h),
+ * loaded under a launcher only; without ACCELKIT_MPI (make MPI=0, or no mpicc) there is
+ * no plugin and every function is the one-rank case. */
 #include "ranks.h"
 
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "err.h"
 
-#ifdef ACCELKIT_MPI
-#include <limits.h>
-#include <mpi.h>
+#include "ranks_mpi.h"
 
 static int nranks = 1, rank, local, nlocal = 1, started, finished;
 static int divides;	/* ranks_init was called: the program divides its work */
+static const struct ranks_mpi *mpi;	/* the plugin, once loaded under a launcher */
 
 /* Launched by a process manager that MPI_Init will talk to: Open MPI's mpirun sets
  * OMPI_COMM_WORLD_SIZE; PMIx (Slurm's srun --mpi=pmix) and PMI-1 launchers set theirs. */
@@ -25,33 +27,51 @@ launched(void)
 }
 
 static void
-check(int rc, const char *what)
+check(const char *e)
 {
-	if (rc != MPI_SUCCESS) {
-		char msg[MPI_MAX_ERROR_STRING];
-		int len = 0;
-		MPI_Error_string(rc, msg, &len);
-		die("MPI: %s: %.*s", what, len, msg);
-	}
+	if (e != NULL)
+		die("MPI: %s", e);
 }
+
+#ifdef ACCELKIT_MPI
+/* The plugin beside the program: BIN/../lib/accelkit/accelkit-mpi.so, where make puts
+ * it in the build tree and make install and the package under PREFIX. RTLD_GLOBAL: MPI's
+ * own components, loaded by MPI_Init, look for the MPI library's symbols globally. */
+static void
+load_plugin(void)
+{
+	char exe[4096], path[4096 + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		die("MPI: cannot find this program's path (/proc/self/exe) to load %s",
+		    RANKS_MPI_PLUGIN);
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	snprintf(path, sizeof path, "%s/../lib/accelkit/%s", exe, RANKS_MPI_PLUGIN);
+	void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	if (h == NULL)
+		die("MPI: cannot load %s, which runs the ranks' MPI calls: %s", path, dlerror());
+	mpi = dlsym(h, RANKS_MPI_SYMBOL);
+	if (mpi == NULL)
+		die("MPI: %s has no %s: %s", path, RANKS_MPI_SYMBOL, dlerror());
+}
+int ranks_compiled(void) { return 1; }
+#else
+static void load_plugin(void) {}
+int ranks_compiled(void) { return 0; }
+#endif
 
 void
 ranks_init(int *argc, char ***argv)
 {
 	divides = 1;
-	if (started || !launched())
+	if (started || !ranks_compiled() || !launched())
 		return;
 	started = 1;
-	check(MPI_Init(argc, argv), "MPI_Init");
-	check(MPI_Comm_size(MPI_COMM_WORLD, &nranks), "MPI_Comm_size");
-	check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
-	/* the ranks of this host: a communicator of those that share memory */
-	MPI_Comm host;
-	check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
-	    &host), "MPI_Comm_split_type");
-	check(MPI_Comm_rank(host, &local), "MPI_Comm_rank");
-	check(MPI_Comm_size(host, &nlocal), "MPI_Comm_size");
-	MPI_Comm_free(&host);
+	load_plugin();
+	check(mpi->init(argc, argv, &nranks, &rank, &local, &nlocal));
 	atexit(ranks_finish);
 }
 
@@ -61,74 +81,60 @@ ranks_finish(void)
 	if (!started || finished)
 		return;
 	finished = 1;
-	MPI_Finalize();
+	mpi->finalize();
 }
 
 int ranks_rank(void) { return rank; }
 int ranks_size(void) { return nranks; }
 int ranks_local(void) { return local; }
 int ranks_local_size(void) { return nlocal; }
-int ranks_compiled(void) { return 1; }
 static int program_divides(void) { return divides; }
 
-/* MPI counts are int: big arrays go in pieces of at most this many elements. */
-#define PIECE ((size_t)1 << 28)
-
 static void
-reduce(void *v, size_t n, size_t esz, MPI_Datatype t, MPI_Op op)
+reduce(void *v, size_t n, int f64, int op)
 {
-	if (nranks == 1)
-		return;
-	for (size_t i = 0; i < n; i += PIECE)
-		check(MPI_Allreduce(MPI_IN_PLACE, (char *)v + i * esz, (int)MIN(PIECE, n - i), t, op,
-		    MPI_COMM_WORLD), "MPI_Allreduce");
+	if (nranks > 1)
+		check(mpi->reduce(v, n, f64, op));
 }
 
-void ranks_sum_i64(int64_t *v, size_t n) { reduce(v, n, 8, MPI_INT64_T, MPI_SUM); }
-void ranks_min_i64(int64_t *v, size_t n) { reduce(v, n, 8, MPI_INT64_T, MPI_MIN); }
-void ranks_max_i64(int64_t *v, size_t n) { reduce(v, n, 8, MPI_INT64_T, MPI_MAX); }
-void ranks_sum_f64(double *v, size_t n) { reduce(v, n, 8, MPI_DOUBLE, MPI_SUM); }
-void ranks_min_f64(double *v, size_t n) { reduce(v, n, 8, MPI_DOUBLE, MPI_MIN); }
-void ranks_max_f64(double *v, size_t n) { reduce(v, n, 8, MPI_DOUBLE, MPI_MAX); }
+void ranks_sum_i64(int64_t *v, size_t n) { reduce(v, n, 0, RANKS_SUM); }
+void ranks_min_i64(int64_t *v, size_t n) { reduce(v, n, 0, RANKS_MIN); }
+void ranks_max_i64(int64_t *v, size_t n) { reduce(v, n, 0, RANKS_MAX); }
+void ranks_sum_f64(double *v, size_t n) { reduce(v, n, 1, RANKS_SUM); }
+void ranks_min_f64(double *v, size_t n) { reduce(v, n, 1, RANKS_MIN); }
+void ranks_max_f64(double *v, size_t n) { reduce(v, n, 1, RANKS_MAX); }
 
 uint64_t
 ranks_exscan_u64(uint64_t v)
 {
 	uint64_t before = 0;
 	if (nranks > 1)
-		check(MPI_Exscan(&v, &before, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD),
-		    "MPI_Exscan");
+		check(mpi->exscan_u64(v, &before));
 	return rank == 0 ? 0 : before;	/* Exscan leaves rank 0's undefined */
 }
 
 void
 ranks_bcast(void *buf, size_t bytes, int root)
 {
-	if (nranks == 1)
-		return;
-	for (size_t i = 0; i < bytes; i += PIECE)
-		check(MPI_Bcast((char *)buf + i, (int)MIN(PIECE, bytes - i), MPI_BYTE, root,
-		    MPI_COMM_WORLD), "MPI_Bcast");
+	if (nranks > 1)
+		check(mpi->bcast(buf, bytes, root));
 }
 
-/* Rank 0 receives each rank's bytes in turn, in pieces (no int count overflows). */
+/* Rank 0 receives each rank's bytes in turn. */
 void *
 ranks_gather(const void *buf, size_t bytes, size_t *total)
 {
-	uint64_t mine = bytes, *size = NULL;
+	uint64_t *size = NULL;
 	char *out = NULL;
 
 	if (rank == 0)
 		size = xmallocarray((size_t)nranks, sizeof *size);
 	if (nranks > 1)
-		check(MPI_Gather(&mine, 1, MPI_UINT64_T, size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD),
-		    "MPI_Gather");
+		check(mpi->gather_u64(bytes, size, 0));
 	else
-		size[0] = mine;
+		size[0] = bytes;
 	if (rank != 0) {
-		for (size_t i = 0; i < bytes; i += PIECE)
-			check(MPI_Send((const char *)buf + i, (int)MIN(PIECE, bytes - i), MPI_BYTE, 0,
-			    0, MPI_COMM_WORLD), "MPI_Send");
+		check(mpi->send(buf, bytes, 0));
 		*total = 0;
 		return NULL;
 	}
@@ -139,12 +145,10 @@ ranks_gather(const void *buf, size_t bytes, size_t *total)
 	if (bytes > 0)
 		memcpy(out, buf, bytes);
 	size_t at = bytes;
-	for (int r = 1; r < nranks; r++)
-		for (size_t i = 0; i < size[r]; i += PIECE) {
-			check(MPI_Recv(out + at, (int)MIN(PIECE, size[r] - i), MPI_BYTE, r, 0,
-			    MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
-			at += MIN(PIECE, size[r] - i);
-		}
+	for (int r = 1; r < nranks; r++) {
+		check(mpi->recv(out + at, size[r], r));
+		at += size[r];
+	}
 	free(size);
 	*total = sum;
 	return out;
@@ -153,12 +157,11 @@ ranks_gather(const void *buf, size_t bytes, size_t *total)
 void *
 ranks_allgather(const void *buf, size_t bytes, size_t *total, uint64_t **each)
 {
-	uint64_t mine = bytes, *size = xmallocarray((size_t)nranks, sizeof *size);
+	uint64_t *size = xmallocarray((size_t)nranks, sizeof *size);
 	if (nranks > 1)
-		check(MPI_Allgather(&mine, 1, MPI_UINT64_T, size, 1, MPI_UINT64_T, MPI_COMM_WORLD),
-		    "MPI_Allgather");
+		check(mpi->allgather_u64(bytes, size));
 	else
-		size[0] = mine;
+		size[0] = bytes;
 	size_t sum = 0, at = 0;
 	for (int r = 0; r < nranks; r++)
 		sum += size[r];
@@ -176,47 +179,6 @@ ranks_allgather(const void *buf, size_t bytes, size_t *total, uint64_t **each)
 		free(size);
 	return out;
 }
-
-#else	/* one rank */
-
-void *
-ranks_allgather(const void *buf, size_t bytes, size_t *total, uint64_t **each)
-{
-	if (each != NULL) {
-		*each = xmalloc(sizeof **each);
-		(*each)[0] = bytes;
-	}
-	return ranks_gather(buf, bytes, total);
-}
-
-void ranks_init(int *argc, char ***argv) { (void)argc; (void)argv; }
-void ranks_finish(void) {}
-int ranks_rank(void) { return 0; }
-int ranks_size(void) { return 1; }
-int ranks_local(void) { return 0; }
-int ranks_local_size(void) { return 1; }
-int ranks_compiled(void) { return 0; }
-static int program_divides(void) { return 0; }
-void ranks_sum_i64(int64_t *v, size_t n) { (void)v; (void)n; }
-void ranks_min_i64(int64_t *v, size_t n) { (void)v; (void)n; }
-void ranks_max_i64(int64_t *v, size_t n) { (void)v; (void)n; }
-void ranks_sum_f64(double *v, size_t n) { (void)v; (void)n; }
-void ranks_min_f64(double *v, size_t n) { (void)v; (void)n; }
-void ranks_max_f64(double *v, size_t n) { (void)v; (void)n; }
-uint64_t ranks_exscan_u64(uint64_t v) { (void)v; return 0; }
-void ranks_bcast(void *buf, size_t bytes, int root) { (void)buf; (void)bytes; (void)root; }
-
-void *
-ranks_gather(const void *buf, size_t bytes, size_t *total)
-{
-	void *out = xmalloc(MAX(bytes, 1));
-	if (bytes > 0)
-		memcpy(out, buf, bytes);
-	*total = bytes;
-	return out;
-}
-
-#endif
 
 static int serial;	/* between ranks_serial_begin and ranks_serial_end */
 

@@ -8,8 +8,8 @@ setup() {
 	load helpers
 	T="$BATS_TEST_TMPDIR"
 	D="$TESTDATA/skyline"
-	# a build with MPI links its library (the Makefile: MPI=1, or mpicc found)
-	ldd "$(command -v skyline)" | grep -q 'libmpi' ||
+	# a build with MPI has its plugin (the Makefile: MPI=1, or mpicc found)
+	[ -e "$ACCELKIT_BUILD/lib/accelkit/accelkit-mpi.so" ] ||
 	    skip "this build has no MPI (make deps installs Open MPI; then rebuild)"
 	command -v mpirun >/dev/null || skip "no mpirun on PATH"
 	# Open MPI refuses root unless told; CI runs as root. 3 ranks on 2 cores.
@@ -705,4 +705,25 @@ PY
 @test "docsim man page example: near-duplicate pairs, divided among 4 processes" {
 	run same_as_one 4 docsim -k 0 -t 0.9 "$TESTDATA/docsim/corpus.txt"
 	assert_success
+}
+
+@test "a run outside mpirun loads no MPI library; under mpirun the plugin loads it" {
+	for p in docsim skyline gmmscore editdist4r clmatmul clkmeans; do
+		if ldd "$(command -v "$p")" | grep -q 'libmpi'; then
+			fail "$p links libmpi: every plain run would load it"
+		fi
+	done
+	# the dynamic loader's own list of what it opened, dlopen included
+	LD_DEBUG=files skyline "$D/hotels.txt" 2>"$T/plain" >/dev/null
+	! grep -q 'file=libmpi' "$T/plain" || fail "a plain run loaded libmpi"
+	mpi 2 env LD_DEBUG=files skyline "$D/hotels.txt" 2>"$T/ranks" >/dev/null
+	grep -q 'file=libmpi' "$T/ranks" || fail "under mpirun no libmpi was loaded: the check sees nothing"
+}
+
+@test "under mpirun a program whose MPI plugin is missing says so, exit 1" {
+	mkdir -p "$T/bin"
+	cp "$(command -v skyline)" "$T/bin/"
+	run mpi 2 "$T/bin/skyline" "$D/hotels.txt"
+	[ "$status" -ne 0 ] || fail "exit 0 without the plugin"
+	[[ $output == *"skyline: MPI: cannot load "*"accelkit-mpi.so"* ]] || fail "no message naming the plugin: $output"
 }

@@ -161,7 +161,27 @@ libpath() {
 			fail "completions/$p is not a link to accelkit"
 	done
 	cmp "$dest/usr/share/bash-completion/completions/accelkit" completion/accelkit.bash
+	if [ -e "$ACCELKIT_BUILD/lib/accelkit/accelkit-mpi.so" ]; then
+		cmp "$dest/usr/lib/accelkit/accelkit-mpi.so" "$ACCELKIT_BUILD/lib/accelkit/accelkit-mpi.so"
+	fi
 	run -0 make -s uninstall DESTDIR="$dest" PREFIX=/usr BUILD="$ACCELKIT_BUILD"
 	run -0 find "$dest" -type f -o -type l
 	assert_output ""
+}
+
+@test "a build with MPI packages its plugin where the programs look, and its libmpi is a dependency" {
+	[ -e "$ACCELKIT_BUILD/lib/accelkit/accelkit-mpi.so" ] || skip "this build has no MPI"
+	[ -f "$R/usr/lib/accelkit/accelkit-mpi.so" ] || fail "usr/lib/accelkit/accelkit-mpi.so is missing"
+	local so pk depends
+	depends=$(dpkg-deb -f "$DEB" Depends)
+	so=$(readelf -d "$R/usr/lib/accelkit/accelkit-mpi.so" | sed -n 's/.*(NEEDED).*\[\(libmpi[^]]*\)\]$/\1/p')
+	[ -n "$so" ] || fail "the plugin needs no libmpi"
+	pk=$(dpkg -S "*/$so" 2>/dev/null | sed 's/[:,].*//' | head -1)
+	[ -z "$pk" ] || [[ $depends == *"$pk"* ]] || fail "$so ($pk) is not in Depends: $depends"
+	# the packaged program under mpirun finds it beside itself
+	if command -v mpirun >/dev/null; then
+		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 run -0 mpirun --oversubscribe -np 2 \
+			"$R/usr/bin/skyline" "$TESTDATA/skyline/hotels.txt" </dev/null
+		[ -n "$output" ] || fail "no skyline from the packaged program under mpirun"
+	fi
 }
