@@ -154,12 +154,6 @@ read_state(struct km *m, struct state *s)
 	memcpy(&s->cmax, b + 4 * SF_CMAX, 4);
 }
 
-static int
-is_pow2(int v)
-{
-	return v > 0 && (v & (v - 1)) == 0;
-}
-
 /* ---- set-up ---- */
 
 /* The device's row of the tuning table (clkmeans_tune.h), for this k. */
@@ -235,12 +229,11 @@ choose_tune(struct km *m)
 	m->rsz = m->fp64 ? 8 : 4;
 	size_t nt = (size_t)t->tmt * t->tnt, tm = (size_t)t->tmt * t->rmv * 4;
 	size_t tn = (size_t)t->tnt * t->rnv * 4;
-	if (!is_pow2(t->tmt) || !is_pow2(t->tnt) || !is_pow2(t->rmv) || !is_pow2(t->rnv) ||
-	    (t->tk != 4 && t->tk != 8 && t->tk != 16) || !is_pow2(t->wg) ||
-	    t->rg % t->wg != 0 || !is_pow2(t->rg) || nt > m->x.max_wg ||
-	    (t->local ? tm > nt : t->tnt != 1) || (size_t)t->wg > m->x.max_wg)
-		die("unusable kernel parameters (local=%d tmt=%d tnt=%d rmv=%d rnv=%d tk=%d wg=%d rg=%d) for %s",
-		    t->local, t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->wg, t->rg, m->x.name);
+	const char *why = km_tune_legal(t->local, t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->wg,
+	    t->rg, m->x.max_wg);
+	if (why != NULL)
+		die("unusable kernel parameters (local=%d tmt=%d tnt=%d rmv=%d rnv=%d tk=%d wg=%d rg=%d) for %s: %s",
+		    t->local, t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->wg, t->rg, m->x.name, why);
 	m->dpad = CEIL_DIV(m->d, (size_t)t->tk) * t->tk;
 	m->tm = tm;
 	m->kpad = CEIL_DIV(m->k, tn) * tn;

@@ -590,6 +590,14 @@ print('ok' if abs(v[0] - want) <= 1e-5 * want else (v, want))"
 	assert_line --regexp '^clkmeans: tuning: .+ \(.+\)$'
 }
 
+@test "every row of the tuning table passes its legality checks, and rows that break them are rejected" {
+	run -0 tunerows clkmeans
+	assert_line --index 0 "clkmeans: 2 rows pass"
+	assert_line --index 1 --partial "broken tmt = 12: rejected: "
+	refute_output --partial ": passes"
+	assert_equal "$(grep -c ': rejected: ' <<< "$output")" 10
+}
+
 @test "--list-devices lists a device" {
 	run -0 clkmeans --list-devices
 	assert_regex "$output" "^[0-9]+:[0-9]+"
