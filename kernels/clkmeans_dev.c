@@ -10,7 +10,8 @@
  * scikit-learn does it.
  *
  * This file holds the set-up, the helpers the others share, Lloyd's iterations and
- * the whole run; clkmeans_dev.h names the files that hold the rest. */
+ * the whole run on the devices (km_dev_run, which kernels/clkmeans_run.c calls once it
+ * has chosen OpenCL); clkmeans_dev.h names the files that hold the rest. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "clkmeans_dev.h"
+#include "clkmeans_run.h"
 #include "clkmeans_tune.h"
 #include "ranks.h"
 #include "rng.h"
@@ -329,33 +331,6 @@ build(struct km *m)
 	m->assign_f32 = t->tf32 ? clx_kernel(m->prog, "assign_f32") : NULL;
 }
 
-/* Iterations auto expects of a run that stops at the tolerance: runs of Lloyd with the
- * default tolerance on the suites' blobs end within 5 to 20; a guess, not a bound. */
-enum { KM_ITER_GUESS = 20 };
-
-/* The work auto weighs: rows x centroids x columns of each pass over the rows. A run
- * makes one a Lloyd iteration, one for its final labels and distances, and with
- * k-means++ about one more for the seeding (each of k picks measures every row). */
-static double
-km_work(size_t n, size_t d, const struct km_config *cfg)
-{
-	double passes = 1;
-	if (!cfg->assign_only) {
-		int iters = cfg->tol > 0 ? MIN(cfg->max_iter, (int)KM_ITER_GUESS) : cfg->max_iter;
-		int runs = cfg->init == KM_INIT_GIVEN ? 1 : cfg->n_init;
-		passes = (double)runs * (iters + 1 + (cfg->init == KM_INIT_PLUSPLUS));
-	}
-	return passes * (double)n * (double)cfg->k * (double)d;
-}
-
-/* clx_decide's model: the cost column of the tuning table's row for desc. */
-static const struct cost_model *
-row_cost(const char *desc, void *ctx)
-{
-	(void)ctx;
-	return &TUNE_PICK(clkmeans_tune_table, desc)->cost;
-}
-
 /* "rank R of N: " for -v's lines about one rank's share. */
 static const char *
 rank_tag(void)
@@ -409,10 +384,10 @@ km_open(struct kmset *s, struct km *m, size_t first, size_t n, int prof)
 	m->update_groups = (size_t)m->x.compute_units * t->update_cu;
 }
 
-/* Opens the devices cfg names (each rank its own under mpirun), reads what X left to
+/* Opens the devices spec names (each rank its own under mpirun), reads what X left to
  * read, and divides the rows among the devices. */
 static void
-set_open(struct kmset *s, struct clmat *X, const struct km_config *cfg)
+set_open(struct kmset *s, struct clmat *X, const struct km_config *cfg, const char *dev)
 {
 	memset(s, 0, sizeof *s);
 	const char *prof = getenv("CLKMEANS_PROFILE");
@@ -423,10 +398,8 @@ set_open(struct kmset *s, struct clmat *X, const struct km_config *cfg)
 	s->k = (size_t)cfg->k;
 	s->row0 = cfg->row0;
 	s->ntotal = cfg->ntotal ? cfg->ntotal : s->n;
-	/* auto weighs the whole run's rows: every rank decides alike */
 	char buf[32];
-	const char *spec = rank_spec(clx_decide(cfg->device, cfg->platform,
-	    km_work(s->ntotal, s->d, cfg), row_cost, NULL), cfg->platform, buf, sizeof buf);
+	const char *spec = rank_spec(dev, cfg->platform, buf, sizeof buf);
 	struct clx xs[CLX_MAX_MANY];
 	double t0 = now_sec();
 	s->nd = clx_open_many(spec, cfg->platform, pr ? CLX_PROFILE : 0, xs, CLX_MAX_MANY);
@@ -663,10 +636,11 @@ set_centroids(struct kmset *s, const double *C)
 /* ---- the whole run ---- */
 
 void
-km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
+km_dev_run(struct clmat *X, const struct km_config *cfg, const char *spec,
+    struct km_result *res)
 {
 	struct kmset s;
-	set_open(&s, X, cfg);
+	set_open(&s, X, cfg, spec);
 	const size_t n = s.n, d = s.d, k = s.k;
 	res->labels = xmallocarray(MAX(n, (size_t)1), sizeof *res->labels);
 	res->dists = xmallocarray(MAX(n, (size_t)1), sizeof *res->dists);

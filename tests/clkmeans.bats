@@ -590,6 +590,19 @@ print('ok' if abs(v[0] - want) <= 1e-5 * want else (v, want))"
 	assert_line --regexp '^clkmeans: tuning: .+ \(.+\)$'
 }
 
+@test "an empty cluster no row can take stops the run at the tolerance; --tol 0 runs every iteration, as the page says" {
+	# issue 39: every row sits on its centroid, so cluster 2 stays empty and nothing moves
+	printf '0\n0\n1\n1\n' > "$T/x"
+	printf '0\n1\n5\n' > "$T/c"
+	run -0 --separate-stderr clkmeans -v --init "$T/c" --max-iter 6 "$T/x"
+	assert_output "$(printf '0\n0\n1\n1')"
+	assert_regex "$stderr" "converged at iteration 1: "
+	assert_regex "$stderr" "run 1: 1 iterations"
+	run -0 --separate-stderr clkmeans -v --init "$T/c" --max-iter 6 --tol 0 "$T/x"
+	assert_output "$(printf '0\n0\n1\n1')"
+	assert_regex "$stderr" "run 1: 6 iterations"
+}
+
 @test "every row of the tuning table passes its legality checks, and rows that break them are rejected" {
 	run -0 tunerows clkmeans
 	assert_line --index 0 "clkmeans: 2 rows pass"

@@ -1,0 +1,44 @@
+/* clkmeans_run.c: one clkmeans run, decided and dispatched (km_run): the device that
+ * -d names, or for auto the one the work pays for (clx_decide with the tuning table's
+ * cost column), then the run on it (clkmeans_dev.c). */
+#include "clkmeans_run.h"
+#include "clkmeans_tune.h"
+#include "opencl.h"
+#include "tune.h"
+
+/* Iterations auto expects of a run that stops at the tolerance: runs of Lloyd with the
+ * default tolerance on the suites' blobs end within 5 to 20; a guess, not a bound. */
+enum { KM_ITER_GUESS = 20 };
+
+/* A run makes one pass over the rows a Lloyd iteration, one for its final labels and
+ * distances, and with k-means++ about one more for the seeding (each of k picks
+ * measures every row). */
+double
+km_work(uint64_t n, size_t d, const struct km_config *cfg)
+{
+	double passes = 1;
+	if (!cfg->assign_only) {
+		int iters = cfg->tol > 0 ? MIN(cfg->max_iter, (int)KM_ITER_GUESS) : cfg->max_iter;
+		int runs = cfg->init == KM_INIT_GIVEN ? 1 : cfg->n_init;
+		passes = (double)runs * (iters + 1 + (cfg->init == KM_INIT_PLUSPLUS));
+	}
+	return passes * (double)n * (double)cfg->k * (double)d;
+}
+
+/* clx_decide's model: the cost column of the tuning table's row for desc. */
+static const struct cost_model *
+row_cost(const char *desc, void *ctx)
+{
+	(void)ctx;
+	return &TUNE_PICK(clkmeans_tune_table, desc)->cost;
+}
+
+void
+km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
+{
+	uint64_t ntotal = cfg->ntotal ? cfg->ntotal : X->m.rows;
+	/* auto weighs the whole run's rows: every rank decides alike */
+	const char *spec = clx_decide(cfg->device, cfg->platform,
+	    km_work(ntotal, X->m.cols, cfg), row_cost, NULL);
+	km_dev_run(X, cfg, spec, res);
+}
