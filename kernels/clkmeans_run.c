@@ -1,6 +1,10 @@
-/* clkmeans_run.c: one clkmeans run, decided and dispatched (km_run): the device that
- * -d names, or for auto the one the work pays for (clx_decide with the tuning table's
- * cost column), then the run on it (clkmeans_dev.c). */
+/* clkmeans_run.c: one clkmeans run, decided and dispatched (km_run): -d cpu on the
+ * native host path (clkmeans_host.c), other specs (cpu:N, gpu, P:D, lists) on the
+ * OpenCL devices they name (clkmeans_dev.c), and auto by the work: at most
+ * KM_HOST_MAX_WORK (clkmeans_tune.h) on the host, without loading OpenCL, else the
+ * device the work pays for (clx_decide with the tuning table's cost column). */
+#include <string.h>
+
 #include "clkmeans_run.h"
 #include "clkmeans_tune.h"
 #include "opencl.h"
@@ -37,8 +41,17 @@ void
 km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 {
 	uint64_t ntotal = cfg->ntotal ? cfg->ntotal : X->m.rows;
+	const char *spec = cfg->device != NULL ? cfg->device : "auto";
 	/* auto weighs the whole run's rows: every rank decides alike */
-	const char *spec = clx_decide(cfg->device, cfg->platform,
-	    km_work(ntotal, X->m.cols, cfg), row_cost, NULL);
-	km_dev_run(X, cfg, spec, res);
+	const double work = km_work(ntotal, X->m.cols, cfg);
+	if (strcmp(spec, "auto") == 0 && work <= KM_HOST_MAX_WORK) {
+		vlog("auto: the host's CPU, natively: %.3g %s, at most %.3g (KM_HOST_MAX_WORK: "
+		    "less than an OpenCL device's start costs)", work, KM_UNIT, KM_HOST_MAX_WORK);
+		spec = "cpu";
+	}
+	if (strcmp(spec, "cpu") == 0) {
+		km_host_run(X, cfg, res);
+		return;
+	}
+	km_dev_run(X, cfg, clx_decide(spec, cfg->platform, work, row_cost, NULL), res);
 }
