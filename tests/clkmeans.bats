@@ -891,6 +891,21 @@ print(a.shape, bool((a == b).all()), c.shape, bool((c == d).all()))"
 	cmp "$T/cn.txt" "$T/cp.txt"
 }
 
+@test "rows whose nearest centroid only the fused multiply-adds of the kernels' float64 sums decide: the native path labels them as PoCL does" {
+	local f_lines f_line f_i f_want
+	py "$REF/clkmeans_fma.py" 8 "$T" > "$T/want"
+	# (bats's run sets i and other plain names: the loop's names are f_*)
+	mapfile -t f_lines < "$T/want"
+	for f_line in "${f_lines[@]}"; do
+		read -r f_i f_want <<< "$f_line"
+		run -0 clkmeans -d cpu:0 --assign "$T/cent_$f_i.txt" "$T/row_$f_i.txt"
+		assert_output "$f_want"
+		run -0 clkmeans -d cpu --assign "$T/cent_$f_i.txt" "$T/row_$f_i.txt"
+		assert_output "$f_want"
+	done
+	[ "$(wc -l < "$T/want")" = 8 ]
+}
+
 # maps ARG...: clkmeans ARG... with tests/ref/clkmeans_maps.c preloaded; the libraries
 # it had mapped at exit in $T/maps (no file: it did not exit through its destructors).
 maps() {
