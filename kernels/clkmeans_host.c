@@ -33,6 +33,11 @@
 #include "rng.h"
 #include "timer.h"
 
+/* The least products of a pass that are worth OpenMP's threads: below it a pass runs on
+ * this thread alone, as waking the others costs more (tens of milliseconds on a
+ * machine whose cores are busy: OpenMP's workers spin, then sleep). */
+#define KM_HOST_PAR_WORK (1 << 18)
+
 /* The kernels' sqdist: float64, column by column; PoCL contracts t * t + s into one
  * fused multiply-add (OpenCL C's FP_CONTRACT is on), and so does this. */
 static inline double
@@ -64,27 +69,55 @@ read_rows(struct clmat *X)
 	X->in = NULL;
 }
 
+/* Centroids a block of assign: each its own sum, column by column in sqdist's order,
+ * so the compiler may compute a block's sums side by side in vector registers. */
+enum { KM_HOST_KB = 16 };
+
 /* Labels every row with its nearest centroid of C; returns how many changed. */
 static int64_t
 assign(struct kmset *s, const double *C)
 {
 	const size_t n = s->n, d = s->d, k = s->k;
+	double *CT = xmallocarray(k * d, sizeof *CT);	/* column-major: CT[i k + j] */
+	for (size_t j = 0; j < k; j++)
+		for (size_t i = 0; i < d; i++)
+			CT[i * k + j] = C[j * d + i];
 	int64_t moved = 0;
-	#pragma omp parallel for schedule(static) reduction(+:moved)
+	#pragma omp parallel for schedule(static) reduction(+:moved) \
+	    if ((double)n * k * d >= KM_HOST_PAR_WORK)
 	for (size_t r = 0; r < n; r++) {
 		const float *x = s->hx + r * d;
-		double best = sqdist(x, C, d);
+		double best = INFINITY, acc[KM_HOST_KB];
 		int bj = 0;
-		for (size_t j = 1; j < k; j++) {
-			double v = sqdist(x, C + j * d, d);
-			if (v < best) {
-				best = v;
-				bj = (int)j;
+		for (size_t j0 = 0; j0 < k; j0 += KM_HOST_KB) {
+			const size_t m = MIN((size_t)KM_HOST_KB, k - j0);
+			for (size_t q = 0; q < KM_HOST_KB; q++)
+				acc[q] = 0;
+			for (size_t i = 0; i < d; i++) {
+				const double xi = x[i], *c = CT + i * k + j0;
+				if (m == KM_HOST_KB) {
+					for (size_t q = 0; q < KM_HOST_KB; q++) {
+						double t = xi - c[q];
+						acc[q] = fma(t, t, acc[q]);
+					}
+				} else {
+					for (size_t q = 0; q < m; q++) {
+						double t = xi - c[q];
+						acc[q] = fma(t, t, acc[q]);
+					}
+				}
 			}
+			/* the lowest index among equals (the first centroid always taken) */
+			for (size_t q = 0; q < m; q++)
+				if (acc[q] < best || j0 + q == 0) {
+					best = acc[q];
+					bj = (int)(j0 + q);
+				}
 		}
 		moved += s->lab[r] != bj;
 		s->lab[r] = bj;
 	}
+	free(CT);
 	return moved;
 }
 
@@ -95,7 +128,8 @@ rowdist(struct kmset *s, const double *C)
 {
 	const size_t n = s->n, d = s->d;
 	double sum = 0;
-	#pragma omp parallel for schedule(static) reduction(+:sum)
+	#pragma omp parallel for schedule(static) reduction(+:sum) \
+	    if ((double)n * d >= KM_HOST_PAR_WORK)
 	for (size_t r = 0; r < n; r++) {
 		s->dist[r] = sqdist(s->hx + r * d, C + (size_t)s->lab[r] * d, d);
 		sum += s->dist[r];
@@ -232,7 +266,8 @@ kpp_pass(struct kmset *s, float *closest, const double *c, int update)
 {
 	const size_t n = s->n, d = s->d;
 	uint64_t tot = 0;
-	#pragma omp parallel for schedule(static) reduction(+:tot)
+	#pragma omp parallel for schedule(static) reduction(+:tot) \
+	    if ((double)n * d >= KM_HOST_PAR_WORK)
 	for (size_t r = 0; r < n; r++) {
 		float m = fminf(closest[r], (float)sqdist(s->hx + r * d, c, d));
 		if (update)

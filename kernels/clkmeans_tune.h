@@ -44,14 +44,18 @@ struct clkmeans_tune {
 
 /* -d auto's native host path: a run of at most this much work (row-centroid-column
  * products over every pass, km_work in clkmeans_run.c) is computed on the host without
- * loading OpenCL. Measured on the 2-core development machine (no GPU, PoCL 5),
- * 2026-11-29, whole process, median of 5: the testdata demo (10 x 2, k = 3) 60 ms
- * through PoCL (its platform, context and cached build: about 50 ms whatever the work),
- * 2 ms on the host; the host path takes about 1.5e9 products a second a thread (float64
- * direct distances), so 5e7 products cost it about 35 ms on one thread, less than PoCL's
- * start alone: below it no OpenCL device can win. Larger work goes on to clx_decide,
- * which weighs PoCL's and a GPU's rows below. */
-#define KM_HOST_MAX_WORK 5e7
+ * loading OpenCL. Measured on the 2-core development machine (no GPU, PoCL; shared, so
+ * under load), 2026-11-29, whole process: the testdata demos through PoCL 52-56 ms
+ * (median of 7, machine idle; 100-210 ms loaded), natively 2.6-10 ms (loaded): PoCL's
+ * platform, context and cached build cost 60-100 ms whatever the work ("open device"
+ * 25-40 ms, "build" 38-50 ms with -v). 20000 x 32, k = 64, 10 iterations (4.5e8
+ * products): natively 0.18 s of one thread (2.5e9 products a second, float64 direct
+ * distances), PoCL 0.15-0.18 s in all (compute 60-75 ms on both cores): the break-even
+ * is near 4e8 on this machine, so 2e8 (about 80 ms of one thread) stays below what
+ * PoCL's start alone costs here, and well below the 148 ms of "open device" issue 35
+ * measured on the H200 host. Larger work goes on to clx_decide, which weighs PoCL's and
+ * a GPU's rows below. */
+#define KM_HOST_MAX_WORK 2e8
 
 static const struct clkmeans_tune clkmeans_tune_table[] = {
 	/* Groups of 128 work-items, 8 x 8 (k <= 32: 4 x 4) a work-item: 128 rows x 64

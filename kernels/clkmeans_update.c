@@ -27,8 +27,9 @@ km_column_stats(struct kmset *s, double tol, const double *given)
 	int64_t *acc = xcalloc(d, sizeof *acc);
 
 	/* blocks of rows, row-major as the rows lie; each block's integers (and maxima)
-	 * apart, added after: any order gives the same */
-	#pragma omp parallel for schedule(static)
+	 * apart, added after: any order gives the same. One block runs on this thread:
+	 * waking the others costs more (milliseconds on a busy machine). */
+	#pragma omp parallel for schedule(static) if (nb > 1)
 	for (size_t b = 0; b < nb; b++)
 		for (size_t r = b * blk; r < MIN(n, (b + 1) * blk); r++)
 			for (size_t i = 0; i < d; i++)
@@ -55,7 +56,7 @@ km_column_stats(struct kmset *s, double tol, const double *given)
 	}
 	/* the mean: the update's conversion of each value, summed */
 	const float *fs = s->fscale;
-	#pragma omp parallel for schedule(static)
+	#pragma omp parallel for schedule(static) if (nb > 1)
 	for (size_t b = 0; b < nb; b++)
 		for (size_t r = b * blk; r < MIN(n, (b + 1) * blk); r++)
 			for (size_t i = 0; i < d; i++)
@@ -68,7 +69,7 @@ km_column_stats(struct kmset *s, double tol, const double *given)
 	for (size_t i = 0; i < d; i++)
 		mean[i] = (double)acc[i] * s->iscale[i] / (double)s->ntotal;
 	memset(part, 0, MAX(nb, (size_t)1) * d * sizeof *part);
-	#pragma omp parallel for schedule(static)
+	#pragma omp parallel for schedule(static) if (nb > 1)
 	for (size_t b = 0; b < nb; b++)
 		for (size_t r = b * blk; r < MIN(n, (b + 1) * blk); r++)
 			for (size_t i = 0; i < d; i++) {
