@@ -375,6 +375,10 @@ km_host_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 	s.ntotal = cfg->ntotal ? cfg->ntotal : s.n;
 	s.hx = X->m.data;
 	const size_t n = s.n, d = s.d, k = s.k;
+	if (s.ranks > 1)	/* as the devices' split says each rank's share */
+		vlog("rank %d of %d: device 0 (the host's CPU): rows %llu to %llu, %zu rows",
+		    ranks_rank(), s.ranks, (unsigned long long)s.row0,
+		    (unsigned long long)(s.row0 + n), n);
 	s.sums = xcalloc(k * d + k + 2, sizeof *s.sums);
 	s.dist = xmallocarray(MAX(n, (size_t)1), sizeof *s.dist);
 	s.lab = xmallocarray(MAX(n, (size_t)1), sizeof *s.lab);
