@@ -23,6 +23,7 @@
 #include "clkmeans_tune.h"
 #include "ranks.h"
 #include "rng.h"
+#include "progress.h"
 #include "timer.h"
 #include "tune.h"
 
@@ -575,6 +576,7 @@ lloyd(struct kmset *s, int max_iter, int tol_on, int *n_iter, double *t_vdist,
 		}
 		for (int i = 0; i < s->nd; i++)
 			s->dev[i].cur = 1 - s->dev[i].cur;
+		progress_add(1);
 		if (verbose)
 			vlog("iteration %d: inertia %.10g, moved %d, exact %d, shift %.6g", it + 1,
 			    st.inertia, st.moved, st.nexact, st.shift);

@@ -31,6 +31,7 @@
 #include "input.h"
 #include "ranks.h"
 #include "rng.h"
+#include "progress.h"
 #include "timer.h"
 
 /* The least products of a pass that are worth OpenMP's threads: below it a pass runs on
@@ -221,6 +222,7 @@ lloyd(struct kmset *s, double *C, int max_iter, int tol_on, int wg, int *n_iter)
 				shift = finalize(s, C, Cn, wg, &empty);
 		}
 		memcpy(C, Cn, k * d * sizeof *C);
+		progress_add(1);
 		if (verbose) {
 			if (s->ranks > 1)
 				ranks_sum_f64(&inertia, 1);	/* -v's only: not exact */

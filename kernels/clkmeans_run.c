@@ -8,6 +8,7 @@
 #include "clkmeans_run.h"
 #include "clkmeans_tune.h"
 #include "opencl.h"
+#include "progress.h"
 #include "tune.h"
 
 /* Iterations auto expects of a run that stops at the tolerance: runs of Lloyd with the
@@ -49,9 +50,15 @@ km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 		    "less than an OpenCL device's start costs)", work, KM_UNIT, KM_HOST_MAX_WORK);
 		spec = "cpu";
 	}
-	if (strcmp(spec, "cpu") == 0) {
+	/* --progress: Lloyd's iterations over every run, their number known with --tol 0
+	 * (each path's lloyd adds one an iteration) */
+	const int runs = cfg->init == KM_INIT_GIVEN ? 1 : cfg->n_init;
+	if (!cfg->assign_only)
+		progress_begin("iterations", cfg->tol > 0 ? 0 :
+		    (uint64_t)runs * (uint64_t)cfg->max_iter);
+	if (strcmp(spec, "cpu") == 0)
 		km_host_run(X, cfg, res);
-		return;
-	}
-	km_dev_run(X, cfg, clx_decide(spec, cfg->platform, work, row_cost, NULL), res);
+	else
+		km_dev_run(X, cfg, clx_decide(spec, cfg->platform, work, row_cost, NULL), res);
+	progress_end();
 }

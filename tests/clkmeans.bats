@@ -607,6 +607,18 @@ print('ok' if abs(v[0] - want) <= 1e-5 * want else (v, want))"
 	assert_regex "$stderr" "run 1: 6 iterations"
 }
 
+@test "--progress into a file: a line of iterations done of all, the results unchanged" {
+	# one thread, 120 iterations of 20000 x 16 x 256: past the line's two seconds
+	py -c "import numpy as np; np.save('$T/x.npy', np.random.default_rng(3).standard_normal((20000, 16)).astype(np.float32))"
+	local a=(-j 1 -k 256 --init random --tol 0 --max-iter 120 "$T/x.npy")
+	clkmeans --progress "${a[@]}" > "$T/out" 2> "$T/err"
+	run cat "$T/err"
+	assert_line --regexp '^clkmeans: [0-9]+ of 120 iterations \([0-9.]+%\), [0-9,]+ iterations/s'
+	refute_output --partial $'\r'
+	run -0 clkmeans "${a[@]}"
+	assert_output "$(cat "$T/out")"
+}
+
 @test "every row of the tuning table passes its legality checks, and rows that break them are rejected" {
 	run -0 tunerows clkmeans
 	assert_line --index 0 "clkmeans: 2 rows pass"
