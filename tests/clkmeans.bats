@@ -925,7 +925,7 @@ maps() {
 	    cc -shared -fPIC -o "$T/maps.so" "$REF/clkmeans_maps.c" || return
 	rm -f "$T/maps"
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-	    KM_MAPS_OUT="$T/maps" LD_PRELOAD="$T/maps.so" clkmeans "$@" > /dev/null
+	    ACCELKIT_CLKMEANS_MAPS="$T/maps" LD_PRELOAD="$T/maps.so" clkmeans "$@" > /dev/null
 }
 
 @test "small work on auto and -d cpu load no OpenCL platform: no libpocl mapped at exit" {
