@@ -2,7 +2,8 @@
  * native host path (clkmeans_host.c), other specs (cpu:N, gpu, P:D, lists) on the
  * OpenCL devices they name (clkmeans_dev.c), and auto by the work: at most
  * KM_HOST_MAX_WORK (clkmeans_tune.h) on the host, without loading OpenCL, else the
- * device the work pays for (clx_decide with the tuning table's cost column). */
+ * device the work pays for (clx_decide with the tuning table's cost column), or the
+ * host where there is no OpenCL device. */
 #include <string.h>
 
 #include "clkmeans_run.h"
@@ -56,9 +57,19 @@ km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 	if (!cfg->assign_only)
 		progress_begin("iterations", cfg->tol > 0 ? 0 :
 		    (uint64_t)runs * (uint64_t)cfg->max_iter);
-	if (strcmp(spec, "cpu") == 0)
+	const char *dev = spec;
+	if (strcmp(spec, "cpu") != 0) {
+		dev = clx_decide(spec, cfg->platform, work, row_cost, NULL);
+		/* auto without any OpenCL device: the host, as the CUDA programs' auto
+		 * without a GPU */
+		if (strcmp(dev, "auto") == 0) {
+			vlog("auto: the host's CPU, natively: no OpenCL device");
+			dev = "cpu";
+		}
+	}
+	if (strcmp(dev, "cpu") == 0)
 		km_host_run(X, cfg, res);
 	else
-		km_dev_run(X, cfg, clx_decide(spec, cfg->platform, work, row_cost, NULL), res);
+		km_dev_run(X, cfg, dev, res);
 	progress_end();
 }

@@ -918,6 +918,20 @@ print(a.shape, bool((a == b).all()), c.shape, bool((c == d).all()))"
 	[ "$(wc -l < "$T/want")" = 8 ]
 }
 
+@test "without any OpenCL platform, auto above the host's share and -d cpu run natively; cpu:0 is an error" {
+	# an ICD loader that finds no vendor: no platform at all
+	mkdir "$T/icd"
+	py -c "import numpy as np; np.save('$T/m.npy', np.random.default_rng(4).standard_normal((20000, 32)).astype(np.float32))"
+	clkmeans -d cpu -k 64 --max-iter 10 --distances "$T/m.npy" > "$T/native"
+	run -0 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clkmeans -d auto -v -k 64 --max-iter 10 \
+	    --distances "$T/m.npy"
+	assert_regex "$stderr" $'(^|\n)clkmeans: auto: the host\'s CPU, natively: no OpenCL device'
+	assert_output "$(cat "$T/native")"
+	run -0 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clkmeans -d cpu -k 3 "$D/points.txt"
+	run -1 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clkmeans -d cpu:0 -k 3 "$D/points.txt"
+	assert_regex "$stderr" "no OpenCL platform found"
+}
+
 # maps ARG...: clkmeans ARG... with tests/ref/clkmeans_maps.c preloaded; the libraries
 # it had mapped at exit in $T/maps (no file: it did not exit through its destructors).
 maps() {
