@@ -608,12 +608,13 @@ print('ok' if abs(v[0] - want) <= 1e-5 * want else (v, want))"
 }
 
 @test "--progress into a file: a line of iterations done of all, the results unchanged" {
-	# one thread, 120 iterations of 20000 x 16 x 256: past the line's two seconds
-	py -c "import numpy as np; np.save('$T/x.npy', np.random.default_rng(3).standard_normal((20000, 16)).astype(np.float32))"
-	local a=(-j 1 -k 256 --init random --tol 0 --max-iter 120 "$T/x.npy")
+	# one thread, 200 iterations of 30000 x 32 x 256 (4.9e10 products, about 1e10 a
+	# second natively): past the line's two seconds
+	py -c "import numpy as np; np.save('$T/x.npy', np.random.default_rng(3).standard_normal((30000, 32)).astype(np.float32))"
+	local a=(-d cpu -j 1 -k 256 --init random --tol 0 --max-iter 200 "$T/x.npy")
 	clkmeans --progress "${a[@]}" > "$T/out" 2> "$T/err"
 	run cat "$T/err"
-	assert_line --regexp '^clkmeans: [0-9]+ of 120 iterations \([0-9.]+%\), [0-9,]+ iterations/s'
+	assert_line --regexp '^clkmeans: [0-9]+ of 200 iterations \([0-9.]+%\), [0-9,]+ iterations/s'
 	refute_output --partial $'\r'
 	run -0 clkmeans "${a[@]}"
 	assert_output "$(cat "$T/out")"
