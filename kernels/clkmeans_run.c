@@ -1,15 +1,17 @@
 /* clkmeans_run.c: one clkmeans run, decided and dispatched (km_run): -d cpu on the
  * native host path (clkmeans_host.c), other specs (cpu:N, gpu, P:D, lists) on the
- * OpenCL devices they name (clkmeans_dev.c), and auto by the work: at most
- * KM_HOST_MAX_WORK (clkmeans_tune.h) on the host, without loading OpenCL, else the
- * device the work pays for (clx_decide with the tuning table's cost column), or the
- * host where there is no OpenCL device. */
+ * OpenCL devices they name (clkmeans_dev.c), and auto by the work: on the host,
+ * without loading OpenCL, when the host's estimate (KM_HOST_COST, clkmeans_tune.h) is
+ * within a GPU's start; else the host against the first GPU (clx_decide with the
+ * host's cost model and the GPU's row), or the host where there is no OpenCL device. */
 #include <string.h>
 
+#include "cli.h"
 #include "clkmeans_run.h"
 #include "clkmeans_tune.h"
 #include "opencl.h"
 #include "progress.h"
+#include "ranks.h"
 #include "tune.h"
 
 /* Iterations auto expects of a run that stops at the tolerance: runs of Lloyd with the
@@ -31,12 +33,28 @@ km_work(uint64_t n, size_t d, const struct km_config *cfg)
 	return passes * (double)n * (double)cfg->k * (double)d;
 }
 
-/* clx_decide's model: the cost column of the tuning table's row for desc. */
+/* clx_decide's model: a GPU's row of the tuning table against the native host path
+ * (KM_HOST_COST), which is what auto runs on the CPU: PoCL's device is no faster at
+ * this work and costs its platform's start (clkmeans_tune.h). */
 static const struct cost_model *
 row_cost(const char *desc, void *ctx)
 {
+	static const struct cost_model host = KM_HOST_COST;
 	(void)ctx;
+	if (tune_match("cpu", desc))
+		return &host;
 	return &TUNE_PICK(clkmeans_tune_table, desc)->cost;
+}
+
+/* The host's threads for auto's estimate: under mpirun the fewest of any rank, so
+ * that every rank decides alike. */
+static int
+host_threads(void)
+{
+	int64_t t = cli_threads();
+	if (ranks_size() > 1)
+		ranks_min_i64(&t, 1);
+	return (int)MAX(t, 1);
 }
 
 void
@@ -46,10 +64,19 @@ km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 	const char *spec = cfg->device != NULL ? cfg->device : "auto";
 	/* auto weighs the whole run's rows: every rank decides alike */
 	const double work = km_work(ntotal, X->m.cols, cfg);
-	if (strcmp(spec, "auto") == 0 && work <= KM_HOST_MAX_WORK) {
-		vlog("auto: the host's CPU, natively: %.3g %s, at most %.3g (KM_HOST_MAX_WORK: "
-		    "less than an OpenCL device's start costs)", work, KM_UNIT, KM_HOST_MAX_WORK);
-		spec = "cpu";
+	if (strcmp(spec, "auto") == 0) {
+		/* work the host ends before any GPU could have started: no OpenCL loaded */
+		const struct cost_model host = KM_HOST_COST;
+		const struct cost_model *gpu = &TUNE_PICK(clkmeans_tune_table, "gpu")->cost;
+		const int threads = host_threads();
+		const double t_host = host.cpu_fixed + work / (host.cpu_rate * threads);
+		const double t_start = CLX_GPU_START_SEC + gpu->gpu_fixed;
+		if (t_host <= t_start) {
+			vlog("auto: the host's CPU, natively: %.3g %s, estimated %.3g s on %d "
+			    "thread%s, within a GPU's start (%.2f s): no OpenCL loaded", work,
+			    KM_UNIT, t_host, threads, threads == 1 ? "" : "s", t_start);
+			spec = "cpu";
+		}
 	}
 	/* --progress: Lloyd's iterations over every run, their number known with --tol 0
 	 * (each path's lloyd adds one an iteration) */

@@ -12,7 +12,8 @@
  * rnv_small keep the work-items busy.
  *
  * Small work never reaches OpenCL: -d auto runs the native host path
- * (kernels/clkmeans_host.c) when the run's work is at most KM_HOST_MAX_WORK, below. */
+ * (kernels/clkmeans_host.c) when its estimate (KM_HOST_COST, below) is within a GPU's
+ * start. */
 #ifndef CLKMEANS_TUNE_H
 #define CLKMEANS_TUNE_H
 
@@ -35,27 +36,28 @@ struct clkmeans_tune {
 	/* What -d auto weighs (common/tune.h, opencl.h's clx_decide), in rows x
 	 * centroids x columns of every pass over the rows: a GPU row gives gpu_rate and
 	 * gpu_fixed (the build, the column statistics, the upload; the context is
-	 * CLX_GPU_START_SEC), a CPU row cpu_rate (one compute unit) and cpu_fixed (PoCL's
-	 * cached build and first launches). The fields of the other kind are not read. */
+	 * CLX_GPU_START_SEC). A CPU row's cpu_rate (one compute unit) and cpu_fixed
+	 * (PoCL's cached build and first launches) are PoCL's, for the record: auto
+	 * weighs the host path's KM_HOST_COST for the CPU. */
 	struct cost_model cost;
 };
 
 #define KM_UNIT "row-centroid-column products"
 
-/* -d auto's native host path: a run of at most this much work (row-centroid-column
- * products over every pass, km_work in clkmeans_run.c) is computed on the host without
- * loading OpenCL. Measured on the 2-core development machine (no GPU, PoCL; shared, so
- * under load), 2026-11-29, whole process: the testdata demos through PoCL 52-56 ms
- * (median of 7, machine idle; 100-210 ms loaded), natively 2.6-10 ms (loaded): PoCL's
- * platform, context and cached build cost 60-100 ms whatever the work ("open device"
- * 25-40 ms, "build" 38-50 ms with -v). 20000 x 32, k = 64, 10 iterations (4.5e8
- * products): natively 0.18 s of one thread (2.5e9 products a second, float64 direct
- * distances), PoCL 0.15-0.18 s in all (compute 60-75 ms on both cores): the break-even
- * is near 4e8 on this machine, so 2e8 (about 80 ms of one thread) stays below what
- * PoCL's start alone costs here, and well below the 148 ms of "open device" issue 35
- * measured on the H200 host. Larger work goes on to clx_decide, which weighs PoCL's and
- * a GPU's rows below. */
-#define KM_HOST_MAX_WORK 2e8
+/* The native host path's cost model (clkmeans_host.c), what -d auto weighs for the
+ * CPU (clkmeans_run.c): a run whose host estimate is within a GPU's start
+ * (CLX_GPU_START_SEC and the GPU row's gpu_fixed, 0.40 s) stays on the host without
+ * loading OpenCL; above it the host is weighed against the first GPU. PoCL's device is
+ * never auto's choice: it computes at about the host path's rate and pays its
+ * platform's start (reachable as cpu:N).
+ * Measured on the 2-core development machine (AVX-512, shared and loaded), 2026-11-29,
+ * 20000 x 32, 10 iterations from random rows, one thread (CPU time): k = 64, 4.5e8
+ * products, 0.04 s; k = 256, 1.8e9, 0.17 s; k = 1024, 7.2e9, 0.66 s: 1.1e10 products a
+ * second a thread; PoCL's device (both cores) 0.10 s and 0.61 s of CPU for k = 64 and
+ * 1024, plus its start: the testdata demos 52-56 ms whole process through PoCL (idle
+ * machine), 5-12 ms natively. cpu_rate is half the measured rate, for CPUs without
+ * AVX-512 (not measured); cpu_fixed the native demos' whole process. */
+#define KM_HOST_COST {.unit = KM_UNIT, .cpu_rate = 5e9, .cpu_fixed = 0.005}
 
 static const struct clkmeans_tune clkmeans_tune_table[] = {
 	/* Groups of 128 work-items, 8 x 8 (k <= 32: 4 x 4) a work-item: 128 rows x 64
@@ -156,8 +158,9 @@ clkmeans_tune_illegal(const struct clkmeans_tune *tab, size_t n, size_t *row)
 		if (t->measured == NULL)
 			return "a row says what measurement chose it (.measured)";
 	}
-	/* clx_decide weighs the GPU row's gpu_ fields and the CPU row's cpu_ ones;
-	 * cost_pick_gpu divides by both rates. */
+	/* clx_decide weighs the GPU row's gpu_ fields (against KM_HOST_COST); the CPU
+	 * row's cpu_ fields are PoCL's, kept whole for the record: cost_pick_gpu divides
+	 * by both rates. */
 	*row = tune_pick(tab, n, sizeof *tab, "gpu");
 	const struct cost_model *g = &tab[*row].cost;
 	if (g->unit == NULL || !(g->gpu_rate > 0) || !(g->gpu_fixed >= 0))
@@ -167,7 +170,7 @@ clkmeans_tune_illegal(const struct clkmeans_tune *tab, size_t n, size_t *row)
 	const struct cost_model *c = &tab[*row].cost;
 	if (c->unit == NULL || !(c->cpu_rate > 0) || !(c->cpu_fixed >= 0))
 		return "the row a CPU takes needs a cost model with cpu_rate above 0 and "
-		    "cpu_fixed 0 or more: -d auto weighs with it";
+		    "cpu_fixed 0 or more (PoCL's, for the record)";
 	return NULL;
 }
 

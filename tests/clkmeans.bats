@@ -856,11 +856,11 @@ print(a.shape, bool((a == b).all()), c.shape, bool((c == d).all()))"
 	assert_output "$(cat "$T/pocl.txt")"
 	# 60 rows x 3 x 2 columns, 22 passes: 20 iterations expected, the final labels,
 	# k-means++
-	assert_regex "$stderr" $'(^|\n)clkmeans: auto: the host\'s CPU, natively: 7.92e\\+03 row-centroid-column products, at most 2e\\+08 '
+	assert_regex "$stderr" $'(^|\n)clkmeans: auto: the host\'s CPU, natively: 7.92e\\+03 row-centroid-column products, estimated [0-9.e+-]+ s on [0-9]+ threads?, within a GPU\'s start \\(0.40 s\\): no OpenCL loaded'
 	assert_regex "$stderr" $'(^|\n)clkmeans: device: the host\'s CPU, native C \\(no OpenCL\\)'
 	# --assign: one pass
 	run -0 --separate-stderr clkmeans -d auto -v --assign "$D/centroids.txt" "$D/points.txt"
-	assert_regex "$stderr" $'(^|\n)clkmeans: auto: the host\'s CPU, natively: 360 row-centroid-column products'
+	assert_regex "$stderr" $'(^|\n)clkmeans: auto: the host\'s CPU, natively: 360 row-centroid-column products, estimated '
 }
 
 @test "a device given with -d is used as given, without weighing the work: cpu natively, cpu:0 on OpenCL" {
@@ -923,9 +923,11 @@ print(a.shape, bool((a == b).all()), c.shape, bool((c == d).all()))"
 	# an ICD loader that finds no vendor: no platform at all
 	mkdir "$T/icd"
 	py -c "import numpy as np; np.save('$T/m.npy', np.random.default_rng(4).standard_normal((20000, 32)).astype(np.float32))"
-	clkmeans -d cpu -k 64 --max-iter 10 --distances "$T/m.npy" > "$T/native"
-	run -0 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clkmeans -d auto -v -k 64 --max-iter 10 \
-	    --distances "$T/m.npy"
+	# 20000 x 32 x 512 x 12 passes (3.9e9) on one thread: past the GPU's start, so auto
+	# looks for OpenCL devices
+	clkmeans -d cpu -j 1 -k 512 --max-iter 10 --distances "$T/m.npy" > "$T/native"
+	run -0 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clkmeans -d auto -j 1 -v -k 512 \
+	    --max-iter 10 --distances "$T/m.npy"
 	assert_regex "$stderr" $'(^|\n)clkmeans: auto: the host\'s CPU, natively: no OpenCL device'
 	assert_output "$(cat "$T/native")"
 	run -0 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clkmeans -d cpu -k 3 "$D/points.txt"
@@ -973,11 +975,11 @@ maps() {
 
 @test "auto weighs rows x k x columns for each pass above the host's share: 200000 x 64 with k = 1024 on the GPU" {
 	require_gpu
-	# above KM_HOST_MAX_WORK, 20000 x 32 x 16 x 22 passes: PoCL's CPU device against the
-	# GPU
+	# 20000 x 32 x 16 x 22 passes (2.25e8) on one thread: within the GPU's start, on the
+	# host without weighing
 	py -c "import numpy as np; np.save('$T/m.npy', np.random.default_rng(4).standard_normal((20000, 32)).astype(np.float32))"
-	run -0 --separate-stderr clkmeans -d auto -v -k 16 "$T/m.npy"
-	assert_regex "$stderr" $'(^|\n)clkmeans: auto: [cg]pu, estimated [0-9.e+-]+ s [^\n]*2.25e\\+08 row-centroid-column products'
+	run -0 --separate-stderr clkmeans -d auto -j 1 -v -k 16 "$T/m.npy"
+	assert_regex "$stderr" $'(^|\n)clkmeans: auto: the host\'s CPU, natively: 2.25e\\+08 row-centroid-column products, estimated '
 	py -c "import numpy as np; np.save('$T/x.npy', np.random.default_rng(5).standard_normal((200000, 64)).astype(np.float32))"
 	# 10 iterations and the final labels (random starts: no seeding pass): 11 passes
 	# of 200000 x 1024 x 64
