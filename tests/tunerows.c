@@ -10,11 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "clkmeans_tune.h"
 #include "docsim_tune.h"
 #include "err.h"
 #include "gmmscore_tune.h"
 #include "skyline_tune.h"
+#include "clkmeans_tune.h"
 #include "tune.h"
 
 static int bad;
@@ -49,23 +49,6 @@ static int bad;
 	bad |= why_ == NULL; \
 } while (0)
 #define LAST ((size_t)-1)
-
-#define KM struct clkmeans_tune, clkmeans_tune_table, clkmeans_tune_illegal
-static void
-clkmeans(void)
-{
-	TABLE("clkmeans", clkmeans_tune_table, clkmeans_tune_illegal);
-	BROKEN(KM, 0, tmt, 12);
-	BROKEN(KM, 0, rnv_small, 3);
-	BROKEN(KM, 0, rg, 192);
-	BROKEN(KM, 0, tmt, 256);
-	BROKEN(KM, 0, rmv, 4);
-	BROKEN(KM, LAST, tnt, 2);
-	BROKEN(KM, LAST, db, 1);
-	BROKEN(KM, LAST, update_cu, 0);
-	BROKEN(KM, 0, cost.gpu_rate, 0);
-	BROKEN(KM, LAST, cost.cpu_fixed, -1);
-}
 
 #define DS struct docsim_tune, docsim_tune_table, docsim_tune_illegal
 static void
@@ -110,20 +93,37 @@ skyline(void)
 	BROKEN(SKY, LAST, cost_classic.gpu_rate, 0);
 }
 
+#define KM struct clkmeans_tune, clkmeans_tune_table, clkmeans_tune_illegal
+static void
+clkmeans(void)
+{
+	TABLE("clkmeans", clkmeans_tune_table, clkmeans_tune_illegal);
+	BROKEN(KM, 0, tmt, 12);
+	BROKEN(KM, 0, rnv_small, 3);
+	BROKEN(KM, 0, rg, 192);
+	BROKEN(KM, 0, tmt, 256);
+	BROKEN(KM, 0, rmv, 4);
+	BROKEN(KM, LAST, tnt, 2);
+	BROKEN(KM, LAST, db, 1);
+	BROKEN(KM, LAST, update_cu, 0);
+	BROKEN(KM, 0, cost.gpu_rate, 0);
+	BROKEN(KM, LAST, cost.cpu_fixed, -1);
+}
+
 int
 main(int argc, char **argv)
 {
 	progname = "tunerows";
 	if (argc != 2)
-		die("usage: tunerows clkmeans|docsim|gmmscore|skyline");
-	if (strcmp(argv[1], "clkmeans") == 0)
-		clkmeans();
-	else if (strcmp(argv[1], "docsim") == 0)
+		die("usage: tunerows docsim|gmmscore|skyline");
+	if (strcmp(argv[1], "docsim") == 0)
 		docsim();
 	else if (strcmp(argv[1], "gmmscore") == 0)
 		gmmscore();
 	else if (strcmp(argv[1], "skyline") == 0)
 		skyline();
+	else if (strcmp(argv[1], "clkmeans") == 0)
+		clkmeans();
 	else
 		die("%s: no such program's table", argv[1]);
 	return bad;
