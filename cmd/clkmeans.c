@@ -1,4 +1,5 @@
-/* clkmeans: k-means clustering of dense rows with OpenCL (GPUs, and CPUs through PoCL).
+/* clkmeans: k-means clustering of dense rows with OpenCL (GPUs, and CPUs through PoCL),
+ * or natively on the host for small work and -d cpu (kernels/clkmeans_run.c decides).
  *
  *   clkmeans -k K [options] [FILE]          cluster the rows; labels to stdout
  *   clkmeans --assign CENTROIDS [FILE]      label the rows with the nearest centroid
@@ -33,7 +34,8 @@ usage(FILE *f)
 	    "usage: %s -k K [options] [FILE]\n"
 	    "       %s --assign CENTROIDS [options] [FILE]\n"
 	    "Clusters the rows of FILE (text or NPY; standard input by default) with Lloyd's\n"
-	    "k-means on an OpenCL device and prints each row's cluster (0-based).\n"
+	    "k-means on an OpenCL device (or natively on the CPU) and prints each row's\n"
+	    "cluster (0-based).\n"
 	    "\n"
 	    "  -k, --clusters K        number of clusters\n"
 	    "  -f, --fields LIST       the feature columns, as cut(1) numbers them (1,3-5,7-);\n"
@@ -51,7 +53,8 @@ usage(FILE *f)
 	    "      --tol X             stop when the centroids' squared shift is at most X times\n"
 	    "                          the mean column variance (1e-4); 0 runs every iteration\n"
 	    "      --max-device-mem BYTES  device memory to use (rows beyond it are streamed)\n"
-	    "  -d, --device SPEC       auto, cpu, gpu, gpu:N or P:D (see --list-devices);\n"
+	    "  -d, --device SPEC       auto, cpu (native, no OpenCL), cpu:N (PoCL), gpu, gpu:N\n"
+	    "                          or P:D (see --list-devices);\n"
 	    "                          several divide the rows: gpu:all, cpu:all, gpu:0,1\n"
 	    "      --platform TEXT     only OpenCL platforms whose name contains TEXT\n"
 	    "      --list-devices      list the OpenCL devices and exit\n"

@@ -1,5 +1,6 @@
-/* clkmeans.h: what cmd/clkmeans.c asks of the OpenCL k-means (kernels/clkmeans_dev.c
- * and the files clkmeans_dev.h names) and of its writer (kernels/clkmeans_out.c). */
+/* clkmeans.h: what cmd/clkmeans.c asks of the k-means (kernels/clkmeans_run.c, which
+ * decides where it runs: the files clkmeans_dev.h names, or clkmeans_host.c) and of its
+ * writer (kernels/clkmeans_out.c). */
 #ifndef CLKMEANS_H
 #define CLKMEANS_H
 

@@ -10,7 +10,8 @@
  * scikit-learn does it.
  *
  * This file holds the set-up, the helpers the others share, Lloyd's iterations and
- * the whole run; clkmeans_dev.h names the files that hold the rest. */
+ * the whole run on the devices (km_dev_run, which kernels/clkmeans_run.c calls once it
+ * has chosen OpenCL); clkmeans_dev.h names the files that hold the rest. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,9 +19,11 @@
 #include <string.h>
 
 #include "clkmeans_dev.h"
+#include "clkmeans_run.h"
 #include "clkmeans_tune.h"
 #include "ranks.h"
 #include "rng.h"
+#include "progress.h"
 #include "timer.h"
 #include "tune.h"
 
@@ -154,12 +157,6 @@ read_state(struct km *m, struct state *s)
 	memcpy(&s->cmax, b + 4 * SF_CMAX, 4);
 }
 
-static int
-is_pow2(int v)
-{
-	return v > 0 && (v & (v - 1)) == 0;
-}
-
 /* ---- set-up ---- */
 
 /* The device's row of the tuning table (clkmeans_tune.h), for this k. */
@@ -235,12 +232,11 @@ choose_tune(struct km *m)
 	m->rsz = m->fp64 ? 8 : 4;
 	size_t nt = (size_t)t->tmt * t->tnt, tm = (size_t)t->tmt * t->rmv * 4;
 	size_t tn = (size_t)t->tnt * t->rnv * 4;
-	if (!is_pow2(t->tmt) || !is_pow2(t->tnt) || !is_pow2(t->rmv) || !is_pow2(t->rnv) ||
-	    (t->tk != 4 && t->tk != 8 && t->tk != 16) || !is_pow2(t->wg) ||
-	    t->rg % t->wg != 0 || !is_pow2(t->rg) || nt > m->x.max_wg ||
-	    (t->local ? tm > nt : t->tnt != 1) || (size_t)t->wg > m->x.max_wg)
-		die("unusable kernel parameters (local=%d tmt=%d tnt=%d rmv=%d rnv=%d tk=%d wg=%d rg=%d) for %s",
-		    t->local, t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->wg, t->rg, m->x.name);
+	const char *why = km_tune_legal(t->local, t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->wg,
+	    t->rg, m->x.max_wg);
+	if (why != NULL)
+		die("unusable kernel parameters (local=%d tmt=%d tnt=%d rmv=%d rnv=%d tk=%d wg=%d rg=%d) for %s: %s",
+		    t->local, t->tmt, t->tnt, t->rmv, t->rnv, t->tk, t->wg, t->rg, m->x.name, why);
 	m->dpad = CEIL_DIV(m->d, (size_t)t->tk) * t->tk;
 	m->tm = tm;
 	m->kpad = CEIL_DIV(m->k, tn) * tn;
@@ -336,33 +332,6 @@ build(struct km *m)
 	m->assign_f32 = t->tf32 ? clx_kernel(m->prog, "assign_f32") : NULL;
 }
 
-/* Iterations auto expects of a run that stops at the tolerance: runs of Lloyd with the
- * default tolerance on the suites' blobs end within 5 to 20; a guess, not a bound. */
-enum { KM_ITER_GUESS = 20 };
-
-/* The work auto weighs: rows x centroids x columns of each pass over the rows. A run
- * makes one a Lloyd iteration, one for its final labels and distances, and with
- * k-means++ about one more for the seeding (each of k picks measures every row). */
-static double
-km_work(size_t n, size_t d, const struct km_config *cfg)
-{
-	double passes = 1;
-	if (!cfg->assign_only) {
-		int iters = cfg->tol > 0 ? MIN(cfg->max_iter, (int)KM_ITER_GUESS) : cfg->max_iter;
-		int runs = cfg->init == KM_INIT_GIVEN ? 1 : cfg->n_init;
-		passes = (double)runs * (iters + 1 + (cfg->init == KM_INIT_PLUSPLUS));
-	}
-	return passes * (double)n * (double)cfg->k * (double)d;
-}
-
-/* clx_decide's model: the cost column of the tuning table's row for desc. */
-static const struct cost_model *
-row_cost(const char *desc, void *ctx)
-{
-	(void)ctx;
-	return &TUNE_PICK(clkmeans_tune_table, desc)->cost;
-}
-
 /* "rank R of N: " for -v's lines about one rank's share. */
 static const char *
 rank_tag(void)
@@ -416,10 +385,10 @@ km_open(struct kmset *s, struct km *m, size_t first, size_t n, int prof)
 	m->update_groups = (size_t)m->x.compute_units * t->update_cu;
 }
 
-/* Opens the devices cfg names (each rank its own under mpirun), reads what X left to
+/* Opens the devices spec names (each rank its own under mpirun), reads what X left to
  * read, and divides the rows among the devices. */
 static void
-set_open(struct kmset *s, struct clmat *X, const struct km_config *cfg)
+set_open(struct kmset *s, struct clmat *X, const struct km_config *cfg, const char *dev)
 {
 	memset(s, 0, sizeof *s);
 	const char *prof = getenv("CLKMEANS_PROFILE");
@@ -430,10 +399,8 @@ set_open(struct kmset *s, struct clmat *X, const struct km_config *cfg)
 	s->k = (size_t)cfg->k;
 	s->row0 = cfg->row0;
 	s->ntotal = cfg->ntotal ? cfg->ntotal : s->n;
-	/* auto weighs the whole run's rows: every rank decides alike */
 	char buf[32];
-	const char *spec = rank_spec(clx_decide(cfg->device, cfg->platform,
-	    km_work(s->ntotal, s->d, cfg), row_cost, NULL), cfg->platform, buf, sizeof buf);
+	const char *spec = rank_spec(dev, cfg->platform, buf, sizeof buf);
 	struct clx xs[CLX_MAX_MANY];
 	double t0 = now_sec();
 	s->nd = clx_open_many(spec, cfg->platform, pr ? CLX_PROFILE : 0, xs, CLX_MAX_MANY);
@@ -609,6 +576,7 @@ lloyd(struct kmset *s, int max_iter, int tol_on, int *n_iter, double *t_vdist,
 		}
 		for (int i = 0; i < s->nd; i++)
 			s->dev[i].cur = 1 - s->dev[i].cur;
+		progress_add(1);
 		if (verbose)
 			vlog("iteration %d: inertia %.10g, moved %d, exact %d, shift %.6g", it + 1,
 			    st.inertia, st.moved, st.nexact, st.shift);
@@ -670,10 +638,11 @@ set_centroids(struct kmset *s, const double *C)
 /* ---- the whole run ---- */
 
 void
-km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
+km_dev_run(struct clmat *X, const struct km_config *cfg, const char *spec,
+    struct km_result *res)
 {
 	struct kmset s;
-	set_open(&s, X, cfg);
+	set_open(&s, X, cfg, spec);
 	const size_t n = s.n, d = s.d, k = s.k;
 	res->labels = xmallocarray(MAX(n, (size_t)1), sizeof *res->labels);
 	res->dists = xmallocarray(MAX(n, (size_t)1), sizeof *res->dists);

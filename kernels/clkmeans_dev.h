@@ -1,5 +1,5 @@
 /* clkmeans_dev.h: the OpenCL k-means' state and what its files share (cmd/clkmeans.c
- * sees clkmeans.h only). The engine is split by role:
+ * sees clkmeans.h only; clkmeans_run.h is the way in). The engine is split by role:
  *   clkmeans_dev.c     device set-up, kernel parameters (clkmeans_tune.h), the build,
  *                      small device helpers, Lloyd's iterations and the whole run
  *   clkmeans_stream.c  the memory plan: rows resident or streamed in batches
@@ -11,6 +11,9 @@
  *   clkmeans_split.c   the rows split over devices and MPI ranks: shares, the sums
  *                      added on the host and over the ranks, rows by global index,
  *                      the exact inertia
+ *   clkmeans_host.c    the native host path, which computes what the devices do with
+ *                      a struct kmset of no devices (the statistics, seeding, the
+ *                      relocation and the inertia are the same functions)
  *
  * A process drives a set of devices (struct kmset), each a struct km with its own
  * contiguous share of the process's rows; under mpirun each rank holds a share of the
@@ -143,6 +146,7 @@ void km_upload_stats(struct kmset *s, struct km *m);
 void km_finalize(struct km *m, int mode, int npart);
 void km_set_centroids(struct km *m, const double *C);
 int km_relocate(struct kmset *s, int e, int have_dists);
+size_t km_relocate_sums(struct kmset *s, int e, uint64_t *row, size_t *to);
 
 /* ---- initial centroids (clkmeans_seed.c) ---- */
 

@@ -27,8 +27,9 @@ km_column_stats(struct kmset *s, double tol, const double *given)
 	int64_t *acc = xcalloc(d, sizeof *acc);
 
 	/* blocks of rows, row-major as the rows lie; each block's integers (and maxima)
-	 * apart, added after: any order gives the same */
-	#pragma omp parallel for schedule(static)
+	 * apart, added after: any order gives the same. One block runs on this thread:
+	 * waking the others costs more (milliseconds on a busy machine). */
+	#pragma omp parallel for schedule(static) if (nb > 1)
 	for (size_t b = 0; b < nb; b++)
 		for (size_t r = b * blk; r < MIN(n, (b + 1) * blk); r++)
 			for (size_t i = 0; i < d; i++)
@@ -55,7 +56,7 @@ km_column_stats(struct kmset *s, double tol, const double *given)
 	}
 	/* the mean: the update's conversion of each value, summed */
 	const float *fs = s->fscale;
-	#pragma omp parallel for schedule(static)
+	#pragma omp parallel for schedule(static) if (nb > 1)
 	for (size_t b = 0; b < nb; b++)
 		for (size_t r = b * blk; r < MIN(n, (b + 1) * blk); r++)
 			for (size_t i = 0; i < d; i++)
@@ -68,7 +69,7 @@ km_column_stats(struct kmset *s, double tol, const double *given)
 	for (size_t i = 0; i < d; i++)
 		mean[i] = (double)acc[i] * s->iscale[i] / (double)s->ntotal;
 	memset(part, 0, MAX(nb, (size_t)1) * d * sizeof *part);
-	#pragma omp parallel for schedule(static)
+	#pragma omp parallel for schedule(static) if (nb > 1)
 	for (size_t b = 0; b < nb; b++)
 		for (size_t r = b * blk; r < MIN(n, (b + 1) * blk); r++)
 			for (size_t i = 0; i < d; i++) {
@@ -249,27 +250,22 @@ farthest_all(struct kmset *s, size_t e, uint64_t *g)
  * scikit-learn's rule: the e empty clusters, in increasing order, take the e rows
  * farthest from their centroids (farthest first; the lower row among equals): the
  * row's values leave its cluster's sum and become the empty cluster's. Labels stay.
- * Nothing moves when every row sits on its centroid. Returns whether anything moved.
- * The sums are the totals of every device and rank (s->sums), edited alike on every
- * rank: each relocated row's fixed-point values and label come from the rank that
- * holds it.
+ * Nothing moves when every row sits on its centroid. The sums are the totals of every
+ * device and rank (s->sums), edited alike on every rank from s->dist and s->lab: each
+ * relocated row's fixed-point values and label come from the rank that holds it.
+ * Returns how many rows moved (0: none); row[t] (global) now makes cluster to[t]. One
+ * rule for the devices (km_relocate) and the host path (kernels/clkmeans_host.c).
  */
-int
-km_relocate(struct kmset *s, int e, int have_dists)
+size_t
+km_relocate_sums(struct kmset *s, int e, uint64_t *row, size_t *to)
 {
 	const size_t n = s->n, d = s->d, k = s->k;
-	if (!have_dists)
-		for (int i = 0; i < s->nd; i++)
-			km_rowdist_pass(&s->dev[i]);
-	km_pull_rows(s, 1);
 	double big = 0;
 	for (size_t r = 0; r < n; r++)
 		big = fmax(big, s->dist[r]);
 	ranks_max_f64(&big, 1);
 	if (!(big > 0))
 		return 0;
-	if (!s->exchange)
-		km_pull_sums(s);
 	uint64_t *g = xmallocarray((size_t)e, sizeof *g);
 	size_t got = farthest_all(s, (size_t)e, g);
 	/* each row's fixed-point values and its label, from its holder */
@@ -290,26 +286,47 @@ km_relocate(struct kmset *s, int e, int have_dists)
 	for (size_t j = 0; j < k && idx < got; j++) {
 		if (counts[j] != 0)
 			continue;
-		const int64_t *row = q + idx * (d + 1);
-		size_t old = (size_t)row[d];
-		/* with delta (one device, one rank: it holds the row), the sums must stay
-		 * those of the labels in prev: the row is cluster j's now */
-		struct km *m0 = &s->dev[0];
-		if (m0->delta) {
-			const cl_int jv = (cl_int)j;
-			km_write_buf(m0, m0->prev, (g[idx] - s->row0) * 4, 4, &jv);
-		}
+		const int64_t *v = q + idx * (d + 1);
+		size_t old = (size_t)v[d];
+		row[idx] = g[idx];
+		to[idx] = j;
 		idx++;
 		for (size_t i = 0; i < d; i++) {
-			sums[old * d + i] = (int64_t)((uint64_t)sums[old * d + i] - (uint64_t)row[i]);
-			sums[j * d + i] = row[i];
+			sums[old * d + i] = (int64_t)((uint64_t)sums[old * d + i] - (uint64_t)v[i]);
+			sums[j * d + i] = v[i];
 		}
 		counts[j] = 1;
 		counts[old]--;
 	}
-	km_push_sums(s);
 	vlog("relocated %d empty cluster%s", e, e == 1 ? "" : "s");
 	free(g);
 	free(q);
-	return 1;
+	return idx;
+}
+
+/* km_relocate_sums on the devices' rows and sums. Returns whether anything moved. */
+int
+km_relocate(struct kmset *s, int e, int have_dists)
+{
+	if (!have_dists)
+		for (int i = 0; i < s->nd; i++)
+			km_rowdist_pass(&s->dev[i]);
+	km_pull_rows(s, 1);
+	if (!s->exchange)
+		km_pull_sums(s);
+	uint64_t *row = xmallocarray((size_t)e, sizeof *row);
+	size_t *to = xmallocarray((size_t)e, sizeof *to);
+	size_t moved = km_relocate_sums(s, e, row, to);
+	/* with delta (one device, one rank: it holds the rows), the sums must stay those
+	 * of the labels in prev: each relocated row is its new cluster's now */
+	struct km *m0 = &s->dev[0];
+	for (size_t t = 0; t < moved && m0->delta; t++) {
+		const cl_int jv = (cl_int)to[t];
+		km_write_buf(m0, m0->prev, (row[t] - s->row0) * 4, 4, &jv);
+	}
+	if (moved > 0)
+		km_push_sums(s);
+	free(row);
+	free(to);
+	return moved > 0;
 }

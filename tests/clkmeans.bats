@@ -9,6 +9,10 @@ setup() {
 	load helpers
 	T=$BATS_TEST_TMPDIR
 	D=$TESTDATA/clkmeans
+	# The OpenCL device of tests about OpenCL's own workings (streaming, the kernels'
+	# sources and tuning): -d cpu is the native host path, cpu:0 PoCL's CPU device.
+	OCL=cpu:0
+	if on_gpu; then OCL=gpu; fi
 }
 
 # gen KIND N D K SEED: test data in $T/x.npy and K of its rows as $T/c0.txt.
@@ -345,8 +349,8 @@ print('ok' if abs(got - $best) <= 1e-6 * $best else '%r %r' % (got, $best))"
 
 @test "a small --max-device-mem streams the rows and gives the same bytes" {
 	gen overlapping 5000 17 8 22
-	clkmeans -k 8 -C "$T/c1.txt" --distances "$T/x.npy" > "$T/a.txt"
-	run -0 --separate-stderr clkmeans -v --max-device-mem 200K -k 8 -C "$T/c2.txt" \
+	clkmeans -d "$OCL" -k 8 -C "$T/c1.txt" --distances "$T/x.npy" > "$T/a.txt"
+	run -0 --separate-stderr clkmeans -d "$OCL" -v --max-device-mem 200K -k 8 -C "$T/c2.txt" \
 		--distances "$T/x.npy"
 	assert_regex "$stderr" "streaming the rows in [2-9] batches"
 	assert_output "$(cat "$T/a.txt")"
@@ -355,7 +359,7 @@ print('ok' if abs(got - $best) <= 1e-6 * $best else '%r %r' % (got, $best))"
 
 @test "too small a --max-device-mem is an error saying how much is needed" {
 	gen overlapping 5000 17 8 23
-	run -1 --separate-stderr clkmeans --max-device-mem 20K -k 8 "$T/x.npy"
+	run -1 --separate-stderr clkmeans -d "$OCL" --max-device-mem 20K -k 8 "$T/x.npy"
 	assert_regex "$stderr" "max-device-mem: 20480 bytes are too few .*at least [0-9]+ needed"
 	assert_output ""
 }
@@ -409,7 +413,7 @@ EOF
 	mapfile -t c_lines < "$T/cases"
 	for c_line in "${c_lines[@]}"; do
 		read -r c_i c_u c_n c_span c_opts <<< "$c_line"
-		c_o=($c_opts --distances -C "$T/$c_i/c.txt" -o "$T/$c_i/labels.txt")
+		c_o=(-d "$OCL" $c_opts --distances -C "$T/$c_i/c.txt" -o "$T/$c_i/labels.txt")
 		echo "case $c_i: $c_n rows, $c_opts"	# shown when the test fails
 		run -0 --separate-stderr timeout "$(limit 30)" clkmeans "${c_o[@]}" "$T/$c_i/x.npy"
 		mv "$T/$c_i/labels.txt" "$T/$c_i/whole.txt"
@@ -468,8 +472,8 @@ EOF
 
 @test "the 32-bit atomics fallback gives the same bytes" {
 	gen overlapping 3000 9 7 24
-	clkmeans --init "$T/c0.txt" --distances -C "$T/c1.txt" "$T/x.npy" > "$T/a.txt"
-	CLKMEANS_TUNE=atom64=0 clkmeans --init "$T/c0.txt" --distances -C "$T/c2.txt" \
+	clkmeans -d "$OCL" --init "$T/c0.txt" --distances -C "$T/c1.txt" "$T/x.npy" > "$T/a.txt"
+	CLKMEANS_TUNE=atom64=0 clkmeans -d "$OCL" --init "$T/c0.txt" --distances -C "$T/c2.txt" \
 		"$T/x.npy" > "$T/b.txt"
 	run -0 cmp "$T/a.txt" "$T/b.txt"
 	run -0 cmp "$T/c1.txt" "$T/c2.txt"
@@ -477,18 +481,18 @@ EOF
 
 @test "without float64 the labels still match on separated blobs" {
 	gen separated 3000 5 6 25
-	CLKMEANS_TUNE=fp64=0 run -0 vs sklearn
+	CLKMEANS_TUNE=fp64=0 run -0 vs sklearn -d "$OCL"
 	assert_output ok
 }
 
 @test "GPU-style local-memory tiles and CPU-style direct tiles give the same bytes" {
 	gen overlapping 3000 33 70 26
 	CLKMEANS_TUNE="local=1 tmt=16 tnt=16 rmv=2 rnv=2 wg=256 rg=1024" \
-		clkmeans --init "$T/c0.txt" --distances "$T/x.npy" > "$T/a.txt"
+		clkmeans -d "$OCL" --init "$T/c0.txt" --distances "$T/x.npy" > "$T/a.txt"
 	CLKMEANS_TUNE="local=0 tmt=8 tnt=1 rmv=1 rnv=2 wg=64 rg=256" \
-		clkmeans --init "$T/c0.txt" --distances "$T/x.npy" > "$T/b.txt"
+		clkmeans -d "$OCL" --init "$T/c0.txt" --distances "$T/x.npy" > "$T/b.txt"
 	run -0 cmp "$T/a.txt" "$T/b.txt"
-	run -0 vs lloyd
+	run -0 vs lloyd -d "$OCL"
 	assert_output ok
 }
 
@@ -535,15 +539,15 @@ EOF
 
 @test "CLKMEANS_TUNE=tf32=1 where the tensor cores are not (PoCL) is an error naming the device" {
 	gen overlapping 500 64 4 3
-	run -1 --separate-stderr env CLKMEANS_TUNE=tf32=1 clkmeans -d cpu -k 4 "$T/x.npy"
+	run -1 --separate-stderr env CLKMEANS_TUNE=tf32=1 clkmeans -d cpu:0 -k 4 "$T/x.npy"
 	assert_regex "$stderr" "CLKMEANS_TUNE: tf32=1 needs an NVIDIA GPU of compute capability 8.0 or later"
 }
 
 @test "CLKMEANS_TUNE=areg=1 without the tensor cores' assign is an error" {
 	gen overlapping 500 64 4 3
-	run -1 --separate-stderr env CLKMEANS_TUNE=areg=1 clkmeans -d cpu -k 4 "$T/x.npy"
+	run -1 --separate-stderr env CLKMEANS_TUNE=areg=1 clkmeans -d cpu:0 -k 4 "$T/x.npy"
 	assert_regex "$stderr" "CLKMEANS_TUNE: areg=1 needs the TF32 assign"
-	run -1 --separate-stderr env CLKMEANS_TUNE="tf32=0 areg=1" clkmeans -k 4 "$T/x.npy"
+	run -1 --separate-stderr env CLKMEANS_TUNE="tf32=0 areg=1" clkmeans -d "$OCL" -k 4 "$T/x.npy"
 	assert_regex "$stderr" "CLKMEANS_TUNE: areg=1 needs the TF32 assign"
 }
 
@@ -565,29 +569,63 @@ print('ok' if abs(v[0] - want) <= 1e-5 * want else (v, want))"
 
 @test "ACCELKIT_KERNEL_DIR reads the program's parts in order; a part changed there is the one built, a missing one is named" {
 	gen separated 2000 2 4 27
-	clkmeans --init "$T/c0.txt" "$T/x.npy" > "$T/built.txt"
+	clkmeans -d "$OCL" --init "$T/c0.txt" "$T/x.npy" > "$T/built.txt"
 	mkdir "$T/k"
 	cp "$ACCELKIT_ROOT"/kernels/clkmeans_*.cl "$T/k/"
-	run -0 --separate-stderr env ACCELKIT_KERNEL_DIR="$T/k" clkmeans -v --init "$T/c0.txt" \
+	run -0 --separate-stderr env ACCELKIT_KERNEL_DIR="$T/k" clkmeans -d "$OCL" -v --init "$T/c0.txt" \
 	    "$T/x.npy"
 	assert_output "$(cat "$T/built.txt")"
 	assert_regex "$stderr" "kernel source: $T/k/clkmeans_defs.cl"
 	assert_regex "$stderr" "kernel source: $T/k/clkmeans_seed.cl"
 	# the last part is read too: a syntax error planted there fails the build
 	echo 'this is not OpenCL' >> "$T/k/clkmeans_seed.cl"
-	run -1 --separate-stderr env ACCELKIT_KERNEL_DIR="$T/k" clkmeans --init "$T/c0.txt" \
+	run -1 --separate-stderr env ACCELKIT_KERNEL_DIR="$T/k" clkmeans -d "$OCL" --init "$T/c0.txt" \
 	    "$T/x.npy"
 	assert_regex "$stderr" "clkmeans.cl: build failed"
 	rm "$T/k/clkmeans_exact.cl"
-	run -1 --separate-stderr env ACCELKIT_KERNEL_DIR="$T/k" clkmeans --init "$T/c0.txt" \
+	run -1 --separate-stderr env ACCELKIT_KERNEL_DIR="$T/k" clkmeans -d "$OCL" --init "$T/c0.txt" \
 	    "$T/x.npy"
 	assert_regex "$stderr" "clkmeans_exact.cl"
 }
 
 @test "-v names the tuning table's row for the device, with its measurement" {
-	clkmeans -v -k 3 "$D/points.txt" 2> "$T/err" > /dev/null
+	clkmeans -d "$OCL" -v -k 3 "$D/points.txt" 2> "$T/err" > /dev/null
 	run -0 cat "$T/err"
 	assert_line --regexp '^clkmeans: tuning: .+ \(.+\)$'
+}
+
+@test "an empty cluster no row can take stops the run at the tolerance; --tol 0 runs every iteration, as the page says" {
+	# issue 39: every row sits on its centroid, so cluster 2 stays empty and nothing moves
+	printf '0\n0\n1\n1\n' > "$T/x"
+	printf '0\n1\n5\n' > "$T/c"
+	run -0 --separate-stderr clkmeans -v --init "$T/c" --max-iter 6 "$T/x"
+	assert_output "$(printf '0\n0\n1\n1')"
+	assert_regex "$stderr" "converged at iteration 1: "
+	assert_regex "$stderr" "run 1: 1 iterations"
+	run -0 --separate-stderr clkmeans -v --init "$T/c" --max-iter 6 --tol 0 "$T/x"
+	assert_output "$(printf '0\n0\n1\n1')"
+	assert_regex "$stderr" "run 1: 6 iterations"
+}
+
+@test "--progress into a file: a line of iterations done of all, the results unchanged" {
+	# one thread, 200 iterations of 30000 x 32 x 256 (4.9e10 products, about 1e10 a
+	# second natively): past the line's two seconds
+	py -c "import numpy as np; np.save('$T/x.npy', np.random.default_rng(3).standard_normal((30000, 32)).astype(np.float32))"
+	local a=(-d cpu -j 1 -k 256 --init random --tol 0 --max-iter 200 "$T/x.npy")
+	clkmeans --progress "${a[@]}" > "$T/out" 2> "$T/err"
+	run cat "$T/err"
+	assert_line --regexp '^clkmeans: [0-9]+ of 200 iterations \([0-9.]+%\), [0-9,]+ iterations/s'
+	refute_output --partial $'\r'
+	run -0 clkmeans "${a[@]}"
+	assert_output "$(cat "$T/out")"
+}
+
+@test "every row of the tuning table passes its legality checks, and rows that break them are rejected" {
+	run -0 tunerows clkmeans
+	assert_line --index 0 "clkmeans: 2 rows pass"
+	assert_line --index 1 --partial "broken tmt = 12: rejected: "
+	refute_output --partial ": passes"
+	assert_equal "$(grep -c ': rejected: ' <<< "$output")" 10
 }
 
 @test "--list-devices lists a device" {
@@ -799,9 +837,9 @@ EOF
 @test "EXAMPLES: stream rows through 1 MiB of device memory, from NPY to NPY" {
 	cd "$T"
 	py "$REF/clkmeans_ref.py" gen separated 30000 16 3 28 points.npy
-	run -0 --separate-stderr clkmeans -v -k 3 --max-device-mem 1M -C final.npy -o labels.npy points.npy
+	run -0 --separate-stderr clkmeans -d "$OCL" -v -k 3 --max-device-mem 1M -C final.npy -o labels.npy points.npy
 	assert_regex "$stderr" "streaming the rows in [0-9]+ batches"
-	clkmeans -k 3 -C whole.npy -o whole.npy.labels -O npy points.npy
+	clkmeans -d "$OCL" -k 3 -C whole.npy -o whole.npy.labels -O npy points.npy
 	run -0 py -c "
 import numpy as np
 a, b = np.load('labels.npy'), np.load('whole.npy.labels')
@@ -812,31 +850,136 @@ print(a.shape, bool((a == b).all()), c.shape, bool((c == d).all()))"
 
 # ---- -d auto by the work, and the rows in a pinned host buffer (issue 12) ----
 
-@test "auto on the example's points runs on the CPU device and -v says why" {
-	clkmeans -d cpu -k 3 "$D/points.txt" > "$T/cpu.txt"
+@test "auto on the example's points runs natively on the host and -v says why" {
+	clkmeans -d cpu:0 -k 3 "$D/points.txt" > "$T/pocl.txt"
 	run -0 --separate-stderr clkmeans -d auto -v -k 3 "$D/points.txt"
-	assert_output "$(cat "$T/cpu.txt")"
-	# here: no GPU; on the GPU machine: both estimates
-	assert_regex "$stderr" $'(^|\n)clkmeans: auto: cpu( \\(no usable GPU\\)|, estimated [^\n]* against [^\n]* on the GPU )'
-	assert_regex "$stderr" $'(^|\n)clkmeans: device: [^\n]* \\(cpu, '
-}
-
-@test "a device given with -d is opened as given, without weighing the work" {
-	run -0 --separate-stderr clkmeans -d cpu -v -k 3 "$D/points.txt"
-	[[ $stderr != *"auto:"* ]]
-	assert_regex "$stderr" $'(^|\n)clkmeans: device: [^\n]* \\(cpu, '
-}
-
-@test "auto weighs rows x k x columns for each pass: the example on the CPU device, 200000 x 64 with k = 1024 on the GPU" {
-	require_gpu
+	assert_output "$(cat "$T/pocl.txt")"
 	# 60 rows x 3 x 2 columns, 22 passes: 20 iterations expected, the final labels,
 	# k-means++
-	run -0 --separate-stderr clkmeans -d auto -v -k 3 "$D/points.txt"
-	assert_regex "$stderr" $'(^|\n)clkmeans: auto: cpu, estimated [0-9.e+-]+ s on [0-9]+ threads? \\(7.92e\\+03 row-centroid-column products\\) against [0-9.e+-]+ s on the GPU'
-	assert_regex "$stderr" $'(^|\n)clkmeans: device: [^\n]* \\(cpu, '
+	assert_regex "$stderr" $'(^|\n)clkmeans: auto: the host\'s CPU, natively: 7.92e\\+03 row-centroid-column products, estimated [0-9.e+-]+ s on [0-9]+ threads?, within a GPU\'s start \\(0.40 s\\): no OpenCL loaded'
+	assert_regex "$stderr" $'(^|\n)clkmeans: device: the host\'s CPU, native C \\(no OpenCL\\)'
 	# --assign: one pass
 	run -0 --separate-stderr clkmeans -d auto -v --assign "$D/centroids.txt" "$D/points.txt"
-	assert_regex "$stderr" $'(^|\n)clkmeans: auto: cpu, estimated [^\n]* \\(360 row-centroid-column products\\)'
+	assert_regex "$stderr" $'(^|\n)clkmeans: auto: the host\'s CPU, natively: 360 row-centroid-column products, estimated '
+}
+
+@test "a device given with -d is used as given, without weighing the work: cpu natively, cpu:0 on OpenCL" {
+	run -0 --separate-stderr clkmeans -d cpu:0 -v -k 3 "$D/points.txt"
+	[[ $stderr != *"auto:"* ]]
+	assert_regex "$stderr" $'(^|\n)clkmeans: device: [^\n]* \\(cpu, '
+	run -0 --separate-stderr clkmeans -d cpu -v -k 3 "$D/points.txt"
+	[[ $stderr != *"auto:"* ]]
+	assert_regex "$stderr" $'(^|\n)clkmeans: device: the host\'s CPU, native C \\(no OpenCL\\)'
+}
+
+# The native host path computes what the OpenCL program computes (kernels/
+# clkmeans_host.c): its labels, distances and centroids are PoCL's CPU device's, byte
+# for byte, whatever the data, the start, the tolerance, and with empty clusters.
+@test "the native path (-d cpu) gives PoCL's bytes (-d cpu:0): k 2 to 64, widths 2 to 32, every start, --tol, --n-init, --assign, empty clusters" {
+	local data opts a
+	for data in "separated 300 2 2 5" "overlapping 1000 3 8 6" "ties 800 4 16 7" \
+	    "far 600 8 5 8" "duplicates 700 16 40 9" "adversarial 900 32 64 10" \
+	    "overlapping 2000 17 33 11"; do
+		gen $data
+		a=($data)
+		for opts in "--init $T/c0.txt" "-k ${a[3]} --seed 4" \
+		    "-k ${a[3]} --init random --n-init 3 --seed 7" \
+		    "--init $T/c0.txt --tol 0 --max-iter 15" "-k ${a[3]} --tol 1e-2" \
+		    "--assign $T/c0.txt"; do
+			echo "$data: $opts"	# shown when the test fails
+			clkmeans -d cpu $opts --distances -C "$T/cn.txt" "$T/x.npy" > "$T/native"
+			clkmeans -d cpu:0 $opts --distances -C "$T/cp.txt" "$T/x.npy" > "$T/pocl"
+			cmp "$T/native" "$T/pocl"
+			cmp "$T/cn.txt" "$T/cp.txt"
+		done
+	done
+	# duplicate starts leave clusters empty: relocated alike
+	gen duplicates 2000 3 12 36
+	head -n 1 "$T/c0.txt" > "$T/c.txt"
+	for i in $(seq 11); do awk '{ print $1 + 1000 + '$i', $2, $3 }' "$T/c0.txt" | head -n 1; done >> "$T/c.txt"
+	clkmeans -d cpu -v --init "$T/c.txt" --distances -C "$T/cn.txt" "$T/x.npy" > "$T/native" 2> "$T/log"
+	run -0 grep -c 'relocated' "$T/log"
+	clkmeans -d cpu:0 --init "$T/c.txt" --distances -C "$T/cp.txt" "$T/x.npy" > "$T/pocl"
+	cmp "$T/native" "$T/pocl"
+	cmp "$T/cn.txt" "$T/cp.txt"
+}
+
+@test "rows whose nearest centroid only the fused multiply-adds of the kernels' float64 sums decide: the native path labels them as PoCL does" {
+	local f_lines f_line f_i f_want
+	py "$REF/clkmeans_fma.py" 8 "$T" > "$T/want"
+	# (bats's run sets i and other plain names: the loop's names are f_*)
+	mapfile -t f_lines < "$T/want"
+	for f_line in "${f_lines[@]}"; do
+		read -r f_i f_want <<< "$f_line"
+		run -0 clkmeans -d cpu:0 --assign "$T/cent_$f_i.txt" "$T/row_$f_i.txt"
+		assert_output "$f_want"
+		run -0 clkmeans -d cpu --assign "$T/cent_$f_i.txt" "$T/row_$f_i.txt"
+		assert_output "$f_want"
+	done
+	[ "$(wc -l < "$T/want")" = 8 ]
+}
+
+@test "without any OpenCL platform, auto above the host's share and -d cpu run natively; cpu:0 is an error" {
+	# an ICD loader that finds no vendor: no platform at all
+	mkdir "$T/icd"
+	py -c "import numpy as np; np.save('$T/m.npy', np.random.default_rng(4).standard_normal((20000, 32)).astype(np.float32))"
+	# 20000 x 32 x 512 x 12 passes (3.9e9) on one thread: past the GPU's start, so auto
+	# looks for OpenCL devices
+	clkmeans -d cpu -j 1 -k 512 --max-iter 10 --distances "$T/m.npy" > "$T/native"
+	run -0 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clkmeans -d auto -j 1 -v -k 512 \
+	    --max-iter 10 --distances "$T/m.npy"
+	assert_regex "$stderr" $'(^|\n)clkmeans: auto: the host\'s CPU, natively: no OpenCL device'
+	assert_output "$(cat "$T/native")"
+	run -0 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clkmeans -d cpu -k 3 "$D/points.txt"
+	run -1 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clkmeans -d cpu:0 -k 3 "$D/points.txt"
+	assert_regex "$stderr" "no OpenCL platform found"
+}
+
+# maps ARG...: clkmeans ARG... with tests/ref/clkmeans_maps.c preloaded; the libraries
+# it had mapped at exit in $T/maps (no file: it did not exit through its destructors).
+maps() {
+	[ -e "$T/maps.so" ] ||
+	    cc -shared -fPIC -o "$T/maps.so" "$REF/clkmeans_maps.c" || return
+	rm -f "$T/maps"
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+	    ACCELKIT_CLKMEANS_MAPS="$T/maps" LD_PRELOAD="$T/maps.so" clkmeans "$@" > /dev/null
+}
+
+@test "small work on auto and -d cpu load no OpenCL platform: no libpocl mapped at exit" {
+	# the check can see one: PoCL's device maps it
+	maps -d cpu:0 -k 3 "$D/points.txt"
+	run -0 grep -c 'libpocl' "$T/maps"
+	for dev in auto cpu; do
+		maps -d $dev -k 3 "$D/points.txt"
+		run -0 grep -c 'libc[.-]' "$T/maps"	# the copy was made
+		run -1 grep -E 'libpocl|libnvidia-opencl|libamdocl|libintelocl' "$T/maps"
+	done
+	# nor does --assign, from NPY
+	gen overlapping 500 4 3 12
+	maps -d auto --assign "$T/c0.txt" "$T/x.npy"
+	run -1 grep -E 'libpocl|libnvidia-opencl' "$T/maps"
+}
+
+@test "small work on auto and -d cpu map no OpenCL library at all: no libOpenCL at exit" {
+	if LD_TRACE_LOADED_OBJECTS=1 "$(command -v clkmeans)" | grep -q 'libOpenCL'; then
+		skip "clkmeans links libOpenCL at build time (-lOpenCL): this passes once common/opencl.c loads it with dlopen (issue 35, the lazy libOpenCL of the common/opencl.c change)"
+	fi
+	maps -d cpu:0 -k 3 "$D/points.txt"
+	run -0 grep -c 'libOpenCL' "$T/maps"
+	for dev in auto cpu; do
+		maps -d $dev -k 3 "$D/points.txt"
+		run -0 grep -c 'libc[.-]' "$T/maps"
+		run -1 grep -E 'libOpenCL|libpocl' "$T/maps"
+	done
+}
+
+@test "auto weighs rows x k x columns for each pass above the host's share: 200000 x 64 with k = 1024 on the GPU" {
+	require_gpu
+	# 20000 x 32 x 16 x 22 passes (2.25e8) on one thread: within the GPU's start, on the
+	# host without weighing
+	py -c "import numpy as np; np.save('$T/m.npy', np.random.default_rng(4).standard_normal((20000, 32)).astype(np.float32))"
+	run -0 --separate-stderr clkmeans -d auto -j 1 -v -k 16 "$T/m.npy"
+	assert_regex "$stderr" $'(^|\n)clkmeans: auto: the host\'s CPU, natively: 2.25e\\+08 row-centroid-column products, estimated '
 	py -c "import numpy as np; np.save('$T/x.npy', np.random.default_rng(5).standard_normal((200000, 64)).astype(np.float32))"
 	# 10 iterations and the final labels (random starts: no seeding pass): 11 passes
 	# of 200000 x 1024 x 64
@@ -846,7 +989,7 @@ print(a.shape, bool((a == b).all()), c.shape, bool((c == d).all()))"
 	assert_regex "$stderr" $'(^|\n)clkmeans: device: [^\n]* \\(gpu, '
 	echo "$output" > "$T/gpu.txt"
 	# the labels are float64's on either device, from the same random rows
-	clkmeans -d cpu -k 1024 --init random --max-iter 10 --tol 0 "$T/x.npy" > "$T/cpu.txt"
+	clkmeans -d cpu:0 -k 1024 --init random --max-iter 10 --tol 0 "$T/x.npy" > "$T/cpu.txt"
 	cmp "$T/gpu.txt" "$T/cpu.txt"
 }
 
@@ -855,12 +998,12 @@ print(a.shape, bool((a == b).all()), c.shape, bool((c == d).all()))"
 	local mem
 	for mem in 100G 200K; do
 		echo "--max-device-mem $mem"
-		clkmeans -v --max-device-mem $mem -k 8 -C "$T/c1.txt" --distances "$T/x.npy" \
+		clkmeans -d "$OCL" -v --max-device-mem $mem -k 8 -C "$T/c1.txt" --distances "$T/x.npy" \
 		    > "$T/pinned.txt" 2> "$T/log"
 		run -0 cat "$T/log"
 		assert_line "clkmeans: the rows: 340000 bytes in a mapped host buffer (pinned where the driver pins them)"
 		[ $mem = 100G ] || assert_line --regexp '^clkmeans: streaming the rows in [2-9] batches'
-		ACCELKIT_PINNED_BYTES=0 clkmeans -v --max-device-mem $mem -k 8 -C "$T/c2.txt" \
+		ACCELKIT_PINNED_BYTES=0 clkmeans -d "$OCL" -v --max-device-mem $mem -k 8 -C "$T/c2.txt" \
 		    --distances "$T/x.npy" > "$T/pageable.txt" 2> "$T/log"
 		run -0 cat "$T/log"
 		assert_line "clkmeans: the rows: 340000 bytes in pageable memory (pinned memory would pass 0 bytes): slower copies"
@@ -870,14 +1013,14 @@ print(a.shape, bool((a == b).all()), c.shape, bool((c == d).all()))"
 		cmp "$T/resident.txt" "$T/pinned.txt"
 	done
 	# and they are k-means' labels: from the same start, as the float64 Lloyd's
-	run -0 vs lloyd --max-device-mem=200K
+	run -0 vs lloyd -d "$OCL" --max-device-mem=200K
 	assert_output ok
 }
 
 @test "NPY rows through a pipe are read whole and give the file's labels" {
 	gen overlapping 3000 9 5 25
 	clkmeans -k 5 --distances "$T/x.npy" > "$T/file.txt"
-	cat "$T/x.npy" | clkmeans -v -k 5 --distances - > "$T/pipe.txt" 2> "$T/log"
+	cat "$T/x.npy" | clkmeans -d "$OCL" -v -k 5 --distances - > "$T/pipe.txt" 2> "$T/log"
 	cmp "$T/file.txt" "$T/pipe.txt"
 	run -0 cat "$T/log"
 	refute_line --partial "clkmeans: the rows: "
@@ -906,7 +1049,7 @@ split() {
 	local n=$1 f=$2
 	shift 2
 	local devs=$(printf 'pthread %.0s' $(seq "$n"))
-	POCL_DEVICES=pthread clkmeans -d cpu --distances -C "$T/c1.txt" "$@" "$f" > "$T/one" ||
+	POCL_DEVICES=pthread clkmeans -d cpu:0 --distances -C "$T/c1.txt" "$@" "$f" > "$T/one" ||
 	    return
 	POCL_DEVICES="$devs" clkmeans -v -d cpu:all --distances -C "$T/cn.txt" "$@" "$f" \
 	    > "$T/many" 2> "$T/log" || { cat "$T/log"; return 1; }
@@ -962,14 +1105,14 @@ split() {
 @test "--max-device-mem bounds each device: its share streams in batches and gives the in-core bytes" {
 	gen overlapping 5000 17 8 34
 	# one device cannot hold 5000 rows' labels and distances in 60000 bytes; a third can
-	run -1 --separate-stderr env POCL_DEVICES=pthread clkmeans -d cpu -k 8 --max-device-mem 60000 "$T/x.npy"
+	run -1 --separate-stderr env POCL_DEVICES=pthread clkmeans -d cpu:0 -k 8 --max-device-mem 60000 "$T/x.npy"
 	assert_regex "$stderr" "max-device-mem: 60000 bytes are too few"
-	POCL_DEVICES=pthread clkmeans -d cpu --distances -C "$T/c1.txt" -k 8 "$T/x.npy" > "$T/one"
+	POCL_DEVICES=pthread clkmeans -d cpu:0 --distances -C "$T/c1.txt" -k 8 "$T/x.npy" > "$T/one"
 	for init in k-means++ random; do
 		POCL_DEVICES="pthread pthread pthread" clkmeans -v -d cpu:all --distances \
 		    -C "$T/cn.txt" -k 8 --init $init --max-device-mem 60000 "$T/x.npy" > "$T/many" 2> "$T/log"
 		assert_equal "$(grep -c 'streaming the rows in [0-9]* batches' "$T/log")" 3
-		POCL_DEVICES=pthread clkmeans -d cpu --distances -C "$T/c1.txt" -k 8 --init $init \
+		POCL_DEVICES=pthread clkmeans -d cpu:0 --distances -C "$T/c1.txt" -k 8 --init $init \
 		    "$T/x.npy" > "$T/one"
 		cmp "$T/one" "$T/many"
 		cmp "$T/c1.txt" "$T/cn.txt"
@@ -999,7 +1142,7 @@ split() {
 @test "EXAMPLES: divide the rows over two PoCL CPU devices" {
 	cd "$D"
 	run -0 env POCL_DEVICES="pthread pthread" clkmeans -d cpu:all -k 3 points.txt
-	assert_equal "$output" "$(POCL_DEVICES=pthread clkmeans -d cpu -k 3 points.txt)"
+	assert_equal "$output" "$(POCL_DEVICES=pthread clkmeans -d cpu:0 -k 3 points.txt)"
 	POCL_DEVICES="pthread pthread" clkmeans -d cpu:all -k 3 -C "$T/c.txt" points.txt > "$T/l.txt"
 	run -0 py "$REF/clkmeans_ref.py" centroids "$T/c.txt" points.txt "$T/l.txt"
 	assert_output ok

@@ -403,7 +403,7 @@ out_of_memory() {
 @test "ulimit -v: clkmeans starts PoCL, and too many rows for the limit are 'out of memory', exit 1" {
 	skip_if_asan "ulimit -v cannot apply"
 	export -f feed py
-	out_of_memory clkmeans rows -k 3 "$TESTDATA/clkmeans/points.txt"
+	out_of_memory clkmeans rows -d cpu:0 -k 3 "$TESTDATA/clkmeans/points.txt"
 }
 
 @test "ulimit -v: clmatmul starts PoCL, and a product too big for the limit is 'out of memory', exit 1" {
@@ -434,12 +434,14 @@ no_thread() {
 	run -1 --separate-stderr no_thread clmatmul -d cpu "$F/a.txt" "$F/b.txt"
 	assert_output ''
 	assert_equal "$stderr" "clmatmul: $want"
-	run -1 --separate-stderr no_thread clkmeans -d cpu -k 3 "$TESTDATA/clkmeans/points.txt"
+	run -1 --separate-stderr no_thread clkmeans -d cpu:0 -k 3 "$TESTDATA/clkmeans/points.txt"
 	assert_equal "$stderr" "clkmeans: $want"
 	# PoCL's basic device starts none: then clkmeans' OpenMP threads (libgomp said
-	# "libgomp: Thread creation failed"), clmatmul's worker ("cannot start a thread")
+	# "libgomp: Thread creation failed"), clmatmul's worker ("cannot start a thread");
+	# clkmeans' native path (-d cpu) starts them for passes of 2^18 products and more
 	export POCL_DEVICES=basic
-	run -1 --separate-stderr no_thread clkmeans -d cpu -j 2 -k 3 "$TESTDATA/clkmeans/points.txt"
+	seq 1 50000 | awk '{ print $1, $1 % 7 }' > "$T/km.txt"
+	run -1 --separate-stderr no_thread clkmeans -d cpu -j 2 -k 3 "$T/km.txt"
 	assert_output ''
 	assert_equal "$stderr" "clkmeans: $want"
 	run -1 --separate-stderr no_thread clmatmul -d cpu "$F/a.txt" "$F/b.txt"
@@ -490,7 +492,7 @@ below_least() {
 
 @test "ulimit -v: under less than clkmeans needs, whatever runs out in PoCL is 'out of memory', exit 1" {
 	skip_if_asan "ulimit -v cannot apply"
-	below_least clkmeans -d cpu -k 3 "$TESTDATA/clkmeans/points.txt"
+	below_least clkmeans -d cpu:0 -k 3 "$TESTDATA/clkmeans/points.txt"
 }
 
 @test "-o /dev/fd/1 and /proc/self/fd/1 are standard output as the shell opened it, appending with >>" {

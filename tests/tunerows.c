@@ -16,6 +16,7 @@
 #include "err.h"
 #include "gmmscore_tune.h"
 #include "skyline_tune.h"
+#include "clkmeans_tune.h"
 #include "tune.h"
 
 static int bad;
@@ -131,12 +132,29 @@ editdist4r(void)
 	BROKEN(ED, LAST, measured, NULL);
 }
 
+#define KM struct clkmeans_tune, clkmeans_tune_table, clkmeans_tune_illegal
+static void
+clkmeans(void)
+{
+	TABLE("clkmeans", clkmeans_tune_table, clkmeans_tune_illegal);
+	BROKEN(KM, 0, tmt, 12);
+	BROKEN(KM, 0, rnv_small, 3);
+	BROKEN(KM, 0, rg, 192);
+	BROKEN(KM, 0, tmt, 256);
+	BROKEN(KM, 0, rmv, 4);
+	BROKEN(KM, LAST, tnt, 2);
+	BROKEN(KM, LAST, db, 1);
+	BROKEN(KM, LAST, update_cu, 0);
+	BROKEN(KM, 0, cost.gpu_rate, 0);
+	BROKEN(KM, LAST, cost.cpu_fixed, -1);
+}
+
 int
 main(int argc, char **argv)
 {
 	progname = "tunerows";
 	if (argc != 2)
-		die("usage: tunerows clmatmul|docsim|editdist4r|gmmscore|skyline");
+		die("usage: tunerows clkmeans|clmatmul|docsim|editdist4r|gmmscore|skyline");
 	if (strcmp(argv[1], "clmatmul") == 0)
 		clmatmul();
 	else if (strcmp(argv[1], "docsim") == 0)
@@ -147,6 +165,8 @@ main(int argc, char **argv)
 		gmmscore();
 	else if (strcmp(argv[1], "skyline") == 0)
 		skyline();
+	else if (strcmp(argv[1], "clkmeans") == 0)
+		clkmeans();
 	else
 		die("%s: no such program's table", argv[1]);
 	return bad;

@@ -68,7 +68,7 @@ same_run() {
 	local n=$N
 	N=$(size 100000 5000)
 	data 64 "$(size 1024 64)"
-	ten "$(size 1024 64)" cpu cpu
+	ten "$(size 1024 64)" cpu cpu:0
 	checked "CPU" ref clkmeans check "$K/x.npy" "$D/cpu" "$D/cpu.c.npy" --distances
 	N=$n
 	data 16 256

@@ -1,0 +1,102 @@
+/* clkmeans_run.c: one clkmeans run, decided and dispatched (km_run): -d cpu on the
+ * native host path (clkmeans_host.c), other specs (cpu:N, gpu, P:D, lists) on the
+ * OpenCL devices they name (clkmeans_dev.c), and auto by the work: on the host,
+ * without loading OpenCL, when the host's estimate (KM_HOST_COST, clkmeans_tune.h) is
+ * within a GPU's start; else the host against the first GPU (clx_decide with the
+ * host's cost model and the GPU's row), or the host where there is no OpenCL device. */
+#include <string.h>
+
+#include "cli.h"
+#include "clkmeans_run.h"
+#include "clkmeans_tune.h"
+#include "opencl.h"
+#include "progress.h"
+#include "ranks.h"
+#include "tune.h"
+
+/* Iterations auto expects of a run that stops at the tolerance: runs of Lloyd with the
+ * default tolerance on the suites' blobs end within 5 to 20; a guess, not a bound. */
+enum { KM_ITER_GUESS = 20 };
+
+/* A run makes one pass over the rows a Lloyd iteration, one for its final labels and
+ * distances, and with k-means++ about one more for the seeding (each of k picks
+ * measures every row). */
+double
+km_work(uint64_t n, size_t d, const struct km_config *cfg)
+{
+	double passes = 1;
+	if (!cfg->assign_only) {
+		int iters = cfg->tol > 0 ? MIN(cfg->max_iter, (int)KM_ITER_GUESS) : cfg->max_iter;
+		int runs = cfg->init == KM_INIT_GIVEN ? 1 : cfg->n_init;
+		passes = (double)runs * (iters + 1 + (cfg->init == KM_INIT_PLUSPLUS));
+	}
+	return passes * (double)n * (double)cfg->k * (double)d;
+}
+
+/* clx_decide's model: a GPU's row of the tuning table against the native host path
+ * (KM_HOST_COST), which is what auto runs on the CPU: PoCL's device is no faster at
+ * this work and costs its platform's start (clkmeans_tune.h). */
+static const struct cost_model *
+row_cost(const char *desc, void *ctx)
+{
+	static const struct cost_model host = KM_HOST_COST;
+	(void)ctx;
+	if (tune_match("cpu", desc))
+		return &host;
+	return &TUNE_PICK(clkmeans_tune_table, desc)->cost;
+}
+
+/* The host's threads for auto's estimate: under mpirun the fewest of any rank, so
+ * that every rank decides alike. */
+static int
+host_threads(void)
+{
+	int64_t t = cli_threads();
+	if (ranks_size() > 1)
+		ranks_min_i64(&t, 1);
+	return (int)MAX(t, 1);
+}
+
+void
+km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
+{
+	uint64_t ntotal = cfg->ntotal ? cfg->ntotal : X->m.rows;
+	const char *spec = cfg->device != NULL ? cfg->device : "auto";
+	/* auto weighs the whole run's rows: every rank decides alike */
+	const double work = km_work(ntotal, X->m.cols, cfg);
+	if (strcmp(spec, "auto") == 0) {
+		/* work the host ends before any GPU could have started: no OpenCL loaded */
+		const struct cost_model host = KM_HOST_COST;
+		const struct cost_model *gpu = &TUNE_PICK(clkmeans_tune_table, "gpu")->cost;
+		const int threads = host_threads();
+		const double t_host = host.cpu_fixed + work / (host.cpu_rate * threads);
+		const double t_start = CLX_GPU_START_SEC + gpu->gpu_fixed;
+		if (t_host <= t_start) {
+			vlog("auto: the host's CPU, natively: %.3g %s, estimated %.3g s on %d "
+			    "thread%s, within a GPU's start (%.2f s): no OpenCL loaded", work,
+			    KM_UNIT, t_host, threads, threads == 1 ? "" : "s", t_start);
+			spec = "cpu";
+		}
+	}
+	/* --progress: Lloyd's iterations over every run, their number known with --tol 0
+	 * (each path's lloyd adds one an iteration) */
+	const int runs = cfg->init == KM_INIT_GIVEN ? 1 : cfg->n_init;
+	if (!cfg->assign_only)
+		progress_begin("iterations", cfg->tol > 0 ? 0 :
+		    (uint64_t)runs * (uint64_t)cfg->max_iter);
+	const char *dev = spec;
+	if (strcmp(spec, "cpu") != 0) {
+		dev = clx_decide(spec, cfg->platform, work, row_cost, NULL);
+		/* auto without any OpenCL device: the host, as the CUDA programs' auto
+		 * without a GPU */
+		if (strcmp(dev, "auto") == 0) {
+			vlog("auto: the host's CPU, natively: no OpenCL device");
+			dev = "cpu";
+		}
+	}
+	if (strcmp(dev, "cpu") == 0)
+		km_host_run(X, cfg, res);
+	else
+		km_dev_run(X, cfg, dev, res);
+	progress_end();
+}

@@ -1,0 +1,22 @@
+/* clkmeans_run.h: the interface between clkmeans_run.c, which decides where a run
+ * goes, and the two ways it can go: OpenCL devices (clkmeans_dev.c) or the native host
+ * path (clkmeans_host.c). cmd/clkmeans.c sees clkmeans.h only. */
+#ifndef CLKMEANS_RUN_H
+#define CLKMEANS_RUN_H
+
+#include "clkmeans.h"
+
+/* The work -d auto weighs, in row-centroid-column products over every pass of the
+ * run (n: all ranks' rows). */
+double km_work(uint64_t n, size_t d, const struct km_config *cfg);
+
+/* The run on the OpenCL devices spec names (gpu, cpu:N, P:D, lists; clx_open_many),
+ * each rank its own under mpirun. */
+void km_dev_run(struct clmat *X, const struct km_config *cfg, const char *spec,
+    struct km_result *res);
+
+/* The same run on the host's CPU in plain C (OpenMP), loading no OpenCL: the same
+ * labels, distances, centroids and inertia, byte for byte, as PoCL's CPU device. */
+void km_host_run(struct clmat *X, const struct km_config *cfg, struct km_result *res);
+
+#endif
