@@ -212,9 +212,12 @@ blocked() {
 	assert_line --regexp '^clmatmul: tuning: .+, float64 \(.+\)$'
 }
 
-@test "rectangle transfers are checked on the platform and reported" {
-	run -0 --separate-stderr clmatmul -v -o "$T/c.txt" "$D/a.txt" "$D/b.txt"
+@test "rectangle transfers are checked on the platform and reported; auto stages its copies instead" {
+	run -0 --separate-stderr clmatmul -v --transfers rect -o "$T/c.txt" "$D/a.txt" "$D/b.txt"
 	[[ $stderr =~ "rectangle transfers: "(correct|wrong) ]]
+	run -0 --separate-stderr clmatmul -v --transfers auto -o "$T/c.txt" "$D/a.txt" "$D/b.txt"
+	[[ $stderr != *"rectangle transfers: "* ]]
+	[[ $stderr == *"clmatmul: transfers: staged through 3 mapped host buffers of up to 16777216 bytes"* ]]
 }
 
 @test "text input can give NPY output and NPY input text output" {
@@ -1382,7 +1385,8 @@ pinned_runs() {
 	run -0 py "$REF/clmatmul_ref.py" --ta --tb --alpha 0.5 --beta 2 --c0 "$T/c0.npy" \
 	    "$T/a.npy" "$T/b.npy" "$T/whole.npy"
 	assert_output ok
-	pinned_runs "${o[@]}" --max-device-mem 150K
+	# (rect: the whole matrices pinned; auto stages its copies, below)
+	pinned_runs "${o[@]}" --transfers rect --max-device-mem 150K
 	cmp "$T/whole.npy" "$T/pinned.npy"
 	cmp "$T/whole.npy" "$T/pageable.npy"
 	cmp "$T/whole.npy" "$T/mixed.npy"
@@ -1396,7 +1400,8 @@ pinned_runs() {
 	gen "$T/a.npy" 90 70 1
 	gen "$T/b.npy" 70 50 2
 	clmatmul -O npy -o "$T/file.npy" "$T/a.npy" "$T/b.npy"
-	cat "$T/a.npy" | clmatmul -v -O npy -o "$T/pipe.npy" - "$T/b.npy" 2> "$T/log"
+	cat "$T/a.npy" | clmatmul -v --transfers rect -O npy -o "$T/pipe.npy" - "$T/b.npy" \
+	    2> "$T/log"
 	cmp "$T/file.npy" "$T/pipe.npy"
 	run -0 cat "$T/log"
 	refute_line --partial "clmatmul: A: "
