@@ -1550,3 +1550,78 @@ pinned_runs() {
 	dd if="$T/a.txt" bs=1 status=none | clmatmul -O npy -o "$T/txt.npy" - "$T/b.npy"
 	cmp "$T/file.npy" "$T/txt.npy"
 }
+
+# Auto transfers stage every copy through a ring of three mapped buffers
+# (ACCELKIT_CLMATMUL_STAGE bytes each): pieces that start and end anywhere in a row,
+# a row in several pieces where the ring is smaller than one, the zeros around the
+# data, blocks read back while the next computes. Shapes M x N x K that do not divide
+# into the forced 32 x 32 x 16 tiles (nor into the pieces), transposes and beta in
+# turn, in core and at the least --max-device-mem that works: each run gives the bytes
+# of packed transfers from whole matrices (another way altogether), which numpy
+# accepts.
+@test "staged copies through tiny ring buffers, a row in pieces, give packed transfers' bytes: shapes, transposes, beta, blocks" {
+	local k=(--tile 32 --item 4 --tile-k 16) c=0 shape m n kk o ref f stage need mem
+	for shape in 1x1x1 33x31x17 113x1x65 1x73x65 96x129x15 45x200x37 300x260x70; do
+		IFS=x read -r m n kk <<< "$shape"
+		f=$T/$c
+		mkdir "$f"
+		o=("${k[@]}") ref=()
+		if [ $((c % 2)) = 1 ]; then
+			gen "$f/a.npy" "$kk" "$m" $c; o+=(--transpose-a); ref+=(--ta)
+		else
+			gen "$f/a.npy" "$m" "$kk" $c
+		fi
+		if [ $((c % 4)) -ge 2 ]; then
+			gen "$f/b.npy" "$n" "$kk" $((c + 50)); o+=(--transpose-b); ref+=(--tb)
+		else
+			gen "$f/b.npy" "$kk" "$n" $((c + 50))
+		fi
+		if [ $((c % 3)) = 2 ]; then
+			gen "$f/c0.npy" "$m" "$n" $((c + 100))
+			o+=(--beta 1.5 -c "$f/c0.npy"); ref+=(--beta 1.5 --c0 "$f/c0.npy")
+		fi
+		clmatmul "${o[@]}" --transfers packed -O npy -o "$f/whole.npy" "$f/a.npy" "$f/b.npy"
+		run -0 py "$REF/clmatmul_ref.py" "${ref[@]}" "$f/a.npy" "$f/b.npy" "$f/whole.npy"
+		assert_output ok
+		run -1 --separate-stderr clmatmul "${o[@]}" --max-device-mem 1 -O npy \
+		    -o "$f/c.npy" "$f/a.npy" "$f/b.npy"
+		need=$(least <<< "$stderr")
+		# 12 bytes: 3 floats, across every row's end (rows of 32 floats and more);
+		# 200: less than a row of the wider shapes
+		for stage in 12 200 1000 16M; do
+			[ "$stage" != 12 ] || [ $((m * kk + kk * n)) -lt 20000 ] || continue
+			for mem in "" "$need"; do
+				echo "case $c: $shape, ACCELKIT_CLMATMUL_STAGE=$stage, bound '$mem': ${o[*]}"
+				rm -f "$f/c.npy"
+				ACCELKIT_CLMATMUL_STAGE=$stage run -0 --separate-stderr \
+				    timeout "$(limit 60)" clmatmul -v "${o[@]}" ${mem:+--max-device-mem "$mem"} \
+				    -O npy -o "$f/c.npy" "$f/a.npy" "$f/b.npy"
+				[[ $stderr == *"plan: "*", staged transfers, "* ]]
+				[[ $stderr =~ "clmatmul: staging: "[1-9][0-9]*" bytes up in ".*" bytes down in ".*" through 3 buffers of "[0-9]+" bytes" ]]
+				[[ $stderr != *"bytes in a mapped host buffer"* ]]
+				cmp "$f/whole.npy" "$f/c.npy"
+			done
+		done
+		c=$((c + 1))
+	done
+}
+
+@test "staged copies on two and three PoCL devices, in blocks through tiny ring buffers, give one device's bytes" {
+	local k=(--tile 32 --item 4 --tile-k 16)
+	gen "$T/a.npy" 130 70 1
+	gen "$T/b.npy" 70 97 2
+	gen "$T/c0.npy" 130 97 3
+	clmatmul "${k[@]}" --transfers packed --beta 0.5 -c "$T/c0.npy" -O npy -o "$T/one.npy" \
+	    "$T/a.npy" "$T/b.npy"
+	POCL_DEVICES="pthread pthread pthread" ACCELKIT_CLMATMUL_STAGE=100 run -0 --separate-stderr \
+	    clmatmul -v -d cpu:all "${k[@]}" --beta 0.5 -c "$T/c0.npy" --max-device-mem 60K \
+	    -O npy -o "$T/many.npy" "$T/a.npy" "$T/b.npy"
+	[[ $stderr =~ "plan: "([2-9]|[1-9][0-9]+)" x "[0-9]+" blocks of C" ]]
+	[[ $stderr == *"device 0:1: staging: "* ]]
+	cmp "$T/one.npy" "$T/many.npy"
+}
+
+@test "ACCELKIT_CLMATMUL_STAGE that is not a size is a usage error naming it" {
+	ACCELKIT_CLMATMUL_STAGE=lots run -2 --separate-stderr clmatmul -d cpu:0 "$D/a.txt" "$D/b.txt"
+	assert_regex "$stderr" "ACCELKIT_CLMATMUL_STAGE"
+}
