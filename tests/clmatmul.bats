@@ -1625,3 +1625,24 @@ pinned_runs() {
 	ACCELKIT_CLMATMUL_STAGE=lots run -2 --separate-stderr clmatmul -d cpu:0 "$D/a.txt" "$D/b.txt"
 	assert_regex "$stderr" "ACCELKIT_CLMATMUL_STAGE"
 }
+
+@test "two large NPY files are read at once on two threads, with the same bytes, and a bad one is still named" {
+	gen "$T/a.npy" 520 530 1
+	gen "$T/b.npy" 530 510 2
+	local d
+	for d in cpu cpu:0; do
+		run -0 --separate-stderr clmatmul -v -d $d -O npy -o "$T/c.npy" "$T/a.npy" "$T/b.npy"
+		[[ $stderr == *"clmatmul: read: A and B at once, on two threads"* ]]
+		run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/c.npy"
+		assert_output ok
+		# through a pipe, A is read whole first: one thread
+		run -0 --separate-stderr bash -c 'cat "$1" | clmatmul -v -d "$2" -O npy -o "$3" - "$4"' \
+		    _ "$T/a.npy" $d "$T/p.npy" "$T/b.npy"
+		[[ $stderr != *"at once"* ]]
+		cmp "$T/c.npy" "$T/p.npy"
+	done
+	py -c "import numpy as np; b = np.load('$T/b.npy'); b[400, 7] = np.nan; np.save('$T/x.npy', b)"
+	run -1 --separate-stderr clmatmul -d cpu:0 -o "$T/c.npy" "$T/a.npy" "$T/x.npy"
+	assert_regex "$stderr" "^clmatmul: $T/x.npy: .*NaN in NPY data \(row 401, column 8\)"
+	assert_output ""
+}
