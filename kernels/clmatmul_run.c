@@ -214,6 +214,15 @@ run_opencl(struct cm_job *j)
 	struct cm_problem *p = &j->p;
 	const size_t es = dtype_size(j->o.dt);
 	const size_t maxmem = j->o.max_device_mem;
+	/* The host's matrices: with auto transfers in ordinary memory, every copy staged
+	 * through the engines' rings of pinned buffers (clmatmul_xfer.c), which cost far
+	 * less than pinning whole matrices (768 MB: 320 ms on the H200's host), and read
+	 * before the device is waited for: the reading overlaps the platform's start in
+	 * clx_start's thread. With rect or packed transfers pinned whole where they can be
+	 * (clstaging.h), copied from in place, and so read once the device is open. */
+	const int staged = j->o.transfers == CM_XFER_AUTO;
+	if (staged && !j->bench)
+		read_inputs(j, NULL);
 	if (j->start != NULL) {
 		j->nd = clx_start_wait(j->start);
 		j->start = NULL;
@@ -229,14 +238,10 @@ run_opencl(struct cm_job *j)
 	if (j->nd > 1 && j->bench && !maxmem)
 		usage_error("--bench on several devices multiplies host matrices: give "
 		    "--max-device-mem (matrices made on the device time one device's kernel)");
-	/* The host's matrices: with auto transfers in ordinary memory, every copy staged
-	 * through the engines' rings of pinned buffers (clmatmul_xfer.c), which cost far
-	 * less than pinning whole matrices (768 MB: 320 ms on the H200's host); with rect
-	 * or packed transfers pinned whole where they can be (clstaging.h), copied from in
-	 * place. */
-	struct clx *hx = j->o.transfers == CM_XFER_AUTO ? NULL : x;
+	struct clx *hx = staged ? NULL : x;
 	if (!j->bench) {
-		read_inputs(j, hx);
+		if (!staged)
+			read_inputs(j, hx);
 		p->a = j->a->m.data;
 		p->b = j->b->m.data;
 		p->c0 = j->c0->m.data;

@@ -1410,7 +1410,7 @@ pinned_runs() {
 	assert_output ok
 }
 
-@test "NaN in NPY data, read once the device is open, is an error naming its row, with no output" {
+@test "NaN in NPY data, read beside the device's start or once it is open, is an error naming its row, with no output" {
 	py -c "import numpy as np; a = np.ones((5, 3), np.float32); a[3, 1] = np.nan; np.save('$T/x.npy', a)"
 	gen "$T/b.npy" 3 4 2
 	run -1 --separate-stderr clmatmul -o "$T/c.npy" "$T/x.npy" "$T/b.npy"
@@ -1419,6 +1419,10 @@ pinned_runs() {
 	run -1 --separate-stderr clmatmul -o "$T/c.npy" "$T/b.npy" "$T/x.npy" --transpose-a \
 	    --transpose-b
 	assert_regex "$stderr" "^clmatmul: $T/x.npy: .*NaN in NPY data \(row 4, column 2\)"
+	# rect: read into pinned memory once the device is open
+	run -1 --separate-stderr clmatmul --transfers rect -o "$T/c.npy" "$T/x.npy" "$T/b.npy"
+	assert_regex "$stderr" "^clmatmul: $T/x.npy: .*NaN in NPY data \(row 4, column 2\)"
+	[ ! -e "$T/c.npy" ]
 }
 
 @test "a truncated NPY is an error before any device is used" {
