@@ -79,21 +79,53 @@ clstaging_acquire(clstaging *s)
 	return b;
 }
 
+cl_event
+clstaging_write(clstaging *s, struct clstage *b, cl_command_queue q, cl_mem dst, size_t off,
+    size_t n, cl_uint nwait, const cl_event *wait)
+{
+	(void)s;
+	CL_CHECK(clEnqueueWriteBuffer(q, dst, CL_FALSE, off, n, b->p, nwait, nwait ? wait : NULL,
+	    &b->done));
+	CL_CHECK(clFlush(q));	/* start it now, not at the next blocking call */
+	b->held = 0;
+	CL_CHECK(clRetainEvent(b->done));
+	return b->done;
+}
+
+cl_event
+clstaging_read(clstaging *s, struct clstage *b, cl_command_queue q, cl_mem src, size_t off,
+    size_t n, cl_uint nwait, const cl_event *wait)
+{
+	(void)s;
+	CL_CHECK(clEnqueueReadBuffer(q, src, CL_FALSE, off, n, b->p, nwait, nwait ? wait : NULL,
+	    &b->done));
+	CL_CHECK(clFlush(q));
+	CL_CHECK(clRetainEvent(b->done));
+	return b->done;
+}
+
 void
 clstaging_h2d(clstaging *s, struct clstage *b, cl_mem dst, size_t off, size_t n)
 {
-	CL_CHECK(clEnqueueWriteBuffer(s->queue, dst, CL_FALSE, off, n, b->p, 0, NULL,
-	    &b->done));
-	CL_CHECK(clFlush(s->queue));	/* start it now, not at the next blocking call */
-	b->held = 0;
+	CL_CHECK(clReleaseEvent(clstaging_write(s, b, s->queue, dst, off, n, 0, NULL)));
 }
 
 void
 clstaging_d2h(clstaging *s, struct clstage *b, cl_mem src, size_t off, size_t n)
 {
-	CL_CHECK(clEnqueueReadBuffer(s->queue, src, CL_FALSE, off, n, b->p, 0, NULL,
-	    &b->done));
-	CL_CHECK(clFlush(s->queue));
+	CL_CHECK(clReleaseEvent(clstaging_read(s, b, s->queue, src, off, n, 0, NULL)));
+}
+
+int
+clstaging_count(const clstaging *s)
+{
+	return s->k;
+}
+
+size_t
+clstaging_cap(const clstaging *s)
+{
+	return s->b[0].cap;
 }
 
 void

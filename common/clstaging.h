@@ -64,6 +64,19 @@ void clstaging_d2h(clstaging *s, struct clstage *b, cl_mem src, size_t off, size
 void clstaging_wait(struct clstage *b);
 void clstaging_release(struct clstage *b);
 
+/* The same copies on a queue of the caller's (another in-order queue of the ring's
+ * context: uploads and read-backs each on their own), after the nwait events of wait,
+ * returning the copy's event with a reference for the caller (clReleaseEvent it, or
+ * keep it to order later work). clstaging_h2d and clstaging_d2h are these on the
+ * ring's queue, waiting for nothing. */
+cl_event clstaging_write(clstaging *s, struct clstage *b, cl_command_queue q, cl_mem dst,
+    size_t off, size_t n, cl_uint nwait, const cl_event *wait);
+cl_event clstaging_read(clstaging *s, struct clstage *b, cl_command_queue q, cl_mem src,
+    size_t off, size_t n, cl_uint nwait, const cl_event *wait);
+/* The ring's buffers and the bytes of each. */
+int clstaging_count(const clstaging *s);
+size_t clstaging_cap(const clstaging *s);
+
 /* Host memory for a whole matrix: a CL_MEM_ALLOC_HOST_PTR buffer of x's context kept
  * mapped, as the ring's are; or, where that cannot be had (larger than the device's
  * largest allocation, the process's pinned memory past half of the machine's, or the

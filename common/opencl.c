@@ -1381,7 +1381,7 @@ clx_start(const char *spec, const char *filter, int flags, double work, clx_mode
 	icd_restrict(st->spec);
 	int err = pthread_create(&st->thread, NULL, start_main, st);
 	if (err != 0)
-		die("cannot start a thread: %s", strerror(err));
+		die_no_thread(err, NULL);	/* out of memory under a limit, said so */
 	pthread_detach(st->thread);
 	return st;
 }

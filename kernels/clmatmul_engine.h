@@ -10,7 +10,20 @@
 #define CLMATMUL_ENGINE_H
 
 #include "clmatmul.h"
+#include "clstaging.h"
 #include "err.h"
+
+/* The staging ring of auto transfers (see struct cm_engine): CM_STAGE_BUFFERS mapped
+ * buffers of CM_STAGE_BYTES each (fewer bytes when the plan's largest transfer is
+ * smaller; ACCELKIT_CLMATMUL_STAGE replaces it, tests set it tiny). Pinning costs about
+ * 0.42 ms a MiB on the H200's host (768 MB in 320 ms, issue 35), paid once a device:
+ * 3 x 16 MiB is about 20 ms, where pinning the whole matrices of N = 8192 was 320.
+ * 16 MiB a copy keeps the 10-20 us of a copy's enqueue and event under 5% of its
+ * 0.3 ms at the bus's ~50 GB/s; three buffers: one filled by the host while one
+ * travels and one waits its turn. Unmeasured on the GPU yet: the figures are the
+ * issue's, the choice to be checked there (bench/README). */
+#define CM_STAGE_BUFFERS 3
+#define CM_STAGE_BYTES ((size_t)16 << 20)
 
 /* One device's engine: the options, the kernel parameters chosen, the program, its
  * queues and what the device may hold. */
@@ -24,6 +37,14 @@ struct cm_engine {
 	cl_kernel gemm, fill, pack_a, pack_b;
 	cl_command_queue qh, qd;	/* host-to-device and device-to-host; x->queue computes */
 	int rect;			/* transfers through the Rect calls */
+	/* auto transfers: host matrices in ordinary memory, every copy through a ring of
+	 * mapped buffers (clstaging.h), made in the worker's thread at its first
+	 * multiply and kept for the next (--bench) */
+	int staged;
+	size_t stage_bytes;		/* a buffer's bytes at most (CM_STAGE_BYTES) */
+	clstaging *ring;
+	double stage_up_sec, stage_down_sec;	/* this multiply's, host time */
+	size_t stage_up, stage_down;		/* bytes */
 	size_t budget;
 	/* -v: the profiled events of a multiply, summed into phases at its end */
 	cl_event *ev;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "clmatmul_engine.h"
 #include "clmatmul_tune.h"
 #include "timer.h"
@@ -234,14 +235,23 @@ cm_open(struct clx *x, const struct cm_options *o)
 		e->rect = 0;
 		break;
 	case CM_XFER_RECT:
-		e->rect = 1;
-		break;
-	default:
+		/* from the whole matrix in place, where the platform copies rectangles right */
 		t0 = now_sec();
 		e->rect = cm_rect_works(e);
 		phase_add("check rectangles", now_sec() - t0);
 		vlog("rectangle transfers: %s", e->rect ? "correct, used" :
 		    "wrong on this platform, packed copies used");
+		break;
+	default: {
+		/* auto: staged through a ring of mapped buffers */
+		const char *v = getenv("ACCELKIT_CLMATMUL_STAGE");
+		e->staged = 1;
+		e->stage_bytes = v != NULL && *v != '\0' ? cli_size("ACCELKIT_CLMATMUL_STAGE", v) :
+		    CM_STAGE_BYTES;
+		e->stage_bytes = MAX(e->stage_bytes / e->esize, (size_t)1) * e->esize;
+		vlog("transfers: staged through %d mapped host buffers of up to %zu bytes (pinned "
+		    "where the driver pins them)", CM_STAGE_BUFFERS, e->stage_bytes);
+	}
 	}
 	/* What the device may hold: the option, else most of its memory. */
 	e->budget = o->max_device_mem ? o->max_device_mem : (size_t)(x->global_mem / 10 * 9);
@@ -273,6 +283,7 @@ cm_close(struct cm_engine *e)
 {
 	if (e == NULL)
 		return;
+	clstaging_close(e->ring);	/* before its queue */
 	clReleaseCommandQueue(e->qh);
 	clReleaseCommandQueue(e->qd);
 	clReleaseKernel(e->gemm);

@@ -2,6 +2,7 @@
  * the host's native path or OpenCL devices, the rest of the input read into the
  * memory the choice wants, the multiply or --bench, and --verify. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,57 @@ cm_start(struct cm_job *j, int64_t input_bytes)
 	    CLX_MAX_MANY);
 }
 
+/* ---- reading ---- */
+
+/* Both NPY inputs of at least this many elements (1 MiB of float32 each, a copy of
+ * 0.1-0.3 ms) are read at once on two threads. */
+#define CM_READ_TWO_ELEMS ((size_t)1 << 18)
+
+struct read_one {
+	struct clmat *c;
+	struct clx *x;
+	const char *what;
+};
+
+static void *
+read_main(void *arg)
+{
+	struct read_one *r = arg;
+	clmat_read(r->c, r->x, r->what);
+	return NULL;
+}
+
+/* Reads what the headers left of A, B and C0 (with beta) into memory of x (NULL:
+ * ordinary memory). NPY files (clmat_open leaves their data) are read at once, B on a
+ * thread of its own beside A: each read is one thread's copy out of the page cache (or
+ * a disk's queue), so two files overlap. An error in either is said by the thread that
+ * meets it (one message, exit 1); where both are bad, either may be the one named. */
+static void
+read_inputs(struct cm_job *j, struct clx *x)
+{
+	double t0 = now_sec();
+	struct read_one rb = {j->b, x, "B"};
+	pthread_t t;
+	/* (a thread's start, tens of microseconds, is worth it only for a longer read) */
+	const int two = j->a->s != NULL && j->b->s != NULL &&
+	    MIN(j->a->m.rows * j->a->m.cols, j->b->m.rows * j->b->m.cols) >= CM_READ_TWO_ELEMS;
+	if (two) {
+		int err = pthread_create(&t, NULL, read_main, &rb);
+		if (err != 0)
+			die_no_thread(err, NULL);
+	}
+	clmat_read(j->a, x, "A");
+	if (two)
+		pthread_join(t, NULL);
+	else
+		clmat_read(j->b, x, "B");
+	if (j->p.beta != 0)
+		clmat_read(j->c0, x, "C0");
+	phase_add(PH_READ, now_sec() - t0);
+	if (two)
+		vlog("read: A and B at once, on two threads");
+}
+
 /* ---- the host ---- */
 
 static void
@@ -104,12 +156,7 @@ run_host(struct cm_job *j)
 	vlog("device: host (cpu, native C on %d thread%s, no OpenCL)", cli_threads(),
 	    cli_threads() == 1 ? "" : "s");
 	if (!j->bench) {
-		double t0 = now_sec();
-		clmat_read(j->a, NULL, "A");
-		clmat_read(j->b, NULL, "B");
-		if (p->beta != 0)
-			clmat_read(j->c0, NULL, "C0");
-		phase_add(PH_READ, now_sec() - t0);
+		read_inputs(j, NULL);
 		p->a = j->a->m.data;
 		p->b = j->b->m.data;
 		p->c0 = j->c0->m.data;
@@ -117,7 +164,7 @@ run_host(struct cm_job *j)
 		j->c.data = clhost_alloc(NULL, mul_size(mul_size(p->m, p->n, "C"), es, "C"), "C",
 		    &j->hc);
 		p->c = j->c.data;
-		t0 = now_sec();
+		double t0 = now_sec();
 		cm_multiply_host(p, j->o.ta, j->o.tb, j->o.dt);
 		phase_add("compute", now_sec() - t0);
 		return;
@@ -167,6 +214,15 @@ run_opencl(struct cm_job *j)
 	struct cm_problem *p = &j->p;
 	const size_t es = dtype_size(j->o.dt);
 	const size_t maxmem = j->o.max_device_mem;
+	/* The host's matrices: with auto transfers in ordinary memory, every copy staged
+	 * through the engines' rings of pinned buffers (clmatmul_xfer.c), which cost far
+	 * less than pinning whole matrices (768 MB: 320 ms on the H200's host), and read
+	 * before the device is waited for: the reading overlaps the platform's start in
+	 * clx_start's thread. With rect or packed transfers pinned whole where they can be
+	 * (clstaging.h), copied from in place, and so read once the device is open. */
+	const int staged = j->o.transfers == CM_XFER_AUTO;
+	if (staged && !j->bench)
+		read_inputs(j, NULL);
 	if (j->start != NULL) {
 		j->nd = clx_start_wait(j->start);
 		j->start = NULL;
@@ -182,19 +238,15 @@ run_opencl(struct cm_job *j)
 	if (j->nd > 1 && j->bench && !maxmem)
 		usage_error("--bench on several devices multiplies host matrices: give "
 		    "--max-device-mem (matrices made on the device time one device's kernel)");
+	struct clx *hx = staged ? NULL : x;
 	if (!j->bench) {
-		double t0 = now_sec();
-		clmat_read(j->a, x, "A");
-		clmat_read(j->b, x, "B");
-		if (p->beta != 0)
-			clmat_read(j->c0, x, "C0");
-		phase_add(PH_READ, now_sec() - t0);
+		if (!staged)
+			read_inputs(j, hx);
 		p->a = j->a->m.data;
 		p->b = j->b->m.data;
 		p->c0 = j->c0->m.data;
-		/* C in pinned memory (clstaging.h): copies at the bus's speed */
 		j->c = (struct matrix){p->m, p->n, j->o.dt, NULL};
-		j->c.data = clhost_alloc(x, mul_size(mul_size(p->m, p->n, "C"), es, "C"), "C",
+		j->c.data = clhost_alloc(hx, mul_size(mul_size(p->m, p->n, "C"), es, "C"), "C",
 		    &j->hc);
 		p->c = j->c.data;
 		cm_multiply_many(j->eng, j->nd, p);
@@ -205,20 +257,20 @@ run_opencl(struct cm_job *j)
 	void *a_host = NULL, *b_host = NULL, *c0_host = NULL;
 	if (j->verify || maxmem) {
 		double t0 = now_sec();
-		a_host = clhost_alloc(x, mul_size(mul_size(p->m, p->k, "A"), es, "A"), "A",
+		a_host = clhost_alloc(hx, mul_size(mul_size(p->m, p->k, "A"), es, "A"), "A",
 		    &j->ha);
-		b_host = clhost_alloc(x, mul_size(mul_size(p->k, p->n, "B"), es, "B"), "B",
+		b_host = clhost_alloc(hx, mul_size(mul_size(p->k, p->n, "B"), es, "B"), "B",
 		    &j->hb);
 		cm_fill_host(a_host, j->o.ta ? p->k : p->m, j->o.ta ? p->m : p->k, j->o.dt,
 		    j->seed, CM_SALT_A);
 		cm_fill_host(b_host, j->o.tb ? p->n : p->k, j->o.tb ? p->k : p->n, j->o.dt,
 		    j->seed, CM_SALT_B);
 		if (p->beta != 0) {
-			c0_host = clhost_alloc(x, mul_size(mul_size(p->m, p->n, "C0"), es, "C0"),
+			c0_host = clhost_alloc(hx, mul_size(mul_size(p->m, p->n, "C0"), es, "C0"),
 			    "C0", &j->hc0);
 			cm_fill_host(c0_host, p->m, p->n, j->o.dt, j->seed, CM_SALT_C);
 		}
-		p->c = clhost_alloc(x, mul_size(mul_size(p->m, p->n, "C"), es, "C"), "C",
+		p->c = clhost_alloc(hx, mul_size(mul_size(p->m, p->n, "C"), es, "C"), "C",
 		    &j->hc);
 		phase_add("generate (host)", now_sec() - t0);
 	}

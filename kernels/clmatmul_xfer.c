@@ -138,6 +138,121 @@ zero(struct cm_engine *e, cl_mem buf, size_t off, size_t bytes, cl_event wait)
 	cm_ev_log(e, "fill", filled);
 }
 
+/* ---- staged transfers: through the engine's ring of mapped buffers ---- */
+
+/* The image of a block on the device: its rows at the device's pitch, each row the
+ * host matrix's cols elements from (r0 + row, c0) (hcols columns a host row), then
+ * zeros to the pitch. stage_copy moves elements [e0, e0 + n) of that image between a
+ * staging buffer (the image's elements from e0) and the host matrix: into the buffer
+ * (out 0: zeros in the padding) or out of it into the host matrix (out 1: the padding
+ * left behind). A piece may start and end anywhere in a row: a ring smaller than one
+ * row is a row in pieces. Rows of the piece are copied on the -j threads. */
+static void
+stage_copy(int out, char *buf, char *host, size_t hcols, size_t r0, size_t c0, size_t cols,
+    size_t pitch, size_t e0, size_t n, size_t es)
+{
+	const size_t ra = e0 / pitch, rb = (e0 + n - 1) / pitch;
+	#pragma omp parallel for schedule(static) if (n > (1 << 16) && rb > ra)
+	for (size_t r = ra; r <= rb; r++) {
+		const size_t lo = MAX(e0, r * pitch) - r * pitch;	/* columns of row r */
+		const size_t hi = MIN(e0 + n, (r + 1) * pitch) - r * pitch;
+		const size_t data = lo < cols ? MIN(hi, cols) - lo : 0;
+		char *b = buf + (r * pitch + lo - e0) * es;
+		char *h = host + ((r0 + r) * hcols + c0 + lo) * es;
+		if (out) {
+			memcpy(h, b, data * es);
+		} else {
+			memcpy(b, h, data * es);
+			memset(b + data * es, 0, (hi - lo - data) * es);
+		}
+	}
+}
+
+/* The ring of a worker's engine, at least `want' bytes a buffer up to its bound (made
+ * in the worker's thread: the mapping is the device's). */
+static void
+stage_ring(struct cm_engine *e, size_t want)
+{
+	size_t cap = MIN(MAX(want, e->esize), e->stage_bytes);
+	cap = CEIL_DIV(cap, e->esize) * e->esize;
+	if (e->ring != NULL && clstaging_cap(e->ring) >= cap)
+		return;
+	double t0 = now_sec();
+	clstaging_close(e->ring);
+	e->ring = clstaging_open(e->x->ctx, e->qh, CM_STAGE_BUFFERS, cap);
+	phase_add("staging buffers", now_sec() - t0);	/* pinned: not free */
+}
+
+/* upload()'s staged way: the block's rows travel in pieces of the ring's size, each
+ * piece filled by the host while the one before it is copied (clstaging_write, on the
+ * upload queue after wait), the rows below the data zeroed on the device. Returns the
+ * last piece's event (the queue is in order: all are done when it is). */
+static cl_event
+upload_staged(struct cm_engine *e, struct slot *s, const void *host, size_t hcols,
+    size_t r0, size_t c0, size_t rows, size_t cols, size_t prows, size_t pitch,
+    cl_event wait)
+{
+	const size_t es = e->esize, total = rows * pitch, piece = clstaging_cap(e->ring) / es;
+	cl_uint nw = wait ? 1 : 0;
+	cl_event ev = NULL;
+	double t0 = now_sec();
+
+	if (rows < prows) {
+		zero(e, s->buf, rows * pitch * es, (prows - rows) * pitch * es, wait);
+		nw = 0;	/* the queue is in order */
+	}
+	for (size_t e0 = 0; e0 < total; e0 += piece) {
+		const size_t n = MIN(piece, total - e0);
+		struct clstage *b = clstaging_acquire(e->ring);	/* its last copy done */
+		stage_copy(0, b->p, (char *)host, hcols, r0, c0, cols, pitch, e0, n, es);
+		if (ev != NULL)
+			cm_ev_log(e, PH_H2D, ev);
+		ev = clstaging_write(e->ring, b, e->qh, s->buf, e0 * es, n * es, nw, &wait);
+		nw = 0;
+	}
+	e->stage_up += total * es;
+	e->stage_up_sec += now_sec() - t0;
+	ev_set(&s->ready, ev);
+	return ev;
+}
+
+/* The read-back of a C slot's block (s->pending, staged) into the host's C of hcols
+ * columns, once its kernel (s->used) is done: up to the ring's count of pieces in
+ * flight on the read-back queue, each copied out of its buffer as it arrives while the
+ * next travel. Called for a block while the next block's kernels run. */
+static void
+download_staged(struct cm_engine *e, struct slot *s, void *host, size_t hcols)
+{
+	if (!s->pending || !e->staged)	/* packed: unpack's */
+		return;
+	const size_t es = e->esize, total = s->rows * s->pitch;
+	const size_t piece = clstaging_cap(e->ring) / es, pieces = CEIL_DIV(total, piece);
+	const size_t k = (size_t)clstaging_count(e->ring);
+	struct clstage *fly[CM_STAGE_BUFFERS];
+	double t0 = now_sec();
+
+	for (size_t i = 0; i < pieces + k; i++) {
+		if (i >= k && i - k < pieces) {
+			/* pieces go in order round the ring: i - k's buffer is the next one */
+			const size_t e0 = (i - k) * piece;
+			struct clstage *b = fly[(i - k) % k];
+			clstaging_wait(b);
+			stage_copy(1, b->p, host, hcols, s->r0, s->c0, s->cols, s->pitch, e0,
+			    MIN(piece, total - e0), es);
+			clstaging_release(b);
+		}
+		if (i < pieces) {
+			const size_t e0 = i * piece;
+			fly[i % k] = clstaging_acquire(e->ring);
+			cm_ev_log(e, PH_D2H, clstaging_read(e->ring, fly[i % k], e->qd, s->buf,
+			    e0 * es, MIN(piece, total - e0) * es, 1, &s->used));
+		}
+	}
+	e->stage_down += total * es;
+	e->stage_down_sec += now_sec() - t0;
+	s->pending = 0;
+}
+
 /* Host to device: rows [r0, r0+rows) x columns [c0, c0+cols) of a host matrix with
  * hcols columns into a buffer of prows x pitch elements, zeros around the data, after
  * the event wait (may be NULL). Returns the event of the upload. */
@@ -149,6 +264,9 @@ upload(struct cm_engine *e, struct slot *s, const void *host, size_t hcols, size
 	const char *src = (const char *)host + (r0 * hcols + c0) * es;
 	cl_event ev = NULL;
 	cl_uint nw = wait ? 1 : 0;
+
+	if (e->staged)
+		return upload_staged(e, s, host, hcols, r0, c0, rows, cols, prows, pitch, wait);
 
 	if (c0 == 0 && cols == hcols && cols == pitch) {
 		/* Whole rows at the device's pitch (a matrix in core whose sides are whole
@@ -218,7 +336,7 @@ upload_panel(struct cm_engine *e, struct slot *s, int which, const void *host, s
 static void
 unpack(struct cm_engine *e, struct slot *s, void *c, size_t n)
 {
-	if (!s->pending)
+	if (!s->pending || e->staged)	/* staged: download_staged's */
 		return;
 	CL_CHECK(clWaitForEvents(1, &s->read));
 	const size_t es = e->esize;
@@ -242,7 +360,7 @@ slot_alloc(struct cm_engine *e, struct slot *s, size_t elems, int packed)
 	if (packed && cm_packs(e))
 		s->packed = CL_CREATE(clCreateBuffer(e->x->ctx, CL_MEM_READ_WRITE,
 		    elems * e->esize, NULL, &cl_err_));
-	if (!e->rect)
+	if (!e->rect && !e->staged)
 		s->stage = clhost_alloc(e->x, mul_size(elems, e->esize, "a block"),
 		    "a packed block", &s->host);
 }
@@ -309,6 +427,13 @@ mm_init(void *ctx, int w)
 	r->e = m->es[w];
 	r->e->blocks = 0;
 	r->e->flops = r->e->kernel_sec = r->e->pack_sec = 0;
+	r->e->stage_up_sec = r->e->stage_down_sec = 0;
+	r->e->stage_up = r->e->stage_down = 0;
+	if (r->e->staged) {
+		size_t big;
+		cm_footprint(r->e, pl, &big);
+		stage_ring(r->e, big);
+	}
 	for (int i = 0; i < pl->slots; i++) {
 		slot_alloc(r->e, &r->sa[i], pl->bm * pl->bk, 1);
 		slot_alloc(r->e, &r->sb[i], pl->bk * pl->bn, 1);
@@ -375,11 +500,12 @@ mm_process(void *ctx, void *state, int w, void *slot, char *err)
 	if (c->read)
 		CL_CHECK(clWaitForEvents(1, &c->read));
 	unpack(e, c, pr->c, N);
+	download_staged(e, c, pr->c, N);	/* (done already, as the next block ran) */
 	if (c->read)
 		first[nfirst++] = c->read;
 	if (beta) {
 		cl_event up = upload(e, c0, pr->c0, N, m0, n0, mr, nr, mp, np,
-		    c0 == c ? c->read : c0->used);
+		    c0 == c ? (c->read ? c->read : c->used) : c0->used);
 		cm_ev_log(e, PH_H2D, up);
 		first[nfirst++] = c0->ready;
 	}
@@ -417,6 +543,17 @@ mm_process(void *ctx, void *state, int w, void *slot, char *err)
 
 		if (bp + 1 == pl.nbk) {
 			cl_event rd;
+			if (e->staged) {
+				/* read back through the ring once the next block is queued */
+				c->pending = 1;
+				c->r0 = m0;
+				c->c0 = n0;
+				c->rows = mr;
+				c->cols = nr;
+				c->pitch = np;
+				cm_ev_log(e, PH_COMPUTE, k);
+				continue;
+			}
 			if (n0 == 0 && nr == N && np == N) {
 				/* whole rows at C's own pitch */
 				CL_CHECK(clEnqueueReadBuffer(e->qd, c->buf, CL_FALSE, 0, mr * N * es,
@@ -442,6 +579,11 @@ mm_process(void *ctx, void *state, int w, void *slot, char *err)
 		}
 		cm_ev_log(e, PH_COMPUTE, k);
 	}
+	/* The block before this one goes home through the ring while this one computes
+	 * (its slot is the other; with one slot there is one block, read back in fini). */
+	struct slot *prev = &r->sc[r->mine % ns];
+	if (prev != c)
+		download_staged(e, prev, pr->c, N);
 	return 0;
 }
 
@@ -458,8 +600,10 @@ mm_fini(void *ctx, void *state, int w)
 	CL_CHECK(clFinish(e->qh));
 	CL_CHECK(clFinish(e->x->queue));
 	CL_CHECK(clFinish(e->qd));
-	for (int i = 0; i < m->pl.slots; i++)
+	for (int i = 0; i < m->pl.slots; i++) {
 		unpack(e, &r->sc[i], m->pr->c, m->pr->n);
+		download_staged(e, &r->sc[i], m->pr->c, m->pr->n);
+	}
 	for (int i = 0; i < m->pl.slots; i++) {
 		slot_free(&r->sa[i]);
 		slot_free(&r->sb[i]);
@@ -500,8 +644,8 @@ cm_multiply_many(struct cm_engine **es, int ne, const struct cm_problem *pr)
 	const struct plan *pl = &m.pl;
 	vlog("plan: %zu x %zu block%s of C of %zu x %zu, K in %zu panel%s of %zu, %s "
 	    "transfers, %zu bytes on the device%s", pl->nbm, pl->nbn, pl->nbm * pl->nbn > 1 ?
-	    "s" : "", pl->bm, pl->bn, pl->nbk, pl->nbk > 1 ? "s" : "", pl->bk, es[0]->rect ?
-	    "rectangle" : "packed", cm_footprint(es[least], pl, &big), ne > 1 ? " (each)" : "");
+	    "s" : "", pl->bm, pl->bn, pl->nbk, pl->nbk > 1 ? "s" : "", pl->bk, es[0]->staged ?
+	    "staged" : es[0]->rect ? "rectangle" : "packed", cm_footprint(es[least], pl, &big), ne > 1 ? " (each)" : "");
 
 	/* A worker thread a device: each feeds its own queues, and OpenCL calls on
 	 * different queues and kernels may come from different threads. */
@@ -530,6 +674,20 @@ cm_multiply_many(struct cm_engine **es, int ne, const struct cm_problem *pr)
 		struct cm_engine *e = es[i];
 		if (e->pack_sec > 0)
 			phase_add("pack", e->pack_sec);
+		if (e->staged) {
+			/* host time in the staged copies: filling and emptying the ring, and
+			 * waiting for its buffers (and, in blocks, for the kernels before them) */
+			phase_add("staging (up)", e->stage_up_sec);
+			phase_add("staging (down)", e->stage_down_sec);
+			vlog("%s%sstaging: %zu bytes up in %.1f ms (%.2f GB/s), %zu bytes down in "
+			    "%.1f ms (%.2f GB/s), through %d buffers of %zu bytes", ne > 1 ?
+			    names[i] : "", ne > 1 ? ": " : "", e->stage_up, 1e3 * e->stage_up_sec,
+			    e->stage_up_sec > 0 ? 1e-9 * (double)e->stage_up / e->stage_up_sec : 0.0,
+			    e->stage_down, 1e3 * e->stage_down_sec, e->stage_down_sec > 0 ?
+			    1e-9 * (double)e->stage_down / e->stage_down_sec : 0.0,
+			    e->ring ? clstaging_count(e->ring) : 0, e->ring ? clstaging_cap(e->ring) :
+			    (size_t)0);
+		}
 		cm_ev_report(e);
 		if (ne > 1)
 			vlog("%s: %zu of %zu blocks, %.3g GFLOP, kernels %.1f ms", names[i],

@@ -212,9 +212,12 @@ blocked() {
 	assert_line --regexp '^clmatmul: tuning: .+, float64 \(.+\)$'
 }
 
-@test "rectangle transfers are checked on the platform and reported" {
-	run -0 --separate-stderr clmatmul -v -o "$T/c.txt" "$D/a.txt" "$D/b.txt"
+@test "rectangle transfers are checked on the platform and reported; auto stages its copies instead" {
+	run -0 --separate-stderr clmatmul -v --transfers rect -o "$T/c.txt" "$D/a.txt" "$D/b.txt"
 	[[ $stderr =~ "rectangle transfers: "(correct|wrong) ]]
+	run -0 --separate-stderr clmatmul -v --transfers auto -o "$T/c.txt" "$D/a.txt" "$D/b.txt"
+	[[ $stderr != *"rectangle transfers: "* ]]
+	[[ $stderr == *"clmatmul: transfers: staged through 3 mapped host buffers of up to 16777216 bytes"* ]]
 }
 
 @test "text input can give NPY output and NPY input text output" {
@@ -1382,7 +1385,8 @@ pinned_runs() {
 	run -0 py "$REF/clmatmul_ref.py" --ta --tb --alpha 0.5 --beta 2 --c0 "$T/c0.npy" \
 	    "$T/a.npy" "$T/b.npy" "$T/whole.npy"
 	assert_output ok
-	pinned_runs "${o[@]}" --max-device-mem 150K
+	# (rect: the whole matrices pinned; auto stages its copies, below)
+	pinned_runs "${o[@]}" --transfers rect --max-device-mem 150K
 	cmp "$T/whole.npy" "$T/pinned.npy"
 	cmp "$T/whole.npy" "$T/pageable.npy"
 	cmp "$T/whole.npy" "$T/mixed.npy"
@@ -1396,7 +1400,8 @@ pinned_runs() {
 	gen "$T/a.npy" 90 70 1
 	gen "$T/b.npy" 70 50 2
 	clmatmul -O npy -o "$T/file.npy" "$T/a.npy" "$T/b.npy"
-	cat "$T/a.npy" | clmatmul -v -O npy -o "$T/pipe.npy" - "$T/b.npy" 2> "$T/log"
+	cat "$T/a.npy" | clmatmul -v --transfers rect -O npy -o "$T/pipe.npy" - "$T/b.npy" \
+	    2> "$T/log"
 	cmp "$T/file.npy" "$T/pipe.npy"
 	run -0 cat "$T/log"
 	refute_line --partial "clmatmul: A: "
@@ -1405,7 +1410,7 @@ pinned_runs() {
 	assert_output ok
 }
 
-@test "NaN in NPY data, read once the device is open, is an error naming its row, with no output" {
+@test "NaN in NPY data, read beside the device's start or once it is open, is an error naming its row, with no output" {
 	py -c "import numpy as np; a = np.ones((5, 3), np.float32); a[3, 1] = np.nan; np.save('$T/x.npy', a)"
 	gen "$T/b.npy" 3 4 2
 	run -1 --separate-stderr clmatmul -o "$T/c.npy" "$T/x.npy" "$T/b.npy"
@@ -1414,6 +1419,10 @@ pinned_runs() {
 	run -1 --separate-stderr clmatmul -o "$T/c.npy" "$T/b.npy" "$T/x.npy" --transpose-a \
 	    --transpose-b
 	assert_regex "$stderr" "^clmatmul: $T/x.npy: .*NaN in NPY data \(row 4, column 2\)"
+	# rect: read into pinned memory once the device is open
+	run -1 --separate-stderr clmatmul --transfers rect -o "$T/c.npy" "$T/x.npy" "$T/b.npy"
+	assert_regex "$stderr" "^clmatmul: $T/x.npy: .*NaN in NPY data \(row 4, column 2\)"
+	[ ! -e "$T/c.npy" ]
 }
 
 @test "a truncated NPY is an error before any device is used" {
@@ -1544,4 +1553,100 @@ pinned_runs() {
 	cmp "$T/file.npy" "$T/npy.npy"
 	dd if="$T/a.txt" bs=1 status=none | clmatmul -O npy -o "$T/txt.npy" - "$T/b.npy"
 	cmp "$T/file.npy" "$T/txt.npy"
+}
+
+# Auto transfers stage every copy through a ring of three mapped buffers
+# (ACCELKIT_CLMATMUL_STAGE bytes each): pieces that start and end anywhere in a row,
+# a row in several pieces where the ring is smaller than one, the zeros around the
+# data, blocks read back while the next computes. Shapes M x N x K that do not divide
+# into the forced 32 x 32 x 16 tiles (nor into the pieces), transposes and beta in
+# turn, in core and at the least --max-device-mem that works: each run gives the bytes
+# of packed transfers from whole matrices (another way altogether), which numpy
+# accepts.
+@test "staged copies through tiny ring buffers, a row in pieces, give packed transfers' bytes: shapes, transposes, beta, blocks" {
+	local k=(--tile 32 --item 4 --tile-k 16) c=0 shape m n kk o ref f stage need mem
+	for shape in 1x1x1 33x31x17 113x1x65 1x73x65 96x129x15 45x200x37 300x260x70; do
+		IFS=x read -r m n kk <<< "$shape"
+		f=$T/$c
+		mkdir "$f"
+		o=("${k[@]}") ref=()
+		if [ $((c % 2)) = 1 ]; then
+			gen "$f/a.npy" "$kk" "$m" $c; o+=(--transpose-a); ref+=(--ta)
+		else
+			gen "$f/a.npy" "$m" "$kk" $c
+		fi
+		if [ $((c % 4)) -ge 2 ]; then
+			gen "$f/b.npy" "$n" "$kk" $((c + 50)); o+=(--transpose-b); ref+=(--tb)
+		else
+			gen "$f/b.npy" "$kk" "$n" $((c + 50))
+		fi
+		if [ $((c % 3)) = 2 ]; then
+			gen "$f/c0.npy" "$m" "$n" $((c + 100))
+			o+=(--beta 1.5 -c "$f/c0.npy"); ref+=(--beta 1.5 --c0 "$f/c0.npy")
+		fi
+		clmatmul "${o[@]}" --transfers packed -O npy -o "$f/whole.npy" "$f/a.npy" "$f/b.npy"
+		run -0 py "$REF/clmatmul_ref.py" "${ref[@]}" "$f/a.npy" "$f/b.npy" "$f/whole.npy"
+		assert_output ok
+		run -1 --separate-stderr clmatmul "${o[@]}" --max-device-mem 1 -O npy \
+		    -o "$f/c.npy" "$f/a.npy" "$f/b.npy"
+		need=$(least <<< "$stderr")
+		# 12 bytes: 3 floats, across every row's end (rows of 32 floats and more);
+		# 200: less than a row of the wider shapes
+		for stage in 12 200 1000 16M; do
+			[ "$stage" != 12 ] || [ $((m * kk + kk * n)) -lt 20000 ] || continue
+			for mem in "" "$need"; do
+				echo "case $c: $shape, ACCELKIT_CLMATMUL_STAGE=$stage, bound '$mem': ${o[*]}"
+				rm -f "$f/c.npy"
+				ACCELKIT_CLMATMUL_STAGE=$stage run -0 --separate-stderr \
+				    timeout "$(limit 60)" clmatmul -v "${o[@]}" ${mem:+--max-device-mem "$mem"} \
+				    -O npy -o "$f/c.npy" "$f/a.npy" "$f/b.npy"
+				[[ $stderr == *"plan: "*", staged transfers, "* ]]
+				[[ $stderr =~ "clmatmul: staging: "[1-9][0-9]*" bytes up in ".*" bytes down in ".*" through 3 buffers of "[0-9]+" bytes" ]]
+				[[ $stderr != *"bytes in a mapped host buffer"* ]]
+				cmp "$f/whole.npy" "$f/c.npy"
+			done
+		done
+		c=$((c + 1))
+	done
+}
+
+@test "staged copies on two and three PoCL devices, in blocks through tiny ring buffers, give one device's bytes" {
+	local k=(--tile 32 --item 4 --tile-k 16)
+	gen "$T/a.npy" 130 70 1
+	gen "$T/b.npy" 70 97 2
+	gen "$T/c0.npy" 130 97 3
+	clmatmul "${k[@]}" --transfers packed --beta 0.5 -c "$T/c0.npy" -O npy -o "$T/one.npy" \
+	    "$T/a.npy" "$T/b.npy"
+	POCL_DEVICES="pthread pthread pthread" ACCELKIT_CLMATMUL_STAGE=100 run -0 --separate-stderr \
+	    clmatmul -v -d cpu:all "${k[@]}" --beta 0.5 -c "$T/c0.npy" --max-device-mem 60K \
+	    -O npy -o "$T/many.npy" "$T/a.npy" "$T/b.npy"
+	[[ $stderr =~ "plan: "([2-9]|[1-9][0-9]+)" x "[0-9]+" blocks of C" ]]
+	[[ $stderr == *"device 0:1: staging: "* ]]
+	cmp "$T/one.npy" "$T/many.npy"
+}
+
+@test "ACCELKIT_CLMATMUL_STAGE that is not a size is a usage error naming it" {
+	ACCELKIT_CLMATMUL_STAGE=lots run -2 --separate-stderr clmatmul -d cpu:0 "$D/a.txt" "$D/b.txt"
+	assert_regex "$stderr" "ACCELKIT_CLMATMUL_STAGE"
+}
+
+@test "two large NPY files are read at once on two threads, with the same bytes, and a bad one is still named" {
+	gen "$T/a.npy" 520 530 1
+	gen "$T/b.npy" 530 510 2
+	local d
+	for d in cpu cpu:0; do
+		run -0 --separate-stderr clmatmul -v -d $d -O npy -o "$T/c.npy" "$T/a.npy" "$T/b.npy"
+		[[ $stderr == *"clmatmul: read: A and B at once, on two threads"* ]]
+		run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/c.npy"
+		assert_output ok
+		# through a pipe, A is read whole first: one thread
+		run -0 --separate-stderr bash -c 'cat "$1" | clmatmul -v -d "$2" -O npy -o "$3" - "$4"' \
+		    _ "$T/a.npy" $d "$T/p.npy" "$T/b.npy"
+		[[ $stderr != *"at once"* ]]
+		cmp "$T/c.npy" "$T/p.npy"
+	done
+	py -c "import numpy as np; b = np.load('$T/b.npy'); b[400, 7] = np.nan; np.save('$T/x.npy', b)"
+	run -1 --separate-stderr clmatmul -d cpu:0 -o "$T/c.npy" "$T/a.npy" "$T/x.npy"
+	assert_regex "$stderr" "^clmatmul: $T/x.npy: .*NaN in NPY data \(row 401, column 8\)"
+	assert_output ""
 }
