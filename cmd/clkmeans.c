@@ -209,10 +209,18 @@ main(int argc, char **argv)
 	int owned = 1;		/* X's data is not the table's */
 	double t = now_sec();
 	const char *name = data_stdin ? "(standard input)" : path;
+	cfg.device = co.device;
+	cfg.platform = co.platform;
+	cfg.max_device_mem = co.max_device_mem;
+	cfg.assign_only = assign != NULL;
+	/* the OpenCL devices opened beside the read where they will be used (km_start) */
 	input *in = many ? NULL : in_open(path);
 	if (!many && table_is_npy(in) && fields.text == NULL && !with_rows) {
 		clmat_open_in(in, DT_F32, &X);
+		km_start(&cfg, X.m.cols);
 	} else {
+		if (!many)
+			km_start(&cfg, 0);
 		/* under mpirun this rank's share: rows [tab.row0, + rows) of tab.rows_total */
 		if (many)
 			table_read(path, &to, &fields, &tab);
@@ -240,12 +248,9 @@ main(int argc, char **argv)
 	if (ntotal > 0) {
 		cfg.row0 = many ? tab.row0 : 0;
 		cfg.ntotal = ntotal;
-		cfg.device = co.device;
-		cfg.platform = co.platform;
-		cfg.max_device_mem = co.max_device_mem;
-		cfg.assign_only = assign != NULL;
 		km_run(&X, &cfg, &res);
 	} else {
+		km_start_cancel();
 		res.centroids = xmallocarray((size_t)cfg.k * X.m.cols, sizeof *res.centroids);
 		memcpy(res.centroids, C.data, (size_t)cfg.k * X.m.cols * sizeof *res.centroids);
 	}

@@ -42,6 +42,14 @@ struct km_result {
  * Data that clmat_open left unread is read here, into pinned memory, once the device
  * is open. */
 void km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res);
+/* Before the rows are read (one process alone): opens the OpenCL devices cfg->device
+ * names (cpu:N, gpu, gpu:N, P:D, lists) in a thread (clx_start) while the rows are
+ * read; with d (the columns, when an NPY header gave them; else 0) and cfg->k known,
+ * the thread builds the program too, else km_run builds it. Nothing for cpu and auto
+ * (decided after the read, from the exact work), nor under mpirun. */
+void km_start(const struct km_config *cfg, size_t d);
+/* No run after all (no rows): what km_start opened is waited for and closed. */
+void km_start_cancel(void);
 void km_result_free(struct km_result *res);
 
 /* The labels of n rows (with dist, each row's squared distance too) to path (NULL or

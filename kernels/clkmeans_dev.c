@@ -355,8 +355,26 @@ rank_spec(const char *spec, const char *platform, char *buf, size_t size)
 	return buf;
 }
 
-/* Device m, already open in m->x, for its share of the rows: kernel parameters, the
- * build, the memory plan, the column scales. */
+/* Device m, already open in m->x, for d columns and k centroids: kernel parameters
+ * and the build (on km_dev_start's thread, or in km_open). */
+static void
+km_prepare(struct km *m, size_t d, size_t k)
+{
+	m->d = d;
+	m->k = k;
+	m->fp64 = m->x.has_fp64;
+	m->atom64 = has_extension(&m->x, "cl_khr_int64_base_atomics");
+	choose_tune(m);
+	if (!m->fp64)
+		vlog("no float64: distances and their sums in float");
+	double t0 = now_sec();
+	build(m);
+	phase_add("build", now_sec() - t0);
+}
+
+/* Device m, already open in m->x (and built, when km_dev_start's thread knew the
+ * columns), for its share of the rows: kernel parameters, the build, the memory plan,
+ * the column scales. */
 static void
 km_open(struct kmset *s, struct km *m, size_t first, size_t n, int prof)
 {
@@ -364,35 +382,83 @@ km_open(struct kmset *s, struct km *m, size_t first, size_t n, int prof)
 	m->delta = !s->exchange;
 	m->first = first;
 	m->n = n;
-	m->d = s->d;
-	m->k = s->k;
 	m->hx = s->hx + first * s->d;
-	m->fp64 = m->x.has_fp64;
-	m->atom64 = has_extension(&m->x, "cl_khr_int64_base_atomics");
-	choose_tune(m);
-	if (!m->fp64)
-		vlog("no float64: distances and their sums in float");
+	if (m->prog == NULL)
+		km_prepare(m, s->d, s->k);
+	else if (m->d != s->d || m->k != s->k)
+		die("the build beside the read was for %zu columns and k = %zu, the run has %zu "
+		    "and %zu", m->d, m->k, s->d, s->k);	/* km_dev_start's caller's promise */
 	const struct tune *t = &m->t;
 	vlog("%zu rows x %zu columns, k = %zu; tiles of %zu rows x %d centroids x %d columns%s%s%s",
 	    s->n, m->d, m->k, m->tm, t->tnt * t->rnv * 4, t->tk,
 	    !t->local ? " (direct)" : t->a_res ? " (rows resident)" : "",
 	    t->tf32 ? "; TF32 products on the tensor cores, rows near a tie rechecked in float32, "
 	    "then float64" : "", t->areg ? " (rows in registers)" : "");
-	double t0 = now_sec();
-	build(m);
-	phase_add("build", now_sec() - t0);
 	m->exact_groups = (size_t)m->x.compute_units * t->exact_cu;
 	m->update_groups = (size_t)m->x.compute_units * t->update_cu;
 }
 
-/* Opens the devices spec names (each rank its own under mpirun), reads what X left to
- * read, and divides the rows among the devices. */
+/* CLKMEANS_PROFILE: each kernel timed (a profiling queue). */
+static int
+profile_on(void)
+{
+	const char *prof = getenv("CLKMEANS_PROFILE");
+	return prof != NULL && *prof != '\0' && strcmp(prof, "0") != 0;
+}
+
+static void km_close(struct km *m);
+
+struct km_dev_start {
+	struct clx_start *st;
+	struct clx xs[CLX_MAX_MANY];	/* clx_start's: here until the run ends */
+	struct km dev[CLX_MAX_MANY];
+	int nd;
+	size_t d, k;
+};
+
+/* clx_start's prep, on its thread: the devices' kernel parameters and build when the
+ * columns and k are known. */
 static void
-set_open(struct kmset *s, struct clmat *X, const struct km_config *cfg, const char *dev)
+start_prep(struct clx *xs, int n, void *ctx)
+{
+	struct km_dev_start *ds = ctx;
+	ds->nd = n;
+	for (int i = 0; i < n; i++) {
+		ds->dev[i].x = xs[i];
+		if (ds->d > 0 && ds->k > 0)
+			km_prepare(&ds->dev[i], ds->d, ds->k);
+	}
+}
+
+struct km_dev_start *
+km_dev_start(const char *spec, const struct km_config *cfg, size_t d)
+{
+	struct km_dev_start *ds = xcalloc(1, sizeof *ds);
+	ds->d = d;
+	ds->k = cfg->k > 0 ? (size_t)cfg->k : 0;
+	ds->st = clx_start(spec, cfg->platform, profile_on() ? CLX_PROFILE : 0, 0, NULL,
+	    start_prep, ds, ds->xs, CLX_MAX_MANY);
+	return ds;
+}
+
+void
+km_dev_drop(struct km_dev_start *ds)
+{
+	clx_start_wait(ds->st);
+	for (int i = 0; i < ds->nd; i++)
+		km_close(&ds->dev[i]);
+	free(ds);
+}
+
+/* Opens the devices spec names (each rank its own under mpirun), or takes those
+ * km_dev_start opened (ds), reads what X left to read, and divides the rows among the
+ * devices. */
+static void
+set_open(struct kmset *s, struct clmat *X, const struct km_config *cfg, const char *dev,
+    struct km_dev_start *ds)
 {
 	memset(s, 0, sizeof *s);
-	const char *prof = getenv("CLKMEANS_PROFILE");
-	int pr = prof != NULL && *prof != '\0' && strcmp(prof, "0") != 0;
+	int pr = profile_on();
 	s->ranks = ranks_size();
 	s->n = X->m.rows;
 	s->d = X->m.cols;
@@ -401,20 +467,29 @@ set_open(struct kmset *s, struct clmat *X, const struct km_config *cfg, const ch
 	s->ntotal = cfg->ntotal ? cfg->ntotal : s->n;
 	char buf[32];
 	const char *spec = rank_spec(dev, cfg->platform, buf, sizeof buf);
-	struct clx xs[CLX_MAX_MANY];
-	double t0 = now_sec();
-	s->nd = clx_open_many(spec, cfg->platform, pr ? CLX_PROFILE : 0, xs, CLX_MAX_MANY);
-	phase_add("open device", now_sec() - t0);
+	double t0;
+	if (ds != NULL) {
+		s->nd = clx_start_wait(ds->st);
+		for (int i = 0; i < s->nd; i++)
+			s->dev[i] = ds->dev[i];
+		free(ds);
+	} else {
+		struct clx xs[CLX_MAX_MANY];
+		t0 = now_sec();
+		s->nd = clx_open_many(spec, cfg->platform, pr ? CLX_PROFILE : 0, xs,
+		    CLX_MAX_MANY);
+		phase_add("open device", now_sec() - t0);
+		for (int i = 0; i < s->nd; i++)
+			s->dev[i].x = xs[i];
+	}
 	t0 = now_sec();
-	clmat_read(X, &xs[0], "the rows");
+	clmat_read(X, &s->dev[0].x, "the rows");
 	phase_add(PH_READ, now_sec() - t0);
 	s->hx = X->m.data;
 	s->exchange = s->nd > 1 || s->ranks > 1;
 	s->sums = xcalloc(s->k * s->d + s->k + 2, sizeof *s->sums);
 	s->dist = xmallocarray(MAX(s->n, (size_t)1), sizeof *s->dist);
 	s->lab = xmallocarray(MAX(s->n, (size_t)1), sizeof *s->lab);
-	for (int i = 0; i < s->nd; i++)
-		s->dev[i].x = xs[i];
 	/* the shares: even, on multiples of the first device's tiles and groups */
 	size_t first[CLX_MAX_MANY], count[CLX_MAX_MANY];
 	km_open(s, &s->dev[0], 0, 0, pr);
@@ -639,10 +714,10 @@ set_centroids(struct kmset *s, const double *C)
 
 void
 km_dev_run(struct clmat *X, const struct km_config *cfg, const char *spec,
-    struct km_result *res)
+    struct km_dev_start *ds, struct km_result *res)
 {
 	struct kmset s;
-	set_open(&s, X, cfg, spec);
+	set_open(&s, X, cfg, spec, ds);
 	const size_t n = s.n, d = s.d, k = s.k;
 	res->labels = xmallocarray(MAX(n, (size_t)1), sizeof *res->labels);
 	res->dists = xmallocarray(MAX(n, (size_t)1), sizeof *res->dists);

@@ -57,6 +57,29 @@ host_threads(void)
 	return (int)MAX(t, 1);
 }
 
+/* The devices km_start opened beside the read, until km_run takes them. */
+static struct km_dev_start *started;
+
+void
+km_start(const struct km_config *cfg, size_t d)
+{
+	const char *spec = cfg->device != NULL ? cfg->device : "auto";
+	/* the host; under mpirun each rank's spec after the read; auto after the read
+	 * (clx_start's thread dies where auto finds no OpenCL device, which auto runs on
+	 * the host) */
+	if (strcmp(spec, "cpu") == 0 || strcmp(spec, "auto") == 0 || ranks_size() > 1)
+		return;
+	started = km_dev_start(spec, cfg, d);
+}
+
+void
+km_start_cancel(void)
+{
+	if (started != NULL)
+		km_dev_drop(started);
+	started = NULL;
+}
+
 void
 km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 {
@@ -64,6 +87,8 @@ km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 	const char *spec = cfg->device != NULL ? cfg->device : "auto";
 	/* auto weighs the whole run's rows: every rank decides alike */
 	const double work = km_work(ntotal, X->m.cols, cfg);
+	struct km_dev_start *ds = started;
+	started = NULL;
 	if (strcmp(spec, "auto") == 0) {
 		/* work the host ends before any GPU could have started: no OpenCL loaded */
 		const struct cost_model host = KM_HOST_COST;
@@ -85,7 +110,7 @@ km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 		progress_begin("iterations", cfg->tol > 0 ? 0 :
 		    (uint64_t)runs * (uint64_t)cfg->max_iter);
 	const char *dev = spec;
-	if (strcmp(spec, "cpu") != 0) {
+	if (strcmp(spec, "cpu") != 0 && ds == NULL) {
 		dev = clx_decide(spec, cfg->platform, work, row_cost, NULL);
 		/* auto without any OpenCL device: the host, as the CUDA programs' auto
 		 * without a GPU */
@@ -97,6 +122,6 @@ km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 	if (strcmp(dev, "cpu") == 0)
 		km_host_run(X, cfg, res);
 	else
-		km_dev_run(X, cfg, dev, res);
+		km_dev_run(X, cfg, dev, ds, res);
 	progress_end();
 }

@@ -10,10 +10,18 @@
  * run (n: all ranks' rows). */
 double km_work(uint64_t n, size_t d, const struct km_config *cfg);
 
+/* The OpenCL devices spec names opened beside the read (clx_start, one process
+ * alone): a thread opens them and, when d (the columns, 0: not known yet) and cfg->k
+ * are known, sets their kernel parameters and builds the program. km_dev_run takes
+ * them; km_dev_drop waits for them and closes them, unused. */
+struct km_dev_start;
+struct km_dev_start *km_dev_start(const char *spec, const struct km_config *cfg, size_t d);
+void km_dev_drop(struct km_dev_start *ds);
+
 /* The run on the OpenCL devices spec names (gpu, cpu:N, P:D, lists; clx_open_many),
- * each rank its own under mpirun. */
+ * each rank its own under mpirun, or on those ds holds (NULL: none). */
 void km_dev_run(struct clmat *X, const struct km_config *cfg, const char *spec,
-    struct km_result *res);
+    struct km_dev_start *ds, struct km_result *res);
 
 /* The same run on the host's CPU in plain C (OpenMP), loading no OpenCL: the same
  * labels, distances, centroids and inertia, byte for byte, as PoCL's CPU device. */

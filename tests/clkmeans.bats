@@ -968,6 +968,76 @@ maps() {
 	done
 }
 
+# ---- the device opened beside the read (km_start, clx_start) ----
+
+# phases FILE: the names of -v's phases in FILE, in the order -v prints them (each
+# phase's place is that of its first time taken), one a line.
+phases() {
+	sed -n 's/^clkmeans: time \(.*[^ ]\)  *[0-9.][0-9.]* ms$/\1/p' "$1"
+}
+
+@test "a named OpenCL device is opened beside the read: -v's phases show the open waited for, and the build in it when an NPY header gave the columns" {
+	clkmeans -d $OCL -v -k 3 "$D/points.txt" 2> "$T/err" > /dev/null
+	run -0 phases "$T/err"
+	assert_line "open device"
+	assert_line "open device (waited)"
+	# text: the columns are known after the read, the build after the wait
+	assert_equal "$(phases "$T/err" | grep -E '^(open device \(waited\)|build)$' | tr '\n' ,)" \
+	    "open device (waited),build,"
+	# NPY: the header gives the columns, and the thread builds before the wait ends
+	gen overlapping 500 4 3 12
+	clkmeans -d $OCL -v -k 3 "$T/x.npy" 2> "$T/err" > /dev/null
+	assert_equal "$(phases "$T/err" | grep -E '^(open device \(waited\)|build)$' | tr '\n' ,)" \
+	    "build,open device (waited),"
+	# the host, and auto on small work, open nothing
+	for dev in cpu auto; do
+		clkmeans -d $dev -v -k 3 "$D/points.txt" 2> "$T/err" > /dev/null
+		run -0 phases "$T/err"
+		refute_line --partial "open device"
+	done
+}
+
+@test "the device opened beside the read gives the native path's bytes: text and NPY, a cold cache, no cache, --assign" {
+	gen overlapping 3000 8 5 21
+	clkmeans -d cpu --seed 3 -k 5 --distances -C "$T/cn.txt" "$T/x.npy" > "$T/native"
+	clkmeans -d cpu --assign "$T/c0.txt" --distances "$T/x.npy" > "$T/native_assign"
+	py -c "import numpy as np; np.savetxt('$T/x.txt', np.load('$T/x.npy'), fmt='%.9g')"
+	clkmeans -d cpu --seed 3 -k 5 --distances "$T/x.txt" > "$T/native_text"
+	# NPY, built in the thread: a cold cache (compiled there), then warm (loaded there)
+	for run in cold warm; do
+		XDG_CACHE_HOME="$T/cache" clkmeans -d cpu:0 --seed 3 -k 5 --distances \
+		    -C "$T/cp.txt" "$T/x.npy" > "$T/ocl"
+		cmp "$T/native" "$T/ocl"
+		cmp "$T/cn.txt" "$T/cp.txt"
+	done
+	ls "$T/cache/accelkit/cl"/clkmeans-*.bin
+	# text, built after the read, with no cache; --assign (no -k: built after the read)
+	ACCELKIT_CL_CACHE=0 clkmeans -d cpu:0 --seed 3 -k 5 --distances "$T/x.txt" > "$T/ocl"
+	cmp "$T/native_text" "$T/ocl"
+	clkmeans -d cpu:0 --assign "$T/c0.txt" --distances "$T/x.npy" > "$T/ocl"
+	cmp "$T/native_assign" "$T/ocl"
+}
+
+@test "a device that cannot be opened beside the read is the same error and status as before: no such device, no such platform, a malformed spec" {
+	gen overlapping 500 4 3 12
+	for f in "$D/points.txt" "$T/x.npy"; do
+		run -1 --separate-stderr clkmeans -d 9:9 -k 3 "$f"
+		assert_equal "$stderr" "clkmeans: device '9:9': no such OpenCL device (see --list-devices)"
+		assert_output ""
+		run -1 --separate-stderr clkmeans -d cpu:7 -k 3 "$f"
+		assert_equal "$stderr" "clkmeans: device 'cpu:7': no such OpenCL device (see --list-devices)"
+		run -1 --separate-stderr clkmeans -d cpu:0 --platform no-such-platform -k 3 "$f"
+		assert_equal "$stderr" "clkmeans: device 'cpu:0': no such OpenCL device on platforms matching no-such-platform (see --list-devices)"
+		run -2 --separate-stderr clkmeans -d 0:x -k 3 "$f"
+		assert_regex "$stderr" "^clkmeans: invalid device '0:x' \(expected auto, cpu,"
+	done
+	# no rows: the device opened beside the read is closed, and the run ends as before
+	py -c "import numpy as np; np.save('$T/empty.npy', np.zeros((0, 2), np.float32))"
+	run -0 --separate-stderr clkmeans -d cpu:0 --assign "$D/centroids.txt" "$T/empty.npy"
+	assert_output ""
+	assert_equal "$stderr" ""
+}
+
 @test "auto weighs rows x k x columns for each pass above the host's share: 200000 x 64 with k = 1024 on the GPU" {
 	require_gpu
 	# 20000 x 32 x 16 x 22 passes (2.25e8) on one thread: within the GPU's start, on the
