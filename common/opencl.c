@@ -1347,10 +1347,14 @@ start_main(void *arg)
 	const char *spec = st->model != NULL ? clx_decide(st->spec, st->filter, st->work,
 	    st->model, st->ctx) : st->spec;
 	double t0 = now_sec();
-	st->n = clx_open_many(spec, st->filter, st->flags, st->xs, st->max);
-	phase_add("open device", now_sec() - t0);
-	if (st->prep != NULL)
-		st->prep(st->xs, st->n, st->ctx);
+	if (st->model != NULL && strcmp(spec, "auto") == 0) {
+		st->n = 0;	/* auto with no OpenCL device: the caller's host path */
+	} else {
+		st->n = clx_open_many(spec, st->filter, st->flags, st->xs, st->max);
+		phase_add("open device", now_sec() - t0);
+		if (st->prep != NULL)
+			st->prep(st->xs, st->n, st->ctx);
+	}
 	pthread_mutex_lock(&st->mu);
 	st->done = 1;
 	pthread_cond_signal(&st->cond);

@@ -96,7 +96,10 @@ const char *clx_decide(const char *spec, const char *filter, double work,
  * build. ICDs are restricted (CPU-only specs) in the caller's thread, before the
  * thread starts. clx_start_wait joins it and returns how many devices xs holds (their
  * queues and context made in the thread, used from any thread after); the seconds it
- * waited go to the phase "open device (waited)".
+ * waited go to the phase "open device (waited)". With a model, an auto that finds no
+ * OpenCL device at all (no platform, none of a usable type) opens nothing and
+ * clx_start_wait returns 0: the caller runs on the host, as its auto would without
+ * starting early.
  * An error in the thread is the process's (its message, exit 1), as it would be on
  * the caller's thread.
  *

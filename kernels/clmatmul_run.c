@@ -114,6 +114,9 @@ read_main(void *arg)
 static void
 read_inputs(struct cm_job *j, struct clx *x)
 {
+	if (j->read)
+		return;	/* before the device was waited for (staged), and then the host ran */
+	j->read = 1;
 	double t0 = now_sec();
 	struct read_one rb = {j->b, x, "B"};
 	pthread_t t;
@@ -209,7 +212,7 @@ run_host(struct cm_job *j)
 /* ---- OpenCL ---- */
 
 static void
-run_opencl(struct cm_job *j)
+run_opencl(struct cm_job *j, const char *spec)
 {
 	struct cm_problem *p = &j->p;
 	const size_t es = dtype_size(j->o.dt);
@@ -226,10 +229,15 @@ run_opencl(struct cm_job *j)
 	if (j->start != NULL) {
 		j->nd = clx_start_wait(j->start);
 		j->start = NULL;
+		if (j->nd == 0) {
+			vlog("auto: no OpenCL device: the host");
+			run_host(j);
+			return;
+		}
 	} else {
 		double t0 = now_sec();
-		j->nd = clx_open_many(auto_spec(j), j->platform, verbose || j->bench ?
-		    CLX_PROFILE : 0, j->xs, CLX_MAX_MANY);
+		j->nd = clx_open_many(spec != NULL ? spec : auto_spec(j), j->platform,
+		    verbose || j->bench ? CLX_PROFILE : 0, j->xs, CLX_MAX_MANY);
 		phase_add("open device", now_sec() - t0);
 		open_engines(j->xs, j->nd, j);
 	}
@@ -287,6 +295,7 @@ void
 cm_run(struct cm_job *j)
 {
 	struct cm_problem *p = &j->p;
+	const char *spec = NULL;
 	int host = 0;
 	if (j->start == NULL && j->device != NULL && strcmp(j->device, "cpu") == 0) {
 		host = 1;
@@ -294,14 +303,18 @@ cm_run(struct cm_job *j)
 	    !opencl_options(&j->o)) {
 		double work = work_of(p);
 		host = work < CM_HOST_WORK;
-		if (host)
+		if (host) {
 			vlog("auto: host, %.3g multiply-adds, below %.3g where OpenCL's start "
 			    "pays (no OpenCL loaded)", work, CM_HOST_WORK);
+		} else if (strcmp(spec = auto_spec(j), "auto") == 0) {
+			host = 1;	/* as the CUDA programs' auto without a GPU */
+			vlog("auto: no OpenCL device: the host");
+		}
 	}
 	if (host)
 		run_host(j);
 	else
-		run_opencl(j);
+		run_opencl(j, spec);
 	if (j->verify) {
 		const double eps = j->o.dt == DT_F64 ? 0x1p-52 : j->o.tf32 ? CM_TF32_EPS :
 		    0x1p-23;

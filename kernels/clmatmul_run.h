@@ -31,6 +31,7 @@ struct cm_job {
 	struct cm_bench_result r;	/* --bench */
 	const char *device_name;	/* --bench's device= */
 	int host;			/* computed on the host, without OpenCL */
+	int read;			/* A, B (and C0) read */
 	/* cm_run's own */
 	struct clx_start *start;
 	struct clx xs[CLX_MAX_MANY];

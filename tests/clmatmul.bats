@@ -1650,3 +1650,28 @@ pinned_runs() {
 	assert_regex "$stderr" "^clmatmul: $T/x.npy: .*NaN in NPY data \(row 401, column 8\)"
 	assert_output ""
 }
+
+@test "without any OpenCL platform, auto above the host's share runs on the host, opened early or not; cpu:0 is an error" {
+	# an ICD loader that finds no vendor: no platform at all
+	mkdir "$T/icd"
+	# 800 x 800 x 800 (5.1e8 multiply-adds, past CM_HOST_WORK): as text, whose bytes
+	# start OpenCL beside the read; as NPY, whose bytes do not (decided after the read)
+	py -c "
+import numpy as np
+g = np.random.default_rng(8)
+for n in 'ab':
+    m = g.standard_normal((800, 800)).astype(np.float32)
+    np.save('$T/' + n + '.npy', m)
+    np.savetxt('$T/' + n + '.txt', m, fmt='%.9g')"
+	clmatmul -d cpu "$T/a.npy" "$T/b.npy" > "$T/host"
+	run -0 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clmatmul -d auto -v "$T/a.txt" "$T/b.txt"
+	assert_regex "$stderr" $'(^|\n)clmatmul: auto: inputs of [0-9]+ bytes, about [0-9.e+]+ multiply-adds: OpenCL opened beside the read'
+	assert_regex "$stderr" $'(^|\n)clmatmul: auto: no OpenCL device: the host'
+	assert_output "$(cat "$T/host")"
+	run -0 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clmatmul -d auto -v "$T/a.npy" "$T/b.npy"
+	[[ $stderr != *"opened beside the read"* ]] || fail "NPY of 800 x 800 started OpenCL early: the test no longer covers the late decision"
+	assert_regex "$stderr" $'(^|\n)clmatmul: auto: no OpenCL device: the host'
+	assert_output "$(cat "$T/host")"
+	run -1 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clmatmul -d cpu:0 "$T/a.npy" "$T/b.npy"
+	assert_regex "$stderr" "no OpenCL platform found"
+}
