@@ -73,6 +73,12 @@ f32_range_msg(char *err, size_t col, double v)
 	snprintf(err, DENSE_ERR, "column %zu: %s is out of range for float32", col, num);
 }
 
+/* The bytes that may follow a number in a row. */
+static const unsigned char field_end[256] = {
+	[' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\v'] = 1, ['\f'] = 1, [','] = 1, ['#'] = 1,
+	['\0'] = 1, ['\n'] = 1,
+};
+
 size_t
 dense_parse_span(const char *p, const char *end, void *vals, enum dtype dt, size_t cap,
     int flags, char *err)
@@ -89,7 +95,10 @@ dense_parse_span(const char *p, const char *end, void *vals, enum dtype dt, size
 			return SIZE_MAX;
 		}
 		double v;
-		const char *e = parse_double(p, &v);
+		const char *e = parse_plain(p, end, field_end, &v);
+		if (e != NULL)
+			goto store;	/* a plain decimal: finite and within float32's range */
+		e = parse_double(p, &v);
 		if (e == p || e > end || !(e == end || *e == '\0' || *e == ',' || *e == '#' ||
 		    is_blank(*e))) {
 			size_t len = 0;
@@ -108,6 +117,7 @@ dense_parse_span(const char *p, const char *end, void *vals, enum dtype dt, size
 			f32_range_msg(err, n + 1, v);
 			return SIZE_MAX;
 		}
+store:
 		if (n < cap) {
 			if (dt == DT_F32)
 				((float *)vals)[n] = (float)v;

@@ -433,6 +433,9 @@ field_number(const struct tctx *x, const char *s, const char *e, size_t col, dou
 		snprintf(err, errsz, "empty field in column %zu", col);
 		return -1;
 	}
+	static const unsigned char none[256];	/* the number must fill the field */
+	if (parse_plain(s, e, none, v) != NULL)
+		return 0;	/* a plain decimal: finite and within float32's range */
 	const char *q = parse_double(s, v);
 	if (q > e) {
 		/* the delimiter could go on a number (-t e): parse the field alone */

@@ -84,6 +84,37 @@ print("ok")' "$vals"
 	assert_output "ok"
 }
 
+@test "plain decimals of every digit count read exactly as strtod reads them" {
+	# The inline fast path (numparse.h's parse_plain, eight digits at a time) against
+	# Python's float, which rounds as strtod does: up to 19 significant digits, the
+	# 2^53 mantissa bound on both sides, leading zeros, signs, a point at either end.
+	run -0 py -c '
+import random
+r = random.Random(5)
+toks = ["9007199254740992", "9007199254740993", "0.9007199254740993", "-900719925474099.3",
+    "1234567890123456789", "12345678901234567890", "0.00000000000000000001", "1.", ".5",
+    "-0.0", "+7.25", "00000000000000000001.5", "0.1234567890123456789", "3.", "-.0"]
+for i in range(20000):
+    n = r.randint(1, 21)
+    d = "".join(r.choice("0123456789") for _ in range(n))
+    k = r.randint(0, n)
+    toks.append(r.choice(["", "-", "+"]) + d[:k] + "." + d[k:] if r.random() < 0.8 else d)
+with open("p.txt", "w") as f:
+    for i in range(0, len(toks), 5):
+        f.write(" ".join(toks[i:i + 5]).ljust(5 * 26) + "\n" if len(toks[i:i + 5]) == 5 else "")
+'
+	run -0 acctest read -t f64 -O npy -o out.npy p.txt
+	run -0 py -c '
+import numpy as np
+ref = np.array([[float(t) for t in l.split()] for l in open("p.txt")])
+got = np.load("out.npy")
+assert got.shape == ref.shape, (got.shape, ref.shape)
+bad = np.nonzero(got.view(np.uint64) != ref.view(np.uint64))
+assert bad[0].size == 0, (got[bad][:5], ref[bad][:5])
+print("exact")'
+	assert_output "exact"
+}
+
 @test "float32 text output reads back to the same bits" {
 	run -0 py -c '
 import numpy as np
