@@ -598,6 +598,9 @@ free_res(void *res)
 }
 
 static const struct chunk_ops table_ops = {.parse = parse_chunk, .free_res = free_res, .cut_ctx = table_cut};
+/* Fields split by blanks: no quoting, lines are records (and the threads read them). */
+static const struct chunk_ops table_line_ops = {.cut = chunk_cut_lines, .parse = parse_chunk,
+    .free_res = free_res};
 
 static void
 load_text(struct table *t)
@@ -613,7 +616,8 @@ load_text(struct table *t)
 	x.pos = pos;
 	t->m.dtype = t->opts.dt;
 	t->m.cols = t->k;
-	chunks *e = chunks_open(t->in, &table_ops, &x);
+	chunks *e = chunks_open(t->in, x.o.delim == TABLE_BLANKS ? &table_line_ops : &table_ops,
+	    &x);
 	for (struct chunk *c; (c = chunks_next(e)) != NULL;) {
 		const struct tres *r = c->res;
 		if (rows + r->nrows > cap) {
