@@ -55,6 +55,9 @@ split(const char *p, const char *e, int delim, struct span *f, size_t cap, size_
 		}
 	}
 	/* As dense.h: blanks, or one comma with blanks around it; '#' ends the line. */
+	static const unsigned char sep[256] = {
+		[' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\v'] = 1, ['\f'] = 1, [','] = 1, ['#'] = 1,
+	};
 	p = q;
 	for (;;) {
 		if (*p == ',') {
@@ -62,7 +65,7 @@ split(const char *p, const char *e, int delim, struct span *f, size_t cap, size_
 			return SIZE_MAX;
 		}
 		const char *s = p;
-		while (p < e && !is_blank(*p) && *p != ',' && *p != '#')
+		while (p < e && !sep[(unsigned char)*p])
 			p++;
 		if (n < cap)
 			f[n] = (struct span){s, p};
