@@ -931,6 +931,21 @@ open("l.txt", "w", newline="").write("".join(parts))'
 	assert_output "$(numbered s.txt)"
 }
 
+@test "the threads read a regular file from where its input stands: after a byte-order mark, after bytes taken before, at any chunk size" {
+	# From a regular file each thread reads its own chunks (chunks.c, in_pread): the
+	# offsets must start where the input does.
+	printf '\357\273\2771 2\n3 4\n5 6\n' > bom.txt
+	printf '1 2\n3 4\n5 6\n7 8' > s.txt
+	for bytes in 1 3 4 7 1048576; do
+		for j in 1 3; do
+			run -0 env ACCELKIT_CHUNK_BYTES=$bytes acctest read -j $j bom.txt
+			assert_output "$(printf '1\t2\n3\t4\n5\t6')"
+			run -0 sh -c "{ dd bs=4 count=1 of=/dev/null 2>/dev/null; ACCELKIT_CHUNK_BYTES=$bytes acctest read -j $j; } < s.txt"
+			assert_output "$(printf '3\t4\n5\t6\n7\t8')"
+		done
+	done
+}
+
 @test "the engine reports the first bad line in input order, at, before and after a chunk boundary" {
 	# 10-byte lines and 100-byte chunks: lines 10 and 11 are the last and first of two
 	# chunks (99-byte chunks hold 9 lines, 101-byte ones 10).
