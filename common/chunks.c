@@ -27,6 +27,12 @@ struct chunks {
 	size_t tail_len, tail_cap;
 	int tail_hint;
 	int eof;
+	/* an uncompressed regular file cut at lines: make only finds where the chunk
+	 * from pos ends, and the thread that parses it reads it */
+	int pread;
+	uint64_t pos, end;
+	uint64_t over;		/* what make's buffer would hold past the last cut */
+	char *win;		/* where the line end is looked for */
 	/* the caller's side */
 	uint64_t lines;		/* lines up to the end of the last chunk handed out */
 	chunks *prev, *next;	/* the engines open (chunks_close_all) */
@@ -90,6 +96,85 @@ chunk_cut_fastq(const char *p, size_t len, int *hint)
 	}
 }
 
+static void
+chunk_reset(struct chunk *c, uint64_t k)
+{
+	c->index = k;
+	c->lines = UINT64_MAX;
+	c->err_line = 0;
+	c->err[0] = '\0';
+}
+
+#define WIN ((size_t)1 << 16)
+
+/* The offset just past the last '\n' in [lo, hi), else 0: read backwards in windows of
+ * 4 KiB, then larger ones for a long line. */
+static uint64_t
+last_line_end(chunks *e, uint64_t lo, uint64_t hi)
+{
+	for (size_t w = 4096; hi > lo; w = WIN) {
+		size_t n = (size_t)MIN((uint64_t)w, hi - lo);
+		n = in_pread(e->in, e->win, n, hi - n);
+		const char *nl = memrchr(e->win, '\n', n);
+		if (nl != NULL)
+			return hi - n + (uint64_t)(nl - e->win) + 1;
+		if (n == 0)
+			return 0;	/* the file shrank */
+		hi -= n;
+	}
+	return 0;
+}
+
+/* make for a file read at any offset: the chunk's place, which its thread reads. The
+ * cuts are the ones make finds reading the same file (so chunks hold the same lines):
+ * the last line end within the bytes its buffer would hold, a chunk's size or twice
+ * the bytes left over from the last cut, doubled while no line ends in them. */
+static int
+make_at(chunks *e, struct chunk *c, uint64_t k)
+{
+	uint64_t start = e->pos, cut = 0, cap = MAX(e->target, 2 * e->over), seen = start;
+
+	if (start >= e->end)
+		return DW_NONE;
+	for (;; cap *= 2) {
+		uint64_t wend = start + cap;
+		if (wend >= e->end) {
+			cut = e->end;
+			e->over = 0;
+			break;
+		}
+		if ((cut = last_line_end(e, seen, wend)) != 0) {
+			e->over = wend - cut;
+			break;
+		}
+		seen = wend;
+	}
+	c->at = start;
+	c->len = (size_t)(cut - start);
+	c->hint = 0;
+	c->read_err = NULL;
+	chunk_reset(c, k);
+	e->pos = cut;
+	if (cut < e->end)
+		return DW_MORE;
+	in_skip_to(e->in, cut);
+	return DW_LAST;
+}
+
+/* The bytes of a chunk from make_at, on its thread. */
+static void
+read_at(chunks *e, struct chunk *c)
+{
+	size_t want = MAX(e->target, c->len);
+	if (c->data == NULL || c->cap < c->len || c->cap > 8 * want) {
+		free(c->data);
+		c->cap = want;
+		c->data = xmalloc(c->cap + 1);
+	}
+	c->len = in_pread(e->in, c->data, c->len, c->at);	/* short: the file shrank */
+	c->data[c->len] = '\0';
+}
+
 /* The engine's make: the next chunk, from the tail of the last one and fresh input. */
 static int
 make(void *ctx, void *slot, uint64_t k)
@@ -98,6 +183,8 @@ make(void *ctx, void *slot, uint64_t k)
 	struct chunk *c = slot;
 	size_t want = MAX(e->target, 2 * e->tail_len), len, cut;
 
+	if (e->pread)
+		return make_at(e, c, k);
 	if (e->eof && e->tail_len == 0)
 		return DW_NONE;
 	if (c->data == NULL || c->cap < want || c->cap > 8 * want) {
@@ -149,10 +236,7 @@ make(void *ctx, void *slot, uint64_t k)
 	c->read_err = read_err;
 	c->data[cut] = '\0';
 	c->len = cut;
-	c->index = k;
-	c->lines = UINT64_MAX;
-	c->err_line = 0;
-	c->err[0] = '\0';
+	chunk_reset(c, k);
 	return e->eof && e->tail_len == 0 ? DW_LAST : DW_MORE;
 }
 
@@ -166,6 +250,8 @@ process(void *ctx, void *state, int w, void *slot, char *err)
 	chunks *e = ctx;
 	struct chunk *c = slot;
 
+	if (e->pread)
+		read_at(e, c);
 	e->ops->parse(e->ctx, c);
 	if (c->err_line != 0 || c->lines == UINT64_MAX) {
 		uint64_t n = 0;
@@ -202,6 +288,13 @@ chunks_open(input *in, const struct chunk_ops *ops, void *ctx)
 	e->target = chunk_bytes();
 	e->lines = in_lineno(in);
 	in_defer_errors(in, 1);
+	int64_t end = in_pread_end(in);
+	if (end >= 0 && ops->cut == chunk_cut_lines) {
+		e->pread = 1;
+		e->pos = in_tell(in);
+		e->end = (uint64_t)end;
+		e->win = xmalloc(WIN);
+	}
 	e->nslots = nthreads > 1 ? dw_slots(nthreads) : 1;
 	e->slot = xcalloc((size_t)e->nslots, sizeof *e->slot);
 	e->slotp = xcalloc((size_t)e->nslots, sizeof *e->slotp);
@@ -257,6 +350,8 @@ chunks_close(chunks *e)
 		e->next->prev = e->prev;
 	pthread_mutex_unlock(&open_mu);
 	dw_close(e->o);
+	if (e->pread && e->pos < e->end)
+		in_skip_to(e->in, e->pos);
 	in_defer_errors(e->in, 0);
 	in_set_lineno(e->in, e->lines);
 	for (int i = 0; i < e->nslots; i++) {
@@ -267,6 +362,7 @@ chunks_close(chunks *e)
 	free(e->slot);
 	free(e->slotp);
 	free(e->tail);
+	free(e->win);
 	free(e);
 }
 

@@ -15,6 +15,11 @@
  * line's number in the whole input: the first bad line in input order, the same one
  * a single thread reading line by line stops at.
  *
+ * From an uncompressed regular file cut at lines, the threads read too: making a chunk
+ * only finds where it ends (the same cut as reading it would make, found in a small
+ * window read there), and the thread that parses it reads its bytes (pread), so that
+ * no one thread copies the whole input.
+ *
  * Testing knob: ACCELKIT_CHUNK_BYTES in the environment sets the chunk size (bytes,
  * default 1 MiB), so tests can force tiny chunks and put records across boundaries.
  *
@@ -69,6 +74,7 @@ struct chunk {
 				 * chunks_next dies with it rather than hand the chunk out */
 	void *res;		/* the parser's results: kept when the chunk is reused */
 	size_t cap;		/* the size of data's allocation, less one */
+	uint64_t at;		/* (the engine's) where its bytes are, read by its thread */
 };
 
 /* A cut rule: the length of the longest prefix of p[0..len) that ends at a record

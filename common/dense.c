@@ -73,6 +73,42 @@ f32_range_msg(char *err, size_t col, double v)
 	snprintf(err, DENSE_ERR, "column %zu: %s is out of range for float32", col, num);
 }
 
+/* The bytes that may follow a number in a row. */
+static const unsigned char field_end[256] = {
+	[' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\v'] = 1, ['\f'] = 1, [','] = 1, ['#'] = 1,
+	['\0'] = 1, ['\n'] = 1,
+};
+
+/* A number that is not a plain decimal (numparse.h's parse_plain), as strtod reads it,
+ * field n + 1 of a row ending at end: its end and value, or NULL and the error in err. */
+static __attribute__((noinline)) const char *
+number_slow(const char *p, const char *end, size_t n, enum dtype dt, int flags, double *out,
+    char *err)
+{
+	double v;
+	const char *e = parse_double(p, &v);
+	if (e == p || e > end || !(e == end || *e == '\0' || *e == ',' || *e == '#' ||
+	    is_blank(*e))) {
+		size_t len = 0;
+		while (p + len < end && p[len] != '\0' && strchr(" \t\r,#", p[len]) == NULL)
+			len++;
+		snprintf(err, DENSE_ERR, "column %zu: not a number: '%.*s'%s", n + 1,
+		    (int)MIN(len, 40), p, len > 40 ? "..." : "");
+		return NULL;
+	}
+	if (!(flags & MAT_ALLOW_NONFINITE) && !isfinite(v)) {
+		snprintf(err, DENSE_ERR, "column %zu: %s is not allowed", n + 1,
+		    isnan(v) ? "NaN" : "Inf");
+		return NULL;
+	}
+	if (dt == DT_F32 && !(flags & MAT_ALLOW_NONFINITE) && isinf((float)v)) {
+		f32_range_msg(err, n + 1, v);
+		return NULL;
+	}
+	*out = v;
+	return e;
+}
+
 size_t
 dense_parse_span(const char *p, const char *end, void *vals, enum dtype dt, size_t cap,
     int flags, char *err)
@@ -88,25 +124,13 @@ dense_parse_span(const char *p, const char *end, void *vals, enum dtype dt, size
 			snprintf(err, DENSE_ERR, "empty field in column %zu", n + 1);
 			return SIZE_MAX;
 		}
-		double v;
-		const char *e = parse_double(p, &v);
-		if (e == p || e > end || !(e == end || *e == '\0' || *e == ',' || *e == '#' ||
-		    is_blank(*e))) {
-			size_t len = 0;
-			while (p + len < end && p[len] != '\0' && strchr(" \t\r,#", p[len]) == NULL)
-				len++;
-			snprintf(err, DENSE_ERR, "column %zu: not a number: '%.*s'%s", n + 1,
-			    (int)MIN(len, 40), p, len > 40 ? "..." : "");
-			return SIZE_MAX;
-		}
-		if (!(flags & MAT_ALLOW_NONFINITE) && !isfinite(v)) {
-			snprintf(err, DENSE_ERR, "column %zu: %s is not allowed", n + 1,
-			    isnan(v) ? "NaN" : "Inf");
-			return SIZE_MAX;
-		}
-		if (dt == DT_F32 && !(flags & MAT_ALLOW_NONFINITE) && isinf((float)v)) {
-			f32_range_msg(err, n + 1, v);
-			return SIZE_MAX;
+		double v, sv;
+		const char *e = parse_plain(p, end, field_end, &v);
+		if (__builtin_expect(e == NULL, 0)) {
+			/* sv: v stays out of memory on the plain path */
+			if ((e = number_slow(p, end, n, dt, flags, &sv, err)) == NULL)
+				return SIZE_MAX;
+			v = sv;
 		}
 		if (n < cap) {
 			if (dt == DT_F32)

@@ -455,6 +455,36 @@ in_regular_bytes(const char *const *paths, int n)
 	return total;
 }
 
+int64_t
+in_pread_end(const input *in)
+{
+	return in->total >= 0 && in->z == NULL && !in->probe && in->size >= 0 ? in->size : -1;
+}
+
+size_t
+in_pread(const input *in, void *dst, size_t n, uint64_t off)
+{
+	uint64_t end = (uint64_t)in->size;
+	size_t done = 0, r;
+
+	if (off >= end)
+		return 0;
+	n = (size_t)MIN((uint64_t)n, end - off);
+	while (done < n && (r = pread_some(in, (char *)dst + done, n - done, off + done)) > 0)
+		done += r;
+	return done;
+}
+
+void
+in_skip_to(input *in, uint64_t off)
+{
+	if (lseek(in->fd, (off_t)(in->base + off), SEEK_SET) < 0)
+		die_errno(in->name);
+	in->start = in->end = 0;
+	in->off = in->fpos = off;
+	in->eof = in->size >= 0 && off >= (uint64_t)in->size;
+}
+
 void
 in_range(input *in, uint64_t start, uint64_t end)
 {

@@ -76,6 +76,15 @@ uint64_t in_count_lines(const input *in, uint64_t start, uint64_t end);
  * of a line, so that every line is in one share; line numbers go on from the lines of
  * the shares before (collective: every rank calls it). */
 void in_share_lines(input *in);
+/* Reading at any offset, for the chunk engine's threads (chunks.c). in_pread_end: where
+ * the input ends (in in_tell's offsets) when its bytes can be read at any offset (an
+ * uncompressed regular file, in_range's end kept), else -1. in_pread: up to n bytes at
+ * off into dst, all unless the input ends first; safe on several threads at once, and
+ * moves nothing. in_skip_to: the input goes on at off (at or after in_tell), as if the
+ * bytes before it had been read. */
+int64_t in_pread_end(const input *in);
+size_t in_pread(const input *in, void *dst, size_t n, uint64_t off);
+void in_skip_to(input *in, uint64_t off);
 /* A regular file's bytes from where the input began (whatever was read), else -1. */
 int64_t in_file_size(const input *in);
 /* Under mpirun, where every rank reads its share of the input: dies unless it is a

@@ -315,7 +315,9 @@ seq_pair_next(input *in, const unsigned char **a, size_t *alen,
 		p->ch = chunks_open(in, &pairs_ops, NULL);
 		in_set_reader(in, p, pairs_close);
 	}
-	if (!chunks_take(p->ch, &p->cur, &p->next, pairs_count))
+	/* the chunk engine only when this chunk's pairs are all taken */
+	if ((p->cur == NULL || p->next == pairs_count(p->cur)) &&
+	    !chunks_take(p->ch, &p->cur, &p->next, pairs_count))
 		return 0;
 	const struct pair *x = &((const struct pairs_res *)p->cur->res)->p[p->next++];
 	*a = (const unsigned char *)p->cur->data + x->a;

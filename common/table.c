@@ -55,6 +55,9 @@ split(const char *p, const char *e, int delim, struct span *f, size_t cap, size_
 		}
 	}
 	/* As dense.h: blanks, or one comma with blanks around it; '#' ends the line. */
+	static const unsigned char sep[256] = {
+		[' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\v'] = 1, ['\f'] = 1, [','] = 1, ['#'] = 1,
+	};
 	p = q;
 	for (;;) {
 		if (*p == ',') {
@@ -62,7 +65,7 @@ split(const char *p, const char *e, int delim, struct span *f, size_t cap, size_
 			return SIZE_MAX;
 		}
 		const char *s = p;
-		while (p < e && !is_blank(*p) && *p != ',' && *p != '#')
+		while (p < e && !sep[(unsigned char)*p])
 			p++;
 		if (n < cap)
 			f[n] = (struct span){s, p};
@@ -433,6 +436,9 @@ field_number(const struct tctx *x, const char *s, const char *e, size_t col, dou
 		snprintf(err, errsz, "empty field in column %zu", col);
 		return -1;
 	}
+	static const unsigned char none[256];	/* the number must fill the field */
+	if (parse_plain(s, e, none, v) != NULL)
+		return 0;	/* a plain decimal: finite and within float32's range */
 	const char *q = parse_double(s, v);
 	if (q > e) {
 		/* the delimiter could go on a number (-t e): parse the field alone */
@@ -595,6 +601,9 @@ free_res(void *res)
 }
 
 static const struct chunk_ops table_ops = {.parse = parse_chunk, .free_res = free_res, .cut_ctx = table_cut};
+/* Fields split by blanks: no quoting, lines are records (and the threads read them). */
+static const struct chunk_ops table_line_ops = {.cut = chunk_cut_lines, .parse = parse_chunk,
+    .free_res = free_res};
 
 static void
 load_text(struct table *t)
@@ -610,7 +619,8 @@ load_text(struct table *t)
 	x.pos = pos;
 	t->m.dtype = t->opts.dt;
 	t->m.cols = t->k;
-	chunks *e = chunks_open(t->in, &table_ops, &x);
+	chunks *e = chunks_open(t->in, x.o.delim == TABLE_BLANKS ? &table_line_ops : &table_ops,
+	    &x);
 	for (struct chunk *c; (c = chunks_next(e)) != NULL;) {
 		const struct tres *r = c->res;
 		if (rows + r->nrows > cap) {

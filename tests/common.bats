@@ -84,6 +84,37 @@ print("ok")' "$vals"
 	assert_output "ok"
 }
 
+@test "plain decimals of every digit count read exactly as strtod reads them" {
+	# The inline fast path (numparse.h's parse_plain, eight digits at a time) against
+	# Python's float, which rounds as strtod does: up to 19 significant digits, the
+	# 2^53 mantissa bound on both sides, leading zeros, signs, a point at either end.
+	run -0 py -c '
+import random
+r = random.Random(5)
+toks = ["9007199254740992", "9007199254740993", "0.9007199254740993", "-900719925474099.3",
+    "1234567890123456789", "12345678901234567890", "0.00000000000000000001", "1.", ".5",
+    "-0.0", "+7.25", "00000000000000000001.5", "0.1234567890123456789", "3.", "-.0"]
+for i in range(20000):
+    n = r.randint(1, 21)
+    d = "".join(r.choice("0123456789") for _ in range(n))
+    k = r.randint(0, n)
+    toks.append(r.choice(["", "-", "+"]) + d[:k] + "." + d[k:] if r.random() < 0.8 else d)
+with open("p.txt", "w") as f:
+    for i in range(0, len(toks), 5):
+        f.write(" ".join(toks[i:i + 5]).ljust(5 * 26) + "\n" if len(toks[i:i + 5]) == 5 else "")
+'
+	run -0 acctest read -t f64 -O npy -o out.npy p.txt
+	run -0 py -c '
+import numpy as np
+ref = np.array([[float(t) for t in l.split()] for l in open("p.txt")])
+got = np.load("out.npy")
+assert got.shape == ref.shape, (got.shape, ref.shape)
+bad = np.nonzero(got.view(np.uint64) != ref.view(np.uint64))
+assert bad[0].size == 0, (got[bad][:5], ref[bad][:5])
+print("exact")'
+	assert_output "exact"
+}
+
 @test "float32 text output reads back to the same bits" {
 	run -0 py -c '
 import numpy as np
@@ -898,6 +929,21 @@ open("l.txt", "w", newline="").write("".join(parts))'
 	seq 1 2000 > s.txt
 	run -0 env ACCELKIT_CHUNK_BYTES=1000 acctest records -j 4 --slow 5 s.txt
 	assert_output "$(numbered s.txt)"
+}
+
+@test "the threads read a regular file from where its input stands: after a byte-order mark, after bytes taken before, at any chunk size" {
+	# From a regular file each thread reads its own chunks (chunks.c, in_pread): the
+	# offsets must start where the input does.
+	printf '\357\273\2771 2\n3 4\n5 6\n' > bom.txt
+	printf '1 2\n3 4\n5 6\n7 8' > s.txt
+	for bytes in 1 3 4 7 1048576; do
+		for j in 1 3; do
+			run -0 env ACCELKIT_CHUNK_BYTES=$bytes acctest read -j $j bom.txt
+			assert_output "$(printf '1\t2\n3\t4\n5\t6')"
+			run -0 sh -c "{ dd bs=4 count=1 of=/dev/null 2>/dev/null; ACCELKIT_CHUNK_BYTES=$bytes acctest read -j $j; } < s.txt"
+			assert_output "$(printf '3\t4\n5\t6\n7\t8')"
+		done
+	done
 }
 
 @test "the engine reports the first bad line in input order, at, before and after a chunk boundary" {
