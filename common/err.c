@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,28 @@ abandoned_self_stops(void)
 	if (has_abandoned && pthread_equal(pthread_self(), abandoned))
 		for (;;)
 			pause();
+}
+
+/* One error message a process: the first thread to die says it and exits; another
+ * that dies meanwhile (a device thread's error beside the reader's) waits for that
+ * exit, so that the user reads one line, the first. The same thread may die again
+ * (in the exit hook, say) and goes on. Every die* and usage_error calls this first. */
+static _Atomic int dying;
+static pthread_t dier;
+
+static void
+die_once(void)
+{
+	int none = 0;
+	abandoned_self_stops();
+	if (atomic_compare_exchange_strong(&dying, &none, 1)) {
+		dier = pthread_self();
+		return;
+	}
+	if (pthread_equal(pthread_self(), dier))
+		return;
+	for (;;)
+		pause();
 }
 
 void
@@ -96,7 +119,7 @@ vlog(const char *fmt, ...)
 void
 die(const char *fmt, ...)
 {
-	abandoned_self_stops();
+	die_once();
 	va_list ap;
 	va_start(ap, fmt);
 	vmsg(NULL, fmt, ap);
@@ -107,7 +130,7 @@ die(const char *fmt, ...)
 void
 die_errno(const char *what)
 {
-	abandoned_self_stops();
+	die_once();
 	const char *e = strerror(errno);
 	die("%s: %s", what, e);
 }
@@ -115,7 +138,7 @@ die_errno(const char *what)
 void
 die_at(const char *file, uint64_t line, const char *fmt, ...)
 {
-	abandoned_self_stops();
+	die_once();
 	char place[1100];
 	va_list ap;
 	snprintf(place, sizeof place, "%.1024s:%llu: ", file, (unsigned long long)line);
@@ -128,7 +151,7 @@ die_at(const char *file, uint64_t line, const char *fmt, ...)
 void
 die_off(const char *file, uint64_t off, const char *fmt, ...)
 {
-	abandoned_self_stops();
+	die_once();
 	char place[1100];
 	va_list ap;
 	snprintf(place, sizeof place, "%.1024s: byte %llu: ", file, (unsigned long long)off);
@@ -141,7 +164,7 @@ die_off(const char *file, uint64_t off, const char *fmt, ...)
 void
 usage_error(const char *fmt, ...)
 {
-	abandoned_self_stops();
+	die_once();
 	ranks_quiet_unless_first();	/* every rank parses the same options */
 	va_list ap;
 	va_start(ap, fmt);

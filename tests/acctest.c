@@ -29,6 +29,8 @@
  *       back into OUT, K buffers of BYTES, the results written out slowly; prints
  *       "h2d|d2h CHUNK BUFFER" for each copy, and checks that a buffer comes back from
  *       the ring only once its last copy has completed; -v gives each way's GB/s
+ *   acctest dies N                    N threads die at once ("thread I: dies"): one
+ *                                     message, exit 1 (err.c's first error wins)
  *   acctest devwork [-w WORKERS] [-n UNITS] [--fail K] [--slow-worker W] [--seed S]
  *       [--push | --pool]
  *       the work engine (devwork.h) on CPU threads: unit k's result "k<TAB>k*k+1"
@@ -1124,6 +1126,33 @@ cmd_vocab(int argc, char **argv)
 	return 0;
 }
 
+/* acctest dies N: N threads released together, each dying with its own message. */
+static pthread_barrier_t dies_go;
+
+static void *
+dies_main(void *arg)
+{
+	pthread_barrier_wait(&dies_go);
+	die("thread %d: dies", (int)(intptr_t)arg);
+	return NULL;
+}
+
+static int
+cmd_dies(int argc, char **argv)
+{
+	if (argc != 2)
+		usage_error("usage: acctest dies N");
+	int n = (int)cli_int("dies", argv[1], 1, 256);
+	pthread_t *t = xmallocarray((size_t)n, sizeof *t);
+	pthread_barrier_init(&dies_go, NULL, (unsigned)n);
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, dies_main, (void *)(intptr_t)i) != 0)
+			die("cannot start thread %d", i);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1159,6 +1188,8 @@ main(int argc, char **argv)
 		return cmd_cuda(argc, argv, &co);
 	if (strcmp(cmd, "cl") == 0)
 		return cmd_cl(argc, argv, &co);
+	if (strcmp(cmd, "dies") == 0)
+		return cmd_dies(argc, argv);
 	if (strcmp(cmd, "devwork") == 0)
 		return cmd_devwork(argc, argv, &co);
 	if (strcmp(cmd, "tune") == 0 && argc >= 2) {

@@ -1427,3 +1427,13 @@ PY
 	run -1 --separate-stderr sh -c 'cat "$1" | acctest read -j 3 -O npy -o /dev/null -' _ "$BATS_TEST_TMPDIR/cut.npy"
 	[[ "$stderr" == *"NPY data is truncated: the header promises 70000 rows of 256, the data ends in row 48829"* ]]
 }
+
+@test "threads that die at once give one message, the first, and exit 1" {
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		run -1 --separate-stderr acctest dies 16
+		assert_output ''
+		[[ $stderr =~ ^acctest:\ thread\ [0-9]+:\ dies$ ]] ||
+			fail "run $i: not one message: $stderr"
+	done
+}
