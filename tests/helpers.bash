@@ -15,12 +15,6 @@ fi
 TESTDATA="$ACCELKIT_ROOT/testdata"
 REF="$ACCELKIT_ROOT/tests/ref"
 export PATH
-# The ICD loader as a user's machine has it: the platforms /etc/OpenCL/vendors lists.
-# The lent GPU machine's image sets OCL_ICD_FILENAMES (PoCL and NVIDIA's library), which
-# the loader takes first and which, as any user's choice, keeps the programs from pointing
-# the loader at PoCL alone for CPU specs (NVIDIA's library then loads for cpu:0 too, and
-# crashed under ulimit -v 104448 there). Tests of that choice set it themselves.
-unset OCL_ICD_FILENAMES
 
 bats_load_library bats-support
 bats_load_library bats-assert
