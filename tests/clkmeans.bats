@@ -926,12 +926,12 @@ print(a.shape, bool((a == b).all()), c.shape, bool((c == d).all()))"
 	# 20000 x 32 x 512 x 12 passes (3.9e9) on one thread: past the GPU's start, so auto
 	# looks for OpenCL devices
 	clkmeans -d cpu -j 1 -k 512 --max-iter 10 --distances "$T/m.npy" > "$T/native"
-	run -0 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clkmeans -d auto -j 1 -v -k 512 \
+	run -0 --separate-stderr env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$T/icd" clkmeans -d auto -j 1 -v -k 512 \
 	    --max-iter 10 --distances "$T/m.npy"
 	assert_regex "$stderr" $'(^|\n)clkmeans: auto: the host\'s CPU, natively: no OpenCL device'
 	assert_output "$(cat "$T/native")"
-	run -0 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clkmeans -d cpu -k 3 "$D/points.txt"
-	run -1 --separate-stderr env OCL_ICD_VENDORS="$T/icd" clkmeans -d cpu:0 -k 3 "$D/points.txt"
+	run -0 --separate-stderr env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$T/icd" clkmeans -d cpu -k 3 "$D/points.txt"
+	run -1 --separate-stderr env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$T/icd" clkmeans -d cpu:0 -k 3 "$D/points.txt"
 	assert_regex "$stderr" "no OpenCL platform found"
 }
 
