@@ -29,6 +29,18 @@ struct slot {
 	size_t r0, c0, rows, cols, pitch;
 };
 
+/* C's slot holds block (r0, c0) of rows x cols at pitch, still to be copied out. */
+static void
+slot_pend(struct slot *c, size_t r0, size_t c0, size_t rows, size_t cols, size_t pitch)
+{
+	c->pending = 1;
+	c->r0 = r0;
+	c->c0 = c0;
+	c->rows = rows;
+	c->cols = cols;
+	c->pitch = pitch;
+}
+
 /* ---- rectangle transfers: whether this platform gets them right ---- */
 
 /* Writes a 5 x 7 rectangle from inside a host array into the middle of a buffer with
@@ -545,12 +557,7 @@ mm_process(void *ctx, void *state, int w, void *slot, char *err)
 			cl_event rd;
 			if (e->staged) {
 				/* read back through the ring once the next block is queued */
-				c->pending = 1;
-				c->r0 = m0;
-				c->c0 = n0;
-				c->rows = mr;
-				c->cols = nr;
-				c->pitch = np;
+				slot_pend(c, m0, n0, mr, nr, np);
 				cm_ev_log(e, PH_COMPUTE, k);
 				continue;
 			}
@@ -566,12 +573,7 @@ mm_process(void *ctx, void *state, int w, void *slot, char *err)
 			} else {
 				CL_CHECK(clEnqueueReadBuffer(e->qd, c->buf, CL_FALSE, 0, mr * np * es,
 				    c->stage, 1, &k, &rd));
-				c->pending = 1;
-				c->r0 = m0;
-				c->c0 = n0;
-				c->rows = mr;
-				c->cols = nr;
-				c->pitch = np;
+				slot_pend(c, m0, n0, mr, nr, np);
 			}
 			CL_CHECK(clFlush(e->qd));
 			ev_set(&c->read, rd);

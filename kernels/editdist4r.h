@@ -228,6 +228,9 @@ void ed_cpu_batch(const uint8_t *pool, const struct ed_pair *pairs, size_t n,
  * plain DP whatever algo says). */
 char *ed_cpu_align(const void *a, size_t m, const void *b, size_t n, int size, int algo, int t,
     int64_t d, int64_t *cost);
+/* The CPU engines' scratch: *p (of *cap elements of size bytes) with room for n, its
+ * old contents dropped. */
+void ed_grow(void **p, size_t *cap, size_t n, size_t size);
 /* The best match of A in B of mode (ED_INFIX, ED_PREFIX) by the plain DP over symbols of
  * size bytes (-u's code points): as ed_band_dist. */
 int64_t ed_dp_mode(const void *a, int64_t m, const void *b, int64_t n, int size, int mode,

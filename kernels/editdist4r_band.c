@@ -63,16 +63,6 @@ ed_bws_free(struct ed_bws *w)
 	free(w);
 }
 
-static void
-grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	if (n <= *cap)
-		return;
-	n = MAX(n, 2 * *cap);
-	free(*p);
-	*p = xmallocarray(n, size);
-	*cap = n;
-}
 
 /* The query's match vectors over the symbols it holds. */
 static void
@@ -97,11 +87,11 @@ prep(struct ed_bws *w, const uint8_t *q, int64_t m)
 	}
 	w->nb = MAX(CEIL_DIV(m, WB), (int64_t)1);
 	size_t len = (size_t)ncodes * (size_t)w->nb;
-	grow((void **)&w->peq, &w->peqcap, len, sizeof *w->peq);
+	ed_grow((void **)&w->peq, &w->peqcap, len, sizeof *w->peq);
 	memset(w->peq, 0, len * sizeof *w->peq);
 	for (int64_t i = 0; i < m; i++)
 		w->peq[(size_t)w->code[q[i]] * w->nb + i / WB] |= (uint64_t)1 << (i % WB);
-	grow((void **)&w->bl, &w->blcap, (size_t)w->nb, sizeof *w->bl);
+	ed_grow((void **)&w->bl, &w->blcap, (size_t)w->nb, sizeof *w->bl);
 }
 
 /* The columns of a traceback: each column's first and last block and their vectors. */
@@ -509,8 +499,8 @@ split(struct aln *h, int64_t ao, int64_t m, int64_t bo, int64_t n, int64_t k)
 	}
 	struct ed_bws *w = h->w;
 	int64_t mid = m / 2, best = -1;
-	grow((void **)&w->f, &w->fcap, (size_t)n + 1, sizeof *w->f);
-	grow((void **)&w->r, &w->rcap, (size_t)n + 1, sizeof *w->r);
+	ed_grow((void **)&w->f, &w->fcap, (size_t)n + 1, sizeof *w->f);
+	ed_grow((void **)&w->r, &w->rcap, (size_t)n + 1, sizeof *w->r);
 	int32_t *f = w->f, *r = w->r;
 	prep(w, h->a + ao, mid);
 	struct bjob J = {.t = h->b + bo, .m = mid, .mfull = m, .n = n, .k = k,

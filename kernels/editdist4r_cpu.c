@@ -39,8 +39,8 @@ work_free(struct work *w)
 	free(w->row);
 }
 
-static void
-grow(void **p, size_t *cap, size_t n, size_t size)
+void
+ed_grow(void **p, size_t *cap, size_t n, size_t size)
 {
 	if (n <= *cap)
 		return;
@@ -210,7 +210,7 @@ fr_pair(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int t,
 {
 	struct frs s = {.a = a, .b = b, .n = n, .nfull = n / t, .tab = tables[t], .t = t,
 	    .cm = w->cm};
-	grow((void **)&w->hrow, &w->hcap, (size_t)CEIL_DIV(n, t), 1);
+	ed_grow((void **)&w->hrow, &w->hcap, (size_t)CEIL_DIV(n, t), 1);
 	s.hrow = w->hrow;
 	return strips(m, n, t, t, bd, &fr_ops, &s);
 }
@@ -284,7 +284,7 @@ bp_pair(const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, const struct e
     struct work *w)
 {
 	const int64_t nch = CEIL_DIV(n, BPW);
-	grow((void **)&w->hp, &w->bcap, 2 * (size_t)nch, sizeof(uint64_t));
+	ed_grow((void **)&w->hp, &w->bcap, 2 * (size_t)nch, sizeof(uint64_t));
 	w->hm = w->hp + nch;
 	struct bps s = {.a = a, .b = b, .n = n, .peq = w->peq, .hp = w->hp, .hm = w->hm};
 	return strips(m, n, BPW, BPW, bd, &bp_ops, &s);
@@ -333,7 +333,7 @@ sym(const void *s, int size, int64_t i)
 static int64_t
 dp_pair(const void *a, int64_t m, const void *b, int64_t n, int size, struct work *w)
 {
-	grow((void **)&w->row, &w->rcap, (size_t)n + 1, sizeof(int32_t));
+	ed_grow((void **)&w->row, &w->rcap, (size_t)n + 1, sizeof(int32_t));
 	int32_t *row = w->row;
 	for (int64_t j = 0; j <= n; j++)
 		row[j] = (int32_t)j;
@@ -361,7 +361,7 @@ static int64_t
 dp_mode_row(const void *a, int64_t m, const void *b, int64_t n, int size, int infix, int rev,
     int last, struct work *w, int64_t *col)
 {
-	grow((void **)&w->row, &w->rcap, (size_t)n + 1, sizeof(int32_t));
+	ed_grow((void **)&w->row, &w->rcap, (size_t)n + 1, sizeof(int32_t));
 	int32_t *row = w->row;
 	for (int64_t j = 0; j <= n; j++)
 		row[j] = infix ? 0 : (int32_t)j;

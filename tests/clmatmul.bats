@@ -1484,6 +1484,27 @@ pinned_runs() {
 	done
 }
 
+# operands F C M N K: case C's A (M x K) and B (K x N) in F, A transposed for odd C, B
+# when C % 4 >= 2, beta 1.5 with C0 when C % 3 == 2; clmatmul's options for them added
+# to the array o, clmatmul_ref.py's to ref.
+operands() {
+	local f=$1 c=$2 m=$3 n=$4 kk=$5
+	if [ $((c % 2)) = 1 ]; then
+		gen "$f/a.npy" "$kk" "$m" $c; o+=(--transpose-a); ref+=(--ta)
+	else
+		gen "$f/a.npy" "$m" "$kk" $c
+	fi
+	if [ $((c % 4)) -ge 2 ]; then
+		gen "$f/b.npy" "$n" "$kk" $((c + 50)); o+=(--transpose-b); ref+=(--tb)
+	else
+		gen "$f/b.npy" "$kk" "$n" $((c + 50))
+	fi
+	if [ $((c % 3)) = 2 ]; then
+		gen "$f/c0.npy" "$m" "$n" $((c + 100))
+		o+=(--beta 1.5 -c "$f/c0.npy"); ref+=(--beta 1.5 --c0 "$f/c0.npy")
+	fi
+}
+
 # Shapes M x N x K against the forced 32 x 32 x 16 tiles (1, primes, one below and
 # above a tile, whole tiles), each with transposes, beta now and then, rect or packed
 # transfers and the host matrices all pinned, none (ACCELKIT_PINNED_BYTES=0) or A
@@ -1499,20 +1520,7 @@ pinned_runs() {
 		f=$T/$c
 		mkdir "$f"
 		o=("${k[@]}") ref=()
-		if [ $((c % 2)) = 1 ]; then
-			gen "$f/a.npy" "$kk" "$m" $c; o+=(--transpose-a); ref+=(--ta)
-		else
-			gen "$f/a.npy" "$m" "$kk" $c
-		fi
-		if [ $((c % 4)) -ge 2 ]; then
-			gen "$f/b.npy" "$n" "$kk" $((c + 50)); o+=(--transpose-b); ref+=(--tb)
-		else
-			gen "$f/b.npy" "$kk" "$n" $((c + 50))
-		fi
-		if [ $((c % 3)) = 2 ]; then
-			gen "$f/c0.npy" "$m" "$n" $((c + 100))
-			o+=(--beta 1.5 -c "$f/c0.npy"); ref+=(--beta 1.5 --c0 "$f/c0.npy")
-		fi
+		operands "$f" $c $m $n $kk
 		x=$([ $((c % 2)) = 0 ] && echo packed || echo rect)
 		abytes=$((m * kk * 4))
 		case $((c % 3)) in
@@ -1574,20 +1582,7 @@ pinned_runs() {
 		f=$T/$c
 		mkdir "$f"
 		o=("${k[@]}") ref=()
-		if [ $((c % 2)) = 1 ]; then
-			gen "$f/a.npy" "$kk" "$m" $c; o+=(--transpose-a); ref+=(--ta)
-		else
-			gen "$f/a.npy" "$m" "$kk" $c
-		fi
-		if [ $((c % 4)) -ge 2 ]; then
-			gen "$f/b.npy" "$n" "$kk" $((c + 50)); o+=(--transpose-b); ref+=(--tb)
-		else
-			gen "$f/b.npy" "$kk" "$n" $((c + 50))
-		fi
-		if [ $((c % 3)) = 2 ]; then
-			gen "$f/c0.npy" "$m" "$n" $((c + 100))
-			o+=(--beta 1.5 -c "$f/c0.npy"); ref+=(--beta 1.5 --c0 "$f/c0.npy")
-		fi
+		operands "$f" $c $m $n $kk
 		clmatmul "${o[@]}" --transfers packed -O npy -o "$f/whole.npy" "$f/a.npy" "$f/b.npy"
 		run -0 py "$REF/clmatmul_ref.py" "${ref[@]}" "$f/a.npy" "$f/b.npy" "$f/whole.npy"
 		assert_output ok
