@@ -14,6 +14,12 @@
 
 #define FB 16		/* frames a SIMD group */
 #define CB 4		/* components a pass */
+/* Below this many multiply-adds (frames x Gaussians x dimensions; frames x models for
+ * the top lists) one thread does the work: it is a fraction of a millisecond, and a
+ * team of threads costs more to wake and join, milliseconds on a loaded host
+ * (testdata's 10 frames: 0.02 ms on one thread, 3-60 ms on two of a busy 2-core
+ * machine; on the H200 host's 16 cores the demo took 14-31 ms whole). */
+#define GMM_CPU_SERIAL_WORK 1e6
 
 /* exp(x) for x <= 0 in float32, within 1e-7 relative (Cephes' expf polynomial),
  * written so that loops over it vectorise: no calls, no branches (rounding by the
@@ -119,7 +125,7 @@ gmm_cpu_score(const struct gmm_params *p, enum gmm_mode mode, size_t fblk, const
 	/* The frames once, in SIMD groups, dimension-major: xt[(g * dp + d) * FB + f]. */
 	float *xt = xmallocarray(mul_size(ngrp * FB, dp, "chunk"), sizeof *xt);
 
-	#pragma omp parallel
+	#pragma omp parallel if ((double)n * (double)p->ncomp * (double)dp > GMM_CPU_SERIAL_WORK)
 	{
 		#pragma omp for schedule(static)
 		for (size_t g = 0; g < ngrp; g++)
@@ -161,7 +167,7 @@ void
 gmm_top(const float *scores, size_t n, size_t nmodels, size_t k, uint32_t *idx, float *val)
 {
 	k = MIN(k, nmodels);
-	#pragma omp parallel
+	#pragma omp parallel if ((double)n * (double)nmodels > GMM_CPU_SERIAL_WORK)
 	{
 		uint64_t *keys = xmallocarray(k <= 64 ? k : nmodels, sizeof *keys);
 
