@@ -266,6 +266,30 @@ cpu_sparse(struct ds_job *job)
 	free(cval);
 }
 
+/* Fewer blocks of query rows than threads (a few queries against a large corpus, as a
+ * search asks): the threads share each block's corpus rows instead, which would
+ * otherwise leave all but one idle (one query against 999 x 100,000: 120 ms on one
+ * thread of 16). Every acc[j] is still one ds_dot_fd, so the bytes are the same. */
+static void
+dense_few_rows(struct ds_job *job, const float *qx, size_t first, size_t end, struct pairvec *pv)
+{
+	size_t n = job->n, m = job->dim, rows = job->tune->cpu_rows;
+	const float *x = job->cd;
+	double *acc = xmallocarray(mul_size(rows, n ? n : 1, "scores"), sizeof *acc);
+	for (size_t r0 = first; r0 < end; r0 += rows) {
+		size_t r1 = MIN(end, r0 + rows);
+		#pragma omp parallel for schedule(static)
+		for (size_t j = 0; j < n; j++)
+			for (size_t r = r0; r < r1; r++)
+				acc[(r - r0) * n + j] = ds_dot_fd(qx + r * m, x + j * m, m);
+		#pragma omp parallel for schedule(dynamic, 1)
+		for (size_t r = r0; r < r1; r++)
+			finish_row(job, r, acc + (r - r0) * n, NULL, 0, NULL, &pv[omp_get_thread_num()]);
+		progress_add((r1 - r0) * n);
+	}
+	free(acc);
+}
+
 static void
 cpu_dense(struct ds_job *job)
 {
@@ -275,8 +299,13 @@ cpu_dense(struct ds_job *job)
 	struct pairvec *pv = xcalloc((size_t)nthreads, sizeof *pv);
 	size_t first = job->r0, end = job->r1 ? job->r1 : nq;
 	size_t rows = job->tune->cpu_rows, nblocks = CEIL_DIV(end - first, rows);
+	const int par = ds_work(job) > PAR_WORK;
 
-	#pragma omp parallel if (ds_work(job) > PAR_WORK)
+	if (par && nblocks < (size_t)nthreads) {
+		dense_few_rows(job, qx, first, end, pv);
+		nblocks = 0;	/* done */
+	}
+	#pragma omp parallel if (par && nblocks > 0)
 	{
 		double *acc = xmallocarray(mul_size(rows, n ? n : 1, "scores"), sizeof *acc);
 		struct pairvec *mine = &pv[omp_get_thread_num()];
