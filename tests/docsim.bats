@@ -505,6 +505,38 @@ print(np.abs(got[0] - want).max() < 1e-6)"
 	assert_output True
 }
 
+@test "a few dense queries against a corpus above the one-thread bound give numpy's cosines and top lists on any -j" {
+	# 1 and 3 queries: fewer blocks of rows than threads, so the threads share the
+	# corpus rows (docsim_cpu.c's dense_few_rows); 2,000 x 1,000 is above PAR_WORK
+	gen uniform 2003 1000 7 "$D/x.npy"
+	py -c "import numpy as np; x = np.load('$D/x.npy'); np.save('$D/c.npy', x[:2000]); np.save('$D/q1.npy', x[2000:2001]); np.save('$D/q3.npy', x[2000:])"
+	for q in q1 q3; do
+		for j in 1 4; do
+			docsim -d cpu -j $j --matrix -O npy -o "$D/$q.$j.npy" -q "$D/$q.npy" "$D/c.npy"
+			docsim -d cpu -j $j -k 5 -q "$D/$q.npy" "$D/c.npy" > "$D/$q.$j.txt"
+		done
+		cmp "$D/$q.1.npy" "$D/$q.4.npy"
+		cmp "$D/$q.1.txt" "$D/$q.4.txt"
+	done
+	run py -c "
+import numpy as np
+x = np.load('$D/x.npy').astype(np.float64)
+c = x[:2000]; q = x[2000:]
+S = (q @ c.T) / np.outer(np.linalg.norm(q, axis=1), np.linalg.norm(c, axis=1))
+ok = True
+for name, qq in (('q1', S[:1]), ('q3', S)):
+    got = np.load('$D/%s.4.npy' % name)
+    ok &= got.shape == qq.shape and np.abs(got - qq).max() < 1e-6
+    rows = [l.split() for l in open('$D/%s.4.txt' % name)]
+    for r in range(qq.shape[0]):
+        want = set(np.argsort(-qq[r], kind='stable')[:5] + 1)
+        have = set(int(f[1]) for f in rows if int(f[0]) == r + 1)
+        ok &= len(have) == 5
+        ok &= want == have
+print(ok)"
+	assert_output True
+}
+
 @test "--matrix prints the whole similarity matrix as text or NPY" {
 	ref sim "$T/corpus.txt" "$D/S.npy"
 	docsim --matrix "$T/corpus.txt" > "$D/m.txt"
