@@ -498,6 +498,8 @@ settle_cpu(struct cuda_dev *d)
 		/* within the grace, CUDA's start is called off and the thread joined */
 		end_grace(0);
 		if (start.called_off) {
+			vlog("auto: CUDA's start called off within its grace (%.0f ms in)",
+			    (now_sec() - start.t0) * 1e3);
 			pthread_join(start.thread, NULL);
 			start.running = 0;
 			err_before_exit(NULL);
@@ -505,7 +507,10 @@ settle_cpu(struct cuda_dev *d)
 	}
 	if (start.running && !start.done) {
 		/* Leave the thread to itself: an error exit no longer waits for it (quick_exit
-		 * runs no CUDA teardown), and cuda_finish ends the run with _exit. */
+		 * runs no CUDA teardown), and cuda_finish ends the run with _exit. Said under
+		 * -v: the driver's call under way can hold the exit up (100-200 ms). */
+		vlog("auto: CUDA's start left to itself, %.0f ms after it was begun (%s)",
+		    (now_sec() - start.t0) * 1e3, start.grace ? "past its grace" : "no grace");
 		start.abandoned = 1;
 		err_abandon_thread(start.thread);
 		err_before_exit(NULL);
