@@ -12,6 +12,8 @@
  *   - All pairs: only the lower triangle (columns below the row) is computed; each score
  *     is offered to its row (k_rowsel, a warp a row) and to its column's row (k_colsel,
  *     a thread a column), each pair once.
+ *   - Dense top-k lists from TF32 products: the product ranks as it ends
+ *     (docsim_topk_tc.cu), into the same lists, with no score tile.
  * Vectors stay resident when they fit the device budget (--max-device-mem, else what is
  * free); otherwise panels are uploaded or built tile by tile. Dense vectors go up as
  * float32 through a ring of pinned buffers, filled on the -j threads, on a stream of their
@@ -91,6 +93,18 @@ tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c
 		CUDA_CHECK(cudaStreamWaitEvent(g->sa, g->sdone[b], 0));
 	}
 	CUDA_CHECK(cudaEventRecord(g->gstart[b], g->sa));
+	if (g->fast && j->mode == DS_TOPK) {
+		/* the product ranks as it ends: nothing for sb but to follow it (the -v
+		 * ranking time is then ~0: the GEMM's includes it) */
+		ds_topk_tile(g, (const float *)A, (const float *)B, r0, nr, c0, nc, sym);
+		CUDA_CHECK(cudaEventRecord(g->gdone[b], g->sa));
+		CUDA_CHECK(cudaStreamWaitEvent(g->sb, g->gdone[b], 0));
+		CUDA_CHECK(cudaEventRecord(g->sstart[b], g->sb));
+		CUDA_CHECK(cudaEventRecord(g->sdone[b], g->sb));
+		g->used[b] = 1;
+		g->cur = (b + 1) % g->nbuf;
+		return;
+	}
 	ds_gemm(g, A, B, r0, nr, c0, nc, sym);
 	if (g->sparse)
 		ds_scatter(g, rows_side, r0, nr, c0, nc, sym);
@@ -171,6 +185,7 @@ static void
 ctx_open(struct ds_ctx *c)
 {
 	ds_mm_init();
+	ds_topk_init();
 	/* ranking at the higher priority: its blocks go first as GEMM blocks retire */
 	int lo_prio, hi_prio;
 	CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo_prio, &hi_prio));
@@ -397,6 +412,8 @@ gpu_alloc(struct ds_gpu *d)
 		g->fin_s = dalloc<float>(d->rows_side * job->k);
 		g->fin_i = dalloc<int32_t>(d->rows_side * job->k);
 		g->undecided = dalloc<int32_t>(d->rows_side);
+		/* the lists' locks until the last tile (docsim_topk_tc.cu): all free */
+		CUDA_CHECK(cudaMemset(g->undecided, 0, d->rows_side * sizeof(int32_t)));
 		g->counts = dalloc<unsigned long long>(2);
 	}
 	if (job->mode == DS_PAIRS) {
@@ -496,8 +513,11 @@ ds_gpu_close(struct ds_gpu *d, float *top_s, int32_t *top_i)
 		for (int b = 0; b < g->nbuf; b++)
 			if (g->used[b])
 				busy_time(g, b);
-		vlog("gpu: GEMM%s %.1f ms, ranking %.1f ms (on two streams, overlapping)",
-		    g->sparse ? " and postings" : "", g->gemm_ms, g->rank_ms);
+		if (g->fast && job->mode == DS_TOPK)
+			vlog("gpu: TF32 products ranked into the lists as they end, no score tile: %.1f ms", g->gemm_ms);
+		else
+			vlog("gpu: GEMM%s %.1f ms, ranking %.1f ms (on two streams, overlapping)",
+			    g->sparse ? " and postings" : "", g->gemm_ms, g->rank_ms);
 	}
 	if (g->fast && job->mode == DS_PAIRS)
 		vlog("gpu: %zu pairs at or above the threshold less the TF32 bound (%.3g) rescored in float64, %zu passed",

@@ -4,6 +4,7 @@
  *   docsim.cu         the driver: plan, streams, the tile loop, results back
  *   docsim_gemm.cu    the tile as a GEMM, its panels and the memory plan
  *   docsim_mma.cu     the GEMM kernels themselves: TF32, float32 and float64 (ds_mm)
+ *   docsim_topk_tc.cu dense top-k lists from TF32 products that rank as they end
  *   docsim_sparse.cu  sparse input: frequent terms into dense panels, the rest by postings
  *   docsim_rank.cu    what a tile gives: top-k lists, pairs above a threshold, matrix rows
  *   docsim_exact.cu   TF32 products' lists made exact: candidates rescored in float64
@@ -84,7 +85,8 @@ struct gpu {
 	double thr_sel;		/* the threshold candidates are kept at: -t's, less bound when fast */
 	float *fin_s;		/* fast: the exact lists (rows x k) */
 	int32_t *fin_i;
-	int32_t *undecided;	/* fast: rows whose TF32 list left too small a gap */
+	int32_t *undecided;	/* fast: rows whose TF32 list left too small a gap; during the
+				 * tile loop, the lists' locks (docsim_topk_tc.cu) */
 	unsigned long long *counts;	/* fast: those rows, and those computed whole */
 	const float *fast_rows, *fast_cols;	/* fast: the resident float32 rows of each side */
 	size_t pairs_cand, pairs_kept;	/* fast -k 0: pairs rescored, and those that passed */
@@ -138,6 +140,13 @@ enum ds_mm_kind { DS_MM_TF32, DS_MM_F32, DS_MM_F64 };
 void ds_mm_init(void);
 void ds_mm(enum ds_mm_kind kind, const void *A, const void *B, size_t nr, size_t nc, size_t K, size_t ldc, void *C,
     cudaStream_t st);
+
+/* docsim_topk_tc.cu: dense top-k lists (g->fast, DS_TOPK) straight from TF32 products,
+ * no score tile: the tile of rows [r0, r0 + nr) (A) against columns [c0, c0 + nc) (B)
+ * into g->tops and g->topi on sa, with g->undecided as the lists' locks (zeros between
+ * launches). ds_topk_init as ds_mm_init. */
+void ds_topk_init(void);
+void ds_topk_tile(struct gpu *g, const float *A, const float *B, size_t r0, size_t nr, size_t c0, size_t nc, int sym);
 
 /* docsim_sparse.cu */
 size_t ds_sparse_upload(struct gpu *g, struct side *cs, struct side *qs);

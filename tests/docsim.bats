@@ -672,6 +672,27 @@ print([float(a.max()) <= 1 and float(a.min()) >= -1 for a in (T, N, X, P, K)], T
 	assert_output --partial "ACCELKIT_DOCSIM_TF32 must be 0 or 1, not 'yes'"
 }
 
+# Issue 37: the TF32 product ranks as it ends (kernels/docsim_topk_tc.cu)
+@test "TF32 lists ranked by the product itself print the CPU's lines: all pairs and queries, several tiles, ties and -t" {
+	require_gpu
+	gen dense 5000 96 4 "$D/x.npy"
+	gen adversarial 3000 100 5 "$D/adv.npy"
+	py -c 'import numpy as n; x = n.load("'"$D"'/x.npy"); n.save("'"$D"'/q.npy", x[::9]); n.save("'"$D"'/k3.npy", x[:, :3].copy())'
+	for args in "-k 10 $D/x.npy" "-k 32 -t 0.2 $D/x.npy" "-k 1 $D/adv.npy" "-k 25 $D/adv.npy" \
+	    "-k 7 -q $D/q.npy $D/x.npy" "-k 10 $D/k3.npy" "-k 10 --max-device-mem 6M $D/x.npy" \
+	    "-k 5 -q $D/q.npy --max-device-mem 5M $D/x.npy"; do
+		# shellcheck disable=SC2086
+		docsim -d cpu $args > "$D/cpu"
+		# shellcheck disable=SC2086
+		run -0 --separate-stderr docsim -v -d gpu $args
+		assert_regex "$stderr" "TF32 products ranked into the lists as they end, no score tile"
+		cmp "$D/cpu" <(printf '%s\n' "$output") || fail "docsim $args: the fused TF32 lists' lines differ from the CPU's"
+	done
+	# divided over two workers on one GPU, each its own lists and locks
+	docsim -d cpu -k 10 "$D/x.npy" > "$D/cpu"
+	docsim -d gpu:0,0 -k 10 "$D/x.npy" | cmp "$D/cpu" -
+}
+
 @test "--precision single on a GPU agrees with the CPU within 1e-5" {
 	require_gpu
 	gen dense 2000 256 8 "$D/x.npy"
