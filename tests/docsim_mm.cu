@@ -3,6 +3,7 @@
  *
  *   docsim_mm              every shape and kind; prints "ok: N products" or names the
  *                          first entry off by more than its kind allows, exit 1
+ *   docsim_mm -v           the same, and each product's worst error as a share of its bound
  *   docsim_mm --bench      times each kind on docsim's tile shapes (cudaEvent), prints
  *                          ms and TFLOP/s
  *
@@ -72,6 +73,7 @@ any_rows(double *x, size_t n, size_t m)
 #define SENTINEL 12345.0
 
 static unsigned long checked;
+static int verbose_cases;
 
 /* One product of kind on the device: A (nr x K), B (nc x K) at an offset of off elements
  * from aligned memory, C at column c0 of rows ldc wide; each entry checked. */
@@ -146,7 +148,7 @@ case_one(enum ds_mm_kind kind, size_t nr, size_t nc, size_t K, size_t off, size_
 				worst = err / tol;
 			checked++;
 		}
-	if (getenv("DOCSIM_MM_VERBOSE") != NULL)
+	if (verbose_cases)
 		printf("%s %zu x %zu x %zu off %zu ldc %zu: worst error %.3f of the bound\n", name, nr, nc, K, off, ldc,
 		    worst);
 	CUDA_CHECK(cudaFree(da));
@@ -206,8 +208,9 @@ main(int argc, char **argv)
 		bench_one(DS_MM_F64, 4096, 25000, 1024);
 		return 0;
 	}
-	if (argc > 1) {
-		fprintf(stderr, "usage: docsim_mm [--bench]\n");
+	verbose_cases = argc > 1 && strcmp(argv[1], "-v") == 0;
+	if (argc > 2 || (argc > 1 && !verbose_cases)) {
+		fprintf(stderr, "usage: docsim_mm [-v | --bench]\n");
 		return 2;
 	}
 	static const size_t Ks[] = {1, 3, 7, 8, 63, 64, 1000, 1024};
