@@ -128,7 +128,7 @@ PROGS      := $(sort $(basename $(notdir $(wildcard cmd/*.c))))
 LIB        := $(BUILD)/libaccelkit.a
 LIB_OBJS   := $(patsubst common/%.c,$(BUILD)/common/%.o,$(wildcard common/*.c))
 TESTBINS   := $(BUILD)/test/acctest $(BUILD)/test/gmmtc $(BUILD)/test/tunerows \
-              $(BUILD)/test/mapshim.so
+              $(BUILD)/test/mapshim.so $(if $(filter 1,$(CUDA)),$(BUILD)/test/edbp)
 
 all: $(addprefix $(BUILD)/bin/,$(PROGS)) $(MPI_PLUGIN)
 
@@ -203,6 +203,10 @@ $(BUILD)/test/gmmtc: $(BUILD)/tests/gmmtc.o $(BUILD)/kernels/gmmscore_pack.o $(L
 $(BUILD)/test/mapshim.so: tests/mapshim.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -shared -fPIC -o $@ $<
+# editdist4r's bit-parallel GPU engines run on the CPU (editdist4r_gpu_modes.bats)
+$(BUILD)/test/edbp: tests/edbp.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -o $@ $<
 # the tuning tables' legality checks, a program's rows at a time (PROG.bats)
 $(BUILD)/test/tunerows: $(BUILD)/tests/tunerows.o $(LIB)
 	@mkdir -p $(@D)
