@@ -204,7 +204,7 @@ $(BUILD)/test/mapshim.so: tests/mapshim.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -shared -fPIC -o $@ $<
 # editdist4r's bit-parallel GPU engines run on the CPU (editdist4r_gpu_modes.bats)
-$(BUILD)/test/edbp: tests/edbp.cu
+$(BUILD)/test/edbp: tests/editdist4r_bp.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -o $@ $<
 # the tuning tables' legality checks, a program's rows at a time (PROG.bats)

@@ -1,5 +1,5 @@
 /* editdist4r_bp.cuh: the bit-parallel engines of editdist4r's GPU path as plain
- * arithmetic, __host__ __device__, so that tests/edbp.cu runs the very code of the
+ * arithmetic, __host__ __device__, so that tests/editdist4r_bp.cu runs the very code of the
  * kernels on the CPU against edlib: a pair of thread-per-pair bp_tp (bp_pair), the
  * wavefront's strip engine (BpEng), and what --mode infix and prefix add to both.
  *
@@ -23,7 +23,7 @@
 #include "editdist4r_tune.h"
 
 /* Loops unrolled on the device; the host's compiler, which compiles these too (for
- * tests/edbp.cu), has no such pragma. */
+ * tests/editdist4r_bp.cu), has no such pragma. */
 #ifdef __CUDA_ARCH__
 #define ED_UNROLL _Pragma("unroll")
 #else

@@ -11,7 +11,7 @@
  *   editdist4r_wf.cu     the anti-diagonal wavefront over strips of rows (wf, with its
  *                        Four-Russians and bit-parallel strip engines), for the rest
  *   editdist4r_bp.cuh    the bit-parallel engines' arithmetic and --mode's, also run
- *                        on the CPU by tests/edbp.cu
+ *                        on the CPU by tests/editdist4r_bp.cu
  * The kernels' shapes (TPT, WF_G, the wavefront's THREADS) are in editdist4r_tune.h. */
 #ifndef EDITDIST4R_DEV_CUH
 #define EDITDIST4R_DEV_CUH

@@ -2,12 +2,13 @@
  * engine for long and medium pairs, in one persistent launch a batch. A thread owns a
  * strip of rows (t rows for Four-Russians, 32 for bit-parallel: the strip engines FrEng
  * and BpEng, the latter in editdist4r_bp.cuh and the only one of --mode infix and
- * prefix, whose last strip follows the last row) and at step s computes chunk s - r of its strip, taking the h vector of
- * the strip above from shared memory; a job is a block's run over THREADS consecutive
- * strips, jobs are taken in order from a ticket, and consecutive jobs of a pair hand
- * their boundary row over through global memory every WF_G steps (a slot per job,
- * reused once its reader has released it), so one launch covers a whole batch of long
- * or medium pairs and never waits on a job that has not started. */
+ * prefix, whose last strip follows the last row) and at step s computes chunk s - r of
+ * its strip, taking the h vector of the strip above from shared memory; a job is a
+ * block's run over THREADS consecutive strips, jobs are taken in order from a ticket,
+ * and consecutive jobs of a pair hand their boundary row over through global memory
+ * every WF_G steps (a slot per job, reused once its reader has released it), so one
+ * launch covers a whole batch of long or medium pairs and never waits on a job that
+ * has not started. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -25,7 +25,7 @@ want() {
 	py "$MODES" expect "$1" ${3:+"$3"} <"$2"
 }
 
-# ---- the engines' code on the CPU (tests/edbp.cu) ----
+# ---- the engines' code on the CPU (tests/editdist4r_bp.cu) ----
 
 need_edbp() {
 	command -v edbp >/dev/null || skip "no build/test/edbp: a build without nvcc has no GPU code"

@@ -1,8 +1,8 @@
-/* edbp.cu: editdist4r's bit-parallel GPU engines (kernels/editdist4r_bp.cuh) run on
- * the CPU, so that what --mode infix and prefix add to them (the top row, the last row
- * followed column by column, the first of equal ends) is proven without a GPU, against
- * python3-edlib (tests/editdist4r_gpu_modes.bats). Built by `make testbins` where nvcc
- * is; host code only, no CUDA call.
+/* editdist4r_bp.cu: editdist4r's bit-parallel GPU engines (kernels/editdist4r_bp.cuh)
+ * run on the CPU as build/test/edbp, so that what --mode infix and prefix add to them
+ * (the top row, the last row followed column by column, the first of equal ends) is
+ * proven without a GPU, against python3-edlib (tests/editdist4r_gpu_modes.bats).
+ * Built by `make testbins` where nvcc is; host code only, no CUDA call.
  *
  *   edbp tp|wf global|infix|prefix [K] < PAIRS
  *
