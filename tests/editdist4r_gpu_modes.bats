@@ -27,8 +27,12 @@ want() {
 
 # ---- the engines' code on the CPU (tests/editdist4r_bp.cu) ----
 
+# need_edbp: build/test/edbp, which every build with CUDA has (make testbins)
 need_edbp() {
-	command -v edbp >/dev/null || skip "no build/test/edbp: a build without nvcc has no GPU code"
+	command -v edbp >/dev/null && return
+	run --separate-stderr editdist4r -d gpu </dev/null
+	[[ "$stderr" == *"GPU support was not compiled in"* ]] && skip "a build without CUDA"
+	fail "build/test/edbp is missing (make testbins)"
 }
 
 # engine_same ENGINE FILE [K]: edbp ENGINE prints edlib's distance and END in every mode
