@@ -278,8 +278,9 @@ struct ed_gpu *ed_gpu_open(const struct cuda_dev *d, const struct ed_opts *o,
  * untouched until ed_gpu_wait returns. same_pool: the pool is the one of the last
  * batch, unchanged. kind (NULL: all bytes): pairs of kind ED_WIDE are skipped, their
  * distances (and spans) already in dist (and span). o->mode infix or prefix: span
- * gets END, and START 0 (prefix; an infix match's START is the caller's to find),
- * -1 and -1 for a distance of -1; else span is not used (NULL). */
+ * gets START and END, -1 and -1 for a distance of -1, but for a START of -1 where a
+ * match of infix was computed by the wavefront, the caller's to find; else span is
+ * not used (NULL). */
 void ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_pool,
     const struct ed_pair *pairs, const uint8_t *kind, size_t n, int32_t *dist,
     int32_t *span);

@@ -193,10 +193,11 @@ wide_on_cpu(struct ed_run *r, struct ed_batch *b)
 	free(sp);
 }
 
-/* --mode infix on a GPU, which gives each match's END: its START on the CPU, by the
- * CPU path's own rule (ed_band_dist) over the piece of B that can hold the match: a
- * match of cost d spans at most |A| + d bytes, and no end in that piece comes before
- * END at cost d (END is the first in all of B), so the piece's best is the match. */
+/* --mode infix on a GPU, for the matches the wavefront found (START -1; a thread per
+ * pair finds its own): START on the CPU, by the CPU path's own rule (ed_band_dist)
+ * over the piece of B that can hold the match: a match of cost d spans at most
+ * |A| + d bytes, and no end in that piece comes before END at cost d (END is the
+ * first in all of B), so the piece's best is the match. */
 static void
 infix_starts(struct ed_batch *b)
 {
@@ -208,7 +209,7 @@ infix_starts(struct ed_batch *b)
 		for (size_t i = 0; i < b->n; i++) {
 			const struct ed_pair *p = &b->pairs[i];
 			int64_t d = b->dist[i], e = b->span[2 * i + 1], s, e2;
-			if (d < 0 || e < 0 || (b->kind != NULL && b->kind[i] == ED_WIDE))
+			if (d < 0 || e < 0 || b->span[2 * i] >= 0)
 				continue;
 			int64_t w0 = MAX((int64_t)0, e + 1 - ((int64_t)p->alen + d));
 			int64_t d2 = ed_band_dist(w, b->pool + p->aoff, p->alen, b->pool + p->boff + w0,

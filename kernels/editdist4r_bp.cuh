@@ -111,36 +111,88 @@ mode_trivial(int m, int n, long long K, int32_t *dist, int32_t *end)
 
 /* ---- a thread per pair: bp_tp's pair ---- */
 
-/* Rows: A, 32(NW-1) < m <= 32 NW, as bit planes in registers (only the bits that vary
- * among its bytes; a byte that differs from all of them in a constant bit matches
- * nowhere). Columns: B, 16 bytes a load (16-byte aligned, readable 16 bytes past n).
- * MODE: enum ed_mode; end is written only for infix and prefix. The global distance
- * swaps the sides so that the shorter is A; the modes never do. */
+/* A's m <= 32 NW bytes as the rows of a column, in registers: as bit planes (only the
+ * bits that vary among its bytes; a byte that differs from all of them in a constant
+ * bit matches nowhere), and the column's v vectors. REV: A reversed, A[m - 1] first. */
+template <int NW>
+struct bp_rows {
+	uint32_t plane[8][NW], pv[NW], mv[NW], vary, fixmask, fixval;
+	int ob;
+
+	template <bool REV>
+	__host__ __device__ __forceinline__ void
+	init(const uint8_t *A, int m)
+	{
+		uint32_t orv = 0, andv = 0xff;
+		ob = (m - 1) & 31;
+ED_UNROLL
+		for (int w = 0; w < NW; w++) {
+ED_UNROLL
+			for (int b = 0; b < 8; b++)
+				plane[b][w] = 0;
+			for (int y = 0; y < 32 && w * 32 + y < m; y++) {
+				uint32_t c = A[REV ? m - 1 - (w * 32 + y) : w * 32 + y];
+				orv |= c;
+				andv &= c;
+ED_UNROLL
+				for (int b = 0; b < 8; b++)
+					plane[b][w] |= ((c >> b) & 1u) << y;
+			}
+			pv[w] = ~0u;
+			mv[w] = 0;
+		}
+		vary = orv ^ andv;
+		fixmask = ~vary & 0xffu;
+		fixval = andv & fixmask;
+	}
+
+	/* The next column, of byte c, with h = top (1: +1; 0: 0) entering its top row:
+	 * returns the h value leaving its bottom row. */
+	__host__ __device__ __forceinline__ int
+	col(uint32_t c, uint32_t top)
+	{
+		uint32_t eq[NW];
+		uint32_t none = (c & fixmask) != fixval ? 0u : ~0u;
+ED_UNROLL
+		for (int w = 0; w < NW; w++)
+			eq[w] = none;
+ED_UNROLL
+		for (int b = 0; b < 8; b++) {
+			if (vary & (1u << b)) {
+				uint32_t kb = ((c >> b) & 1u) - 1u;	/* 0 where the bit is set */
+ED_UNROLL
+				for (int w = 0; w < NW; w++)
+					eq[w] &= plane[b][w] ^ kb;
+			}
+		}
+		uint32_t hp = top, hm = 0;
+		int h = 0;
+ED_UNROLL
+		for (int w = 0; w < NW; w++) {
+			uint32_t ph, mh;
+			ed_bp_step32(&pv[w], &mv[w], eq[w], hp, hm, &ph, &mh);
+			if (w < NW - 1) {
+				hp = ph >> 31;
+				hm = mh >> 31;
+			} else {
+				h = (int)((ph >> ob) & 1u) - (int)((mh >> ob) & 1u);
+			}
+		}
+		return h;
+	}
+};
+
+/* Rows: A, 32(NW-1) < m <= 32 NW (bp_rows). Columns: B, 16 bytes a load (16-byte
+ * aligned, readable 16 bytes past n). MODE: enum ed_mode; end is written only for
+ * infix and prefix. The global distance swaps the sides so that the shorter is A; the
+ * modes never do. */
 template <int NW, int MODE>
 __host__ __device__ __forceinline__ void
 bp_pair(const uint8_t *A, const uint4 *B, int m, int n, long long K, int32_t *dist,
     int32_t *end)
 {
-	const int ob = (m - 1) & 31;
-	uint32_t plane[8][NW], pv[NW], mv[NW], orv = 0, andv = 0xff;
-
-ED_UNROLL
-	for (int w = 0; w < NW; w++) {
-ED_UNROLL
-		for (int b = 0; b < 8; b++)
-			plane[b][w] = 0;
-		for (int y = 0; y < 32 && w * 32 + y < m; y++) {
-			uint32_t c = A[w * 32 + y];
-			orv |= c;
-			andv &= c;
-ED_UNROLL
-			for (int b = 0; b < 8; b++)
-				plane[b][w] |= ((c >> b) & 1u) << y;
-		}
-		pv[w] = ~0u;
-		mv[w] = 0;
-	}
-	const uint32_t vary = orv ^ andv, fixmask = ~vary & 0xffu, fixval = andv & fixmask;
+	bp_rows<NW> R;
+	R.template init<false>(A, m);
 	const uint32_t top = bp_top(MODE);
 	int score = m;
 	ed_best best;
@@ -153,33 +205,7 @@ ED_UNROLL
 		for (int k = 0; k < 16; k++) {
 			if (j0 + k >= n)
 				break;
-			uint32_t c = (wv[k >> 2] >> ((k & 3) * 8)) & 0xffu;
-			uint32_t eq[NW];
-			uint32_t none = (c & fixmask) != fixval ? 0u : ~0u;
-ED_UNROLL
-			for (int w = 0; w < NW; w++)
-				eq[w] = none;
-ED_UNROLL
-			for (int b = 0; b < 8; b++) {
-				if (vary & (1u << b)) {
-					uint32_t kb = ((c >> b) & 1u) - 1u;	/* 0 where the bit is set */
-ED_UNROLL
-					for (int w = 0; w < NW; w++)
-						eq[w] &= plane[b][w] ^ kb;
-				}
-			}
-			uint32_t hp = top, hm = 0;
-ED_UNROLL
-			for (int w = 0; w < NW; w++) {
-				uint32_t ph, mh;
-				ed_bp_step32(&pv[w], &mv[w], eq[w], hp, hm, &ph, &mh);
-				if (w < NW - 1) {
-					hp = ph >> 31;
-					hm = mh >> 31;
-				} else {
-					score += (int)((ph >> ob) & 1u) - (int)((mh >> ob) & 1u);
-				}
-			}
+			score += R.col((wv[k >> 2] >> ((k & 3) * 8)) & 0xffu, top);
 			if constexpr (MODE != ED_GLOBAL)
 				best_see(best, score, j0 + k + 1);
 		}
@@ -188,6 +214,30 @@ ED_UNROLL
 		*dist = K >= 0 && score > K ? -1 : score;
 	else
 		best_out(best, K, dist, end);
+}
+
+/* --mode infix: the START of the match of cost d < m that ends at END e (>= 0), as the
+ * CPU path and edlib choose it: the start of the longest match ending there at that
+ * cost. A reversed against B[e], B[e - 1], ... from the global top row (a prefix), over
+ * the m + d bytes that can hold a match of cost d; the last column of the least value
+ * (which is d, the best of all) is the longest match. A byte a load: the piece is short
+ * beside B. */
+template <int NW>
+__host__ __device__ __forceinline__ int
+bp_start(const uint8_t *A, const uint8_t *B, int m, int e, int d)
+{
+	bp_rows<NW> R;
+	R.template init<true>(A, m);
+	const int span = e + 1 < m + d ? e + 1 : m + d;
+	int score = m, least = m, col = 0;
+	for (int j = 0; j < span; j++) {
+		score += R.col(B[e - j], 1u);
+		if (score <= least) {
+			least = score;
+			col = j + 1;
+		}
+	}
+	return e + 1 - col;
 }
 
 /* ---- the wavefront's bit-parallel strips ---- */

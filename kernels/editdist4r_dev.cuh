@@ -77,8 +77,8 @@ struct ed_gpu {
 	wjob *jobs, *hjobs;
 	size_t jobs_cap, hjobs_cap;
 	int32_t *dist, *hdist;		/* on the device; pinned, the way there and back:
-					 * n distances, then (--mode) n ENDs */
-	int32_t *end;			/* dist + n: the kernels' ENDs (--mode) */
+					 * n distances, then (--mode) n ENDs and n STARTs */
+	int32_t *end, *start;		/* dist + n, dist + 2n: the kernels' (--mode) */
 	size_t dist_cap, hdist_cap;
 	int32_t *out;			/* the caller's distances, filled at ed_gpu_wait */
 	int32_t *span;			/* --mode: the caller's START and END of each pair */

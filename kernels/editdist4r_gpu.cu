@@ -130,7 +130,7 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 	int nmax = 1;
 
 	hgrow((void **)&g->hpairs, &g->hpairs_cap, MAX(n, (size_t)1) * sizeof(gpair));
-	hgrow((void **)&g->hdist, &g->hdist_cap, 2 * MAX(n, (size_t)1) * sizeof(int32_t));
+	hgrow((void **)&g->hdist, &g->hdist_cap, 3 * MAX(n, (size_t)1) * sizeof(int32_t));
 	if (n > g->cls_cap) {
 		g->cls_cap = MAX(n, 2 * g->cls_cap);
 		free(g->cls);
@@ -138,12 +138,12 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 	}
 	/* Classify: trivial pairs here; count the rest per class. */
 	uint8_t *cls = g->cls;
-	int32_t *hd = g->hdist, *he = g->hdist + n;
+	int32_t *hd = g->hdist, *he = g->hdist + n, *hs = g->hdist + 2 * n;
 	for (size_t i = 0; i < n; i++) {
 		int64_t m = pairs[i].alen, nn = pairs[i].blen, lo = MIN(m, nn), hi = MAX(m, nn);
 		struct ed_band bd;
 		cls[i] = 0;
-		he[i] = -1;
+		he[i] = hs[i] = -1;	/* START -1: the wavefront's, the caller's to find */
 		/* the modes: A the rows, as it is (a thread holds at most tp_short rows) */
 		if (modes) {
 			lo = m;
@@ -151,10 +151,8 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 		}
 		if (kind != NULL && kind[i] == ED_WIDE) {
 			hd[i] = dist[i];	/* computed on the CPU */
-			if (modes)
-				he[i] = span[2 * i + 1];
 		} else if (modes && mode_trivial((int)m, (int)nn, K, &hd[i], &he[i])) {
-			/* settled here */
+			hs[i] = hd[i] < 0 ? -1 : 0;	/* settled here */
 		} else if (!modes && !ed_band_make(m, nn, K, &bd)) {
 			hd[i] = -1;
 		} else if (lo == 0) {
@@ -192,8 +190,9 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 	if (dgrow((void **)&g->pool, &g->pool_cap, ((poolsize + 15) & ~(size_t)15) + 64))
 		g->last_pool = NULL;	/* a new buffer: upload whatever the caller says */
 	dgrow((void **)&g->pairs, &g->pairs_cap, MAX(total, (size_t)1) * sizeof(gpair));
-	dgrow((void **)&g->dist, &g->dist_cap, 2 * MAX(n, (size_t)1) * sizeof(int32_t));
+	dgrow((void **)&g->dist, &g->dist_cap, 3 * MAX(n, (size_t)1) * sizeof(int32_t));
 	g->end = g->dist + n;
+	g->start = g->dist + 2 * n;
 	CUDA_CHECK(cudaEventRecord(g->e_h2d, g->st));
 	if (!(same_pool && pool == g->last_pool && poolsize == g->last_size) && poolsize > 0)
 		upload_pool(g, pool, poolsize);
@@ -202,8 +201,8 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 	if (total > 0)
 		CUDA_CHECK(cudaMemcpyAsync(g->pairs, g->hpairs, total * sizeof(gpair),
 		    cudaMemcpyHostToDevice, g->st));
-	/* the distances (and ENDs) of the pairs settled here go there and back */
-	const size_t nd = modes ? 2 * n : n;
+	/* the distances (ENDs, STARTs) of the pairs settled here go there and back */
+	const size_t nd = modes ? 3 * n : n;
 	if (n > 0)
 		CUDA_CHECK(cudaMemcpyAsync(g->dist, hd, nd * sizeof(int32_t), cudaMemcpyHostToDevice,
 		    g->st));
@@ -261,14 +260,15 @@ ed_gpu_wait(struct ed_gpu *g)
 	g->clk_pending = 0;
 	g->pending = 0;
 	memcpy(g->out, g->hdist, g->nout * sizeof *g->out);
-	/* --mode: END from the GPU; START 0 (prefix, and the empty match), an infix
-	 * match's START the caller's to find (editdist4r_batch.c) */
+	/* --mode: START and END from the GPU; START 0 for prefix; an infix match on the
+	 * wavefront (START -1) is the caller's to finish (editdist4r_batch.c) */
 	if (g->o.mode != ED_GLOBAL)
 		for (size_t i = 0; i < g->nout; i++) {
 			if (g->kind != NULL && g->kind[i] == ED_WIDE)
 				continue;	/* computed on the CPU, START and all */
-			int32_t d = g->hdist[i];
-			g->span[2 * i] = d < 0 ? -1 : 0;
+			const int32_t d = g->hdist[i];
+			g->span[2 * i] = d < 0 ? -1 : g->o.mode == ED_PREFIX ? 0 :
+			    g->hdist[2 * g->nout + i];
 			g->span[2 * i + 1] = d < 0 ? -1 : g->hdist[g->nout + i];
 		}
 }

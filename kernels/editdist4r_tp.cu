@@ -5,7 +5,8 @@
  * (t = 3); bp_tp keeps the shorter string as bit planes in registers (bp_pair in
  * editdist4r_bp.cuh), or, for --mode infix and prefix, A: the modes run on bp_tp alone,
  * since fr_tp follows only its last column (their last row would need each block's h
- * trits decoded and the sides kept as they are). */
+ * trits decoded and the sides kept as they are); for infix, bp_tp_start then finds
+ * each match's START. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -118,6 +119,23 @@ bp_tp(const uint8_t *__restrict__ pool, const gpair *__restrict__ pairs, int np,
 	    (int)q.blen, K, &dist[q.out], end + q.out);
 }
 
+/* --mode infix: each match's START (bp_start), once bp_tp has left its distance and
+ * END; -1 for a distance of -1, 0 for the empty match. */
+template <int NW>
+__global__ void __launch_bounds__(TPT)
+bp_tp_start(const uint8_t *__restrict__ pool, const gpair *__restrict__ pairs, int np,
+    const int32_t *__restrict__ dist, const int32_t *__restrict__ end,
+    int32_t *__restrict__ start)
+{
+	int p = blockIdx.x * TPT + threadIdx.x;
+	if (p >= np)
+		return;
+	const gpair q = pairs[p];
+	const int d = dist[q.out], e = end[q.out];
+	start[q.out] = d < 0 ? -1 : e < 0 ? 0 :
+	    bp_start<NW>(pool + q.aoff, pool + q.boff, (int)q.alen, e, d);
+}
+
 } /* namespace */
 
 template <int T>
@@ -141,6 +159,11 @@ launch_bp_tp(struct ed_gpu *g, size_t off, int np)
 	bp_tp<NW, MODE><<<CEIL_DIV(np, TPT), TPT, 0, g->st>>>(g->pool, g->pairs + off, np,
 	    g->o.maxdist, g->dist, g->end);
 	CUDA_LAUNCH_CHECK();
+	if (MODE == ED_INFIX) {
+		bp_tp_start<NW><<<CEIL_DIV(np, TPT), TPT, 0, g->st>>>(g->pool, g->pairs + off, np,
+		    g->dist, g->end, g->start);
+		CUDA_LAUNCH_CHECK();
+	}
 }
 
 void

@@ -6,10 +6,12 @@
  *
  *   edbp tp|wf global|infix|prefix [K] < PAIRS
  *
- * reads "A<TAB>B" lines and prints, a line a pair, what editdist4r prints without
- * START: the distance, and for infix and prefix a TAB and END (-1 -1 above K).
+ * reads "A<TAB>B" lines and prints, a line a pair, the distance and, for infix and
+ * prefix, START (tp only) and END, TAB-separated, -1 for all above K:
  *   tp  bp_tp's pair function itself, bp_pair<NW, MODE> (A at most 256 bytes in the
- *       modes; the global distance swaps the sides as ed_gpu_submit does)
+ *       modes; the global distance swaps the sides as ed_gpu_submit does), and for
+ *       infix bp_tp_start's, bp_start<NW> (the GPU's wavefront leaves START to the
+ *       CPU path's code)
  *   wf  the wavefront's data flow over BpEng: strips of 32 rows from the top, each over
  *       every chunk of 32 columns with the h vectors the strip above left, the first
  *       strip under BpEng::first, the last one's chunks through best_chunk, as wf's
@@ -40,29 +42,40 @@ aligned_copy(const char *s, size_t n)
 	return p;
 }
 
+/* bp_pair, and for infix bp_start, on NW words of rows */
+template <int NW, int MODE>
+static void
+tp_pair(const uint8_t *A, const uint8_t *B, int m, int n, long long K, int32_t *d,
+    int32_t *s, int32_t *e)
+{
+	bp_pair<NW, MODE>(A, (const uint4 *)B, m, n, K, d, e);
+	if (MODE == ED_INFIX)	/* as bp_tp_start */
+		*s = *d < 0 ? -1 : *e < 0 ? 0 : bp_start<NW>(A, B, m, *e, *d);
+}
+
 template <int MODE>
 static void
-tp_words(int nw, const uint8_t *A, const uint4 *B, int m, int n, long long K, int32_t *d,
-    int32_t *e)
+tp_words(int nw, const uint8_t *A, const uint8_t *B, int m, int n, long long K, int32_t *d,
+    int32_t *s, int32_t *e)
 {
 	switch (nw) {
-	case 1: bp_pair<1, MODE>(A, B, m, n, K, d, e); break;
-	case 2: bp_pair<2, MODE>(A, B, m, n, K, d, e); break;
-	case 3: bp_pair<3, MODE>(A, B, m, n, K, d, e); break;
-	case 4: bp_pair<4, MODE>(A, B, m, n, K, d, e); break;
-	case 5: bp_pair<5, MODE>(A, B, m, n, K, d, e); break;
-	case 6: bp_pair<6, MODE>(A, B, m, n, K, d, e); break;
-	case 7: bp_pair<7, MODE>(A, B, m, n, K, d, e); break;
-	default: bp_pair<8, MODE>(A, B, m, n, K, d, e); break;
+	case 1: tp_pair<1, MODE>(A, B, m, n, K, d, s, e); break;
+	case 2: tp_pair<2, MODE>(A, B, m, n, K, d, s, e); break;
+	case 3: tp_pair<3, MODE>(A, B, m, n, K, d, s, e); break;
+	case 4: tp_pair<4, MODE>(A, B, m, n, K, d, s, e); break;
+	case 5: tp_pair<5, MODE>(A, B, m, n, K, d, s, e); break;
+	case 6: tp_pair<6, MODE>(A, B, m, n, K, d, s, e); break;
+	case 7: tp_pair<7, MODE>(A, B, m, n, K, d, s, e); break;
+	default: tp_pair<8, MODE>(A, B, m, n, K, d, s, e); break;
 	}
 }
 
 static void
 tp(int mode, const uint8_t *A, int m, const uint8_t *B, int n, long long K, int32_t *d,
-    int32_t *e)
+    int32_t *s, int32_t *e)
 {
 	if (mode == ED_GLOBAL && m > n) {	/* the shorter side as rows */
-		tp(mode, B, n, A, m, K, d, e);
+		tp(mode, B, n, A, m, K, d, s, e);
 		return;
 	}
 	if (m > 8 * 32) {
@@ -70,13 +83,12 @@ tp(int mode, const uint8_t *A, int m, const uint8_t *B, int n, long long K, int3
 		exit(1);
 	}
 	const int nw = (m + 31) / 32;
-	const uint4 *B4 = (const uint4 *)B;
 	if (mode == ED_INFIX)
-		tp_words<ED_INFIX>(nw, A, B4, m, n, K, d, e);
+		tp_words<ED_INFIX>(nw, A, B, m, n, K, d, s, e);
 	else if (mode == ED_PREFIX)
-		tp_words<ED_PREFIX>(nw, A, B4, m, n, K, d, e);
+		tp_words<ED_PREFIX>(nw, A, B, m, n, K, d, s, e);
 	else
-		tp_words<ED_GLOBAL>(nw, A, B4, m, n, K, d, e);
+		tp_words<ED_GLOBAL>(nw, A, B, m, n, K, d, s, e);
 }
 
 static void
@@ -144,7 +156,7 @@ main(int argc, char **argv)
 		}
 		const int m = (int)(tab - line), n = (int)(len - m - 1);
 		uint8_t *A = aligned_copy(line, m), *B = aligned_copy(tab + 1, n);
-		int32_t d, e = -1;
+		int32_t d, e = -1, st = 0;
 		struct ed_band bd;
 		if (mode != ED_GLOBAL && mode_trivial(m, n, K, &d, &e)) {
 			/* settled on the host, as ed_gpu_submit does */
@@ -153,12 +165,16 @@ main(int argc, char **argv)
 		} else if (mode == ED_GLOBAL && (m == 0 || n == 0)) {
 			d = m > n ? m : n;
 		} else if (engine_tp) {
-			tp(mode, A, m, B, n, K, &d, &e);
+			tp(mode, A, m, B, n, K, &d, &st, &e);
 		} else {
 			wf(mode, A, m, B, n, K, &d, &e);
 		}
+		if (d < 0)
+			st = -1;
 		if (mode == ED_GLOBAL)
 			printf("%d\n", d);
+		else if (engine_tp)
+			printf("%d\t%d\t%d\n", d, st, e);
 		else
 			printf("%d\t%d\n", d, e);
 		free(A);
