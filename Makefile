@@ -119,8 +119,6 @@ NVCCFLAGS  += -std=c++17 $(GENCODE) -Icommon -Ikernels -DACCELKIT_CUDA=1 -MMD -M
               -Xcompiler -Wall,-Wextra -Xptxas -warn-spills $(CUSANFLAGS)
 ifeq ($(CUDA),1)
 CPPFLAGS   += -DACCELKIT_CUDA=1 -I$(CUDA_HOME)/include
-# cuBLAS is not linked: docsim loads it when its GPU path starts, last from here.
-NVCCFLAGS  += -DACCELKIT_CUDA_LIBDIR='"$(CUDA_HOME)/lib64"'
 CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 endif
 
@@ -128,7 +126,11 @@ PROGS      := $(sort $(basename $(notdir $(wildcard cmd/*.c))))
 LIB        := $(BUILD)/libaccelkit.a
 LIB_OBJS   := $(patsubst common/%.c,$(BUILD)/common/%.o,$(wildcard common/*.c))
 TESTBINS   := $(BUILD)/test/acctest $(BUILD)/test/gmmtc $(BUILD)/test/tunerows \
-              $(BUILD)/test/mapshim.so
+              $(BUILD)/test/mapshim.so $(if $(filter 1,$(CUDA)),$(BUILD)/test/edbp)
+# docsim's GEMM kernels against a CPU reference (a CUDA build's; docsim.bats, GPU only)
+ifeq ($(CUDA),1)
+TESTBINS   += $(BUILD)/test/docsim_mm
+endif
 
 all: $(addprefix $(BUILD)/bin/,$(PROGS)) $(MPI_PLUGIN)
 
@@ -203,6 +205,17 @@ $(BUILD)/test/gmmtc: $(BUILD)/tests/gmmtc.o $(BUILD)/kernels/gmmscore_pack.o $(L
 $(BUILD)/test/mapshim.so: tests/mapshim.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -shared -fPIC -o $@ $<
+# docsim's GEMM kernels, each against a long double product on the CPU (docsim.bats)
+$(BUILD)/tests/%.cu.o: tests/%.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+$(BUILD)/test/docsim_mm: $(BUILD)/tests/docsim_mm.cu.o $(BUILD)/kernels/docsim_mma.cu.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
+# editdist4r's bit-parallel GPU engines run on the CPU (editdist4r_gpu_modes.bats)
+$(BUILD)/test/edbp: tests/editdist4r_bp.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -o $@ $<
 # the tuning tables' legality checks, a program's rows at a time (PROG.bats)
 $(BUILD)/test/tunerows: $(BUILD)/tests/tunerows.o $(LIB)
 	@mkdir -p $(@D)

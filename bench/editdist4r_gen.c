@@ -3,7 +3,10 @@
  *   gen random LEN SEED            one random DNA sequence as FASTA
  *   gen mutate RATE SEED < FASTA   the first record with random edits at RATE (a third
  *                                  each substitutions, insertions, deletions), as FASTA
- *   gen reads N LEN RATE SEED      N "A<TAB>B" lines: random DNA of LEN, B A with edits */
+ *   gen reads N LEN RATE SEED      N "A<TAB>B" lines: random DNA of LEN, B A with edits
+ *   gen windows N LEN WIN RATE SEED   N "READ<TAB>WINDOW" lines (--mode infix): a
+ *                                  random DNA window of WIN, the read a piece of it
+ *                                  of LEN from a random place, with edits at RATE */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +95,28 @@ main(int argc, char **argv)
 			fwrite(a, 1, len, stdout);
 			putchar('\t');
 			fwrite(b, 1, n, stdout);
+			putchar('\n');
+		}
+		return 0;
+	}
+	if (argc == 7 && strcmp(argv[1], "windows") == 0) {
+		long np = atol(argv[2]);
+		size_t len = strtoul(argv[3], NULL, 10), win = strtoul(argv[4], NULL, 10);
+		double p = atof(argv[5]);
+		if (len == 0 || len > win) {
+			fprintf(stderr, "gen windows: LEN must be 1 to WIN\n");
+			return 2;
+		}
+		char *w = malloc(win + 1), *r = malloc(2 * len + 2);
+		rng_seed(&R, strtoull(argv[6], NULL, 10));
+		for (long k = 0; k < np; k++) {
+			for (size_t i = 0; i < win; i++)
+				w[i] = base();
+			size_t at = rng_below(&R, win - len + 1);
+			size_t n = mutate(w + at, len, p, r);
+			fwrite(r, 1, n, stdout);
+			putchar('\t');
+			fwrite(w, 1, win, stdout);
 			putchar('\n');
 		}
 		return 0;

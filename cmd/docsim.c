@@ -369,8 +369,6 @@ main(int argc, char **argv)
 	cuda_input_size(in_regular_bytes(ins, o.qpath != NULL ? 2 : 1));
 #ifdef ACCELKIT_CUDA
 	cuda_start(co.device, 1, ds_gpu_init, &dev);	/* gpu:all divides the rows */
-	if (strcmp(co.device, "cpu") != 0 && !cuda_deferred())
-		ds_gpu_preload();
 #else
 	cuda_start(co.device, 1, NULL, &dev);
 #endif

@@ -3,23 +3,26 @@
  * Scores come in tiles S = A B^T of rows [r0,r1) (queries, or the corpus itself) against
  * corpus rows [c0,c1), and are ranked inside the tile loop, so memory stays
  * O(rows x k + tile) whatever the corpus size.
- *   - Dense input: A and B are panels of the vectors; S by cuBLAS (DGEMM: float64
- *     accumulation, the default; SGEMM with --precision single).
+ *   - Dense input: A and B are panels of the vectors; S by our GEMM kernels
+ *     (docsim_mma.cu: float64, the default; float32 with --precision single; TF32
+ *     tensor cores for top-k lists made exact after, docsim_exact.cu).
  *   - Sparse input: the frequent terms (document frequency above n/50, at most 65536 of
- *     them) form dense panels and go through DGEMM; every other term is added into S
+ *     them) form dense panels and go through the float64 GEMM; every other term is added into S
  *     from its postings by k_scatter, a warp a row.
  *   - All pairs: only the lower triangle (columns below the row) is computed; each score
  *     is offered to its row (k_rowsel, a warp a row) and to its column's row (k_colsel,
  *     a thread a column), each pair once.
+ *   - Dense top-k lists from TF32 products: the product ranks as it ends
+ *     (docsim_topk_tc.cu), into the same lists, with no score tile.
  * Vectors stay resident when they fit the device budget (--max-device-mem, else what is
  * free); otherwise panels are uploaded or built tile by tile. Dense vectors go up as
  * float32 through a ring of pinned buffers, filled on the -j threads, on a stream of their
  * own (su), and are widened on the device; resident ones go up as the tile loop first
- * needs their rows, so the upload of the next rows overlaps the work on these. The streams, the ring, cuBLAS and
- * its first kernels are set up in the device's start-up thread, beside the reading.
+ * needs their rows, so the upload of the next rows overlaps the work on these. The streams, the ring and
+ * the GEMM kernels are set up in the device's start-up thread, beside the reading.
  *
  * This file is the driver (the plan, the two streams, the tile loop, the results back);
- * the kernels live by role in docsim_gemm.cu, docsim_sparse.cu and docsim_rank.cu (see
+ * the kernels live by role in docsim_gemm.cu, docsim_mma.cu, docsim_sparse.cu and docsim_rank.cu (see
  * docsim_dev.cuh). */
 #include <math.h>
 #include <stdlib.h>
@@ -90,6 +93,18 @@ tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c
 		CUDA_CHECK(cudaStreamWaitEvent(g->sa, g->sdone[b], 0));
 	}
 	CUDA_CHECK(cudaEventRecord(g->gstart[b], g->sa));
+	if (g->fast && j->mode == DS_TOPK) {
+		/* the product ranks as it ends: nothing for sb but to follow it (the -v
+		 * ranking time is then ~0: the GEMM's includes it) */
+		ds_topk_tile(g, (const float *)A, (const float *)B, r0, nr, c0, nc, sym);
+		CUDA_CHECK(cudaEventRecord(g->gdone[b], g->sa));
+		CUDA_CHECK(cudaStreamWaitEvent(g->sb, g->gdone[b], 0));
+		CUDA_CHECK(cudaEventRecord(g->sstart[b], g->sb));
+		CUDA_CHECK(cudaEventRecord(g->sdone[b], g->sb));
+		g->used[b] = 1;
+		g->cur = (b + 1) % g->nbuf;
+		return;
+	}
 	ds_gemm(g, A, B, r0, nr, c0, nc, sym);
 	if (g->sparse)
 		ds_scatter(g, rows_side, r0, nr, c0, nc, sym);
@@ -152,13 +167,12 @@ tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c
 	*d2h += now_sec() - t;
 }
 
-/* A device's streams, staging ring and cuBLAS handle: a worker's own (several GPUs:
+/* A device's streams and staging ring: a worker's own (several GPUs:
  * each worker makes its own in its thread, on its device; nothing here is shared). */
 struct ds_ctx {
 	cudaStream_t sa, sb, su;	/* see struct gpu */
 	cudaEvent_t ev_work, ev_up;
 	staging *ring;		/* pinned, for copies on su */
-	cublasHandle_t blas;
 };
 
 /* The one-GPU run's (and the first worker's), made once by ds_gpu_init in the start-up
@@ -166,12 +180,12 @@ struct ds_ctx {
 static struct ds_ctx ds_dev;
 static int ds_dev_ready;
 
-/* A context on the calling thread's device, its GEMMs run once. */
+/* A context on the calling thread's device, its GEMM kernels readied. */
 static void
 ctx_open(struct ds_ctx *c)
 {
-	ds_cublas_load();
-	c->blas = ds_cublas_new();
+	ds_mm_init();
+	ds_topk_init();
 	/* ranking at the higher priority: its blocks go first as GEMM blocks retire */
 	int lo_prio, hi_prio;
 	CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo_prio, &hi_prio));
@@ -181,14 +195,12 @@ ctx_open(struct ds_ctx *c)
 	CUDA_CHECK(cudaEventCreateWithFlags(&c->ev_work, cudaEventDisableTiming));
 	CUDA_CHECK(cudaEventCreateWithFlags(&c->ev_up, cudaEventDisableTiming));
 	c->ring = staging_open(DS_RING_K, DS_RING_BYTES, c->su);
-	ds_gemm_warm(c->sa, c->blas);
 }
 
 static void
 ctx_close(struct ds_ctx *c)
 {
 	staging_close(c->ring);
-	BLAS_CHECK(ds_cublas.destroy(c->blas));
 	CUDA_CHECK(cudaEventDestroy(c->ev_work));
 	CUDA_CHECK(cudaEventDestroy(c->ev_up));
 	CUDA_CHECK(cudaStreamDestroy(c->sa));
@@ -223,7 +235,7 @@ struct ds_gpu {
 	double t0, t1, d2h;
 };
 
-/* ACCELKIT_DOCSIM_TF32=0 keeps dense top-k lists on DGEMM (to compare); 1 or unset
+/* ACCELKIT_DOCSIM_TF32=0 keeps dense top-k lists on the float64 GEMM (to compare); 1 or unset
  * lets them come from TF32 products. The printed lines are the same either way. */
 static int
 tf32_allowed(void)
@@ -288,7 +300,6 @@ ds_gpu_open(const struct ds_job *job, const struct cuda_dev *dev, int w, size_t 
 	g->ev_work = d->ctx->ev_work;
 	g->ev_up = d->ctx->ev_up;
 	g->ring = d->ctx->ring;
-	g->blas = d->ctx->blas;
 	g->sym = job->sym && job->mode != DS_MATRIX;
 	g->dbl = float64_gemm(job);
 	g->esz = g->dbl ? 8 : 4;
@@ -309,13 +320,13 @@ ds_gpu_open(const struct ds_job *job, const struct cuda_dev *dev, int w, size_t 
 	}
 	/* dense top-k lists and -k 0 pairs in float64 come from TF32 products when the plan
 	 * allows (ds_gpu_plan) and the vectors are unit (the bound is for unit vectors: raw
-	 * ones, --weight none, keep DGEMM); ACCELKIT_DOCSIM_TF32=0 keeps DGEMM */
+	 * ones, --weight none, stay float64); ACCELKIT_DOCSIM_TF32=0 keeps them float64 */
 	fast_set(d, !g->sparse && g->dbl && job->unit &&
 	    ((job->mode == DS_TOPK && job->k >= 1 && job->k <= DS_FAST_KMAX) || (job->mode == DS_PAIRS && job->use_thr)) &&
 	    tf32_allowed());
 	*budget = job->max_mem;
 	if (*budget == 0) {
-		size_t fr, tot, margin = (size_t)256 << 20;	/* cuBLAS workspace and the like */
+		size_t fr, tot, margin = (size_t)256 << 20;	/* the runtime's own allocations */
 		CUDA_CHECK(cudaMemGetInfo(&fr, &tot));
 		*budget = fr / 100 * 92 > margin ? fr / 100 * 92 - margin : 0;
 	}
@@ -372,7 +383,6 @@ gpu_alloc(struct ds_gpu *d)
 		CUDA_CHECK(cudaEventCreate(&g->sstart[b]));
 		CUDA_CHECK(cudaEventCreate(&g->sdone[b]));
 	}
-	BLAS_CHECK(ds_cublas.set_stream(g->blas, g->sa));
 	if (job->mode == DS_MATRIX && g->esz == 8)
 		g->conv = dalloc<float>(g->BR * g->BC);
 	if (!g->sparse && g->dbl) {
@@ -402,6 +412,8 @@ gpu_alloc(struct ds_gpu *d)
 		g->fin_s = dalloc<float>(d->rows_side * job->k);
 		g->fin_i = dalloc<int32_t>(d->rows_side * job->k);
 		g->undecided = dalloc<int32_t>(d->rows_side);
+		/* the lists' locks until the last tile (docsim_topk_tc.cu): all free */
+		CUDA_CHECK(cudaMemset(g->undecided, 0, d->rows_side * sizeof(int32_t)));
 		g->counts = dalloc<unsigned long long>(2);
 	}
 	if (job->mode == DS_PAIRS) {
@@ -501,8 +513,11 @@ ds_gpu_close(struct ds_gpu *d, float *top_s, int32_t *top_i)
 		for (int b = 0; b < g->nbuf; b++)
 			if (g->used[b])
 				busy_time(g, b);
-		vlog("gpu: GEMM%s %.1f ms, ranking %.1f ms (on two streams, overlapping)",
-		    g->sparse ? " and postings" : "", g->gemm_ms, g->rank_ms);
+		if (g->fast && job->mode == DS_TOPK)
+			vlog("gpu: TF32 products ranked into the lists as they end, no score tile: %.1f ms", g->gemm_ms);
+		else
+			vlog("gpu: GEMM%s %.1f ms, ranking %.1f ms (on two streams, overlapping)",
+			    g->sparse ? " and postings" : "", g->gemm_ms, g->rank_ms);
 	}
 	if (g->fast && job->mode == DS_PAIRS)
 		vlog("gpu: %zu pairs at or above the threshold less the TF32 bound (%.3g) rescored in float64, %zu passed",
@@ -552,7 +567,6 @@ gpu_free(struct ds_gpu *d)
 		cudaEventDestroy(g->sstart[b]);
 		cudaEventDestroy(g->sdone[b]);
 	}
-	BLAS_CHECK(ds_cublas.set_stream(g->blas, NULL));
 	cudaFree(g->conv);
 	cudaFree(g->tops);
 	cudaFree(g->topi);

@@ -7,6 +7,7 @@
 #ifndef DOCSIM_H
 #define DOCSIM_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,47 @@ ds_dot_fd(const float *a, const float *b, size_t m)
 	for (; k < m; k++)
 		s0 += (double)a[k] * b[k];
 	return (s0 + s1) + (s2 + s3);
+}
+
+/* The most a score of the TF32 product (DS_MM_TF32, docsim_mma.cu) of float32 unit rows
+ * of m dimensions differs from its float64 value, after both are rounded to float.
+ *   - Operands: cvt.rna rounds each to TF32 (10 fraction bits, to nearest), within a
+ *     relative u = 2^-11, so a product of two is within (2u + u^2) |x_i y_i|, and is
+ *     exact in float32 (11-bit significands); sum |x_i y_i| <= |x| |y| <= 1 + 2^-20 for
+ *     rows normalised in float32 (Cauchy-Schwarz).
+ *   - Sums: each mma.sync adds 8 such products into the float32 accumulator, ceil(m/8)
+ *     steps in k order (zeros past m). The tensor cores' addition is not IEEE's: taken
+ *     at its worst, each of the 9 addends aligned to the largest and truncated to 24
+ *     bits, then the sum truncated (measured behaviour has guard bits and so errs less:
+ *     Fasi et al., "Numerical behavior of NVIDIA tensor cores", 2021), a step errs by
+ *     at most 10 2^-23 times the magnitude summed so far, which is at most
+ *     (1 + u)^2 (1 + 2^-20) < 1 + 2^-8.
+ *   - 2^-22: the TF32 score's rounding to float in the list and the float64 score's
+ *     (2^-24 each, for |s| <= 1), and room for products flushed or rounded below
+ *     float's normal range (each under 2^-126).
+ * For m = 1024, 1.13e-3; the largest error cuBLAS's TF32 GEMM was measured at on
+ * Gaussian vectors was 1.3e-4. */
+static inline double
+ds_fast_bound(size_t m)
+{
+	const double u = ldexp(1, -11);
+	return (2 * u + u * u) * (1 + ldexp(1, -20)) + (double)((m + 7) / 8) * 10 * ldexp(1, -23) * (1 + ldexp(1, -8)) +
+	    ldexp(1, -22);
+}
+
+/* The same for a float32 product (DS_MM_F32: IEEE float32, a fused multiply-add chain a
+ * score). Each of the m steps rounds once, by a relative 2^-23 at worst (to nearest
+ * halves it), in any order: within gamma = n u / (1 - n u), n = m + 1, of sum |x_i y_i|
+ * <= 1 + 2^-20; then 2^-22 for the two scores' rounding to float, as above. 1.22e-4 for
+ * m = 1024. 0 when m is too long for the bound to help (n u >= 1/16): such rows are
+ * computed whole. */
+static inline double
+ds_f32_bound(size_t m)
+{
+	double nu = (double)(m + 1) * ldexp(1, -23);
+	if (nu >= 1.0 / 16)
+		return 0;
+	return nu / (1 - nu) * (1 + ldexp(1, -20)) + ldexp(1, -22);
 }
 
 /* Whether candidate (s, i) ranks before (t, j). */
@@ -126,16 +168,13 @@ void ds_cpu_run(struct ds_job *job);
 double ds_work(const struct ds_job *job);
 
 struct cuda_dev;
-/* The GPU path (docsim.cu). ds_gpu_init, cuda_start's init, sets the device, loads
- * cuBLAS (docsim_blas.cu), makes the streams and the pinned staging ring and runs each
- * kind of GEMM once, beside the reading; it may run in another thread than ds_gpu_run.
- * ds_gpu_preload starts loading cuBLAS's libraries at once, in a thread of its own,
- * so that it overlaps CUDA's own start rather than following it. */
-void ds_gpu_preload(void);
+/* The GPU path (docsim.cu). ds_gpu_init, cuda_start's init, sets the device, makes the
+ * streams and the pinned staging ring and readies the GEMM kernels (docsim_mma.cu),
+ * beside the reading; it may run in another thread than ds_gpu_run. */
 void ds_gpu_init(const struct cuda_dev *dev);
 void ds_gpu_run(struct ds_job *job, const struct cuda_dev *dev);
 /* ds_gpu_run in steps, for a worker a GPU (docsim_split.c). ds_gpu_open, in worker w's
- * thread: its device, streams, staging ring and cuBLAS handle (worker 0 takes
+ * thread: its device, streams and staging ring (worker 0 takes
  * ds_gpu_init's), the sparse vectors uploaded; *budget the device bytes it may use
  * (--max-device-mem, else what is free). ds_gpu_plan: the tiles for budget, the same on
  * every worker given the same budget (any thread; say: -v names them); returns the

@@ -2,16 +2,16 @@
  * (struct gpu), where a side's GEMM panels come from (struct side, struct split), the
  * device allocation helpers, and the functions each file offers the others:
  *   docsim.cu         the driver: plan, streams, the tile loop, results back
- *   docsim_gemm.cu    the tile as a GEMM (cuBLAS), its panels and the memory plan
+ *   docsim_gemm.cu    the tile as a GEMM, its panels and the memory plan
+ *   docsim_mma.cu     the GEMM kernels themselves: TF32, float32 and float64 (ds_mm)
+ *   docsim_topk_tc.cu dense top-k lists from TF32 products that rank as they end
  *   docsim_sparse.cu  sparse input: frequent terms into dense panels, the rest by postings
  *   docsim_rank.cu    what a tile gives: top-k lists, pairs above a threshold, matrix rows
  *   docsim_exact.cu   TF32 products' lists made exact: candidates rescored in float64
- *   docsim_blas.cu    cuBLAS, loaded at run time
  * Each kernel lives in its file beside its launcher; no kernel calls across files. */
 #ifndef DOCSIM_DEV_CUH
 #define DOCSIM_DEV_CUH
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include "cuda_check.h"
@@ -25,35 +25,6 @@
  * bus's full speed; 32 MB of pinned memory is allocated in the start-up thread. */
 #define DS_RING_K 4
 #define DS_RING_BYTES ((size_t)8 << 20)
-
-/* The cuBLAS functions docsim calls (docsim_blas.cu), loaded with dlopen. The handles
- * are each context's (docsim.cu: one a worker, on its device). */
-struct ds_cublas {
-	decltype(&cublasCreate_v2) create;
-	decltype(&cublasDestroy_v2) destroy;
-	decltype(&cublasSetStream_v2) set_stream;
-	decltype(&cublasDgemm_v2) dgemm;
-	decltype(&cublasSgemm_v2) sgemm;
-	/* (cublasGemmEx is overloaded in C++: the C function's type) */
-	cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-	    const void *, const void *, cudaDataType, int, const void *, cudaDataType, int, const void *, void *,
-	    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-	decltype(&cublasGetStatusName) status_name;
-	decltype(&cublasGetStatusString) status_string;
-};
-extern struct ds_cublas ds_cublas;
-/* Loads cuBLAS, once (from any thread); exit 1 naming the library where it fails. */
-void ds_cublas_load(void);
-/* A new handle on the calling thread's device. */
-cublasHandle_t ds_cublas_new(void);
-void ds_cublas_fail(const char *expr, const char *file, int line, int status) NORETURN;
-/* CUDA_CHECK's twin for the cuBLAS functions docsim loads (docsim_blas.cu). */
-#define BLAS_CHECK(expr)                                                       \
-	do {                                                                   \
-		int cublas_st_ = (int)(expr);                                  \
-		if (cublas_st_ != 0)                                           \
-			ds_cublas_fail(#expr, __FILE__, __LINE__, cublas_st_); \
-	} while (0)
 
 template <typename T>
 static T *
@@ -114,7 +85,8 @@ struct gpu {
 	double thr_sel;		/* the threshold candidates are kept at: -t's, less bound when fast */
 	float *fin_s;		/* fast: the exact lists (rows x k) */
 	int32_t *fin_i;
-	int32_t *undecided;	/* fast: rows whose TF32 list left too small a gap */
+	int32_t *undecided;	/* fast: rows whose TF32 list left too small a gap; during the
+				 * tile loop, the lists' locks (docsim_topk_tc.cu) */
 	unsigned long long *counts;	/* fast: those rows, and those computed whole */
 	const float *fast_rows, *fast_cols;	/* fast: the resident float32 rows of each side */
 	size_t pairs_cand, pairs_kept;	/* fast -k 0: pairs rescored, and those that passed */
@@ -132,7 +104,6 @@ struct gpu {
 	int nbuf, cur, used[2];
 	cudaStream_t sa, sb;	/* sa: panels, GEMM, scatter; sb: ranking and results */
 	cudaStream_t su;	/* dense uploads and their widening */
-	cublasHandle_t blas;	/* this device's (its context's), on sa */
 	cudaEvent_t ev_work, ev_up;	/* su after sa's work; sa after su's uploads */
 	cudaEvent_t gstart[2], gdone[2], sstart[2], sdone[2];
 	double gemm_ms, rank_ms;	/* -v: the busy time of each stream */
@@ -153,14 +124,29 @@ const void *ds_panel(struct gpu *g, struct side *s, size_t r0, size_t r1, void *
 size_t ds_stage_floats(const struct gpu *g, int resident, size_t BR, size_t BC, size_t rows);
 void ds_make_resident(struct gpu *g, struct side *s);
 void ds_side_ready(struct gpu *g, struct side *s, size_t r1);
-void ds_gemm_warm(cudaStream_t st, cublasHandle_t h);
 void ds_gemm(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c0, size_t nc,
     int sym);
-void ds_gemm_f32(struct gpu *g, const float *A, const float *B, size_t nr, size_t nc, size_t ldc, float *C,
-    cublasComputeType_t ct);
 int ds_choose_plan(struct gpu *g, size_t budget, size_t fixed, size_t rows_side, size_t rows_q);
 size_t ds_plan_least(const struct gpu *g, size_t rows_q);
 size_t ds_plan_least_resident(const struct gpu *g, size_t rows_q);
+
+/* docsim_mma.cu: C (nr x nc, row stride ldc) = A (nr x K) B (nc x K)^T, rows
+ * k-contiguous, on st. DS_MM_TF32: float32 operands rounded to TF32, float32 sums on the
+ * tensor cores (within ds_fast_bound of the float64 value for unit rows); DS_MM_F32: IEEE
+ * float32, a fused multiply-add chain in k order (within ds_f32_bound); DS_MM_F64: float64
+ * operands and sums. ds_mm_init, once a device (in its thread): what the kernels need set
+ * before their first launch. */
+enum ds_mm_kind { DS_MM_TF32, DS_MM_F32, DS_MM_F64 };
+void ds_mm_init(void);
+void ds_mm(enum ds_mm_kind kind, const void *A, const void *B, size_t nr, size_t nc, size_t K, size_t ldc, void *C,
+    cudaStream_t st);
+
+/* docsim_topk_tc.cu: dense top-k lists (g->fast, DS_TOPK) straight from TF32 products,
+ * no score tile: the tile of rows [r0, r0 + nr) (A) against columns [c0, c0 + nc) (B)
+ * into g->tops and g->topi on sa, with g->undecided as the lists' locks (zeros between
+ * launches). ds_topk_init as ds_mm_init. */
+void ds_topk_init(void);
+void ds_topk_tile(struct gpu *g, const float *A, const float *B, size_t r0, size_t nr, size_t c0, size_t nc, int sym);
 
 /* docsim_sparse.cu */
 size_t ds_sparse_upload(struct gpu *g, struct side *cs, struct side *qs);
@@ -170,7 +156,6 @@ void ds_scatter(struct gpu *g, const struct side *rows_side, size_t r0, size_t n
     int sym);
 
 /* docsim_exact.cu */
-double ds_fast_bound(size_t m);
 void ds_fast_exact(struct gpu *g, const float *rows, const float *cols, size_t nrows, size_t ncols,
     size_t counts[2]);
 void ds_fast_pairs(struct gpu *g, const float *rows, const float *cols, size_t n);

@@ -2,7 +2,8 @@
  * scores from tensor cores (operands read as TF32, float32 sums) into lists of k +
  * DS_FAST_EXTRA; here, after the last tile, each row's list becomes the k best of the
  * float64 scores, the lines the CPU path prints:
- *   - a TF32 score is within B (ds_fast_bound) of the float64 score of the same pair;
+ *   - a TF32 score is within B (ds_fast_bound, docsim.h) of the float64 score of the
+ *     same pair;
  *   - a column left out of a full list scored at most the list's last, s_last, so at
  *     most s_last + B in float64; the list's k first scored at least its k-th, s_k, so k
  *     columns score at least s_k - B in float64;
@@ -12,8 +13,8 @@
  *     A list not full holds every column its row was offered.
  *   - otherwise (many columns within 2B of the k-th: near-copies, or the dense scores
  *     of a long list) the row is rechecked: gathered with the other such rows, scored
- *     against every column uploaded by a float32 GEMM (IEEE float32, no TF32), whose
- *     error bound B32 (ds_f32_bound) is some 17 times smaller, and ranked into a new
+ *     against every column uploaded by a float32 GEMM (IEEE float32, no TF32: DS_MM_F32), whose
+ *     error bound B32 (ds_f32_bound) is some 9 times smaller, and ranked into a new
  *     list of k + DS_FAST_EXTRA, which the same rule with B32 makes exact;
  *   - a row whose float32 list still leaves too small a gap (columns within 2 B32 of
  *     the k-th: copies) is computed whole in float64, and counted for -v.
@@ -28,39 +29,6 @@
 
 #include "docsim_dev.cuh"
 #include "docsim_wlist.cuh"
-
-/* The most a TF32 product of float32 unit rows of m dimensions differs from its float64
- * value. TF32 keeps 10 of float32's 23 fraction bits: an operand is within a relative
- * u = 2^-10 of its float32 value (truncated; rounding halves it), so a product is
- * within (2u + u^2) |x_i y_i|, and sum |x_i y_i| <= |x| |y| <= 1 + 2^-20 for rows
- * normalised in float32 (Cauchy-Schwarz). The float32 sums of m terms, in whatever
- * order and rounding (truncation at worst) the tensor cores use, add at most m 2^-23
- * times the terms' magnitude, below 1 + 2^-8. Then 2^-22: the TF32 score's rounding to
- * float in the list and the float64 score's (2^-24 each, for |s| <= 1), with room. For
- * m = 1024, 2.08e-3; the largest error measured on Gaussian vectors was 1.3e-4. */
-double
-ds_fast_bound(size_t m)
-{
-	const double u = ldexp(1, -10);
-	return (2 * u + u * u) * (1 + ldexp(1, -20)) + (double)m * ldexp(1, -23) * (1 + ldexp(1, -8)) +
-	    ldexp(1, -22);
-}
-
-/* The same for a float32 GEMM (CUBLAS_COMPUTE_32F_PEDANTIC: IEEE float32 products and
- * sums, whatever NVIDIA_TF32_OVERRIDE says). Each of the m products and m - 1 sums
- * rounds once, by a relative 2^-23 at worst (truncation; rounding to nearest halves
- * it), in any order: within gamma = n u / (1 - n u), n = m + 1, of sum |x_i y_i| <= 1 +
- * 2^-20; then 2^-22 for the two scores' rounding to float, as above. 1.22e-4 for m =
- * 1024. 0 when m is too long for the bound to help (n u >= 1/16): such rows are
- * computed whole. */
-double
-ds_f32_bound(size_t m)
-{
-	double nu = (double)(m + 1) * ldexp(1, -23);
-	if (nu >= 1.0 / 16)
-		return 0;
-	return nu / (1 - nu) * (1 + ldexp(1, -20)) + ldexp(1, -22);
-}
 
 #define EXACT_BLOCK 256	/* k_exact's threads a block: 8 warps, each its own dots tile */
 #define PAIRS_BLOCK 128	/* k_pairs_exact's: 4 warps, each two tiles (35 KB a block) */
@@ -344,7 +312,6 @@ recheck(struct gpu *g, const float *rows, const float *cols, size_t ncols, size_
 		return;
 	}
 	float *q = (float *)g->Sbuf[1], *S = (float *)g->Sbuf[0];
-	BLAS_CHECK(ds_cublas.set_stream(g->blas, st));
 	for (size_t b0 = 0; b0 < nu; b0 += batch) {
 		size_t nb = MIN(batch, nu - b0);
 		const int32_t *ids = g->undecided + b0;
@@ -353,14 +320,13 @@ recheck(struct gpu *g, const float *rows, const float *cols, size_t ncols, size_
 		ds_fill_state(g, nb * kl, st);
 		for (size_t c0 = 0; c0 < ncols; c0 += g->BC) {
 			size_t nc = MIN(g->BC, ncols - c0);
-			ds_gemm_f32(g, q, cols + c0 * m, nb, nc, nc, S, CUBLAS_COMPUTE_32F_PEDANTIC);
+			ds_mm(DS_MM_F32, q, cols + c0 * m, nb, nc, m, nc, S, st);
 			ds_rank_rows(g, S, nb, c0, nc, g->tops, g->topi, kl, j->thr - b32, g->sym ? ids : NULL);
 		}
 		k_exact<<<grid_for(nb * 32, rb), rb, 0, st>>>(rows, cols, m, nb, ncols, g->sym, ids, g->tops, g->topi,
 		    (int)j->k, (int)kl, 2 * b32, j->use_thr, j->thr, g->fin_s, g->fin_i, NULL, g->counts);
 		CUDA_LAUNCH_CHECK();
 	}
-	BLAS_CHECK(ds_cublas.set_stream(g->blas, g->sa));
 }
 
 /* The lists of rows [0, nrows) (their vectors at rows) made exact against the columns

@@ -1,6 +1,6 @@
-/* docsim_gemm.cu: the score tile as a GEMM, S = A B^T, through cuBLAS (DGEMM: float64
- * accumulation, the default; TF32 tensor cores for dense top-k lists, which
- * docsim_exact.cu makes exact; SGEMM with --precision single): the panels A and B
+/* docsim_gemm.cu: the score tile as a GEMM, S = A B^T, by docsim_mma.cu's kernels
+ * (float64, the default; TF32 tensor cores for dense top-k lists, which
+ * docsim_exact.cu makes exact; float32 with --precision single): the panels A and B
  * (resident, or uploaded or built a tile at a time; dense rows go up as float32 through
  * the pinned staging ring and are widened on the device), the product (for all pairs
  * only the lower triangle and blocks beside the diagonal), and the plan that sizes the
@@ -107,63 +107,13 @@ ds_side_ready(struct gpu *g, struct side *s, size_t r1)
 	s->ready = r1;
 }
 
-/* cuBLAS loads its kernels, and the runtime ours, at their first use: a small DGEMM,
- * SGEMM and TF32 GEMM of the kinds ds_gemm makes, and k_f2d, run once in the start-up thread take that
- * off the run's own time. */
-void
-ds_gemm_warm(cudaStream_t st, cublasHandle_t h)
-{
-	const int m = 128;
-	const double one = 1, zero = 0;
-	const float onef = 1, zerof = 0;
-	double *a = dalloc<double>(3 * m * m);
-	CUDA_CHECK(cudaMemsetAsync(a, 0, 3 * m * m * sizeof *a, st));
-	BLAS_CHECK(ds_cublas.set_stream(h, st));
-	BLAS_CHECK(ds_cublas.dgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, m, m, &one, a, m, a + m * m, m,
-	    &zero, a + 2 * m * m, m));
-	BLAS_CHECK(ds_cublas.sgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, m, m, &onef, (const float *)a, m,
-	    (const float *)(a + m * m), m, &zerof, (float *)(a + 2 * m * m), m));
-	BLAS_CHECK(ds_cublas.gemm_ex(h, CUBLAS_OP_T, CUBLAS_OP_N, m, m, m, &onef, a, CUDA_R_32F, m, a + m * m,
-	    CUDA_R_32F, m, &zerof, a + 2 * m * m, CUDA_R_32F, m, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
-	k_f2d<<<1, 256, 0, st>>>((const float *)a, a + m * m, (size_t)m);
-	CUDA_LAUNCH_CHECK();
-	CUDA_CHECK(cudaStreamSynchronize(st));
-	BLAS_CHECK(ds_cublas.set_stream(h, NULL));
-	CUDA_CHECK(cudaFree(a));
-}
-
-/* C (nr x nc floats, row stride ldc) = A (nr x K) B (nc x K)^T of float32 rows, in
- * cuBLAS's compute type ct, on the handle's stream. */
-void
-ds_gemm_f32(struct gpu *g, const float *A, const float *B, size_t nr, size_t nc, size_t ldc, float *C,
-    cublasComputeType_t ct)
-{
-	const float one = 1, zero = 0;
-	int k = (int)g->K;
-	BLAS_CHECK(ds_cublas.gemm_ex(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)nc, (int)nr, k, &one, B, CUDA_R_32F, k,
-	    A, CUDA_R_32F, k, &zero, C, CUDA_R_32F, (int)ldc, ct, CUBLAS_GEMM_DEFAULT));
-}
-
 /* C (nr x nc, row stride ldc) = A (nr x K) B (nc x K)^T. */
 static void
 gemm_block(struct gpu *g, const void *A, const void *B, size_t nr, size_t nc, size_t ldc, void *C)
 {
-	int m = (int)nc, n = (int)nr, k = (int)g->K;
-	if (nr == 0 || nc == 0)
-		return;
-	if (g->fast) {
-		/* float32 operands read as TF32 by the tensor cores, float32 sums: the error
-		 * ds_fast_bound allows for */
-		ds_gemm_f32(g, (const float *)A, (const float *)B, nr, nc, ldc, (float *)C, CUBLAS_COMPUTE_32F_FAST_TF32);
-	} else if (g->dbl) {
-		const double one = 1, zero = 0;
-		BLAS_CHECK(ds_cublas.dgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const double *)B, k,
-		    (const double *)A, k, &zero, (double *)C, (int)ldc));
-	} else {
-		const float one = 1, zero = 0;
-		BLAS_CHECK(ds_cublas.sgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, (const float *)B, k,
-		    (const float *)A, k, &zero, (float *)C, (int)ldc));
-	}
+	/* fast: float32 operands read as TF32 by the tensor cores, float32 sums: the error
+	 * ds_fast_bound allows for */
+	ds_mm(g->fast ? DS_MM_TF32 : g->dbl ? DS_MM_F64 : DS_MM_F32, A, B, nr, nc, g->K, ldc, C, g->sa);
 }
 
 /* The tile S (nr x nc) = A B^T of rows [r0, r0+nr) and columns [c0, c0+nc). For all

@@ -6,7 +6,8 @@
  *
  * The values are the ones the first version chose (git log -p -- kernels/docsim.cu):
  * none was swept. The H200 run of bench/docsim measured them as they are (bench/README.md,
- * "docsim"): the dense case is bound by cuBLAS DGEMM itself (249.7 ms busy of 259.2), and
+ * "docsim"): the dense case was bound by cuBLAS DGEMM itself (249.7 ms busy of 259.2; the
+ * products are docsim_mma.cu's since issue 37, not yet measured here), and
  * on the apt corpus only 77 terms are frequent, so dense_terms_max does not bind there.
  *   tile_rows 4096        a tile's rows, at most; its columns grow to the memory budget
  *   diag_block 512        rows a GEMM beside the diagonal of an all-pairs tile: smaller
@@ -27,7 +28,8 @@
  * Not in the table, as no per-device choice: the element-wise kernels' 256 threads (fill,
  * convert, densify: memory-bound copies), the unroll depths of k_rowsel (4) and k_colsel
  * (8), which size register arrays at compile time (docsim_rank.cu), and the device memory
- * left aside for cuBLAS (92% of what is free, less 256 MB, docsim.cu), and the pinned
+ * left aside for the runtime (92% of what is free, less 256 MB, docsim.cu), the GEMM
+ * kernels' tiles (fixed at compile time in docsim_mma.cu), and the pinned
  * staging ring for dense uploads (4 buffers of 8 MB, docsim_dev.cuh: host-side).
  *
  * Include it in docsim_run.c only (and the test, tests/tunerows.c): the table is
@@ -50,8 +52,9 @@
  *          multiply-adds in 1.04 s of CPU time on one thread, less tokenising: 3.4e8/s.
  *          GPU: the 63,666 apt descriptions on the H200, 3.64e9 multiply-adds in 17.8 ms
  *          host-to-device + 84.0 compute + 4.1 device-to-host: 3.4e10/s.
- *   gpu_fixed 0.15 s: loading cuBLAS and the first calls (docsim on two documents took
- *          ~150 ms above a bare CUDA process in issue 12's table); cpu_fixed 2 ms.
+ *   gpu_fixed 0.15 s: loading cuBLAS and the first calls when it was measured (docsim on
+ *          two documents took ~150 ms above a bare CUDA process in issue 12's table;
+ *          docsim loads no cuBLAS since issue 37: to be measured again); cpu_fixed 2 ms.
  * The CPU rates were measured on the development machine, not the H200's host, and
  * the fixed costs derived: all to be checked by bench/e2e. */
 #define DS_COST \
@@ -101,10 +104,10 @@ docsim_tune_illegal(const struct docsim_tune *tab, size_t n, size_t *row)
 		/* Frequent: df above n / dense_df_divisor (docsim_sparse.cu). */
 		if (t->dense_df_divisor < 1)
 			return "dense_df_divisor is 0: the frequent terms' cut divides by it";
-		/* The frequent terms are the inner dimension of a DGEMM: cuBLAS counts in
-		 * int. */
+		/* The frequent terms are the width of the dense panels, which k_densify
+		 * takes as int and numbers in int32_t (docsim_sparse.cu). */
 		if (t->dense_terms_max > INT32_MAX)
-			return "dense_terms_max is over 2^31 - 1: cuBLAS takes int dimensions";
+			return "dense_terms_max is over 2^31 - 1: the dense panels' width is an int";
 		/* k_rowsel, k_rowpairs and k_scatter work a warp a row, the warp found from
 		 * the thread's index (docsim_rank.cu, docsim_sparse.cu): blocks of whole
 		 * warps, at most CUDA's 1024 threads. */

@@ -1,6 +1,6 @@
 /* docsim_wlist.cuh: a top-k list of up to 64 entries held by a warp in registers, two a
  * lane, for docsim's CUDA kernels (k_rowsel_reg and k_colsel_blk in docsim_rank.cu,
- * k_exact's whole rows in docsim_exact.cu). */
+ * k_exact's whole rows in docsim_exact.cu, k_topk_tf32's epilogue in docsim_topk_tc.cu). */
 #ifndef DOCSIM_WLIST_CUH
 #define DOCSIM_WLIST_CUH
 
@@ -25,6 +25,19 @@ wlist_load(const float *ls, const int32_t *li, int k, int lane)
 	w.e1 = lane + 32 < k ? ls[lane + 32] : -INFINITY;
 	w.j0 = lane < k ? li[lane] : DS_NONE;
 	w.j1 = lane + 32 < k ? li[lane + 32] : DS_NONE;
+	return w;
+}
+
+/* wlist_load from L2 (ld.global.cg), past the SM's own cache: for a list that blocks on
+ * other SMs update under a lock (docsim_topk_tc.cu). */
+__device__ __forceinline__ wlist
+wlist_load_l2(const float *ls, const int32_t *li, int k, int lane)
+{
+	wlist w;
+	w.e0 = lane < k ? __ldcg(ls + lane) : -INFINITY;
+	w.e1 = lane + 32 < k ? __ldcg(ls + lane + 32) : -INFINITY;
+	w.j0 = lane < k ? __ldcg(li + lane) : DS_NONE;
+	w.j1 = lane + 32 < k ? __ldcg(li + lane + 32) : DS_NONE;
 	return w;
 }
 

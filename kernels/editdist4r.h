@@ -44,7 +44,7 @@ struct ed_opts {
 	int auto_algo;		/* the engine of ED_AUTO: the tuning row's (editdist4r_tune.h) */
 	int t;			/* Four-Russians block size, 1..FR_TMAX */
 	int64_t maxdist;	/* --max-dist, -1 for none */
-	int mode;		/* enum ed_mode; the GPU computes ED_GLOBAL only */
+	int mode;		/* enum ed_mode (a GPU: bit-parallel engines only) */
 };
 
 /* The engine that runs: ED_4R, ED_BP or ED_DP. */
@@ -274,12 +274,16 @@ struct editdist4r_tune;
  * in cuda_finish's _exit, which spares CUDA's teardown. */
 struct ed_gpu *ed_gpu_open(const struct cuda_dev *d, const struct ed_opts *o,
     const struct editdist4r_tune *tune, size_t max_device_mem);
-/* Starts the distances of a batch; the pool, pairs, kind and dist must stay untouched
- * until ed_gpu_wait returns. same_pool: the pool is the one of the last batch,
- * unchanged. kind (NULL: all bytes): pairs of kind ED_WIDE are skipped, their
- * distances already in dist. */
+/* Starts the distances of a batch; the pool, pairs, kind, dist and span must stay
+ * untouched until ed_gpu_wait returns. same_pool: the pool is the one of the last
+ * batch, unchanged. kind (NULL: all bytes): pairs of kind ED_WIDE are skipped, their
+ * distances (and spans) already in dist (and span). o->mode infix or prefix: span
+ * gets START and END, -1 and -1 for a distance of -1, but for a START of -1 where a
+ * match of infix was computed by the wavefront, the caller's to find; else span is
+ * not used (NULL). */
 void ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_pool,
-    const struct ed_pair *pairs, const uint8_t *kind, size_t n, int32_t *dist);
+    const struct ed_pair *pairs, const uint8_t *kind, size_t n, int32_t *dist,
+    int32_t *span);
 void ed_gpu_wait(struct ed_gpu *g);
 /* Kernel time of the batches so far (ms) and the engines used, for -v and benchmarks. */
 double ed_gpu_kernel_ms(const struct ed_gpu *g);

@@ -178,16 +178,67 @@ wide_on_cpu(struct ed_run *r, struct ed_batch *b)
 		if (b->kind[i] == ED_WIDE)
 			p[k++] = b->pairs[i];
 	memset(kind, ED_WIDE, b->nwide);
-	ed_cpu_batch(b->pool, p, b->nwide, &r->eo, kind, b->wide, d, NULL);
+	int32_t *sp = r->eo.mode != ED_GLOBAL ? xmallocarray(b->nwide, 2 * sizeof *sp) : NULL;
+	ed_cpu_batch(b->pool, p, b->nwide, &r->eo, kind, b->wide, d, sp);
 	k = 0;
 	for (size_t i = 0; i < b->n; i++)
-		if (b->kind[i] == ED_WIDE)
+		if (b->kind[i] == ED_WIDE) {
+			if (sp != NULL)
+				memcpy(&b->span[2 * i], &sp[2 * k], 2 * sizeof *sp);
 			b->dist[i] = d[k++];
+		}
 	free(p);
 	free(kind);
 	free(d);
+	free(sp);
+}
+
+/* --mode infix on a GPU, for the matches the wavefront found (START -1; a thread per
+ * pair finds its own): START on the CPU, by the CPU path's own rule (ed_band_dist)
+ * over the piece of B that can hold the match: a match of cost d spans at most
+ * |A| + d bytes, and no end in that piece comes before END at cost d (END is the
+ * first in all of B), so the piece's best is the match. */
+static void
+infix_starts(struct ed_batch *b)
+{
+	double t0 = now_sec();
+	#pragma omp parallel if (b->n > 64)
+	{
+		struct ed_bws *w = ed_bws_new();
+		#pragma omp for schedule(dynamic, 64)
+		for (size_t i = 0; i < b->n; i++) {
+			const struct ed_pair *p = &b->pairs[i];
+			int64_t d = b->dist[i], e = b->span[2 * i + 1], s, e2;
+			if (d < 0 || e < 0 || b->span[2 * i] >= 0)
+				continue;
+			int64_t w0 = MAX((int64_t)0, e + 1 - ((int64_t)p->alen + d));
+			int64_t d2 = ed_band_dist(w, b->pool + p->aoff, p->alen, b->pool + p->boff + w0,
+			    e + 1 - w0, ED_INFIX, d, &s, &e2);
+			if (d2 != d || e2 != e - w0)
+				die("internal error: pair %zu: the GPU's match costs %lld and ends at "
+				    "%lld, the CPU's %lld at %lld", i, (long long)d, (long long)e,
+				    (long long)d2, (long long)(e2 + w0));
+			b->span[2 * i] = (int32_t)(w0 + s);
+		}
+		ed_bws_free(w);
+	}
+	phase_add("starts", now_sec() - t0);
 }
 #endif
+
+/* A batch computed on a GPU, finished on the CPU: --mode infix's STARTs, except in a
+ * matrix (--all-vs-all prints distances only). */
+static void
+gpu_finish(struct ed_run *r, struct ed_batch *b)
+{
+#ifdef ACCELKIT_CUDA
+	if (r->eo.mode == ED_INFIX && !r->all)
+		infix_starts(b);
+#else
+	(void)r;
+	(void)b;
+#endif
+}
 
 /* The cells of a batch's pairs: the work -v counts and a GPU's share of it. */
 static uint64_t
@@ -216,7 +267,7 @@ batch_start(struct ed_run *r, struct ed_gpu *g, struct ed_batch *b)
 		if (b->nwide > 0)
 			wide_on_cpu(r, b);
 		ed_gpu_submit(g, b->pool, b->used, b->shared_pool, b->pairs, b->kind, b->n,
-		    b->dist);
+		    b->dist, b->span);
 		phase_add(PH_COMPUTE, now_sec() - t0);
 		return;
 	}
@@ -301,6 +352,8 @@ drain(struct ed_run *r, int keep)
 			compute_start(r, &r->b[r->head]);
 			r->inflight = 1;
 		}
+		if (on_gpu(r))
+			gpu_finish(r, b);
 		if (r->path)
 			align_batch(r, b);
 		ed_out_batch(r, b);
@@ -355,7 +408,7 @@ ed_run_add(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned
 		bt->nutf8 += kind == ED_UTF8;
 	}
 	bt->n++;
-	double cells = ed_pair_work(alen, blen, r->eo.maxdist);
+	double cells = ed_pair_work(alen, blen, r->eo.maxdist, r->eo.mode);
 	r->gwork += cells;
 	/* --algo auto computes long pairs on the CPU by the band (editdist4r_cpu.c) */
 	if (!r->settled && r->eo.algo == ED_AUTO && r->eo.mode == ED_GLOBAL &&
@@ -526,6 +579,7 @@ multi_process(void *ctx, void *state, int w, void *slot, char *err)
 		double t0 = now_sec();
 		ed_gpu_wait(wk->g);
 		phase_add(PH_COMPUTE, now_sec() - t0);
+		gpu_finish(r, b);
 	}
 #endif
 	if (r->path)

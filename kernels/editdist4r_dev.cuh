@@ -10,6 +10,8 @@
  *                        is short, so that a million short pairs fill the GPU
  *   editdist4r_wf.cu     the anti-diagonal wavefront over strips of rows (wf, with its
  *                        Four-Russians and bit-parallel strip engines), for the rest
+ *   editdist4r_bp.cuh    the bit-parallel engines' arithmetic and --mode's, also run
+ *                        on the CPU by tests/editdist4r_bp.cu
  * The kernels' shapes (TPT, WF_G, the wavefront's THREADS) are in editdist4r_tune.h. */
 #ifndef EDITDIST4R_DEV_CUH
 #define EDITDIST4R_DEV_CUH
@@ -74,9 +76,13 @@ struct ed_gpu {
 	size_t pairs_cap, hpairs_cap;
 	wjob *jobs, *hjobs;
 	size_t jobs_cap, hjobs_cap;
-	int32_t *dist, *hdist;		/* on the device; pinned, the way there and back */
+	int32_t *dist, *hdist;		/* on the device; pinned, the way there and back:
+					 * n distances, then (--mode) n ENDs and n STARTs */
+	int32_t *end, *start;		/* dist + n, dist + 2n: the kernels' (--mode) */
 	size_t dist_cap, hdist_cap;
 	int32_t *out;			/* the caller's distances, filled at ed_gpu_wait */
+	int32_t *span;			/* --mode: the caller's START and END of each pair */
+	const uint8_t *kind;		/* the caller's kinds (NULL: all bytes) */
 	size_t nout;
 	uint8_t *cls;			/* each pair's class, on the host */
 	size_t cls_cap;
@@ -93,7 +99,8 @@ struct ed_gpu {
 	cudaEvent_t e_rep[2 * 16];
 	unsigned long long *clk;
 	int clk_pending;
-	int wf_algo;			/* the wavefront's engine: ED_BP or ED_4R */
+	int wf_algo;			/* the wavefront's engine: ED_BP or ED_4R (--mode:
+					 * ED_BP, see editdist4r_bp.cuh) */
 	int tp_short, tp_long;		/* the tuning row's: which pairs get a thread each */
 	char names[160];
 };

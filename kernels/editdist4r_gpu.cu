@@ -12,6 +12,7 @@
 #include "cuda_check.h"
 #include "cudadev.h"
 #include "editdist4r.h"
+#include "editdist4r_bp.cuh"
 #include "editdist4r_dev.cuh"
 #include "editdist4r_tune.h"
 #include "err.h"
@@ -77,7 +78,8 @@ ed_gpu_open(const struct cuda_dev *d, const struct ed_opts *o,
 		    tune->device);
 	g->tp_short = tune->tp_short;
 	g->tp_long = tune->tp_long;
-	g->wf_algo = ed_engine(o);
+	/* the modes: the bit-parallel engines alone (editdist4r_tp.cu says why) */
+	g->wf_algo = o->mode != ED_GLOBAL ? ED_BP : ed_engine(o);
 	CUDA_CHECK(cudaStreamCreate(&g->st));
 	CUDA_CHECK(cudaEventCreate(&g->e_h2d));
 	CUDA_CHECK(cudaEventCreate(&g->e_k0));
@@ -119,15 +121,16 @@ upload_pool(struct ed_gpu *g, const uint8_t *pool, size_t size)
 
 extern "C" void
 ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_pool,
-    const struct ed_pair *pairs, const uint8_t *kind, size_t n, int32_t *dist)
+    const struct ed_pair *pairs, const uint8_t *kind, size_t n, int32_t *dist, int32_t *span)
 {
 	const long long K = g->o.maxdist;
-	const int tp_algo = ed_engine(&g->o);
+	const int mode = g->o.mode, modes = mode != ED_GLOBAL;
+	const int tp_algo = modes ? ED_BP : ed_engine(&g->o);
 	size_t cnt[NCLS] = {0};	/* pairs of each class (editdist4r_dev.cuh) */
 	int nmax = 1;
 
 	hgrow((void **)&g->hpairs, &g->hpairs_cap, MAX(n, (size_t)1) * sizeof(gpair));
-	hgrow((void **)&g->hdist, &g->hdist_cap, MAX(n, (size_t)1) * sizeof(int32_t));
+	hgrow((void **)&g->hdist, &g->hdist_cap, 3 * MAX(n, (size_t)1) * sizeof(int32_t));
 	if (n > g->cls_cap) {
 		g->cls_cap = MAX(n, 2 * g->cls_cap);
 		free(g->cls);
@@ -135,14 +138,22 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 	}
 	/* Classify: trivial pairs here; count the rest per class. */
 	uint8_t *cls = g->cls;
-	int32_t *hd = g->hdist;
+	int32_t *hd = g->hdist, *he = g->hdist + n, *hs = g->hdist + 2 * n;
 	for (size_t i = 0; i < n; i++) {
 		int64_t m = pairs[i].alen, nn = pairs[i].blen, lo = MIN(m, nn), hi = MAX(m, nn);
 		struct ed_band bd;
 		cls[i] = 0;
+		he[i] = hs[i] = -1;	/* START -1: the wavefront's, the caller's to find */
+		/* the modes: A the rows, as it is (a thread holds at most tp_short rows) */
+		if (modes) {
+			lo = m;
+			hi = nn;
+		}
 		if (kind != NULL && kind[i] == ED_WIDE) {
 			hd[i] = dist[i];	/* computed on the CPU */
-		} else if (!ed_band_make(m, nn, K, &bd)) {
+		} else if (modes && mode_trivial((int)m, (int)nn, K, &hd[i], &he[i])) {
+			hs[i] = hd[i] < 0 ? -1 : 0;	/* settled here */
+		} else if (!modes && !ed_band_make(m, nn, K, &bd)) {
 			hd[i] = -1;
 		} else if (lo == 0) {
 			hd[i] = K >= 0 && hi > K ? -1 : (int32_t)hi;
@@ -167,7 +178,8 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 		const struct ed_pair *p = &pairs[i];
 		gpair q = {p->aoff, p->alen, p->boff, p->blen, (uint32_t)i};
 		/* bp_tp: the shorter side as rows; fr_tp: the shorter as columns. */
-		bool swap = (c <= 8 && p->alen > p->blen) || (c == CLS_FR && p->alen < p->blen);
+		bool swap = !modes && ((c <= 8 && p->alen > p->blen) ||
+		    (c == CLS_FR && p->alen < p->blen));
 		if (swap)
 			q = gpair{p->boff, p->blen, p->aoff, p->alen, (uint32_t)i};
 		g->hpairs[pos[c]++] = q;
@@ -178,7 +190,9 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 	if (dgrow((void **)&g->pool, &g->pool_cap, ((poolsize + 15) & ~(size_t)15) + 64))
 		g->last_pool = NULL;	/* a new buffer: upload whatever the caller says */
 	dgrow((void **)&g->pairs, &g->pairs_cap, MAX(total, (size_t)1) * sizeof(gpair));
-	dgrow((void **)&g->dist, &g->dist_cap, MAX(n, (size_t)1) * sizeof(int32_t));
+	dgrow((void **)&g->dist, &g->dist_cap, 3 * MAX(n, (size_t)1) * sizeof(int32_t));
+	g->end = g->dist + n;
+	g->start = g->dist + 2 * n;
 	CUDA_CHECK(cudaEventRecord(g->e_h2d, g->st));
 	if (!(same_pool && pool == g->last_pool && poolsize == g->last_size) && poolsize > 0)
 		upload_pool(g, pool, poolsize);
@@ -187,8 +201,10 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 	if (total > 0)
 		CUDA_CHECK(cudaMemcpyAsync(g->pairs, g->hpairs, total * sizeof(gpair),
 		    cudaMemcpyHostToDevice, g->st));
+	/* the distances (ENDs, STARTs) of the pairs settled here go there and back */
+	const size_t nd = modes ? 3 * n : n;
 	if (n > 0)
-		CUDA_CHECK(cudaMemcpyAsync(g->dist, hd, n * sizeof(int32_t), cudaMemcpyHostToDevice,
+		CUDA_CHECK(cudaMemcpyAsync(g->dist, hd, nd * sizeof(int32_t), cudaMemcpyHostToDevice,
 		    g->st));
 	CUDA_CHECK(cudaEventRecord(g->e_k0, g->st));
 
@@ -202,10 +218,12 @@ ed_gpu_submit(struct ed_gpu *g, const uint8_t *pool, size_t poolsize, int same_p
 	/* into pinned memory: a copy to pageable memory would hold this thread until the
 	 * kernels are done, and the next batch is read meanwhile */
 	if (n > 0)
-		CUDA_CHECK(cudaMemcpyAsync(hd, g->dist, n * sizeof(int32_t), cudaMemcpyDeviceToHost,
+		CUDA_CHECK(cudaMemcpyAsync(hd, g->dist, nd * sizeof(int32_t), cudaMemcpyDeviceToHost,
 		    g->st));
 	CUDA_CHECK(cudaEventRecord(g->e_d2h, g->st));
 	g->out = dist;
+	g->span = span;
+	g->kind = kind;
 	g->nout = n;
 	g->pending = 1;
 }
@@ -242,6 +260,17 @@ ed_gpu_wait(struct ed_gpu *g)
 	g->clk_pending = 0;
 	g->pending = 0;
 	memcpy(g->out, g->hdist, g->nout * sizeof *g->out);
+	/* --mode: START and END from the GPU; START 0 for prefix; an infix match on the
+	 * wavefront (START -1) is the caller's to finish (editdist4r_batch.c) */
+	if (g->o.mode != ED_GLOBAL)
+		for (size_t i = 0; i < g->nout; i++) {
+			if (g->kind != NULL && g->kind[i] == ED_WIDE)
+				continue;	/* computed on the CPU, START and all */
+			const int32_t d = g->hdist[i];
+			g->span[2 * i] = d < 0 ? -1 : g->o.mode == ED_PREFIX ? 0 :
+			    g->hdist[2 * g->nout + i];
+			g->span[2 * i + 1] = d < 0 ? -1 : g->hdist[g->nout + i];
+		}
 }
 
 extern "C" double

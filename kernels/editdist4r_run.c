@@ -54,6 +54,10 @@ use_device(struct ed_run *r, struct settle_ctx *s)
 	vlog("tuning: %s (%s)", *tune->device != '\0' ? tune->device : "default", tune->measured);
 	if (r->gpu && r->eo.algo == ED_DP)
 		vlog("--algo dp runs on the CPU");
+	else if (r->gpu && r->eo.mode != ED_GLOBAL)
+		vlog("--mode %s: the GPU's bit-parallel engines, whatever --algo says%s",
+		    r->eo.mode == ED_INFIX ? "infix" : "prefix",
+		    r->eo.mode == ED_INFIX ? "; each match's START on the CPU" : "");
 	char what[32] = "";
 	if (r->eo.algo == ED_AUTO)
 		snprintf(what, sizeof what, " (%s)", engines[r->eo.auto_algo]);
@@ -98,14 +102,8 @@ ed_run_open(struct ed_run *r, const struct ed_job *job)
 	const char *spec = job->device;
 	if (r->eo.algo == ED_DP && strcmp(spec, "auto") == 0)
 		spec = "cpu";
-	/* the GPU engines compute global distances only: auto keeps the modes on the CPU */
-	if (r->eo.mode != ED_GLOBAL) {
-		if (strcmp(spec, "auto") != 0 && strcmp(spec, "cpu") != 0)
-			die("--mode %s runs on the CPU only (the GPU engines compute global "
-			    "distances): use -d cpu or -d auto", r->eo.mode == ED_INFIX ?
-			    "infix" : "prefix");
-		spec = "cpu";
-	}
+	/* --mode infix and prefix: the GPU's bit-parallel engines compute them too
+	 * (editdist4r_bp.cuh), and auto weighs them as it does the global distance */
 	s->t = job->t;
 	s->max_device_mem = job->max_device_mem;
 	s->total = job->total;
@@ -132,7 +130,7 @@ ed_run_all(struct ed_run *r, struct ed_recs *A, struct ed_recs *B)
 		sb += (double)B->len[j];
 	/* the work: every pair's cells, or with -k at most a band of 2K+1 along the shorter */
 	r->work = sa * sb;
-	if (r->eo.maxdist >= 0)
+	if (r->eo.maxdist >= 0 && r->eo.mode == ED_GLOBAL)	/* as ed_pair_work */
 		r->work = MIN(r->work, (2.0 * (double)r->eo.maxdist + 1) *
 		    MIN((double)B->n * sa, (double)A->n * sb));
 	r->gwork = r->work;

@@ -2,12 +2,17 @@
  * whose shorter side is short (the tuning row's tp_short), so that a million short pairs
  * fill the GPU. fr_tp keeps the shorter string and the row of h vectors in shared memory
  * (one column per thread) and the Four-Russians table in shared memory (t <= 2) or L2
- * (t = 3); bp_tp keeps the shorter string as bit planes in registers. */
+ * (t = 3); bp_tp keeps the shorter string as bit planes in registers (bp_pair in
+ * editdist4r_bp.cuh), or, for --mode infix and prefix, A: the modes run on bp_tp alone,
+ * since fr_tp follows only its last column (their last row would need each block's h
+ * trits decoded and the sides kept as they are); for infix, bp_tp_start then finds
+ * each match's START. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
 #include "cuda_check.h"
 #include "editdist4r.h"
+#include "editdist4r_bp.cuh"
 #include "editdist4r_dev.cuh"
 
 namespace {
@@ -99,79 +104,36 @@ fr_tp(const uint8_t *__restrict__ pool, const gpair *__restrict__ pairs, int np,
 
 /* ---- thread per pair: bit-parallel ---- */
 
-/* Rows: the shorter string, 32(NW-1) < m <= 32 NW, as bit planes in registers (only
- * the bits that vary among its bytes; a byte that differs from all of them in a
- * constant bit matches nowhere). Columns: the longer, 16 bytes a load. */
-template <int NW>
+/* bp_pair (editdist4r_bp.cuh) a thread. end: the modes' END, at the same index as the
+ * distance (NULL for the global distance). */
+template <int NW, int MODE>
 __global__ void __launch_bounds__(TPT)
 bp_tp(const uint8_t *__restrict__ pool, const gpair *__restrict__ pairs, int np, long long K,
-    int32_t *__restrict__ dist)
+    int32_t *__restrict__ dist, int32_t *__restrict__ end)
 {
 	int p = blockIdx.x * TPT + threadIdx.x;
 	if (p >= np)
 		return;
 	const gpair q = pairs[p];
-	const uint8_t *A = pool + q.aoff;
-	const uint4 *B = (const uint4 *)(pool + q.boff);
-	const int m = (int)q.alen, n = (int)q.blen, ob = (m - 1) & 31;
-	uint32_t plane[8][NW], pv[NW], mv[NW], orv = 0, andv = 0xff;
+	bp_pair<NW, MODE>(pool + q.aoff, (const uint4 *)(pool + q.boff), (int)q.alen,
+	    (int)q.blen, K, &dist[q.out], end + q.out);
+}
 
-#pragma unroll
-	for (int w = 0; w < NW; w++) {
-#pragma unroll
-		for (int b = 0; b < 8; b++)
-			plane[b][w] = 0;
-		for (int y = 0; y < 32 && w * 32 + y < m; y++) {
-			uint32_t c = A[w * 32 + y];
-			orv |= c;
-			andv &= c;
-#pragma unroll
-			for (int b = 0; b < 8; b++)
-				plane[b][w] |= ((c >> b) & 1u) << y;
-		}
-		pv[w] = ~0u;
-		mv[w] = 0;
-	}
-	const uint32_t vary = orv ^ andv, fixmask = ~vary & 0xffu, fixval = andv & fixmask;
-	int score = m;
-
-	for (int j0 = 0; j0 < n; j0 += 16) {
-		uint4 v4 = B[j0 >> 4];
-		uint32_t wv[4] = {v4.x, v4.y, v4.z, v4.w};
-#pragma unroll
-		for (int k = 0; k < 16; k++) {
-			if (j0 + k >= n)
-				break;
-			uint32_t c = (wv[k >> 2] >> ((k & 3) * 8)) & 0xffu;
-			uint32_t eq[NW];
-			uint32_t none = (c & fixmask) != fixval ? 0u : ~0u;
-#pragma unroll
-			for (int w = 0; w < NW; w++)
-				eq[w] = none;
-#pragma unroll
-			for (int b = 0; b < 8; b++) {
-				if (vary & (1u << b)) {
-					uint32_t kb = ((c >> b) & 1u) - 1u;	/* 0 where the bit is set */
-#pragma unroll
-					for (int w = 0; w < NW; w++)
-						eq[w] &= plane[b][w] ^ kb;
-				}
-			}
-			uint32_t hp = 1, hm = 0;
-#pragma unroll
-			for (int w = 0; w < NW; w++) {
-				uint32_t ph, mh;
-				ed_bp_step32(&pv[w], &mv[w], eq[w], hp, hm, &ph, &mh);
-				if (w < NW - 1) {
-					hp = ph >> 31;
-					hm = mh >> 31;
-				} else {
-					score += (int)((ph >> ob) & 1u) - (int)((mh >> ob) & 1u);
-				}
-			}
-		}
-	}
-	dist[q.out] = K >= 0 && score > K ? -1 : score;
+/* --mode infix: each match's START (bp_start), once bp_tp has left its distance and
+ * END; -1 for a distance of -1, 0 for the empty match. */
+template <int NW>
+__global__ void __launch_bounds__(TPT)
+bp_tp_start(const uint8_t *__restrict__ pool, const gpair *__restrict__ pairs, int np,
+    const int32_t *__restrict__ dist, const int32_t *__restrict__ end,
+    int32_t *__restrict__ start)
+{
+	int p = blockIdx.x * TPT + threadIdx.x;
+	if (p >= np)
+		return;
+	const gpair q = pairs[p];
+	const int d = dist[q.out], e = end[q.out];
+	start[q.out] = d < 0 ? -1 : e < 0 ? 0 :
+	    bp_start<NW>(pool + q.aoff, pool + q.boff, (int)q.alen, e, d);
 }
 
 } /* namespace */
@@ -190,24 +152,32 @@ launch_fr_tp(struct ed_gpu *g, size_t off, int np, int nmax)
 	CUDA_LAUNCH_CHECK();
 }
 
-template <int NW>
+template <int NW, int MODE>
 static void
 launch_bp_tp(struct ed_gpu *g, size_t off, int np)
 {
-	bp_tp<NW><<<CEIL_DIV(np, TPT), TPT, 0, g->st>>>(g->pool, g->pairs + off, np, g->o.maxdist,
-	    g->dist);
+	bp_tp<NW, MODE><<<CEIL_DIV(np, TPT), TPT, 0, g->st>>>(g->pool, g->pairs + off, np,
+	    g->o.maxdist, g->dist, g->end);
 	CUDA_LAUNCH_CHECK();
+	if (MODE == ED_INFIX) {
+		bp_tp_start<NW><<<CEIL_DIV(np, TPT), TPT, 0, g->st>>>(g->pool, g->pairs + off, np,
+		    g->dist, g->end, g->start);
+		CUDA_LAUNCH_CHECK();
+	}
 }
 
 void
 launch_tp(struct ed_gpu *g, const size_t *cnt, const size_t *start, int nmax)
 {
 	typedef void (*bpl)(struct ed_gpu *, size_t, int);
-	static const bpl bps[9] = {NULL, launch_bp_tp<1>, launch_bp_tp<2>, launch_bp_tp<3>,
-	    launch_bp_tp<4>, launch_bp_tp<5>, launch_bp_tp<6>, launch_bp_tp<7>, launch_bp_tp<8>};
+#define BPL(M) {NULL, launch_bp_tp<1, M>, launch_bp_tp<2, M>, launch_bp_tp<3, M>, \
+	    launch_bp_tp<4, M>, launch_bp_tp<5, M>, launch_bp_tp<6, M>, launch_bp_tp<7, M>, \
+	    launch_bp_tp<8, M>}
+	static const bpl bps[3][9] = {BPL(ED_GLOBAL), BPL(ED_INFIX), BPL(ED_PREFIX)};
+#undef BPL
 	for (int c = 1; c <= 8; c++)
 		if (cnt[c] > 0) {
-			bps[c](g, start[c], (int)cnt[c]);
+			bps[g->o.mode][c](g, start[c], (int)cnt[c]);
 			g->used[0] = 1;
 		}
 	if (cnt[CLS_FR] > 0) {

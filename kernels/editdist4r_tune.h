@@ -53,12 +53,15 @@
 
 /* The work of a pair for auto's cost model, in cells: |A| x |B|, or with --max-dist K
  * the cells of the band that is computed (none when the lengths differ by more than
- * K). An estimate: the engines compute whole blocks, strips and words. */
+ * K). An estimate: the engines compute whole blocks, strips and words. --mode infix
+ * and prefix (enum ed_mode): |A| x |B| whatever K, since the GPU's engines compute
+ * the whole table for them, and the CPU's band every block of a short query
+ * (editdist4r_band.c); their rates are taken as the global distance's, not measured. */
 static inline double
-ed_pair_work(uint64_t m, uint64_t n, int64_t K)
+ed_pair_work(uint64_t m, uint64_t n, int64_t K, int mode)
 {
 	uint64_t lo = m < n ? m : n, hi = m < n ? n : m;
-	if (K < 0)
+	if (K < 0 || mode != ED_GLOBAL)
 		return (double)lo * (double)hi;
 	if (hi - lo > (uint64_t)K)
 		return 0;

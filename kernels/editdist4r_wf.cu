@@ -1,18 +1,21 @@
 /* editdist4r_wf.cu: the anti-diagonal wavefront (the paper's Fig. 4), editdist4r's GPU
  * engine for long and medium pairs, in one persistent launch a batch. A thread owns a
  * strip of rows (t rows for Four-Russians, 32 for bit-parallel: the strip engines FrEng
- * and BpEng) and at step s computes chunk s - r of its strip, taking the h vector of
- * the strip above from shared memory; a job is a block's run over THREADS consecutive
- * strips, jobs are taken in order from a ticket, and consecutive jobs of a pair hand
- * their boundary row over through global memory every WF_G steps (a slot per job,
- * reused once its reader has released it), so one launch covers a whole batch of long
- * or medium pairs and never waits on a job that has not started. */
+ * and BpEng, the latter in editdist4r_bp.cuh and the only one of --mode infix and
+ * prefix, whose last strip follows the last row) and at step s computes chunk s - r of
+ * its strip, taking the h vector of the strip above from shared memory; a job is a
+ * block's run over THREADS consecutive strips, jobs are taken in order from a ticket,
+ * and consecutive jobs of a pair hand their boundary row over through global memory
+ * every WF_G steps (a slot per job, reused once its reader has released it), so one
+ * launch covers a whole batch of long or medium pairs and never waits on a job that
+ * has not started. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "cuda_check.h"
 #include "editdist4r.h"
+#include "editdist4r_bp.cuh"
 #include "editdist4r_dev.cuh"
 #include "err.h"
 
@@ -84,7 +87,9 @@ struct wfargs {
 	const wjob *jobs;
 	int njobs;
 	int32_t *dist;
+	int32_t *end;			/* --mode: each pair's END */
 	long long K;
+	int mode;			/* enum ed_mode; not ED_GLOBAL only with BpEng */
 	const uint16_t *tab;
 	uint8_t *slots;			/* ns slots of stride bytes: a job's bottom row */
 	size_t stride;
@@ -102,6 +107,7 @@ struct wfargs {
 template <int T>
 struct FrEng {
 	static constexpr int S = T, W = T, THREADS = ED_WF_FR_THREADS;
+	static constexpr bool MODES = false;	/* the last row is not followed */
 	static constexpr uint32_t P = pow3c(T), TT = T * T;
 	static constexpr size_t SMEM = T <= 2 ? ((size_t)(P * P) << TT) * 2 : 0;
 	typedef uint8_t H;
@@ -111,6 +117,7 @@ struct FrEng {
 	int R;
 
 	__device__ static H top(int X) { return (H)fr_allplus(X); }
+	__device__ static H first(int X, int) { return top(X); }
 
 	/* Once a launch: the table into shared memory. */
 	__device__ static void
@@ -150,68 +157,6 @@ struct FrEng {
 		h = (H)FR_HOUT(e);
 		v = FR_VOUT(e);
 		return FR_HSUM(e) - X;
-	}
-};
-
-/* Bit-parallel strips of 32 rows; a chunk is 32 columns, its h values two bit masks. */
-struct BpEng {
-	static constexpr int S = 32, W = 32, THREADS = ED_WF_BP_THREADS;
-	static constexpr size_t SMEM = 256 * THREADS * 4;	/* Peq[byte][thread] */
-	typedef uint2 H;
-
-	uint32_t *peq, pv, mv;
-	int ob;
-
-	__device__ static H top(int) { return make_uint2(~0u, 0u); }
-	__device__ static void prologue(uint8_t *, const uint16_t *) {}
-
-	__device__ void
-	init(const uint8_t *A, int i0, int R, uint8_t *esm, const uint16_t *)
-	{
-		peq = (uint32_t *)esm + threadIdx.x;
-		for (int c = 0; c < 256; c++)
-			peq[c * THREADS] = 0;
-		for (int y = 0; y < R; y++)
-			peq[A[i0 + y] * THREADS] |= 1u << y;
-		ob = R - 1;
-	}
-
-	__device__ void
-	left()
-	{
-		pv = ~0u;
-		mv = 0;
-	}
-
-	__device__ __forceinline__ void
-	col(uint32_t c, int x, uint32_t ip, uint32_t im, uint32_t &op, uint32_t &om)
-	{
-		uint32_t ph, mh;
-		ed_bp_step32(&pv, &mv, peq[c * THREADS], (ip >> x) & 1u, (im >> x) & 1u, &ph, &mh);
-		op |= ((ph >> ob) & 1u) << x;
-		om |= ((mh >> ob) & 1u) << x;
-	}
-
-	__device__ int
-	step(const uint8_t *bc, int X, H &h)
-	{
-		uint32_t op = 0, om = 0;
-		if (X == 32) {
-			const uint4 *b4 = (const uint4 *)bc;
-#pragma unroll
-			for (int k = 0; k < 2; k++) {
-				uint4 v4 = b4[k];
-				uint32_t wv[4] = {v4.x, v4.y, v4.z, v4.w};
-#pragma unroll
-				for (int x = 0; x < 16; x++)
-					col((wv[x >> 2] >> ((x & 3) * 8)) & 0xffu, k * 16 + x, h.x, h.y, op, om);
-			}
-		} else {
-			for (int x = 0; x < X; x++)
-				col(bc[x], x, h.x, h.y, op, om);
-		}
-		h = make_uint2(op, om);
-		return __popc(op) - __popc(om);
 	}
 };
 
@@ -266,10 +211,16 @@ wf(wfargs g)
 		const int nstrips = (m + S - 1) / S, nch = (n + W - 1) / W;
 		const int first = (int)jb.group * NT, nst = min(NT, nstrips - first);
 		const bool has_pred = jb.group > 0, has_succ = first + nst < nstrips;
-		const bool banded = g.K >= 0;
+		/* the band is the global distance's (editdist4r_bp.cuh): the modes' K
+		 * drops a best above it at the end */
+		const long long KB = g.mode == ED_GLOBAL ? g.K : -1;
+		const bool banded = KB >= 0;
+		/* the last strip follows the last row (the modes) */
+		const bool track = E::MODES && g.mode != ED_GLOBAL && !has_succ;
 		const uint8_t *Bg = g.pool + q.boff;
 		struct ed_band bd;
-		ed_band_make(m, n, g.K, &bd);
+		ed_band_make(m, n, KB, &bd);
+		ed_best best;
 
 		const int i0 = (first + r) * S, i1 = min(i0 + S, m), R = i1 - i0;
 		int64_t lclo = 0, lchi = -1, lnclo = 0, lnchi = 0;
@@ -345,6 +296,7 @@ wf(wfargs g)
 							corner = r > 0 ? s_corner[r - 1] : has_pred ? s_cin : 0;
 						score = corner + R;
 						eng.left();
+						best_init(best, score);	/* D[m][0] = m */
 					}
 					int cout = 0;
 					bool cset = false;
@@ -354,10 +306,15 @@ wf(wfargs g)
 					}
 					H h;
 					if (r == 0)
-						h = has_pred && c <= chi_pred ? inbuf[c - s0] : E::top(X);
+						h = has_pred && c <= chi_pred ? inbuf[c - s0] :
+						    has_pred ? E::top(X) : E::first(X, g.mode);
 					else
 						h = c <= chi_up ? hbuf[((s - 1) & 1) * NT + r - 1] : E::top(X);
+					const int before = score;
 					score += eng.step(sB + (c * W - blo), X, h);
+					if constexpr (E::MODES)
+						if (track && r == nst - 1)
+							best_chunk(best, before, h.x, h.y, X, c * W);
 					if (c + 1 == nclo) {
 						cout = score;
 						cset = true;
@@ -375,6 +332,8 @@ wf(wfargs g)
 					} else {
 						if (has_succ)
 							outbuf[c % WF_G] = h;
+						else if (c == chi && track)
+							best_out(best, g.K, &g.dist[q.out], &g.end[q.out]);
 						else if (c == chi)
 							g.dist[q.out] = g.K >= 0 && score > g.K ? -1 : score;
 					}
@@ -492,7 +451,9 @@ launch_wf(struct ed_gpu *g, size_t off, size_t np, const uint16_t *tab)
 	a.jobs = g->jobs;
 	a.njobs = (int)nj;
 	a.dist = g->dist;
+	a.end = g->end;
 	a.K = g->o.maxdist;
+	a.mode = g->o.mode;
 	a.tab = tab;
 	a.slots = g->slots;
 	a.stride = stride;
@@ -513,6 +474,7 @@ launch_wf(struct ed_gpu *g, size_t off, size_t np, const uint16_t *tab)
 void
 launch_wavefront(struct ed_gpu *g, size_t off, size_t np)
 {
+	/* the modes: BpEng alone (ed_gpu_open) */
 	if (g->wf_algo == ED_BP) {
 		launch_wf<BpEng>(g, off, np, NULL);
 	} else {

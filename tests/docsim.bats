@@ -704,6 +704,27 @@ print([float(a.max()) <= 1 and float(a.min()) >= -1 for a in (T, N, X, P, K)], T
 	assert_output --partial "ACCELKIT_DOCSIM_TF32 must be 0 or 1, not 'yes'"
 }
 
+# Issue 37: the TF32 product ranks as it ends (kernels/docsim_topk_tc.cu)
+@test "TF32 lists ranked by the product itself print the CPU's lines: all pairs and queries, several tiles, ties and -t" {
+	require_gpu
+	gen dense 5000 96 4 "$D/x.npy"
+	gen adversarial 3000 100 5 "$D/adv.npy"
+	py -c 'import numpy as n; x = n.load("'"$D"'/x.npy"); n.save("'"$D"'/q.npy", x[::9]); n.save("'"$D"'/k3.npy", x[:, :3].copy())'
+	for args in "-k 10 $D/x.npy" "-k 32 -t 0.2 $D/x.npy" "-k 1 $D/adv.npy" "-k 25 $D/adv.npy" \
+	    "-k 7 -q $D/q.npy $D/x.npy" "-k 10 $D/k3.npy" "-k 10 --max-device-mem 6M $D/x.npy" \
+	    "-k 5 -q $D/q.npy --max-device-mem 5M $D/x.npy"; do
+		# shellcheck disable=SC2086
+		docsim -d cpu $args > "$D/cpu"
+		# shellcheck disable=SC2086
+		run -0 --separate-stderr docsim -v -d gpu $args
+		assert_regex "$stderr" "TF32 products ranked into the lists as they end, no score tile"
+		cmp "$D/cpu" <(printf '%s\n' "$output") || fail "docsim $args: the fused TF32 lists' lines differ from the CPU's"
+	done
+	# divided over two workers on one GPU, each its own lists and locks
+	docsim -d cpu -k 10 "$D/x.npy" > "$D/cpu"
+	docsim -d gpu:0,0 -k 10 "$D/x.npy" | cmp "$D/cpu" -
+}
+
 @test "--precision single on a GPU agrees with the CPU within 1e-5" {
 	require_gpu
 	gen dense 2000 256 8 "$D/x.npy"
@@ -711,6 +732,14 @@ print([float(a.max()) <= 1 and float(a.min()) >= -1 for a in (T, N, X, P, K)], T
 	docsim -d gpu --precision single -k 10 "$D/x.npy" > "$D/out"
 	run ref check "$D/S.npy" "$D/out" -k 10 --all-pairs
 	assert_success
+}
+
+# Issue 37: docsim's own GEMM kernels (kernels/docsim_mma.cu), each against a long double
+# product on the CPU (tests/docsim_mm.cu) within the bound its users rely on.
+@test "the TF32, float32 and float64 GEMM kernels are within their bounds of a long double product: K 1 to 1024, edge shapes, unaligned rows, C inside a wider block" {
+	require_gpu
+	run -0 docsim_mm
+	assert_line --regexp "^ok: [0-9]+ products, [0-9]+ entries$"
 }
 
 # ---- several workers: gpu:all, gpu:0,1 (kernels/docsim_split.c)
@@ -908,7 +937,7 @@ divided_lists() {
 	fi
 }
 
-@test "-d cpu runs in 200 MB of address space: cuBLAS is loaded only by the GPU path" {
+@test "-d cpu runs in 200 MB of address space" {
 	if [ "${SANITIZE:-0}" = 1 ]; then
 		skip "AddressSanitizer's shadow memory does not fit under ulimit -v"
 	fi
@@ -921,11 +950,15 @@ divided_lists() {
 	assert_output "ok: 63 lines"
 }
 
-@test "docsim is not linked with cuBLAS" {
+@test "docsim neither links nor names cuBLAS: its GEMMs are its own" {
 	run ldd "$ACCELKIT_BUILD/bin/docsim"
 	assert_success
 	assert_output --partial "libc.so"
 	refute_output --partial "libcublas"
+	# no library name to dlopen, no cuBLAS symbol
+	run -0 strings "$ACCELKIT_BUILD/bin/docsim"
+	assert_output --partial "docsim"
+	refute_output --regexp "[cC][uU][bB][lL][aA][sS]"
 }
 
 @test "-v names the row of the tuning table chosen for the device" {

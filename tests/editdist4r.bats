@@ -884,9 +884,8 @@ modes_same() {
 	done
 }
 
-@test "--mode infix or prefix on -d gpu exits 1 saying why, -O npy without --all-vs-all is a usage error, and auto runs them on the CPU" {
-	run --separate-stderr -1 editdist4r -d gpu --mode infix <<<"$(printf 'AC\tTACT')"
-	[[ "$stderr" == *"--mode infix runs on the CPU only (the GPU engines compute global distances)"* ]]
+@test "--mode infix or prefix: -O npy without --all-vs-all is a usage error, and auto runs a small input on the CPU" {
+	# -d gpu with the modes: tests/editdist4r_gpu_modes.bats
 	run --separate-stderr -2 editdist4r --mode prefix -O npy <<<"$(printf 'AC\tTACT')"
 	[[ "$stderr" == *"-O npy is for its --all-vs-all matrix"* ]]
 	run -0 editdist4r -d auto --mode infix <<<"$(printf 'AC\tTACT')"
