@@ -232,8 +232,8 @@ static struct {
 	pthread_t thread;
 	int running;			/* a thread was started and not joined */
 	int deferred;			/* auto with small inputs: no thread yet */
-	int grace;			/* auto, inputs of unknown size: the thread waits
-					   CUDA_GRACE_SEC before it starts CUDA */
+	int grace;			/* auto, inputs of unknown size (or early): the
+					   thread waits grace_sec() before it starts CUDA */
 	int called_off;			/* cuda_decide chose the CPU within the grace */
 	int began;			/* the grace is over: CUDA is starting */
 	int go_now;			/* the GPU is wanted: the grace ends at once */
@@ -252,6 +252,13 @@ static struct {
 	struct cuda_dev *d;		/* the caller's */
 } start = {.input_bytes = -1, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
+/* How long the grace is (cudadev.h). */
+static double
+grace_sec(void)
+{
+	return start.early && start.input_bytes >= 0 ? CUDA_EARLY_GRACE_SEC : CUDA_GRACE_SEC;
+}
+
 /* The grace of an input of unknown size (a pipe): a tiny one is read and weighed
  * before CUDA starts, and a start called off costs nothing, where one abandoned
  * inside the driver holds up the exit. Returns whether CUDA is to start. */
@@ -260,7 +267,7 @@ grace(void)
 {
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += (long)(CUDA_GRACE_SEC * 1e9);
+	until.tv_nsec += (long)(grace_sec() * 1e9);
 	if (until.tv_nsec >= 1000000000L) {
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
@@ -404,7 +411,7 @@ start_left(void)
 		return CUDA_START_SEC;
 	if (!start.running || start.done)
 		return 0;
-	return MAX(0.0, CUDA_START_SEC + (start.grace ? CUDA_GRACE_SEC : 0) -
+	return MAX(0.0, CUDA_START_SEC + (start.grace ? grace_sec() : 0) -
 	    (now_sec() - start.t0));
 }
 

@@ -56,8 +56,13 @@ void cuda_start(const char *spec, int allow_multi, void (*init)(const struct cud
 #define CUDA_GRACE_SEC 0.030
 void cuda_input_size(int64_t bytes);
 /* Before cuda_start: the program calls cuda_decide within a few milliseconds of
- * reading, on a sample of its input, so CUDA's start waits CUDA_GRACE_SEC for it
- * whatever the input's size (editdist4r). */
+ * reading, on a sample of its input, so CUDA's start waits for it whatever the input's
+ * size (editdist4r): CUDA_GRACE_SEC, or CUDA_EARLY_GRACE_SEC for inputs of known size,
+ * whose sample can take longer to come than a pipe's first bytes and ends the grace
+ * the moment it is weighed (editdist4r's first 8 MiB of 1M pairs came 25-35 ms in on
+ * the H200 host, and a start left to itself past the 30 ms grace held the exit up
+ * ~200 ms in one run of two). */
+#define CUDA_EARLY_GRACE_SEC 0.100
 void cuda_decides_early(void);
 /* Whether cuda_start left CUDA's start for later (see cuda_input_size). */
 int cuda_deferred(void);
