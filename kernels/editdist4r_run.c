@@ -56,8 +56,8 @@ use_device(struct ed_run *r, struct settle_ctx *s)
 		vlog("--algo dp runs on the CPU");
 	else if (r->gpu && r->eo.mode != ED_GLOBAL)
 		vlog("--mode %s: the GPU's bit-parallel engines, whatever --algo says%s",
-		    r->eo.mode == ED_INFIX ? "infix" : "prefix",
-		    r->eo.mode == ED_INFIX ? "; each match's START on the CPU" : "");
+		    r->eo.mode == ED_INFIX ? "infix" : "prefix", r->eo.mode == ED_INFIX ?
+		    "; START on the GPU where a thread holds A, else on the CPU" : "");
 	char what[32] = "";
 	if (r->eo.algo == ED_AUTO)
 		snprintf(what, sizeof what, " (%s)", engines[r->eo.auto_algo]);
