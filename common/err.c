@@ -183,6 +183,13 @@ mul_size(size_t a, size_t b, const char *what)
 	return r;
 }
 
+uint64_t
+host_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	return pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
+}
+
 void *
 xmalloc(size_t n)
 {

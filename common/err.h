@@ -60,6 +60,9 @@ void *xreallocarray(void *p, size_t n, size_t size);
 char *xstrdup(const char *s);
 /* a*b, dying with "what: size overflow" when it does not fit in size_t */
 size_t mul_size(size_t a, size_t b, const char *what);
+/* The host's physical memory in bytes (0 when unknown): the bound for sizes that a
+ * header declares but the data need not back (MatrixMarket's rows). */
+uint64_t host_memory(void);
 
 /* A failed pthread_create (its return value and attributes): "out of memory (a
  * thread's stack, N bytes)" when the stack no longer fits, else "cannot start a

@@ -12,6 +12,9 @@
 #include "err.h"
 #include "numparse.h"
 
+/* A MatrixMarket row's index when read: its CSR pointer and its fill counter. */
+#define MM_ROW_BYTES 16
+
 void
 csr_free(struct csr *m)
 {
@@ -575,6 +578,14 @@ bad_size:
 	if (symmetric && rows != cols)
 		die_at(file, in_lineno(in), "a symmetric matrix must be square (%llu x %llu)",
 		    (unsigned long long)rows, (unsigned long long)cols);
+	/* Empty rows are legal and cost nothing in the file, but their index (ptr and fill
+	 * below, 16 bytes a row, and the documents' arrays after) is memory: a size line
+	 * that asks for more than half the host's is refused before anything is read. */
+	uint64_t mem = host_memory();
+	if (mem > 0 && (rows + 1) > mem / 2 / MM_ROW_BYTES)
+		die_at(file, in_lineno(in), "%llu rows need %.1f GiB for their index alone, more "
+		    "than half this host's memory (%.1f GiB)", (unsigned long long)rows,
+		    (double)(rows + 1) * MM_ROW_BYTES / (1u << 30), (double)mem / (1u << 30));
 
 	/* entries, parsed in chunks; the array grows with what is read, whatever the
 	 * header promises */

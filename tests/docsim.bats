@@ -470,6 +470,17 @@ with open('$D/w.svm', 'w') as f:
 	assert_output "docsim: $D/m.mtx:4: only 2 of the 3 entries the size line gives"
 }
 
+@test "a MatrixMarket size line whose rows' index would pass half the host's memory is refused before reading" {
+	# 4,294,967,294 empty rows are legal and a 60-byte file, but their index is 64 GiB
+	printf '%%%%MatrixMarket matrix coordinate real general\n4294967294 5 1\n1 1 1.0\n' > "$D/m.mtx"
+	run -1 timeout 20 docsim "$D/m.mtx"
+	assert_output --regexp "^docsim: $D/m.mtx:2: 4294967294 rows need 64.0 GiB for their index alone, more than half this host's memory \([0-9.]+ GiB\)$"
+	# below the bound the rows are read: 2^20 empty rows and one entry
+	printf '%%%%MatrixMarket matrix coordinate real general\n1048576 5 1\n1 1 1.0\n' > "$D/m.mtx"
+	run -0 --separate-stderr docsim -v -k 1 "$D/m.mtx"
+	[[ "$stderr" == *"corpus: 1048576 documents, mm"* ]]
+}
+
 @test "symmetric and pattern MatrixMarket files are read as their full matrices" {
 	printf '%%%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 1\n2 1 2\n3 3 1\n' > "$D/s.mtx"
 	printf '%%%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1\n2 1 2\n1 2 2\n3 3 1\n' > "$D/g.mtx"
