@@ -58,13 +58,15 @@ k_mm_f32(const float *A, const float *B, size_t nr, size_t nc, size_t K, size_t 
 	    [&](const float *As, const float *Bs) {
 #pragma unroll 1
 		    for (int k = 0; k < 32; k++) {
+			    /* rows ty + 16 i are all ty mod 8, columns tx + 16 j all tx mod 8 */
+			    const int ca = sw<float>(ty, k), cb = sw<float>(tx, k);
 			    float a[8], b[8];
 #pragma unroll
 			    for (int i = 0; i < 8; i++)
-				    a[i] = As[sw<float>(ty + 16 * i, k)];
+				    a[i] = As[16 * i * 32 + ca];
 #pragma unroll
 			    for (int j = 0; j < 8; j++)
-				    b[j] = Bs[sw<float>(tx + 16 * j, k)];
+				    b[j] = Bs[16 * j * 32 + cb];
 #pragma unroll
 			    for (int i = 0; i < 8; i++)
 #pragma unroll
@@ -99,13 +101,15 @@ k_mm_f64(const double *A, const double *B, size_t nr, size_t nc, size_t K, size_
 	    [&](const double *As, const double *Bs) {
 #pragma unroll
 		    for (int k4 = 0; k4 < 16; k4 += 4) {
+			    /* rows wm + 8 i + g of A and wn + 8 j + g of B: all g mod 8 */
+			    const int c = sw<double>(g, k4 + t);
 			    double a[4], b[4];
 #pragma unroll
 			    for (int i = 0; i < 4; i++)
-				    a[i] = As[sw<double>(wm + i * 8 + g, k4 + t)];
+				    a[i] = As[(wm + i * 8) * 16 + c];
 #pragma unroll
 			    for (int j = 0; j < 4; j++)
-				    b[j] = Bs[sw<double>(wn + j * 8 + g, k4 + t)];
+				    b[j] = Bs[(wn + j * 8) * 16 + c];
 #pragma unroll
 			    for (int i = 0; i < 4; i++)
 #pragma unroll

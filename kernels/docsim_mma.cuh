@@ -25,7 +25,10 @@
 #define F64_BN 64
 #define F64_THREADS 128
 
-/* Element k of row r of a staged slice (E elements a 16-byte unit, 8 units a row). */
+/* Element k of row r of a staged slice (E elements a 16-byte unit, 8 units a row).
+ * The swizzle depends on r only through r mod 8, so element k of row r is also element
+ * sw(r mod 8, k) of the rows from r - r mod 8: the fragment reads below find a
+ * thread's rows (all r = g mod 8) at fixed offsets from one swizzled column. */
 template <typename T>
 static __device__ __forceinline__ int
 sw(int r, int k)
@@ -205,22 +208,26 @@ tf32_block(float acc[4][4][4], float *sm, const float *A, const float *B, size_t
 				acc[i][j][q] = 0.0f;
 	staged_loop<float, TC_BM, TC_BN, TC_THREADS, VEC>(sm, A, B, nr, nc, K, bm0, bn0,
 	    [&](const float *As, const float *Bs) {
+		    /* every row this thread reads is g mod 8 (wm, wn and the tiles' offsets
+		     * are multiples of 8): rows wm + 16 i + g (+ 8) of A, wn + 8 j + g of B */
+		    const float *Ar = As + wm * 32, *Br = Bs + wn * 32;
 #pragma unroll 1
 		    for (int k8 = 0; k8 < 32; k8 += 8) {
+			    const int c0 = sw<float>(g, k8 + t), c4 = sw<float>(g, k8 + t + 4);
 			    uint32_t af[4][4], bf[4][2];
 #pragma unroll
 			    for (int i = 0; i < 4; i++) {
-				    int r = wm + i * 16 + g;
-				    af[i][0] = tf32(As[sw<float>(r, k8 + t)]);
-				    af[i][1] = tf32(As[sw<float>(r + 8, k8 + t)]);
-				    af[i][2] = tf32(As[sw<float>(r, k8 + t + 4)]);
-				    af[i][3] = tf32(As[sw<float>(r + 8, k8 + t + 4)]);
+				    const float *a = Ar + i * 16 * 32;
+				    af[i][0] = tf32(a[c0]);
+				    af[i][1] = tf32(a[8 * 32 + c0]);
+				    af[i][2] = tf32(a[c4]);
+				    af[i][3] = tf32(a[8 * 32 + c4]);
 			    }
 #pragma unroll
 			    for (int j = 0; j < 4; j++) {
-				    int n = wn + j * 8 + g;
-				    bf[j][0] = tf32(Bs[sw<float>(n, k8 + t)]);
-				    bf[j][1] = tf32(Bs[sw<float>(n, k8 + t + 4)]);
+				    const float *b = Br + j * 8 * 32;
+				    bf[j][0] = tf32(b[c0]);
+				    bf[j][1] = tf32(b[c4]);
 			    }
 #pragma unroll
 			    for (int i = 0; i < 4; i++)
