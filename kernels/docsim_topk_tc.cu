@@ -29,6 +29,9 @@
 
 #define TT_LD (TC_BN + 1)	/* the score tile's row in shared memory: a column's rows in 32 banks */
 
+#if TC_BM != 4 * 32 || TC_BN != 4 * 32
+#error "docsim_topk_tc.cu: a lane's 4 scores cover a row (and a column) of the tile"
+#endif
 #if (TC_BM * TT_LD * 4) > (DS_MM_STAGES * (TC_BM + TC_BN) * SLICE_BYTES)
 #error "docsim_topk_tc.cu: the score tile must fit where the slices were"
 #endif
