@@ -205,11 +205,13 @@ $(BUILD)/test/gmmtc: $(BUILD)/tests/gmmtc.o $(BUILD)/kernels/gmmscore_pack.o $(L
 $(BUILD)/test/mapshim.so: tests/mapshim.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -shared -fPIC -o $@ $<
-# docsim's GEMM kernels, each against a long double product on the CPU (docsim.bats)
+# docsim's GEMM kernels, each against a long double product on the CPU, and the TF32
+# lists ranked by the product against float64 scores (docsim.bats)
 $(BUILD)/tests/%.cu.o: tests/%.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
-$(BUILD)/test/docsim_mm: $(BUILD)/tests/docsim_mm.cu.o $(BUILD)/kernels/docsim_mma.cu.o $(LIB)
+$(BUILD)/test/docsim_mm: $(BUILD)/tests/docsim_mm.cu.o $(BUILD)/kernels/docsim_mma.cu.o \
+		$(BUILD)/kernels/docsim_topk_tc.cu.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
 # editdist4r's bit-parallel GPU engines run on the CPU (editdist4r_gpu_modes.bats)

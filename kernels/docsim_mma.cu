@@ -27,12 +27,12 @@ k_mm_tf32(const float *A, const float *B, size_t nr, size_t nc, size_t K, size_t
 {
 	extern __shared__ float4 mm_smem[];
 	const size_t bm0 = (size_t)blockIdx.y * TC_BM, bn0 = (size_t)blockIdx.x * TC_BN;
-	float acc[4][4][4];
+	float acc[TC_MT][TC_NT][4];
 	tf32_block<VEC>(acc, (float *)mm_smem, A, B, nr, nc, K, bm0, bn0);
 #pragma unroll
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < TC_MT; i++)
 #pragma unroll
-		for (int j = 0; j < 4; j++)
+		for (int j = 0; j < TC_NT; j++)
 #pragma unroll
 			for (int q = 0; q < 4; q++)
 				put(C, ldc, nr, nc, bm0 + tf32_row(i, q), bn0 + tf32_col(j, q), acc[i][j][q]);
@@ -42,7 +42,7 @@ k_mm_tf32(const float *A, const float *B, size_t nr, size_t nc, size_t K, size_t
  * tx + 16 j, i, j < 8, each entry a chain of fmaf in k order: recursive summation, one
  * rounding a step (IEEE float32, to nearest). */
 template <bool VEC>
-__global__ void __launch_bounds__(TC_THREADS, 2)
+__global__ void __launch_bounds__(F32_THREADS, 2)
 k_mm_f32(const float *A, const float *B, size_t nr, size_t nc, size_t K, size_t ldc, float *C)
 {
 	extern __shared__ float4 mm_smem[];
@@ -54,17 +54,19 @@ k_mm_f32(const float *A, const float *B, size_t nr, size_t nc, size_t K, size_t 
 #pragma unroll
 		for (int j = 0; j < 8; j++)
 			acc[i][j] = 0.0f;
-	staged_loop<float, TC_BM, TC_BN, TC_THREADS, VEC>((float *)mm_smem, A, B, nr, nc, K, bm0, bn0,
+	staged_loop<float, TC_BM, TC_BN, F32_THREADS, VEC>((float *)mm_smem, A, B, nr, nc, K, bm0, bn0,
 	    [&](const float *As, const float *Bs) {
 #pragma unroll 1
 		    for (int k = 0; k < 32; k++) {
+			    /* rows ty + 16 i are all ty mod 8, columns tx + 16 j all tx mod 8 */
+			    const int ca = sw<float>(ty, k), cb = sw<float>(tx, k);
 			    float a[8], b[8];
 #pragma unroll
 			    for (int i = 0; i < 8; i++)
-				    a[i] = As[sw<float>(ty + 16 * i, k)];
+				    a[i] = As[16 * i * 32 + ca];
 #pragma unroll
 			    for (int j = 0; j < 8; j++)
-				    b[j] = Bs[sw<float>(tx + 16 * j, k)];
+				    b[j] = Bs[16 * j * 32 + cb];
 #pragma unroll
 			    for (int i = 0; i < 8; i++)
 #pragma unroll
@@ -99,13 +101,15 @@ k_mm_f64(const double *A, const double *B, size_t nr, size_t nc, size_t K, size_
 	    [&](const double *As, const double *Bs) {
 #pragma unroll
 		    for (int k4 = 0; k4 < 16; k4 += 4) {
+			    /* rows wm + 8 i + g of A and wn + 8 j + g of B: all g mod 8 */
+			    const int c = sw<double>(g, k4 + t);
 			    double a[4], b[4];
 #pragma unroll
 			    for (int i = 0; i < 4; i++)
-				    a[i] = As[sw<double>(wm + i * 8 + g, k4 + t)];
+				    a[i] = As[(wm + i * 8) * 16 + c];
 #pragma unroll
 			    for (int j = 0; j < 4; j++)
-				    b[j] = Bs[sw<double>(wn + j * 8 + g, k4 + t)];
+				    b[j] = Bs[(wn + j * 8) * 16 + c];
 #pragma unroll
 			    for (int i = 0; i < 4; i++)
 #pragma unroll
@@ -165,9 +169,9 @@ ds_mm(enum ds_mm_kind kind, const void *A, const void *B, size_t nr, size_t nc, 
 		break;
 	case DS_MM_F32:
 		if (vec)
-			k_mm_f32<true><<<grid, TC_THREADS, sm, st>>>(Af, Bf, nr, nc, K, ldc, Cf);
+			k_mm_f32<true><<<grid, F32_THREADS, sm, st>>>(Af, Bf, nr, nc, K, ldc, Cf);
 		else
-			k_mm_f32<false><<<grid, TC_THREADS, sm, st>>>(Af, Bf, nr, nc, K, ldc, Cf);
+			k_mm_f32<false><<<grid, F32_THREADS, sm, st>>>(Af, Bf, nr, nc, K, ldc, Cf);
 		break;
 	case DS_MM_F64:
 		if (vec)

@@ -15,17 +15,30 @@
 #define SLICE_BYTES 128		/* a row's slice: 8 units of 16 bytes */
 
 /* The block tiles, (rows of C) x (columns of C), and their threads:
- *   TF32  128 x 128, 8 warps of 64 x 32 (4 x 4 MMA tiles of 16 x 8); 96 KB staged
+ *   TF32  128 x 128, 4 warps of TC_WM x TC_WN = 64 x 64 (4 x 8 MMA tiles of 16 x 8), the
+ *         shape CUTLASS's sm80 TF32 kernels take: a warp's step of k reads 64 + 64 rows
+ *         of fragments for 32 MMAs (64 x 32: 64 + 32 rows for 16); 96 KB staged, two
+ *         blocks an SM. TC_WN 32 gives 8 warps of 64 x 32 (the first version's).
  *   F32   128 x 128, 256 threads of 8 x 8 entries (rows ty + 16 i, columns tx + 16 j)
- *   F64    64 x  64, 4 warps of 32 x 32 (4 x 4 MMA tiles of 8 x 8); 48 KB staged */
+ *   F64    64 x  64, 4 warps of 32 x 32 (4 x 4 MMA tiles of 8 x 8); 48 KB staged
+ * None of these was measured against another yet (no GPU where they were written). */
 #define TC_BM 128
 #define TC_BN 128
-#define TC_THREADS 256
+#define TC_WM 64
+#define TC_WN 64
+#define TC_MT (TC_WM / 16)	/* a warp's MMA tiles along M */
+#define TC_NT (TC_WN / 8)	/* and along N */
+#define TC_WARPS_N (TC_BN / TC_WN)
+#define TC_THREADS (32 * (TC_BM / TC_WM) * TC_WARPS_N)
+#define F32_THREADS 256
 #define F64_BM 64
 #define F64_BN 64
 #define F64_THREADS 128
 
-/* Element k of row r of a staged slice (E elements a 16-byte unit, 8 units a row). */
+/* Element k of row r of a staged slice (E elements a 16-byte unit, 8 units a row).
+ * The swizzle depends on r only through r mod 8, so element k of row r is also element
+ * sw(r mod 8, k) of the rows from r - r mod 8: the fragment reads below find a
+ * thread's rows (all r = g mod 8) at fixed offsets from one swizzled column. */
 template <typename T>
 static __device__ __forceinline__ int
 sw(int r, int k)
@@ -170,62 +183,66 @@ put(T *C, size_t ldc, size_t nr, size_t nc, size_t row, size_t col, T v)
 }
 
 /* The TF32 product of a TC_BM x TC_BN block of C at rows bm0, columns bn0, into acc, by
- * TC_THREADS threads: warp w's 64 x 32 part, at rows 64 (w / 4), columns 32 (w % 4), as
- * 4 x 4 MMA tiles of 16 x 8; acc[i][j][q] is the entry at tf32_row(i, q), tf32_col(j, q)
- * of the block. Each 8-wide step of k adds 8 exact products (TF32 operands have 11-bit
+ * TC_THREADS threads: warp w's TC_WM x TC_WN part, at rows TC_WM (w / TC_WARPS_N),
+ * columns TC_WN (w % TC_WARPS_N), as TC_MT x TC_NT MMA tiles of 16 x 8; acc[i][j][q] is
+ * the entry at tf32_row(i, q), tf32_col(j, q) of the block. Each 8-wide step of k adds 8 exact products (TF32 operands have 11-bit
  * significands) into each float32 accumulator, one mma a step, in k order: the sums
  * ds_fast_bound (docsim.h) bounds. sm: smem_bytes(TC_BM, TC_BN) of shared memory. */
 static __device__ __forceinline__ int
 tf32_row(int i, int q)
 {
 	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	return warp / 4 * 64 + i * 16 + (lane >> 2) + 8 * (q / 2);
+	return warp / TC_WARPS_N * TC_WM + i * 16 + (lane >> 2) + 8 * (q / 2);
 }
 
 static __device__ __forceinline__ int
 tf32_col(int j, int q)
 {
 	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	return warp % 4 * 32 + j * 8 + 2 * (lane & 3) + q % 2;
+	return warp % TC_WARPS_N * TC_WN + j * 8 + 2 * (lane & 3) + q % 2;
 }
 
 template <bool VEC>
 static __device__ __forceinline__ void
-tf32_block(float acc[4][4][4], float *sm, const float *A, const float *B, size_t nr, size_t nc, size_t K,
+tf32_block(float acc[TC_MT][TC_NT][4], float *sm, const float *A, const float *B, size_t nr, size_t nc, size_t K,
     size_t bm0, size_t bn0)
 {
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-	const int wm = warp / 4 * 64, wn = warp % 4 * 32;
+	const int wm = warp / TC_WARPS_N * TC_WM, wn = warp % TC_WARPS_N * TC_WN;
 #pragma unroll
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < TC_MT; i++)
 #pragma unroll
-		for (int j = 0; j < 4; j++)
+		for (int j = 0; j < TC_NT; j++)
 #pragma unroll
 			for (int q = 0; q < 4; q++)
 				acc[i][j][q] = 0.0f;
 	staged_loop<float, TC_BM, TC_BN, TC_THREADS, VEC>(sm, A, B, nr, nc, K, bm0, bn0,
 	    [&](const float *As, const float *Bs) {
+		    /* every row this thread reads is g mod 8 (wm, wn and the tiles' offsets
+		     * are multiples of 8): rows wm + 16 i + g (+ 8) of A, wn + 8 j + g of B */
+		    const float *Ar = As + wm * 32, *Br = Bs + wn * 32;
 #pragma unroll 1
 		    for (int k8 = 0; k8 < 32; k8 += 8) {
-			    uint32_t af[4][4], bf[4][2];
+			    const int c0 = sw<float>(g, k8 + t), c4 = sw<float>(g, k8 + t + 4);
+			    uint32_t af[TC_MT][4], bf[TC_NT][2];
 #pragma unroll
-			    for (int i = 0; i < 4; i++) {
-				    int r = wm + i * 16 + g;
-				    af[i][0] = tf32(As[sw<float>(r, k8 + t)]);
-				    af[i][1] = tf32(As[sw<float>(r + 8, k8 + t)]);
-				    af[i][2] = tf32(As[sw<float>(r, k8 + t + 4)]);
-				    af[i][3] = tf32(As[sw<float>(r + 8, k8 + t + 4)]);
+			    for (int i = 0; i < TC_MT; i++) {
+				    const float *a = Ar + i * 16 * 32;
+				    af[i][0] = tf32(a[c0]);
+				    af[i][1] = tf32(a[8 * 32 + c0]);
+				    af[i][2] = tf32(a[c4]);
+				    af[i][3] = tf32(a[8 * 32 + c4]);
 			    }
 #pragma unroll
-			    for (int j = 0; j < 4; j++) {
-				    int n = wn + j * 8 + g;
-				    bf[j][0] = tf32(Bs[sw<float>(n, k8 + t)]);
-				    bf[j][1] = tf32(Bs[sw<float>(n, k8 + t + 4)]);
+			    for (int j = 0; j < TC_NT; j++) {
+				    const float *b = Br + j * 8 * 32;
+				    bf[j][0] = tf32(b[c0]);
+				    bf[j][1] = tf32(b[c4]);
 			    }
 #pragma unroll
-			    for (int i = 0; i < 4; i++)
+			    for (int i = 0; i < TC_MT; i++)
 #pragma unroll
-				    for (int j = 0; j < 4; j++)
+				    for (int j = 0; j < TC_NT; j++)
 					    mma_tf32(acc[i][j], af[i], bf[j]);
 		    }
 	    });

@@ -8,8 +8,8 @@
  * whatever their order.
  *
  * A block (tf32_block, docsim_mma.cuh: 128 x 128 scores) puts its scores in shared
- * memory where its slices were, then its 8 warps take its rows, then its columns, 16
- * each: a warp reads the list's last score from L2 (other blocks' merges raise it), and
+ * memory where its slices were, then its warps take its rows, then its columns, in
+ * turn: a warp reads the list's last score from L2 (other blocks' merges raise it), and
  * only where one of the 128 scores reaches it does it take the list's lock, load the
  * list into registers (wlist, docsim_wlist.cuh), offer the scores in lane order against
  * the list's last entry as it now is, store it and let go. Scores under a stale last
@@ -29,6 +29,9 @@
 
 #define TT_LD (TC_BN + 1)	/* the score tile's row in shared memory: a column's rows in 32 banks */
 
+#if TC_BM != 4 * 32 || TC_BN != 4 * 32
+#error "docsim_topk_tc.cu: a lane's 4 scores cover a row (and a column) of the tile"
+#endif
 #if (TC_BM * TT_LD * 4) > (DS_MM_STAGES * (TC_BM + TC_BN) * SLICE_BYTES)
 #error "docsim_topk_tc.cu: the score tile must fit where the slices were"
 #endif
@@ -83,16 +86,16 @@ k_topk_tf32(const float *A, const float *B, size_t nr, size_t nc, size_t K, size
 	/* all pairs: a block whose least column is not below its last row has no pair */
 	if (sym && c0 + bn0 + 1 >= r0 + bm0 + TC_BM)
 		return;
-	float acc[4][4][4];
+	float acc[TC_MT][TC_NT][4];
 	tf32_block<VEC>(acc, sm, A, B, nr, nc, K, bm0, bn0);
 	/* every warp is done with the slices (no copy is in flight past the last): the
 	 * tile goes where they were */
 	cp_wait<0>();
 	__syncthreads();
 #pragma unroll
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < TC_MT; i++)
 #pragma unroll
-		for (int j = 0; j < 4; j++)
+		for (int j = 0; j < TC_NT; j++)
 #pragma unroll
 			for (int q = 0; q < 4; q++)
 				sm[tf32_row(i, q) * TT_LD + tf32_col(j, q)] = acc[i][j][q];

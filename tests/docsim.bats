@@ -747,10 +747,13 @@ print([float(a.max()) <= 1 and float(a.min()) >= -1 for a in (T, N, X, P, K)], T
 
 # Issue 37: docsim's own GEMM kernels (kernels/docsim_mma.cu), each against a long double
 # product on the CPU (tests/docsim_mm.cu) within the bound its users rely on.
-@test "the TF32, float32 and float64 GEMM kernels are within their bounds of a long double product: K 1 to 1024, edge shapes, unaligned rows, C inside a wider block" {
+@test "the TF32, float32 and float64 GEMM kernels are within their bounds of a long double product, and the TF32 lists ranked by the product miss no column float64 says they must hold" {
 	require_gpu
 	run -0 docsim_mm
 	assert_line --regexp "^ok: [0-9]+ products, [0-9]+ entries$"
+	# and the TF32 lists ranked by the product: sorted, distinct, within the bound, and
+	# leaving out no column that float64 says must be in
+	assert_line --regexp "^ok: [0-9]+ TF32 lists ranked by the product$"
 }
 
 # ---- several workers: gpu:all, gpu:0,1 (kernels/docsim_split.c)
