@@ -93,7 +93,7 @@ tile(struct gpu *g, const void *A, const void *B, size_t r0, size_t nr, size_t c
 		CUDA_CHECK(cudaStreamWaitEvent(g->sa, g->sdone[b], 0));
 	}
 	CUDA_CHECK(cudaEventRecord(g->gstart[b], g->sa));
-	if (g->fast && j->mode == DS_TOPK) {
+	if (g->fused) {
 		/* the product ranks as it ends: nothing for sb but to follow it (the -v
 		 * ranking time is then ~0: the GEMM's includes it) */
 		ds_topk_tile(g, (const float *)A, (const float *)B, r0, nr, c0, nc, sym);
@@ -235,16 +235,19 @@ struct ds_gpu {
 	double t0, t1, d2h;
 };
 
-/* ACCELKIT_DOCSIM_TF32=0 keeps dense top-k lists on the float64 GEMM (to compare); 1 or unset
- * lets them come from TF32 products. The printed lines are the same either way. */
+/* A switch for comparing paths, 0 or 1 (unset: 1); the printed lines are the same either
+ * way. ACCELKIT_DOCSIM_TF32=0 keeps dense top-k lists on the float64 GEMM; 1 lets them
+ * come from TF32 products. ACCELKIT_DOCSIM_FUSED=0 ranks those products from a score
+ * tile on the second stream (docsim_rank.cu); 1 in the product's own epilogue
+ * (docsim_topk_tc.cu). */
 static int
-tf32_allowed(void)
+env_switch(const char *name)
 {
-	const char *v = getenv("ACCELKIT_DOCSIM_TF32");
+	const char *v = getenv(name);
 	if (v == NULL || *v == '\0')
 		return 1;
 	if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
-		die("ACCELKIT_DOCSIM_TF32 must be 0 or 1, not '%s'", v);
+		die("%s must be 0 or 1, not '%s'", name, v);
 	return v[0] == '1';
 }
 
@@ -264,6 +267,7 @@ fast_set(struct ds_gpu *d, int on)
 	struct gpu *g = &d->g;
 	const struct ds_job *job = g->job;
 	g->fast = on;
+	g->fused = on && job->mode == DS_TOPK && env_switch("ACCELKIT_DOCSIM_FUSED");
 	g->dbl = !on && float64_gemm(job);
 	g->esz = g->dbl ? 8 : 4;
 	g->kl = job->k + (on ? DS_FAST_EXTRA : 0);
@@ -323,7 +327,7 @@ ds_gpu_open(const struct ds_job *job, const struct cuda_dev *dev, int w, size_t 
 	 * ones, --weight none, stay float64); ACCELKIT_DOCSIM_TF32=0 keeps them float64 */
 	fast_set(d, !g->sparse && g->dbl && job->unit &&
 	    ((job->mode == DS_TOPK && job->k >= 1 && job->k <= DS_FAST_KMAX) || (job->mode == DS_PAIRS && job->use_thr)) &&
-	    tf32_allowed());
+	    env_switch("ACCELKIT_DOCSIM_TF32"));
 	*budget = job->max_mem;
 	if (*budget == 0) {
 		size_t fr, tot, margin = (size_t)256 << 20;	/* the runtime's own allocations */
@@ -513,7 +517,7 @@ ds_gpu_close(struct ds_gpu *d, float *top_s, int32_t *top_i)
 		for (int b = 0; b < g->nbuf; b++)
 			if (g->used[b])
 				busy_time(g, b);
-		if (g->fast && job->mode == DS_TOPK)
+		if (g->fused)
 			vlog("gpu: TF32 products ranked into the lists as they end, no score tile: %.1f ms", g->gemm_ms);
 		else
 			vlog("gpu: GEMM%s %.1f ms, ranking %.1f ms (on two streams, overlapping)",

@@ -80,6 +80,7 @@ struct gpu {
 	const struct ds_job *job;
 	int sparse, dbl, sym;
 	int fast;		/* TF32 products, lists made exact at the end (docsim_exact.cu) */
+	int fused;		/* fast top-k lists ranked in the product's epilogue, no tile */
 	size_t kl;		/* entries a top-k list keeps: k, or k + DS_FAST_EXTRA when fast */
 	double bound;		/* fast: the most a TF32 score can be off (ds_fast_bound) */
 	double thr_sel;		/* the threshold candidates are kept at: -t's, less bound when fast */

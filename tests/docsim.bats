@@ -665,6 +665,8 @@ print([float(a.max()) <= 1 and float(a.min()) >= -1 for a in (T, N, X, P, K)], T
 		cmp "$D/cpu" <(printf '%s\n' "$output") || fail "docsim $args: the GPU's TF32 lines differ from the CPU's"
 		# shellcheck disable=SC2086
 		ACCELKIT_DOCSIM_TF32=0 docsim -d gpu $args | cmp "$D/cpu" -
+		# shellcheck disable=SC2086
+		ACCELKIT_DOCSIM_FUSED=0 docsim -d gpu $args | cmp "$D/cpu" -
 	done
 	# -v: "N rows (a gap under twice the TF32 bound, B) rechecked by a float32 GEMM, of
 	# which W computed whole"; counts sets R and W from it
