@@ -12,7 +12,7 @@
  *     rows [r0, r1) of docsim_cpu.c), so each worker's rows are the whole run's.
  *   - GPU: every worker takes the one plan (ds_gpu_plan, for the least budget of the
  *     workers) and blocks start at multiples of its tile rows, so each score comes from
- *     the tile, and the cuBLAS call, that the one-GPU run computes it in. All pairs
+ *     the tile, and the kernel launch, that the one-GPU run computes it in. All pairs
  *     compute only the lower triangle there: a score also goes to its column's list,
  *     which may be another worker's row, so each worker keeps lists for every row.
  *   - Lists are merged row by row (ds_merge_lists): the k best distinct candidates of
