@@ -1330,6 +1330,7 @@ struct clx_start {
 	pthread_cond_t cond;
 	int done;
 	char *spec, *filter;
+	const char *decided;	/* the spec opened, for clx_start_spec */
 	int flags, max, n;
 	double work;
 	clx_model_fn *model;
@@ -1347,10 +1348,13 @@ start_main(void *arg)
 	const char *spec = st->model != NULL ? clx_decide(st->spec, st->filter, st->work,
 	    st->model, st->ctx) : st->spec;
 	double t0 = now_sec();
-	if (st->model != NULL && strcmp(spec, "auto") == 0) {
-		st->n = 0;	/* auto with no OpenCL device: the caller's host path */
+	st->decided = spec;
+	if (st->model != NULL && (strcmp(spec, "auto") == 0 ||
+	    ((st->flags & CLX_CPU_IS_HOST) && strcmp(spec, "cpu") == 0))) {
+		st->n = 0;	/* no OpenCL device, or the CPU, which is the caller's host */
 	} else {
-		st->n = clx_open_many(spec, st->filter, st->flags, st->xs, st->max);
+		st->n = clx_open_many(spec, st->filter, st->flags & ~CLX_CPU_IS_HOST, st->xs,
+		    st->max);
 		phase_add("open device", now_sec() - t0);
 		if (st->prep != NULL)
 			st->prep(st->xs, st->n, st->ctx);
@@ -1400,4 +1404,10 @@ clx_start_wait(struct clx_start *st)
 	pthread_mutex_unlock(&st->mu);
 	phase_add("open device (waited)", now_sec() - t0);
 	return st->n;
+}
+
+const char *
+clx_start_spec(const struct clx_start *st)
+{
+	return st->decided;
 }

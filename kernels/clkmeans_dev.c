@@ -431,14 +431,25 @@ start_prep(struct clx *xs, int n, void *ctx)
 }
 
 struct km_dev_start *
-km_dev_start(const char *spec, const struct km_config *cfg, size_t d)
+km_dev_start(const char *spec, const struct km_config *cfg, size_t d, double work,
+    clx_model_fn *model)
 {
 	struct km_dev_start *ds = xcalloc(1, sizeof *ds);
 	ds->d = d;
 	ds->k = cfg->k > 0 ? (size_t)cfg->k : 0;
-	ds->st = clx_start(spec, cfg->platform, profile_on() ? CLX_PROFILE : 0, 0, NULL,
-	    start_prep, ds, ds->xs, CLX_MAX_MANY);
+	/* auto's CPU is the native host path (km_host_run), not PoCL's device */
+	ds->st = clx_start(spec, cfg->platform, (profile_on() ? CLX_PROFILE : 0) |
+	    (model != NULL ? CLX_CPU_IS_HOST : 0), work, model, start_prep, ds, ds->xs,
+	    CLX_MAX_MANY);
 	return ds;
+}
+
+int
+km_dev_started(struct km_dev_start *ds, const char **spec)
+{
+	int n = clx_start_wait(ds->st);
+	*spec = clx_start_spec(ds->st);
+	return n;
 }
 
 void

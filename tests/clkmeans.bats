@@ -997,6 +997,35 @@ phases() {
 	done
 }
 
+@test "auto above the host's share weighs the device beside the read, from an NPY header or a text file's size, and its labels are float64 Lloyd's" {
+	# 20000 x 32, 512 centroids from a file, 10 iterations and the final labels on one
+	# thread: 3.6e9 products, past a GPU's start (the host's share): the thread
+	# decides (here, without a GPU, the host; on a GPU machine, the GPU) while the
+	# rows are read
+	gen overlapping 20000 32 512 31
+	py "$REF/clkmeans_ref.py" lloyd "$T/x.npy" "$T/c0.txt" 10 0 > "$T/ref.txt"
+	clkmeans -d auto -j 1 -v --init "$T/c0.txt" --max-iter 10 --tol 0 --distances \
+	    "$T/x.npy" > "$T/ours.txt" 2> "$T/err"
+	run -0 cat "$T/err"
+	assert_line "clkmeans: auto: about 3.6e+09 row-centroid-column products from the input's size: OpenCL opened beside the read"
+	run -0 phases "$T/err"
+	assert_line "open device (waited)"
+	run -0 py "$REF/clkmeans_ref.py" check "$T/ours.txt" "$T/ref.txt"
+	# text: the estimate from the file's bytes (about 8 a value), the same labels
+	py -c "import numpy as np; np.savetxt('$T/x.txt', np.load('$T/x.npy'), fmt='%.9g')"
+	clkmeans -d auto -j 1 -v --init "$T/c0.txt" --max-iter 10 --tol 0 --distances \
+	    "$T/x.txt" > "$T/ours.txt" 2> "$T/err"
+	run -0 cat "$T/err"
+	assert_line --regexp "^clkmeans: auto: about [0-9.e+]+ row-centroid-column products from the input's size: OpenCL opened beside the read$"
+	run -0 py "$REF/clkmeans_ref.py" check "$T/ours.txt" "$T/ref.txt"
+	# a tenth of the rows is within the host's share: nothing opened, nothing waited for
+	py -c "import numpy as np; np.save('$T/s.npy', np.load('$T/x.npy')[:2000])"
+	clkmeans -d auto -j 1 -v --init "$T/c0.txt" --max-iter 10 --tol 0 "$T/s.npy" \
+	    > /dev/null 2> "$T/err"
+	run -0 phases "$T/err"
+	refute_line --partial "open device"
+}
+
 @test "the device opened beside the read gives the native path's bytes: text and NPY, a cold cache, no cache, --assign" {
 	gen overlapping 3000 8 5 21
 	clkmeans -d cpu --seed 3 -k 5 --distances -C "$T/cn.txt" "$T/x.npy" > "$T/native"
@@ -1053,6 +1082,12 @@ phases() {
 	assert_regex "$stderr" $'(^|\n)clkmeans: auto: gpu, estimated [0-9.e+-]+ s \\([^)]*, 1.44e\\+11 row-centroid-column products\\) against [0-9.e+-]+ s on [0-9]+ CPU threads?'
 	assert_regex "$stderr" $'(^|\n)clkmeans: device: [^\n]* \\(gpu, '
 	echo "$output" > "$T/gpu.txt"
+	# decided and opened beside the read, the program built there too (the NPY header
+	# gave the columns): the build before the wait ends
+	assert_regex "$stderr" $'(^|\n)clkmeans: auto: about 1.44e\\+11 row-centroid-column products from the input\'s size: OpenCL opened beside the read'
+	printf '%s\n' "$stderr" > "$T/err"
+	assert_equal "$(phases "$T/err" | grep -E '^(open device \(waited\)|build)$' | tr '\n' ,)" \
+	    "build,open device (waited),"
 	# the labels are float64's on either device, from the same random rows
 	clkmeans -d cpu:0 -k 1024 --init random --max-iter 10 --tol 0 "$T/x.npy" > "$T/cpu.txt"
 	cmp "$T/gpu.txt" "$T/cpu.txt"
