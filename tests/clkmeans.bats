@@ -1039,12 +1039,75 @@ phases() {
 		cmp "$T/native" "$T/ocl"
 		cmp "$T/cn.txt" "$T/cp.txt"
 	done
-	ls "$T/cache/accelkit/cl"/clkmeans-*.bin
+	ls "$T/cache/accelkit/cl"/clkmeans*-*.bin
 	# text, built after the read, with no cache; --assign (no -k: built after the read)
 	ACCELKIT_CL_CACHE=0 clkmeans -d cpu:0 --seed 3 -k 5 --distances "$T/x.txt" > "$T/ocl"
 	cmp "$T/native_text" "$T/ocl"
 	clkmeans -d cpu:0 --assign "$T/c0.txt" --distances "$T/x.npy" > "$T/ocl"
 	cmp "$T/native_assign" "$T/ocl"
+}
+
+# progs ERRFILE: the programs -v says were built, "NAME BITS" a line, in its order.
+progs() {
+	sed -n 's/^clkmeans: build: \([a-z_]*\) (KM_KERNELS=\([0-9]*\)) in .*/\1 \2/p' "$1"
+}
+
+@test "a run builds only the kernels it needs, one program on a CPU or one a part at once (split=1, the GPUs' default), each cached on its own, runs at once sharing the cache" {
+	gen overlapping 3000 8 5 21
+	clkmeans -d cpu --seed 3 -k 5 --distances "$T/x.npy" > "$T/native"
+	py "$REF/clkmeans_ref.py" lloyd "$T/x.npy" "$T/c0.txt" 300 1e-4 > "$T/ref.txt"
+	export XDG_CACHE_HOME=$T/cache
+	local c=$T/cache/accelkit/cl
+	if ! on_gpu; then
+		# one program: assign, exact, update and kpp (1 + 4 + 8 + 16); from given
+		# centroids no kpp; PoCL's device gives the native path's bytes
+		clkmeans -d cpu:0 -v --seed 3 -k 5 --distances "$T/x.npy" > "$T/ocl" 2> "$T/err"
+		assert_equal "$(progs "$T/err")" "clkmeans 29"
+		cmp "$T/native" "$T/ocl"
+		clkmeans -d cpu:0 -v --init "$T/c0.txt" --distances "$T/x.npy" > "$T/ours.txt" 2> "$T/err"
+		assert_equal "$(progs "$T/err")" "clkmeans 13"
+		run -0 py "$REF/clkmeans_ref.py" check "$T/ours.txt" "$T/ref.txt"
+		run -0 ls "$c"
+		assert_equal "$(ls "$c" | grep -c '^clkmeans-.*\.bin$')" 2
+	fi
+	# a program a part, built at once on threads: the same answers
+	export CLKMEANS_TUNE=split=1
+	clkmeans -d $OCL -v --seed 3 -k 5 --distances "$T/x.npy" > "$T/ocl" 2> "$T/err"
+	local want=("clkmeans_assign 1" "clkmeans_exact 4" "clkmeans_seed 16" "clkmeans_update 8")
+	# (the TF32 assign's float32 recheck where the GPU takes TF32)
+	! grep -q 'TF32 products' "$T/err" || want+=("clkmeans_recheck 2")
+	assert_equal "$(progs "$T/err" | sort | tr '\n' ,)" \
+	    "$(printf '%s\n' "${want[@]}" | sort | tr '\n' ,)"
+	on_gpu || cmp "$T/native" "$T/ocl"
+	local p
+	for p in assign exact update seed; do
+		[ "$(ls "$c" | grep -c "^clkmeans_$p-.*\.bin\$")" = 1 ] || fail "no single cache entry of clkmeans_$p"
+	done
+	# warm: every program from the cache
+	clkmeans -d $OCL -v --seed 3 -k 5 --distances "$T/x.npy" > "$T/ocl2" 2> "$T/err"
+	cmp "$T/ocl" "$T/ocl2"
+	run -0 grep -c '^clkmeans: program cache: .*: used$' "$T/err"
+	assert_output "$(progs "$T/err" | wc -l)"
+	# --assign: no kpp
+	clkmeans -d $OCL -v --assign "$T/c0.txt" "$T/x.npy" > /dev/null 2> "$T/err"
+	run -0 progs "$T/err"
+	refute_line --partial "clkmeans_seed"
+	assert_line "clkmeans_assign 1"
+	# four runs at once on a cold cache, each building its programs on threads: each
+	# answer right, then every entry good (a fifth run uses them all)
+	rm -rf "$T/cache"
+	local i
+	for i in 1 2 3 4; do
+		clkmeans -d $OCL --init "$T/c0.txt" --distances "$T/x.npy" > "$T/par$i.txt" &
+	done
+	wait
+	for i in 1 2 3 4; do
+		run -0 py "$REF/clkmeans_ref.py" check "$T/par$i.txt" "$T/ref.txt"
+	done
+	clkmeans -d $OCL -v --init "$T/c0.txt" --distances "$T/x.npy" > /dev/null 2> "$T/err"
+	run -0 grep -c '^clkmeans: program cache: .*: used$' "$T/err"
+	assert_output "$(progs "$T/err" | wc -l)"
+	refute [ "$(progs "$T/err" | wc -l)" = 0 ]
 }
 
 @test "a device that cannot be opened beside the read is the same error and status as before: no such device, no such platform, a malformed spec" {
