@@ -1272,6 +1272,35 @@ maps() {
 	fi
 }
 
+@test "C is written by rows as the multiply makes them final, beside it: bands in core, pieces and blocks, text and NPY, numpy's product" {
+	gen "$T/a.npy" 1100 300 1
+	gen "$T/b.npy" 300 700 2
+	# in core: bands of whole rows, each written as it comes home
+	run -0 --separate-stderr clmatmul -v -O npy -o "$T/c.npy" "$T/a.npy" "$T/b.npy"
+	assert_regex "$stderr" $'(^|\n)clmatmul: plan: [2-4] x 1 blocks of C '
+	assert_regex "$stderr" $'(^|\n)clmatmul: write: 1100 of 1100 rows of C final before the multiply\'s end, said in [2-9] runs to the writer\'s thread'
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/c.npy"
+	assert_output ok
+	# text: the same numbers, every row
+	clmatmul -o "$T/c.txt" "$T/a.npy" "$T/b.npy"
+	run -0 py -c "import numpy as np; print(np.array_equal(np.loadtxt('$T/c.txt', ndmin=2).astype(np.float32), np.load('$T/c.npy')))"
+	assert_output True
+	# a staging ring of tiny buffers: rows said a piece at a time, the same bytes
+	ACCELKIT_CLMATMUL_STAGE=20000 clmatmul -v -O npy -o "$T/p.npy" "$T/a.npy" "$T/b.npy" 2> "$T/err"
+	cmp "$T/c.npy" "$T/p.npy"
+	run -0 sed -n 's/^clmatmul: write: .* said in \([0-9]*\) runs.*/\1/p' "$T/err"
+	[ "$output" -gt 10 ] || fail "rows said in $output runs, not a piece at a time"
+	# blocks of rows and columns under a bound, to standard output: the same bytes
+	ACCELKIT_CLMATMUL_STAGE=20000 clmatmul -v --max-device-mem 1M "$T/a.npy" "$T/b.npy" \
+	    > "$T/b.txt" 2> "$T/err"
+	run -0 grep -E '^clmatmul: plan: [0-9]+ x ([2-9]|[1-9][0-9]+) blocks of C' "$T/err"
+	cmp "$T/c.txt" "$T/b.txt"
+	# --verify: C is written whole once checked, none of it before
+	run -0 --separate-stderr clmatmul -v --verify -O npy -o "$T/v.npy" "$T/a.npy" "$T/b.npy"
+	assert_regex "$stderr" $'(^|\n)clmatmul: write: 0 of 1100 rows of C final before'
+	cmp "$T/c.npy" "$T/v.npy"
+}
+
 @test "a large auto run opens OpenCL beside the read and gives the named device's bytes" {
 	gen "$T/a.npy" 1400 1400 1
 	gen "$T/b.npy" 1400 1400 2
