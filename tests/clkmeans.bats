@@ -1180,6 +1180,23 @@ progs() {
 	assert_output ok
 }
 
+@test "an NPY file's rows are read while the device starts, into ordinary memory, with the pinned run's bytes and float64 Lloyd's labels" {
+	gen overlapping 5000 17 8 24
+	clkmeans -d "$OCL" -v -k 8 -C "$T/c1.txt" --distances "$T/x.npy" > "$T/beside.txt" 2> "$T/log"
+	run -0 cat "$T/log"
+	assert_line "clkmeans: the rows: 340000 bytes read beside the device's start, in ordinary memory"
+	refute_line --partial "in a mapped host buffer"
+	# --max-device-mem: read once the device is open, into pinned memory
+	clkmeans -d "$OCL" -v --max-device-mem 100G -k 8 -C "$T/c2.txt" --distances "$T/x.npy" \
+	    > "$T/pinned.txt" 2> "$T/log"
+	run -0 cat "$T/log"
+	assert_line "clkmeans: the rows: 340000 bytes in a mapped host buffer (pinned where the driver pins them)"
+	cmp "$T/beside.txt" "$T/pinned.txt"
+	cmp "$T/c1.txt" "$T/c2.txt"
+	run -0 vs lloyd -d "$OCL"
+	assert_output ok
+}
+
 @test "NPY rows through a pipe are read whole and give the file's labels" {
 	gen overlapping 3000 9 5 25
 	clkmeans -k 5 --distances "$T/x.npy" > "$T/file.txt"
