@@ -68,14 +68,24 @@ usage(FILE *f)
 	    progname, progname);
 }
 
-/* Reads a centroid file as float64 and checks its width against the data's (the
- * columns -f chooses, when given). */
+/* The centroids of --assign or --init FILE, read as float64 before the rows (a few
+ * rows: their count is k, which auto weighs beside the read): k from their count. */
 static void
-load_centroids(const char *path, size_t cols, const struct fields *f, struct matrix *C)
+load_centroids(const char *path, struct km_config *cfg, struct matrix *C)
 {
 	mat_load(path, DT_F64, 0, C);
 	if (C->rows == 0)
 		die("%s: no centroids", path);
+	if (cfg->k != 0 && (size_t)cfg->k != C->rows)
+		die("%s: %zu centroids, but -k %d", path, C->rows, cfg->k);
+	cfg->k = (int)C->rows;
+	cfg->centroids = C->data;
+}
+
+/* Their width against the data's (the columns -f chooses, when given). */
+static void
+check_centroids(const char *path, const struct matrix *C, size_t cols, const struct fields *f)
+{
 	if (C->cols != cols)
 		die("%s: centroids have %zu column%s, %s %zu", path, C->cols,
 		    C->cols == 1 ? "" : "s", f->text != NULL ? "-f chooses" : "the data has", cols);
@@ -215,12 +225,19 @@ main(int argc, char **argv)
 	cfg.assign_only = assign != NULL;
 	/* the OpenCL devices opened beside the read where they will be used (km_start) */
 	input *in = many ? NULL : in_open(path);
+	if (cpath != NULL)
+		load_centroids(cpath, &cfg, &C);
 	if (!many && table_is_npy(in) && fields.text == NULL && !with_rows) {
 		clmat_open_in(in, DT_F32, &X);
-		km_start(&cfg, X.m.cols);
+		km_start(&cfg, X.m.cols, (double)X.m.rows * (double)X.m.cols);
 	} else {
+		/* a text file's values, about: 8 bytes a value at least ("-0.1234\t"), so
+		 * the estimate errs towards the host (not known where -f picks columns) */
+		const char *one[1] = {path};
+		int64_t bytes = data_stdin || fields.text != NULL ? -1 :
+		    in_regular_bytes(one, 1);
 		if (!many)
-			km_start(&cfg, 0);
+			km_start(&cfg, 0, bytes > 0 ? (double)bytes / 8 : 0);
 		/* under mpirun this rank's share: rows [tab.row0, + rows) of tab.rows_total */
 		if (many)
 			table_read(path, &to, &fields, &tab);
@@ -229,13 +246,8 @@ main(int argc, char **argv)
 		void *cols = table_columns(&tab, NULL, tab.k, DT_F32, "a value", &owned);
 		clmat_wrap((struct matrix){tab.m.rows, tab.k, DT_F32, cols}, &X);
 	}
-	if (cpath != NULL) {
-		load_centroids(cpath, X.m.cols, &fields, &C);
-		if (cfg.k != 0 && (size_t)cfg.k != C.rows)
-			die("%s: %zu centroids, but -k %d", cpath, C.rows, cfg.k);
-		cfg.k = (int)C.rows;
-		cfg.centroids = C.data;
-	}
+	if (cpath != NULL)
+		check_centroids(cpath, &C, X.m.cols, &fields);
 	phase_add(PH_READ, now_sec() - t);
 	uint64_t ntotal = many ? tab.rows_total : X.m.rows;
 	if (assign == NULL && (uint64_t)cfg.k > ntotal) {

@@ -291,12 +291,10 @@ main(int argc, char **argv)
 	if (bench != NULL)
 		cm_start(&j, -1);
 
-	cm_run(&j);
-	if (bench == NULL) {
-		double t0 = now_sec();
-		mat_save(co.output, &j.c, cli_out_format(&co, co.output));
-		phase_add(PH_WRITE, now_sec() - t0);
-	} else {
+	j.output = co.output;
+	j.out_fmt = cli_out_format(&co, co.output);
+	cm_run(&j);	/* C written as it is made */
+	if (bench != NULL) {
 		const struct cm_bench_result *r = &j.r;
 		double gflops = 2e-6 * (double)p->m * (double)p->n * (double)p->k / r->ms_median;
 		printf("m=%zu n=%zu k=%zu type=%s blocks=%d reps=%d ms=%.3f best_ms=%.3f "

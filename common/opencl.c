@@ -104,9 +104,12 @@ cl_missing(const char *name)
  * loader is pointed at the other platforms' .icd files alone: when one is left,
  * OCL_ICD_VENDORS is set to a folder of ours holding a copy of it alone
  * ($XDG_CACHE_HOME/accelkit/icd-cpu, else ~/.cache/...: a folder, which both ocl-icd
- * and Khronos's loader read), and nothing is changed when several are left, when the user set OCL_ICD_VENDORS or
- * OCL_ICD_FILENAMES, or when OpenCL is loaded already. P:D specs name platforms by
- * their place among all of them, and gpu and auto may need NVIDIA's: left as they are. */
+ * and Khronos's loader read), and nothing is changed when several are left, when the
+ * user set OCL_ICD_VENDORS, or when OpenCL is loaded already. A user's
+ * OCL_ICD_FILENAMES is narrowed instead (icd_narrow_filenames): its GPU vendors'
+ * entries left out for CPU specs, and for P:D those after entry P. P:D specs name
+ * platforms by their place among all of them, and gpu and auto may need NVIDIA's: the
+ * folder is left as it is for them. */
 static char icd_kept[4200];
 static int contains_nocase(const char *hay, const char *needle);
 static int accelkit_dir(const char *sub, char *buf, size_t size);
@@ -166,13 +169,102 @@ clx_spec_cpu_only(const char *spec)
 	    spec[3] == ':');
 }
 
+/* Whether an ICD library's name is a GPU vendor's: NVIDIA's (which starts CUDA, and
+ * crashed under a tight ulimit -v), AMD's, Intel's GPU runtime (NEO's libigdrcl; its
+ * CPU runtime, libintelocl, is kept), Mesa's Clover and Rusticl. */
+static int
+icd_gpu_library(const char *lib, size_t len)
+{
+	static const char *const gpu[] = {"nvidia", "amdocl", "igdrcl", "mesaopencl",
+	    "rusticl"};
+	char name[512];
+	const char *base = lib;
+	for (size_t i = 0; i < len; i++)
+		if (lib[i] == '/')
+			base = lib + i + 1;
+	snprintf(name, sizeof name, "%.*s", (int)(len - (size_t)(base - lib)), base);
+	for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
+		if (contains_nocase(name, gpu[i]))
+			return 1;
+	return 0;
+}
+
+/* The platform index a P:D spec (or a list of one platform's P:D items) names, else
+ * -1. */
+static int
+spec_platform(const char *spec)
+{
+	char *end;
+	if (spec == NULL || *spec < '0' || *spec > '9')
+		return -1;
+	long p = strtol(spec, &end, 10);
+	return *end == ':' && p < MAX_PLATFORMS ? (int)p : -1;
+}
+
+/* The user's OCL_ICD_FILENAMES (a list of ICD libraries, ':' between them, that
+ * Khronos's loader opens before /etc/OpenCL/vendors' and in their order; the lent GPU
+ * machine's image sets libpocl.so.2:libnvidia-opencl.so.1) narrowed for a spec that
+ * cannot need a GPU vendor's library: for CPU devices (cpu:N, cpu:all), every GPU
+ * vendor's entry left out; for P:D, those after entry P, which leaves P where it was
+ * among the platforms (the loader keeps their order). Done for this process alone,
+ * before libOpenCL is loaded; -v says what was left out. With every entry a GPU
+ * vendor's, a CPU spec leaves the variable out (the vendors folder's platforms, as
+ * without it) and 1 is returned so that the folder is narrowed too. */
+static int
+icd_narrow_filenames(const char *spec, const char *files)
+{
+	const int p = spec_platform(spec);
+	if (!clx_spec_cpu_only(spec) && p < 0)
+		return 0;
+	size_t n = strlen(files);
+	char *kept = xmalloc(n + 1), *out = xmalloc(n + 64);
+	size_t k = 0;
+	int index = 0, left = 0;
+	out[0] = '\0';
+	for (const char *e = files;; index++) {
+		const char *colon = strchr(e, ':');
+		size_t len = colon != NULL ? (size_t)(colon - e) : strlen(e);
+		if (len > 0 && index > p && icd_gpu_library(e, len)) {
+			size_t o = strlen(out);
+			snprintf(out + o, n + 64 - o, "%s%.*s", left++ ? ", " : "", (int)len, e);
+		} else if (len > 0) {
+			if (k > 0)
+				kept[k++] = ':';
+			memcpy(kept + k, e, len);
+			k += len;
+		}
+		if (colon == NULL)
+			break;
+		e = colon + 1;
+	}
+	kept[k] = '\0';
+	int all = 0;
+	if (left > 0 && k > 0) {
+		setenv("OCL_ICD_FILENAMES", kept, 1);
+		vlog("OpenCL: %s: OCL_ICD_FILENAMES narrowed to %s (left out: %s)", spec, kept,
+		    out);
+	} else if (left > 0) {
+		unsetenv("OCL_ICD_FILENAMES");
+		vlog("OpenCL: %s: OCL_ICD_FILENAMES left out (only GPU vendors' libraries: %s)",
+		    spec, out);
+		all = 1;
+	}
+	free(kept);
+	free(out);
+	return all;
+}
+
 static void
 icd_restrict(const char *spec)
 {
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	static const char dirname[] = "/etc/OpenCL/vendors";
+	const char *files = getenv("OCL_ICD_FILENAMES");
+	pthread_mutex_lock(&mu);
+	int narrowed = cl_lib == NULL && files != NULL && icd_narrow_filenames(spec, files);
+	pthread_mutex_unlock(&mu);
 	if (!clx_spec_cpu_only(spec) || getenv("OCL_ICD_VENDORS") != NULL ||
-	    getenv("OCL_ICD_FILENAMES") != NULL)
+	    (files != NULL && !narrowed))
 		return;
 	pthread_mutex_lock(&mu);
 	DIR *dir = cl_lib == NULL ? opendir(dirname) : NULL;
@@ -1330,6 +1422,7 @@ struct clx_start {
 	pthread_cond_t cond;
 	int done;
 	char *spec, *filter;
+	const char *decided;	/* the spec opened, for clx_start_spec */
 	int flags, max, n;
 	double work;
 	clx_model_fn *model;
@@ -1347,10 +1440,13 @@ start_main(void *arg)
 	const char *spec = st->model != NULL ? clx_decide(st->spec, st->filter, st->work,
 	    st->model, st->ctx) : st->spec;
 	double t0 = now_sec();
-	if (st->model != NULL && strcmp(spec, "auto") == 0) {
-		st->n = 0;	/* auto with no OpenCL device: the caller's host path */
+	st->decided = spec;
+	if (st->model != NULL && (strcmp(spec, "auto") == 0 ||
+	    ((st->flags & CLX_CPU_IS_HOST) && strcmp(spec, "cpu") == 0))) {
+		st->n = 0;	/* no OpenCL device, or the CPU, which is the caller's host */
 	} else {
-		st->n = clx_open_many(spec, st->filter, st->flags, st->xs, st->max);
+		st->n = clx_open_many(spec, st->filter, st->flags & ~CLX_CPU_IS_HOST, st->xs,
+		    st->max);
 		phase_add("open device", now_sec() - t0);
 		if (st->prep != NULL)
 			st->prep(st->xs, st->n, st->ctx);
@@ -1400,4 +1496,10 @@ clx_start_wait(struct clx_start *st)
 	pthread_mutex_unlock(&st->mu);
 	phase_add("open device (waited)", now_sec() - t0);
 	return st->n;
+}
+
+const char *
+clx_start_spec(const struct clx_start *st)
+{
+	return st->decided;
 }

@@ -49,7 +49,10 @@ struct clx {
 	int slot;	/* its place among the devices clx_open_many opened (0 for one) */
 };
 
-enum { CLX_PROFILE = 1 };	/* flags for clx_open: a profiling queue */
+/* flags for clx_open: a profiling queue; for clx_start with a model, auto's choice of
+ * the CPU is the caller's own host path, not an OpenCL CPU device: nothing is opened
+ * (clkmeans, whose host path is PoCL's bytes without its platform) */
+enum { CLX_PROFILE = 1, CLX_CPU_IS_HOST = 2 };
 
 /* Opens the device that spec names; dies (exit 1) if there is none, usage error for a
  * malformed spec. -v names the device. */
@@ -99,7 +102,7 @@ const char *clx_decide(const char *spec, const char *filter, double work,
  * waited go to the phase "open device (waited)". With a model, an auto that finds no
  * OpenCL device at all (no platform, none of a usable type) opens nothing and
  * clx_start_wait returns 0: the caller runs on the host, as its auto would without
- * starting early.
+ * starting early; so does an auto that chooses the CPU under CLX_CPU_IS_HOST.
  * An error in the thread is the process's (its message, exit 1), as it would be on
  * the caller's thread.
  *
@@ -114,6 +117,9 @@ typedef void clx_prep_fn(struct clx *xs, int n, void *ctx);
 struct clx_start *clx_start(const char *spec, const char *filter, int flags, double work,
     clx_model_fn *model, clx_prep_fn *prep, void *ctx, struct clx *xs, int max);
 int clx_start_wait(struct clx_start *st);
+/* After clx_start_wait: the spec the thread decided on and opened ("gpu", "cpu", or
+ * "auto" where it found no OpenCL device; the spec as given without a model). */
+const char *clx_start_spec(const struct clx_start *st);
 /* Whether spec names OpenCL CPU devices only (cpu:N, cpu:all, cpu:N,M; "cpu" alone
  * too: what it means is the program's, clmatmul's native host path). */
 int clx_spec_cpu_only(const char *spec);

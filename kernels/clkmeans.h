@@ -45,9 +45,12 @@ void km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 /* Before the rows are read (one process alone): opens the OpenCL devices cfg->device
  * names (cpu:N, gpu, gpu:N, P:D, lists) in a thread (clx_start) while the rows are
  * read; with d (the columns, when an NPY header gave them; else 0) and cfg->k known,
- * the thread builds the program too, else km_run builds it. Nothing for cpu and auto
- * (decided after the read, from the exact work), nor under mpirun. */
-void km_start(const struct km_config *cfg, size_t d);
+ * the thread builds the program too, else km_run builds it. For auto, elems (the
+ * input's rows x columns: an NPY header's, or a text file's estimate from its bytes;
+ * 0 when unknown) weighs the work: above what the host ends within a GPU's start,
+ * the thread decides between the host and a GPU and opens the GPU; below, nothing
+ * (no OpenCL loaded). Nothing for cpu, nor under mpirun. */
+void km_start(const struct km_config *cfg, size_t d, double elems);
 /* No run after all (no rows): what km_start opened is waited for and closed. */
 void km_start_cancel(void);
 void km_result_free(struct km_result *res);

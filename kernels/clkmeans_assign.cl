@@ -207,6 +207,7 @@ merge_rows(__local float *rb1, __local float *rb2, __local int *ri1, int sharers
 #define F32_ASSIGN assign
 #define RECHECK 0
 #endif
+#if KM_HAS(TF32 ? KM_K_RECHECK : KM_K_ASSIGN)
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
 F32_ASSIGN(__global const float *restrict X, int nb, __global const float *restrict cT,
     __global const float *restrict cn, int kpad, __global int *restrict labels, long row0,
@@ -382,6 +383,7 @@ F32_ASSIGN(__global const float *restrict X, int nb, __global const float *restr
 		atomic_add(&((__global int *)state)[SI_MOVED], moved);
 #endif
 }
+#endif
 
 #if TF32
 
@@ -493,6 +495,7 @@ copy_whole_tile(__local float *Bc, __global const float4 *cT4, long kp4, int til
 }
 #endif
 
+#if KM_HAS(KM_K_ASSIGN)
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
 assign(__global const float *restrict X, int nb, __global const float *restrict cT,
     __global const float *restrict cn, int kpad, __global int *restrict labels, long row0,
@@ -651,5 +654,6 @@ assign(__global const float *restrict X, int nb, __global const float *restrict 
 	merge_rows(rb1, rb2, ri1, 4, xn, cmax, r0, nb, row0, labels, list, SI_NLIST, 1, 0, state,
 	    &moved_l);
 }
+#endif
 #endif	/* TF32 */
 

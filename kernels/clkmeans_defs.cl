@@ -79,6 +79,18 @@
 			   pass, a centroid tile's DPAD columns a step (the host checks
 			   that they fit: clkmeans_dev.c) */
 #endif
+#ifndef KM_KERNELS
+#define KM_KERNELS 31	/* the kernels this build holds, KM_K_* bits: all. The host builds
+			   them as separate programs, in threads at once, and only those a
+			   run needs (clkmeans_dev.c); helpers are shared, so each program is
+			   this whole source */
+#endif
+#define KM_K_ASSIGN 1	/* assign (with TF32, the tensor cores' one) */
+#define KM_K_RECHECK 2	/* assign_f32, with TF32 only */
+#define KM_K_EXACT 4	/* exact */
+#define KM_K_UPDATE 8	/* update, finalize, scalars, rowdist */
+#define KM_K_SEED 16	/* kpp, for k-means++ */
+#define KM_HAS(k) ((KM_KERNELS & (k)) != 0)
 
 #if USE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable

@@ -13,6 +13,7 @@
  * the whole run on the devices (km_dev_run, which kernels/clkmeans_run.c calls once it
  * has chosen OpenCL); clkmeans_dev.h names the files that hold the rest. */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,7 +187,7 @@ tune_defaults(const struct km *m, struct tune *t)
 }
 
 /* CLKMEANS_TUNE="local=1 tmt=16 tnt=8 rmv=2 rnv=2 tk=16 a_res=1 db=1 wg=256 rg=1024
- * fp64=0 atom64=0 tf32=0 areg=0" (any subset): for tuning, and for tests of the fallbacks. */
+ * fp64=0 atom64=0 tf32=0 areg=0 split=0" (any subset): for tuning, and for tests of the fallbacks. */
 static void
 tune_env(struct tune *t)
 {
@@ -198,7 +199,7 @@ tune_env(struct tune *t)
 		{"tk", &t->tk}, {"a_res", &t->a_res}, {"db", &t->db}, {"wg", &t->wg},
 		{"rg", &t->rg},
 		{"local", &t->local}, {"fp64", &t->fp64}, {"atom64", &t->atom64},
-		{"tf32", &t->tf32}, {"areg", &t->areg},
+		{"tf32", &t->tf32}, {"areg", &t->areg}, {"split", &t->split},
 	};
 	char *s = xstrdup(env), *save = NULL;
 	for (char *tok = strtok_r(s, " ,", &save); tok; tok = strtok_r(NULL, " ,", &save)) {
@@ -225,8 +226,10 @@ choose_tune(struct km *m)
 	tune_defaults(m, t);
 	t->a_res = -1;
 	t->fp64 = t->atom64 = 1;
-	t->tf32 = t->areg = -1;
+	t->tf32 = t->areg = t->split = -1;
 	tune_env(t);
+	if (t->split < 0)
+		t->split = m->x.is_gpu;
 	m->fp64 = m->fp64 && t->fp64;
 	m->atom64 = m->atom64 && t->atom64;
 	m->rsz = m->fp64 ? 8 : 4;
@@ -307,6 +310,43 @@ has_extension(const struct clx *x, const char *ext)
 	return found;
 }
 
+/* The programs of a device (KM_PROGS), each the kernels of its KM_KERNELS bits: on a
+ * GPU a program a part of the work, so that a first build compiles them at once on
+ * threads (NVIDIA's compiler took 2.06 s for all eight kernels in one program on the
+ * H200, issue 35); clBuildProgram is thread-safe for different programs (OpenCL 1.2,
+ * appendix A.2: every call but clSetKernelArg on one kernel), and each is cached on
+ * its own (clx_build). PoCL builds one program at a time whatever the threads (2-core
+ * machine, 2026-11-29, PoCL 3.1, both caches off: assign 620-1068 ms, exact 114-233,
+ * update 91-177, kpp 85-192 one after another, against 589-890 ms for all in one), so
+ * on CPUs the parts a run needs are one program. Either way only what the run uses is
+ * built: the recheck with TF32 alone, kpp with k-means++ alone. */
+static const struct km_part {
+	const char *name;	/* the cache's and -v's name, split */
+	int bits;		/* KM_K_* of clkmeans_defs.cl */
+} km_parts[KM_PROGS] = {
+	{"clkmeans_assign", 1}, {"clkmeans_recheck", 2}, {"clkmeans_exact", 4},
+	{"clkmeans_update", 8}, {"clkmeans_seed", 16},
+};
+
+struct part_build {
+	struct km *m;
+	int i, bits;
+	const char *name;
+	char opts[600];
+	double sec;
+};
+
+static void *
+build_part(void *arg)
+{
+	struct part_build *b = arg;
+	double t0 = now_sec();
+	b->m->prog[b->i] = clx_build(&b->m->x, b->name, clkmeans_cl, clkmeans_cl_files,
+	    b->opts);
+	b->sec = now_sec() - t0;
+	return NULL;
+}
+
 static void
 build(struct km *m)
 {
@@ -321,15 +361,51 @@ build(struct km *m)
 	/* -v on NVIDIA: ptxas's register and spill counts in the build log. */
 	if (m->x.vendor == CLX_NVIDIA && verbose)
 		strcat(opts, " -cl-nv-verbose");
-	m->prog = clx_build(&m->x, "clkmeans", clkmeans_cl, clkmeans_cl_files, opts);
-	m->assign = clx_kernel(m->prog, "assign");
-	m->exact = clx_kernel(m->prog, "exact");
-	m->update = clx_kernel(m->prog, "update");
-	m->finalize = clx_kernel(m->prog, "finalize");
-	m->scalars = clx_kernel(m->prog, "scalars");
-	m->rowdist = clx_kernel(m->prog, "rowdist");
-	m->kpp = clx_kernel(m->prog, "kpp");
-	m->assign_f32 = t->tf32 ? clx_kernel(m->prog, "assign_f32") : NULL;
+	const int need[KM_PROGS] = {1, t->tf32, 1, 1, m->seed};
+	struct part_build b[KM_PROGS];
+	pthread_t th[KM_PROGS];
+	int started[KM_PROGS] = {0}, nb = 0, all = 0;
+	for (int i = 0; i < KM_PROGS; i++) {
+		if (!need[i])
+			continue;
+		all |= km_parts[i].bits;
+		if (!t->split && nb == 1)
+			continue;	/* one program: the first's, with every bit */
+		b[nb] = (struct part_build){.m = m, .i = i, .bits = km_parts[i].bits,
+		    .name = t->split ? km_parts[i].name : "clkmeans"};
+		nb++;
+	}
+	if (!t->split)
+		b[0].bits = all;
+	for (int j = 0; j < nb; j++) {
+		snprintf(b[j].opts, sizeof b[j].opts, "%s -D KM_KERNELS=%d", opts, b[j].bits);
+		if (j + 1 == nb) {
+			build_part(&b[j]);	/* the last on this thread */
+			continue;
+		}
+		int err = pthread_create(&th[j], NULL, build_part, &b[j]);
+		if (err != 0)
+			die_no_thread(err, NULL);
+		started[j] = 1;
+	}
+	for (int j = 0; j < nb; j++) {
+		if (started[j])
+			pthread_join(th[j], NULL);
+		vlog("build: %s (KM_KERNELS=%d) in %.1f ms", b[j].name, b[j].bits,
+		    1e3 * b[j].sec);
+	}
+	m->built = 1;
+	cl_program p[KM_PROGS];
+	for (int i = 0; i < KM_PROGS; i++)
+		p[i] = t->split ? m->prog[i] : m->prog[0];
+	m->assign = clx_kernel(p[0], "assign");
+	m->assign_f32 = t->tf32 ? clx_kernel(p[1], "assign_f32") : NULL;
+	m->exact = clx_kernel(p[2], "exact");
+	m->update = clx_kernel(p[3], "update");
+	m->finalize = clx_kernel(p[3], "finalize");
+	m->scalars = clx_kernel(p[3], "scalars");
+	m->rowdist = clx_kernel(p[3], "rowdist");
+	m->kpp = m->seed ? clx_kernel(p[4], "kpp") : NULL;
 }
 
 /* "rank R of N: " for -v's lines about one rank's share. */
@@ -355,13 +431,21 @@ rank_spec(const char *spec, const char *platform, char *buf, size_t size)
 	return buf;
 }
 
+/* Whether a run seeds with k-means++ (and so needs kpp). */
+static int
+km_seeds(const struct km_config *cfg)
+{
+	return cfg->init == KM_INIT_PLUSPLUS && !cfg->assign_only;
+}
+
 /* Device m, already open in m->x, for d columns and k centroids: kernel parameters
  * and the build (on km_dev_start's thread, or in km_open). */
 static void
-km_prepare(struct km *m, size_t d, size_t k)
+km_prepare(struct km *m, size_t d, size_t k, int seed)
 {
 	m->d = d;
 	m->k = k;
+	m->seed = seed;
 	m->fp64 = m->x.has_fp64;
 	m->atom64 = has_extension(&m->x, "cl_khr_int64_base_atomics");
 	choose_tune(m);
@@ -383,9 +467,9 @@ km_open(struct kmset *s, struct km *m, size_t first, size_t n, int prof)
 	m->first = first;
 	m->n = n;
 	m->hx = s->hx + first * s->d;
-	if (m->prog == NULL)
-		km_prepare(m, s->d, s->k);
-	else if (m->d != s->d || m->k != s->k)
+	if (!m->built)
+		km_prepare(m, s->d, s->k, s->seed);
+	else if (m->d != s->d || m->k != s->k || m->seed != s->seed)
 		die("the build beside the read was for %zu columns and k = %zu, the run has %zu "
 		    "and %zu", m->d, m->k, s->d, s->k);	/* km_dev_start's caller's promise */
 	const struct tune *t = &m->t;
@@ -414,6 +498,7 @@ struct km_dev_start {
 	struct km dev[CLX_MAX_MANY];
 	int nd;
 	size_t d, k;
+	int seed;
 };
 
 /* clx_start's prep, on its thread: the devices' kernel parameters and build when the
@@ -426,19 +511,31 @@ start_prep(struct clx *xs, int n, void *ctx)
 	for (int i = 0; i < n; i++) {
 		ds->dev[i].x = xs[i];
 		if (ds->d > 0 && ds->k > 0)
-			km_prepare(&ds->dev[i], ds->d, ds->k);
+			km_prepare(&ds->dev[i], ds->d, ds->k, ds->seed);
 	}
 }
 
 struct km_dev_start *
-km_dev_start(const char *spec, const struct km_config *cfg, size_t d)
+km_dev_start(const char *spec, const struct km_config *cfg, size_t d, double work,
+    clx_model_fn *model)
 {
 	struct km_dev_start *ds = xcalloc(1, sizeof *ds);
 	ds->d = d;
 	ds->k = cfg->k > 0 ? (size_t)cfg->k : 0;
-	ds->st = clx_start(spec, cfg->platform, profile_on() ? CLX_PROFILE : 0, 0, NULL,
-	    start_prep, ds, ds->xs, CLX_MAX_MANY);
+	ds->seed = km_seeds(cfg);
+	/* auto's CPU is the native host path (km_host_run), not PoCL's device */
+	ds->st = clx_start(spec, cfg->platform, (profile_on() ? CLX_PROFILE : 0) |
+	    (model != NULL ? CLX_CPU_IS_HOST : 0), work, model, start_prep, ds, ds->xs,
+	    CLX_MAX_MANY);
 	return ds;
+}
+
+int
+km_dev_started(struct km_dev_start *ds, const char **spec)
+{
+	int n = clx_start_wait(ds->st);
+	*spec = clx_start_spec(ds->st);
+	return n;
 }
 
 void
@@ -465,6 +562,7 @@ set_open(struct kmset *s, struct clmat *X, const struct km_config *cfg, const ch
 	s->k = (size_t)cfg->k;
 	s->row0 = cfg->row0;
 	s->ntotal = cfg->ntotal ? cfg->ntotal : s->n;
+	s->seed = km_seeds(cfg);
 	char buf[32];
 	const char *spec = rank_spec(dev, cfg->platform, buf, sizeof buf);
 	double t0;
@@ -534,8 +632,9 @@ km_close(struct km *m)
 	for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
 		if (ks[i])
 			clReleaseKernel(ks[i]);
-	if (m->prog)
-		clReleaseProgram(m->prog);
+	for (int i = 0; i < KM_PROGS; i++)
+		if (m->prog[i])
+			clReleaseProgram(m->prog[i]);
 	clx_close(&m->x);
 }
 

@@ -44,6 +44,8 @@ struct tune {
 				 * the device and the tiles allow) */
 	int areg;		/* TF32 assign's row fragments in registers (-1: where they
 				 * fit) */
+	int split;		/* the kernels in separate programs built at once on threads
+				 * (-1: on GPUs), else one program of those the run needs */
 };
 
 struct cset {			/* one set of centroids in the forms the kernels use */
@@ -57,11 +59,17 @@ struct state {
 	float cmax;
 };
 
+/* The programs a device's kernels are built in (clkmeans_dev.c's build): on GPUs each
+ * the whole source with the KM_KERNELS of its kernels, so that they compile at once,
+ * in threads; on CPUs one; either way only the kernels a run needs. */
+enum { KM_PROGS = 5 };
+
 struct km {
 	struct clx x;
 	size_t first;			/* its first row among the process's */
 	double busy;			/* seconds of work, for -v */
-	cl_program prog;
+	cl_program prog[KM_PROGS];	/* build()'s programs (prog[0] alone unsplit) */
+	int built, seed;		/* built; with k-means++'s kernel (kpp) */
 	cl_kernel assign, exact, update, finalize, scalars, rowdist, kpp;
 	cl_kernel assign_f32;		/* with TF32: the float32 recheck of assign's list */
 	struct tune t;
@@ -104,6 +112,7 @@ struct kmset {
 	double *dist;			/* n: the rows' distances (relocation, inertia) */
 	int *lab;			/* n: their labels (relocation) */
 	double t_start;			/* when the devices' work of this step began (-v) */
+	int seed;			/* k-means++ seeds the runs: kpp is built */
 };
 enum { KM_TAIL_MOVED = 0, KM_TAIL_NEXACT = 1 };
 

@@ -115,6 +115,7 @@ ex_bound(float f, float cnorm)
  * the float64 work's time per flop, a 32-bit centroid column, and far fewer float64
  * distances than the k a row of the one-stage kernel (below) computes.
  */
+#if KM_HAS(KM_K_EXACT)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 exact(__global const float *restrict X, __global const real *restrict c64,
     __global const real *restrict c64T, __global const float *restrict cT,
@@ -289,11 +290,13 @@ exact(__global const float *restrict X, __global const real *restrict c64,
 		barrier(CLK_LOCAL_MEM_FENCE);	/* before the next rows overwrite the tree */
 	}
 }
+#endif
 #else	/* !EX_TWO */
 /* Labels the rows `assign' listed in one stage, `real' (x - c)^2 summed over the columns
  * in order (sqdist's arithmetic) for every centroid: without float64 (float32's bound is
  * no narrower than the sums it would check), or for rows too wide for local memory. c64,
  * cT and cnrm are unused. */
+#if KM_HAS(KM_K_EXACT)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 exact(__global const float *restrict X, __global const real *restrict c64,
     __global const real *restrict c64T, __global const float *restrict cT,
@@ -368,4 +371,5 @@ exact(__global const float *restrict X, __global const real *restrict c64,
 			ex_label(bv, bi, best[q], bj[q], f0, q, labels, row0, list, si);
 	}
 }
+#endif
 #endif	/* EX_TWO */

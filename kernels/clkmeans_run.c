@@ -3,7 +3,9 @@
  * OpenCL devices they name (clkmeans_dev.c), and auto by the work: on the host,
  * without loading OpenCL, when the host's estimate (KM_HOST_COST, clkmeans_tune.h) is
  * within a GPU's start; else the host against the first GPU (clx_decide with the
- * host's cost model and the GPU's row), or the host where there is no OpenCL device. */
+ * host's cost model and the GPU's row), or the host where there is no OpenCL device.
+ * km_start makes that choice beside the read where the input's size already says the
+ * work is above the host's share, and opens the GPU it chooses there. */
 #include <string.h>
 
 #include "cli.h"
@@ -12,6 +14,7 @@
 #include "opencl.h"
 #include "progress.h"
 #include "ranks.h"
+#include "timer.h"
 #include "tune.h"
 
 /* Iterations auto expects of a run that stops at the tolerance: runs of Lloyd with the
@@ -57,19 +60,52 @@ host_threads(void)
 	return (int)MAX(t, 1);
 }
 
+/* Whether the host ends work before any GPU could have started: auto then runs it
+ * natively, loading no OpenCL; -v says why when say is 1. */
+static int
+host_within_start(double work, int say)
+{
+	const struct cost_model host = KM_HOST_COST;
+	const struct cost_model *gpu = &TUNE_PICK(clkmeans_tune_table, "gpu")->cost;
+	const int threads = host_threads();
+	const double t_host = host.cpu_fixed + work / (host.cpu_rate * threads);
+	const double t_start = CLX_GPU_START_SEC + gpu->gpu_fixed;
+	if (t_host > t_start)
+		return 0;
+	if (say)
+			vlog("auto: the host's CPU, natively: %.3g %s, estimated %.3g s on %d thread%s, "
+		    "within a GPU's start (%.2f s): no OpenCL loaded", work, KM_UNIT, t_host,
+		    threads, threads == 1 ? "" : "s", t_start);
+	return 1;
+}
+
 /* The devices km_start opened beside the read, until km_run takes them. */
 static struct km_dev_start *started;
 
 void
-km_start(const struct km_config *cfg, size_t d)
+km_start(const struct km_config *cfg, size_t d, double elems)
 {
 	const char *spec = cfg->device != NULL ? cfg->device : "auto";
-	/* the host; under mpirun each rank's spec after the read; auto after the read
-	 * (clx_start's thread dies where auto finds no OpenCL device, which auto runs on
-	 * the host) */
-	if (strcmp(spec, "cpu") == 0 || strcmp(spec, "auto") == 0 || ranks_size() > 1)
+	/* the host opens nothing; under mpirun each rank's spec comes after the read */
+	if (strcmp(spec, "cpu") == 0 || ranks_size() > 1)
 		return;
-	started = km_dev_start(spec, cfg, d);
+	if (strcmp(spec, "auto") != 0) {
+		started = km_dev_start(spec, cfg, d, 0, NULL);
+		return;
+	}
+	/* auto: where the input's size says the host will not do (an NPY header's rows
+	 * and columns, exact; a text file's bytes, about), the thread weighs the host
+	 * against a GPU as km_run would and opens the GPU it chooses beside the read.
+	 * Small work, an unknown size or k (centroids from a text run's file) wait for
+	 * the read, so that small work loads no OpenCL. */
+	if (elems <= 0 || cfg->k <= 0)
+		return;
+	const double work = km_work((uint64_t)elems, 1, cfg);
+	if (work <= 0 || host_within_start(work, 0))
+		return;
+	vlog("auto: about %.3g %s from the input's size: OpenCL opened beside the read",
+	    work, KM_UNIT);
+	started = km_dev_start(spec, cfg, d, work, row_cost);
 }
 
 void
@@ -89,19 +125,30 @@ km_run(struct clmat *X, const struct km_config *cfg, struct km_result *res)
 	const double work = km_work(ntotal, X->m.cols, cfg);
 	struct km_dev_start *ds = started;
 	started = NULL;
-	if (strcmp(spec, "auto") == 0) {
-		/* work the host ends before any GPU could have started: no OpenCL loaded */
-		const struct cost_model host = KM_HOST_COST;
-		const struct cost_model *gpu = &TUNE_PICK(clkmeans_tune_table, "gpu")->cost;
-		const int threads = host_threads();
-		const double t_host = host.cpu_fixed + work / (host.cpu_rate * threads);
-		const double t_start = CLX_GPU_START_SEC + gpu->gpu_fixed;
-		if (t_host <= t_start) {
-			vlog("auto: the host's CPU, natively: %.3g %s, estimated %.3g s on %d "
-			    "thread%s, within a GPU's start (%.2f s): no OpenCL loaded", work,
-			    KM_UNIT, t_host, threads, threads == 1 ? "" : "s", t_start);
+	/* An NPY file's rows, read while the device opened beside the read starts, into
+	 * ordinary memory, from which the device's copy is made once (1M x 64 on the
+	 * H200, issue 35: read after the start, into pinned memory, they cost a 116 ms
+	 * read and 103 ms of pinning after NVIDIA's 232 ms start). Not under
+	 * --max-device-mem, which streams the rows every pass, where pinned memory pays. */
+	if (ds != NULL && X->s != NULL && cfg->max_device_mem == 0) {
+		double t0 = now_sec();
+		clmat_read(X, NULL, "the rows");
+		phase_add(PH_READ, now_sec() - t0);
+		vlog("the rows: %zu bytes read beside the device's start, in ordinary memory",
+		    X->m.rows * X->m.cols * dtype_size(X->m.dtype));
+	}
+	if (strcmp(spec, "auto") == 0 && ds != NULL) {
+		/* decided beside the read, on the input's size: the host or a GPU */
+		const char *chose;
+		if (km_dev_started(ds, &chose) == 0) {
+			vlog("auto: the host's CPU, natively: %s", strcmp(chose, "auto") == 0 ?
+			    "no OpenCL device" : "chosen beside the read");
+			km_dev_drop(ds);
+			ds = NULL;
 			spec = "cpu";
 		}
+	} else if (strcmp(spec, "auto") == 0 && host_within_start(work, 1)) {
+		spec = "cpu";	/* no OpenCL loaded */
 	}
 	/* --progress: Lloyd's iterations over every run, their number known with --tol 0
 	 * (each path's lloyd adds one an iteration) */

@@ -12,6 +12,7 @@
  * (kernels/clkmeans_seed.c). Integer sums do not depend on how the rows are split over
  * devices and ranks. With update set (L = 1), closest takes that minimum too.
  */
+#if KM_HAS(KM_K_SEED)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 kpp(__global const float *restrict X, int nb, __global const real *restrict cand, int L,
     __global float *restrict closest, long row0, __global long *restrict part, long g0,
@@ -35,3 +36,4 @@ kpp(__global const float *restrict X, int nb, __global const real *restrict cand
 		group_sum_l(l, acc, part, (long)t * ngt + g0 + get_group_id(0));
 	}
 }
+#endif

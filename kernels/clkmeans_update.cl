@@ -29,6 +29,7 @@ add64(__global ulong *p, long q)
  * (prev; -1: none) and added to its new one. Integers, so the totals are the bytes a
  * sum from zero gives, and an iteration that moves few rows costs few atomics.
  */
+#if KM_HAS(KM_K_UPDATE)
 __kernel void
 update(__global const float *restrict X, long nelem, __global const int *restrict labels,
     __global const int *restrict prev, int delta, long row0,
@@ -52,6 +53,7 @@ update(__global const float *restrict X, long nelem, __global const int *restric
 		}
 	}
 }
+#endif
 
 /* ---- finalize --------------------------------------------------------------- */
 
@@ -63,6 +65,7 @@ update(__global const float *restrict X, long nelem, __global const int *restric
  * as it is), squared norms (cn: +inf past k, so padding never wins), norms, squared
  * shifts and whether the cluster is empty.
  */
+#if KM_HAS(KM_K_UPDATE)
 __kernel void
 finalize(int mode, int k, int kpad, __global const ulong *restrict sums,
     __global const ulong *restrict counts, __global const real *restrict iscale,
@@ -114,12 +117,14 @@ finalize(int mode, int k, int kpad, __global const ulong *restrict sums,
 	shift[j] = sh;
 	empty[j] = mode && cnt == 0;
 }
+#endif
 
 /* ---- scalars ---------------------------------------------------------------- */
 
 /* One group of WG: the total squared shift, the number of empty clusters, the largest
  * centroid norm (for assign's bound) and, when npart > 0, the inertia from rowdist's
  * partial sums; each summed in a fixed order. */
+#if KM_HAS(KM_K_UPDATE)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 scalars(int k, __global const real *restrict shift, __global const int *restrict empty,
     __global const float *restrict cnrm, __global const real *restrict part, long npart,
@@ -163,6 +168,7 @@ scalars(int k, __global const real *restrict shift, __global const int *restrict
 		((__global float *)state)[SF_CMAX] = lm[0];
 	}
 }
+#endif
 
 /* ---- rowdist ---------------------------------------------------------------- */
 
@@ -190,6 +196,7 @@ GROUP_SUM(group_sum_l, long)
 
 /* dists[r] = float64 ||x_r - c_label||^2 for the batch's rows; part[g0 + group] the
  * sum over each group's RG rows. */
+#if KM_HAS(KM_K_UPDATE)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 rowdist(__global const float *restrict X, int nb, __global const real *restrict c64,
     __global const int *restrict labels, long row0, __global real *restrict dists,
@@ -209,4 +216,5 @@ rowdist(__global const float *restrict X, int nb, __global const real *restrict 
 	}
 	group_sum(l, acc, part, g0 + get_group_id(0));
 }
+#endif
 

@@ -40,11 +40,21 @@ struct cm_options {
 /* One multiply C = alpha op(A) op(B) + beta C0, all matrices row-major on the host.
  * A is m x k (k x m when ta), B is k x n (n x k when tb), C and C0 are m x n; c0 is
  * read only when beta != 0. */
+/* Rows of C as they become final, for a writer that writes them while the rest is
+ * computed (clmatmul_write.c): the multiply calls rows_done(ctx, r) each time rows
+ * [0, r) of C are all in the host's C, r increasing, one call at a time (from its
+ * workers' threads). */
+struct cm_sink {
+	void (*rows_done)(void *ctx, size_t rows);
+	void *ctx;
+};
+
 struct cm_problem {
 	size_t m, n, k;
 	double alpha, beta;
 	const void *a, *b, *c0;
 	void *c;
+	const struct cm_sink *sink;	/* NULL: none */
 };
 
 struct cm_engine;

@@ -47,7 +47,7 @@ cm_bench(struct cm_engine **es, int ne, const struct cm_problem *pr, uint64_t se
 		/* From host memory, in blocks when the bound asks for them: the whole
 		 * path a user's matrices take, transfers included. */
 		struct plan pl;
-		cm_plan(e, pr->m, pr->n, pr->k, pr->beta != 0, &pl);
+		cm_plan(e, pr->m, pr->n, pr->k, pr->beta != 0, 0, &pl);
 		res->blocks = (int)(pl.nbm * pl.nbn);
 		cm_multiply_many(es, ne, pr);	/* warm-up */
 		for (int r = 0; r < reps; r++) {

@@ -23,14 +23,23 @@ plan_fits(const struct cm_engine *e, const struct plan *pl)
 }
 
 void
-cm_plan(const struct cm_engine *e, size_t m, size_t n, size_t k, int beta, struct plan *pl)
+cm_plan(const struct cm_engine *e, size_t m, size_t n, size_t k, int beta, int stream,
+    struct plan *pl)
 {
 	const size_t BMp = (size_t)e->p.bm, BNp = (size_t)e->p.bn, BKp = (size_t)e->p.bk;
 	const size_t mp = round_up(m, BMp), np = round_up(n, BNp), kp = round_up(k, BKp);
 
 	*pl = (struct plan){mp, np, kp, 1, 1, 1, 1, 0};
 	size_t incore_big, incore = cm_footprint(e, pl, &incore_big);
-	if (!plan_fits(e, pl)) {
+	const size_t bands = MIN((size_t)CM_STREAM_BANDS, mp / CM_STREAM_ROWS);
+	if (stream && bands >= 2 && plan_fits(e, pl)) {
+		/* in core, streamed: bands of whole rows, two slots, where they fit */
+		struct plan b = *pl;
+		b.slots = 2;
+		b.bm = round_up(CEIL_DIV(mp, bands), BMp);
+		if (plan_fits(e, &b))
+			*pl = b;
+	} else if (!plan_fits(e, pl)) {
 		/* Blocks of C as large as a share of the bound allows (fewer blocks: less
 		 * traffic), the panels of A and B in the rest; the share shrinks until the
 		 * panels are deep enough for a kernel to pay for reading and writing C.

@@ -311,6 +311,13 @@ cm_run(struct cm_job *j)
 			vlog("auto: no OpenCL device: the host");
 		}
 	}
+	/* C's rows written as they come, beside the multiply; with --verify only once
+	 * checked (no rows of a C that fails it) */
+	struct cm_writer *w = NULL;
+	if (!j->bench && !j->verify) {
+		w = cm_writer_open(j->output, j->out_fmt, p->m, p->n, j->o.dt, &j->c);
+		p->sink = cm_writer_sink(w);
+	}
 	if (host)
 		run_host(j);
 	else
@@ -327,6 +334,12 @@ cm_run(struct cm_job *j)
 		if (bad)
 			die("--verify: %s", msg);
 		vlog("verify: %s", msg);
+	}
+	if (!j->bench) {
+		if (w == NULL)
+			w = cm_writer_open(j->output, j->out_fmt, p->m, p->n, j->o.dt, &j->c);
+		cm_writer_close(w);
+		p->sink = NULL;
 	}
 }
 

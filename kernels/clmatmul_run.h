@@ -26,6 +26,8 @@ struct cm_job {
 	struct clmat *a, *b, *c0;	/* the matrices (headers read), or NULL for --bench */
 	int bench, verify, reps;
 	uint64_t seed;
+	const char *output;		/* where C goes (NULL: standard output) */
+	int out_fmt;			/* FMT_TEXT or FMT_NPY */
 	/* what cm_run gives back */
 	struct matrix c;		/* C, when not --bench */
 	struct cm_bench_result r;	/* --bench */
@@ -47,11 +49,23 @@ struct cm_job {
 void cm_start(struct cm_job *j, int64_t input_bytes);
 /* Decides the device (-d cpu: the host; auto: the host below CM_HOST_WORK, else
  * clx_decide's choice), reads the rest of the matrices, multiplies (or --bench's
- * runs), and checks C under --verify. Dies on any failure. */
+ * runs), checks C under --verify, and writes C to j->output: by rows as the multiply
+ * makes them final, on a thread beside it (after --verify's check, whole). Dies on any
+ * failure. */
 void cm_run(struct cm_job *j);
 /* After C is written: the phases (-v), then the end of a GPU run (clx_finish) or the
  * release of everything. */
 void cm_run_end(struct cm_job *j);
+
+/* C written by rows as they become final (clmatmul_write.c): opened with C's shape
+ * (NPY's header written at once), fed through its sink (cm_writer_sink, for the
+ * multiply's cm_problem), closed once C is whole, which writes what is left, waits for
+ * it and closes the output. c is where C's data will be, set before any row is said. */
+struct cm_writer;
+struct cm_writer *cm_writer_open(const char *path, int fmt, size_t rows, size_t cols,
+    enum dtype dt, const struct matrix *c);
+const struct cm_sink *cm_writer_sink(struct cm_writer *w);
+void cm_writer_close(struct cm_writer *w);
 
 /* The native path (clmatmul_cpu.c): C = alpha op(A) op(B) + beta C0 on the -j
  * threads, float64 sums rounded once. */

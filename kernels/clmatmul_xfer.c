@@ -5,6 +5,7 @@
  * (clmatmul_ocl.c) and the plan (clmatmul_plan.c) it follows. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "clmatmul_engine.h"
@@ -27,7 +28,13 @@ struct slot {
 	/* C with packed transfers: the block to copy out of stage once read is done */
 	int pending;
 	size_t r0, c0, rows, cols, pitch;
+	long home;		/* C: the row of blocks of the block on its way home; -1 */
 };
+
+/* The multiply's count of C's blocks in the host's C, for its sink (below). */
+struct mm;
+static void block_home(struct mm *m, long bi);
+static void rows_home(struct mm *m, long bi, size_t rows);
 
 /* C's slot holds block (r0, c0) of rows x cols at pitch, still to be copied out. */
 static void
@@ -233,7 +240,7 @@ upload_staged(struct cm_engine *e, struct slot *s, const void *host, size_t hcol
  * flight on the read-back queue, each copied out of its buffer as it arrives while the
  * next travel. Called for a block while the next block's kernels run. */
 static void
-download_staged(struct cm_engine *e, struct slot *s, void *host, size_t hcols)
+download_staged(struct cm_engine *e, struct slot *s, void *host, size_t hcols, struct mm *m)
 {
 	if (!s->pending || !e->staged)	/* packed: unpack's */
 		return;
@@ -252,6 +259,9 @@ download_staged(struct cm_engine *e, struct slot *s, void *host, size_t hcols)
 			stage_copy(1, b->p, host, hcols, s->r0, s->c0, s->cols, s->pitch, e0,
 			    MIN(piece, total - e0), es);
 			clstaging_release(b);
+			/* a block of whole rows: the rows this piece ends are final */
+			if (s->cols == hcols)
+				rows_home(m, s->home, MIN(e0 + piece, total) / s->pitch);
 		}
 		if (i < pieces) {
 			const size_t e0 = i * piece;
@@ -367,6 +377,7 @@ slot_alloc(struct cm_engine *e, struct slot *s, size_t elems, int packed)
 	memset(s, 0, sizeof *s);
 	s->key = -1;
 	s->last = -1;
+	s->home = -1;
 	s->buf = CL_CREATE(clCreateBuffer(e->x->ctx, CL_MEM_READ_WRITE, elems * e->esize, NULL,
 	    &cl_err_));
 	if (packed && cm_packs(e))
@@ -415,7 +426,57 @@ struct mm {
 	struct cm_engine **es;
 	const struct cm_problem *pr;
 	struct plan pl;
+	/* the sink's count: blocks home a row of blocks, the rows of blocks all home,
+	 * the rows said */
+	pthread_mutex_t mu;
+	size_t *home, front, said;
 };
+
+/* Rows [0, rows) of C final: said to the sink once each, in increasing order. */
+static void
+say_rows(struct mm *m, size_t rows)
+{
+	rows = MIN(rows, m->pr->m);
+	if (rows > m->said && m->pr->sink != NULL) {
+		m->said = rows;
+		m->pr->sink->rows_done(m->pr->sink->ctx, rows);
+	}
+}
+
+/* A block of row of blocks bi is in the host's C. */
+static void
+block_home(struct mm *m, long bi)
+{
+	if (bi < 0 || m->pr->sink == NULL)
+		return;
+	pthread_mutex_lock(&m->mu);
+	m->home[bi]++;
+	while (m->front < m->pl.nbm && m->home[m->front] == m->pl.nbn)
+		m->front++;
+	say_rows(m, m->front * m->pl.bm);
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* The first rows of a block of whole rows of row of blocks bi are in the host's C:
+ * final once every row of blocks before it is. */
+static void
+rows_home(struct mm *m, long bi, size_t rows)
+{
+	if (bi < 0 || m->pr->sink == NULL)
+		return;
+	pthread_mutex_lock(&m->mu);
+	if ((size_t)bi == m->front)
+		say_rows(m, (size_t)bi * m->pl.bm + rows);
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* The block slot c held is home (its read-back waited for, copied out): counted. */
+static void
+slot_home(struct mm *m, struct slot *c)
+{
+	block_home(m, c->home);
+	c->home = -1;
+}
 
 /* A device's part of a multiply: its engine, its buffers and where its blocks stand. */
 struct run {
@@ -481,7 +542,7 @@ mm_make(void *ctx, void *slot, uint64_t k)
 static int
 mm_process(void *ctx, void *state, int w, void *slot, char *err)
 {
-	const struct mm *m = ctx;
+	struct mm *m = ctx;
 	struct run *r = state;
 	struct cm_engine *e = r->e;
 	const struct cm_problem *pr = m->pr;
@@ -512,7 +573,8 @@ mm_process(void *ctx, void *state, int w, void *slot, char *err)
 	if (c->read)
 		CL_CHECK(clWaitForEvents(1, &c->read));
 	unpack(e, c, pr->c, N);
-	download_staged(e, c, pr->c, N);	/* (done already, as the next block ran) */
+	download_staged(e, c, pr->c, N, m);	/* (done already, as the next block ran) */
+	slot_home(m, c);
 	if (c->read)
 		first[nfirst++] = c->read;
 	if (beta) {
@@ -555,6 +617,7 @@ mm_process(void *ctx, void *state, int w, void *slot, char *err)
 
 		if (bp + 1 == pl.nbk) {
 			cl_event rd;
+			c->home = (long)bi;
 			if (e->staged) {
 				/* read back through the ring once the next block is queued */
 				slot_pend(c, m0, n0, mr, nr, np);
@@ -584,8 +647,10 @@ mm_process(void *ctx, void *state, int w, void *slot, char *err)
 	/* The block before this one goes home through the ring while this one computes
 	 * (its slot is the other; with one slot there is one block, read back in fini). */
 	struct slot *prev = &r->sc[r->mine % ns];
-	if (prev != c)
-		download_staged(e, prev, pr->c, N);
+	if (prev != c && e->staged) {
+		download_staged(e, prev, pr->c, N, m);
+		slot_home(m, prev);
+	}
 	return 0;
 }
 
@@ -604,7 +669,8 @@ mm_fini(void *ctx, void *state, int w)
 	CL_CHECK(clFinish(e->qd));
 	for (int i = 0; i < m->pl.slots; i++) {
 		unpack(e, &r->sc[i], m->pr->c, m->pr->n);
-		download_staged(e, &r->sc[i], m->pr->c, m->pr->n);
+		download_staged(e, &r->sc[i], m->pr->c, m->pr->n, m);
+		slot_home(m, &r->sc[i]);
 	}
 	for (int i = 0; i < m->pl.slots; i++) {
 		slot_free(&r->sa[i]);
@@ -642,7 +708,9 @@ cm_multiply_many(struct cm_engine **es, int ne, const struct cm_problem *pr)
 			least = i;
 	struct mm m = {.es = es, .pr = pr};
 	size_t big;
-	cm_plan(es[least], pr->m, pr->n, pr->k, pr->beta != 0, &m.pl);
+	cm_plan(es[least], pr->m, pr->n, pr->k, pr->beta != 0, pr->sink != NULL, &m.pl);
+	pthread_mutex_init(&m.mu, NULL);
+	m.home = xcalloc(m.pl.nbm, sizeof *m.home);
 	const struct plan *pl = &m.pl;
 	vlog("plan: %zu x %zu block%s of C of %zu x %zu, K in %zu panel%s of %zu, %s "
 	    "transfers, %zu bytes on the device%s", pl->nbm, pl->nbn, pl->nbm * pl->nbn > 1 ?
@@ -699,6 +767,8 @@ cm_multiply_many(struct cm_engine **es, int ne, const struct cm_problem *pr)
 	free(slotp);
 	free(name);
 	free(names);
+	free(m.home);
+	pthread_mutex_destroy(&m.mu);
 }
 
 void

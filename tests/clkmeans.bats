@@ -997,6 +997,35 @@ phases() {
 	done
 }
 
+@test "auto above the host's share weighs the device beside the read, from an NPY header or a text file's size, and its labels are float64 Lloyd's" {
+	# 20000 x 32, 512 centroids from a file, 10 iterations and the final labels on one
+	# thread: 3.6e9 products, past a GPU's start (the host's share): the thread
+	# decides (here, without a GPU, the host; on a GPU machine, the GPU) while the
+	# rows are read
+	gen overlapping 20000 32 512 31
+	py "$REF/clkmeans_ref.py" lloyd "$T/x.npy" "$T/c0.txt" 10 0 > "$T/ref.txt"
+	clkmeans -d auto -j 1 -v --init "$T/c0.txt" --max-iter 10 --tol 0 --distances \
+	    "$T/x.npy" > "$T/ours.txt" 2> "$T/err"
+	run -0 cat "$T/err"
+	assert_line "clkmeans: auto: about 3.6e+09 row-centroid-column products from the input's size: OpenCL opened beside the read"
+	run -0 phases "$T/err"
+	assert_line "open device (waited)"
+	run -0 py "$REF/clkmeans_ref.py" check "$T/ours.txt" "$T/ref.txt"
+	# text: the estimate from the file's bytes (about 8 a value), the same labels
+	py -c "import numpy as np; np.savetxt('$T/x.txt', np.load('$T/x.npy'), fmt='%.9g')"
+	clkmeans -d auto -j 1 -v --init "$T/c0.txt" --max-iter 10 --tol 0 --distances \
+	    "$T/x.txt" > "$T/ours.txt" 2> "$T/err"
+	run -0 cat "$T/err"
+	assert_line --regexp "^clkmeans: auto: about [0-9.e+]+ row-centroid-column products from the input's size: OpenCL opened beside the read$"
+	run -0 py "$REF/clkmeans_ref.py" check "$T/ours.txt" "$T/ref.txt"
+	# a tenth of the rows is within the host's share: nothing opened, nothing waited for
+	py -c "import numpy as np; np.save('$T/s.npy', np.load('$T/x.npy')[:2000])"
+	clkmeans -d auto -j 1 -v --init "$T/c0.txt" --max-iter 10 --tol 0 "$T/s.npy" \
+	    > /dev/null 2> "$T/err"
+	run -0 phases "$T/err"
+	refute_line --partial "open device"
+}
+
 @test "the device opened beside the read gives the native path's bytes: text and NPY, a cold cache, no cache, --assign" {
 	gen overlapping 3000 8 5 21
 	clkmeans -d cpu --seed 3 -k 5 --distances -C "$T/cn.txt" "$T/x.npy" > "$T/native"
@@ -1010,12 +1039,75 @@ phases() {
 		cmp "$T/native" "$T/ocl"
 		cmp "$T/cn.txt" "$T/cp.txt"
 	done
-	ls "$T/cache/accelkit/cl"/clkmeans-*.bin
+	ls "$T/cache/accelkit/cl"/clkmeans*-*.bin
 	# text, built after the read, with no cache; --assign (no -k: built after the read)
 	ACCELKIT_CL_CACHE=0 clkmeans -d cpu:0 --seed 3 -k 5 --distances "$T/x.txt" > "$T/ocl"
 	cmp "$T/native_text" "$T/ocl"
 	clkmeans -d cpu:0 --assign "$T/c0.txt" --distances "$T/x.npy" > "$T/ocl"
 	cmp "$T/native_assign" "$T/ocl"
+}
+
+# progs ERRFILE: the programs -v says were built, "NAME BITS" a line, in its order.
+progs() {
+	sed -n 's/^clkmeans: build: \([a-z_]*\) (KM_KERNELS=\([0-9]*\)) in .*/\1 \2/p' "$1"
+}
+
+@test "a run builds only the kernels it needs, one program on a CPU or one a part at once (split=1, the GPUs' default), each cached on its own, runs at once sharing the cache" {
+	gen overlapping 3000 8 5 21
+	clkmeans -d cpu --seed 3 -k 5 --distances "$T/x.npy" > "$T/native"
+	py "$REF/clkmeans_ref.py" lloyd "$T/x.npy" "$T/c0.txt" 300 1e-4 > "$T/ref.txt"
+	export XDG_CACHE_HOME=$T/cache
+	local c=$T/cache/accelkit/cl
+	if ! on_gpu; then
+		# one program: assign, exact, update and kpp (1 + 4 + 8 + 16); from given
+		# centroids no kpp; PoCL's device gives the native path's bytes
+		clkmeans -d cpu:0 -v --seed 3 -k 5 --distances "$T/x.npy" > "$T/ocl" 2> "$T/err"
+		assert_equal "$(progs "$T/err")" "clkmeans 29"
+		cmp "$T/native" "$T/ocl"
+		clkmeans -d cpu:0 -v --init "$T/c0.txt" --distances "$T/x.npy" > "$T/ours.txt" 2> "$T/err"
+		assert_equal "$(progs "$T/err")" "clkmeans 13"
+		run -0 py "$REF/clkmeans_ref.py" check "$T/ours.txt" "$T/ref.txt"
+		run -0 ls "$c"
+		assert_equal "$(ls "$c" | grep -c '^clkmeans-.*\.bin$')" 2
+	fi
+	# a program a part, built at once on threads: the same answers
+	export CLKMEANS_TUNE=split=1
+	clkmeans -d $OCL -v --seed 3 -k 5 --distances "$T/x.npy" > "$T/ocl" 2> "$T/err"
+	local want=("clkmeans_assign 1" "clkmeans_exact 4" "clkmeans_seed 16" "clkmeans_update 8")
+	# (the TF32 assign's float32 recheck where the GPU takes TF32)
+	! grep -q 'TF32 products' "$T/err" || want+=("clkmeans_recheck 2")
+	assert_equal "$(progs "$T/err" | sort | tr '\n' ,)" \
+	    "$(printf '%s\n' "${want[@]}" | sort | tr '\n' ,)"
+	on_gpu || cmp "$T/native" "$T/ocl"
+	local p
+	for p in assign exact update seed; do
+		[ "$(ls "$c" | grep -c "^clkmeans_$p-.*\.bin\$")" = 1 ] || fail "no single cache entry of clkmeans_$p"
+	done
+	# warm: every program from the cache
+	clkmeans -d $OCL -v --seed 3 -k 5 --distances "$T/x.npy" > "$T/ocl2" 2> "$T/err"
+	cmp "$T/ocl" "$T/ocl2"
+	run -0 grep -c '^clkmeans: program cache: .*: used$' "$T/err"
+	assert_output "$(progs "$T/err" | wc -l)"
+	# --assign: no kpp
+	clkmeans -d $OCL -v --assign "$T/c0.txt" "$T/x.npy" > /dev/null 2> "$T/err"
+	run -0 progs "$T/err"
+	refute_line --partial "clkmeans_seed"
+	assert_line "clkmeans_assign 1"
+	# four runs at once on a cold cache, each building its programs on threads: each
+	# answer right, then every entry good (a fifth run uses them all)
+	rm -rf "$T/cache"
+	local i
+	for i in 1 2 3 4; do
+		clkmeans -d $OCL --init "$T/c0.txt" --distances "$T/x.npy" > "$T/par$i.txt" &
+	done
+	wait
+	for i in 1 2 3 4; do
+		run -0 py "$REF/clkmeans_ref.py" check "$T/par$i.txt" "$T/ref.txt"
+	done
+	clkmeans -d $OCL -v --init "$T/c0.txt" --distances "$T/x.npy" > /dev/null 2> "$T/err"
+	run -0 grep -c '^clkmeans: program cache: .*: used$' "$T/err"
+	assert_output "$(progs "$T/err" | wc -l)"
+	refute [ "$(progs "$T/err" | wc -l)" = 0 ]
 }
 
 @test "a device that cannot be opened beside the read is the same error and status as before: no such device, no such platform, a malformed spec" {
@@ -1053,6 +1145,12 @@ phases() {
 	assert_regex "$stderr" $'(^|\n)clkmeans: auto: gpu, estimated [0-9.e+-]+ s \\([^)]*, 1.44e\\+11 row-centroid-column products\\) against [0-9.e+-]+ s on [0-9]+ CPU threads?'
 	assert_regex "$stderr" $'(^|\n)clkmeans: device: [^\n]* \\(gpu, '
 	echo "$output" > "$T/gpu.txt"
+	# decided and opened beside the read, the program built there too (the NPY header
+	# gave the columns): the build before the wait ends
+	assert_regex "$stderr" $'(^|\n)clkmeans: auto: about 1.44e\\+11 row-centroid-column products from the input\'s size: OpenCL opened beside the read'
+	printf '%s\n' "$stderr" > "$T/err"
+	assert_equal "$(phases "$T/err" | grep -E '^(open device \(waited\)|build)$' | tr '\n' ,)" \
+	    "build,open device (waited),"
 	# the labels are float64's on either device, from the same random rows
 	clkmeans -d cpu:0 -k 1024 --init random --max-iter 10 --tol 0 "$T/x.npy" > "$T/cpu.txt"
 	cmp "$T/gpu.txt" "$T/cpu.txt"
@@ -1079,6 +1177,23 @@ phases() {
 	done
 	# and they are k-means' labels: from the same start, as the float64 Lloyd's
 	run -0 vs lloyd -d "$OCL" --max-device-mem=200K
+	assert_output ok
+}
+
+@test "an NPY file's rows are read while the device starts, into ordinary memory, with the pinned run's bytes and float64 Lloyd's labels" {
+	gen overlapping 5000 17 8 24
+	clkmeans -d "$OCL" -v -k 8 -C "$T/c1.txt" --distances "$T/x.npy" > "$T/beside.txt" 2> "$T/log"
+	run -0 cat "$T/log"
+	assert_line "clkmeans: the rows: 340000 bytes read beside the device's start, in ordinary memory"
+	refute_line --partial "in a mapped host buffer"
+	# --max-device-mem: read once the device is open, into pinned memory
+	clkmeans -d "$OCL" -v --max-device-mem 100G -k 8 -C "$T/c2.txt" --distances "$T/x.npy" \
+	    > "$T/pinned.txt" 2> "$T/log"
+	run -0 cat "$T/log"
+	assert_line "clkmeans: the rows: 340000 bytes in a mapped host buffer (pinned where the driver pins them)"
+	cmp "$T/beside.txt" "$T/pinned.txt"
+	cmp "$T/c1.txt" "$T/c2.txt"
+	run -0 vs lloyd -d "$OCL"
 	assert_output ok
 }
 

@@ -1234,6 +1234,73 @@ maps() {
 	[[ $stderr != *"ICD loader reads"* ]]
 }
 
+@test "a CPU spec narrows the user's OCL_ICD_FILENAMES to the entries that are not GPU vendors' libraries, P:D those after P, and -v says so" {
+	# a fake NVIDIA library: loaded, it leaves a mark (a loader that does not
+	# honour OCL_ICD_FILENAMES, as ocl-icd 2.3.1, never loads it)
+	mkdir "$T/fake"
+	printf '#include <stdio.h>\n__attribute__((constructor)) static void mark(void) { fclose(fopen("%s/loaded", "w")); }\n' \
+	    "$T" > "$T/fake.c"
+	cc -shared -fPIC -o "$T/fake/libnvidia-opencl.so.1" "$T/fake.c"
+	local want
+	want=$(printf '58\t64\n139\t154')
+	# the PoCL library by the name its .icd gives
+	local pocl
+	pocl=$(head -n 1 /etc/OpenCL/vendors/*pocl*.icd 2>/dev/null || echo libpocl.so.2)
+	run -0 --separate-stderr env OCL_ICD_FILENAMES="$T/fake/libnvidia-opencl.so.1:$pocl:libamdocl64.so" \
+	    clmatmul -d cpu:0 -v "$D/a.txt" "$D/b.txt"
+	assert_output "$want"
+	assert_regex "$stderr" "(^|"$'\n'")clmatmul: OpenCL: cpu:0: OCL_ICD_FILENAMES narrowed to $pocl \\(left out: $T/fake/libnvidia-opencl.so.1, libamdocl64.so\\)"
+	[ ! -e "$T/loaded" ]
+	# P:D: the entries after P alone, so P keeps its place
+	run -0 --separate-stderr env OCL_ICD_FILENAMES="$pocl:$T/fake/libnvidia-opencl.so.1" \
+	    clmatmul -d 0:0 -v "$D/a.txt" "$D/b.txt"
+	assert_output "$want"
+	assert_regex "$stderr" "(^|"$'\n'")clmatmul: OpenCL: 0:0: OCL_ICD_FILENAMES narrowed to $pocl \\(left out: $T/fake/libnvidia-opencl.so.1\\)"
+	[ ! -e "$T/loaded" ]
+	# (1:0 may not exist: a fake library is no platform; only the narrowing counts)
+	run --separate-stderr env OCL_ICD_FILENAMES="$T/fake/libnvidia-opencl.so.1:$pocl" \
+	    clmatmul -d 1:0 -v "$D/a.txt" "$D/b.txt"
+	[[ $stderr != *"narrowed"* ]]
+	# gpu and auto are left alone; where the loader honours the variable, the fake
+	# library is then loaded, which shows that the checks above could fail
+	env OCL_ICD_FILENAMES="$T/fake/libnvidia-opencl.so.1:$pocl" clmatmul -d gpu -v \
+	    "$D/a.txt" "$D/b.txt" > /dev/null 2> "$T/err" || true
+	run -0 cat "$T/err"
+	refute_output --partial "narrowed"
+	if [ -e "$T/loaded" ]; then
+		echo "# this loader honours OCL_ICD_FILENAMES: the narrowing was proved" >&3
+	fi
+}
+
+@test "C is written by rows as the multiply makes them final, beside it: bands in core, pieces and blocks, text and NPY, numpy's product" {
+	gen "$T/a.npy" 1100 300 1
+	gen "$T/b.npy" 300 700 2
+	# in core: bands of whole rows, each written as it comes home
+	run -0 --separate-stderr clmatmul -v -O npy -o "$T/c.npy" "$T/a.npy" "$T/b.npy"
+	assert_regex "$stderr" $'(^|\n)clmatmul: plan: [2-4] x 1 blocks of C '
+	assert_regex "$stderr" $'(^|\n)clmatmul: write: 1100 of 1100 rows of C final before the multiply\'s end, said in [2-9] runs to the writer\'s thread'
+	run -0 py "$REF/clmatmul_ref.py" "$T/a.npy" "$T/b.npy" "$T/c.npy"
+	assert_output ok
+	# text: the same numbers, every row
+	clmatmul -o "$T/c.txt" "$T/a.npy" "$T/b.npy"
+	run -0 py -c "import numpy as np; print(np.array_equal(np.loadtxt('$T/c.txt', ndmin=2).astype(np.float32), np.load('$T/c.npy')))"
+	assert_output True
+	# a staging ring of tiny buffers: rows said a piece at a time, the same bytes
+	ACCELKIT_CLMATMUL_STAGE=20000 clmatmul -v -O npy -o "$T/p.npy" "$T/a.npy" "$T/b.npy" 2> "$T/err"
+	cmp "$T/c.npy" "$T/p.npy"
+	run -0 sed -n 's/^clmatmul: write: .* said in \([0-9]*\) runs.*/\1/p' "$T/err"
+	[ "$output" -gt 10 ] || fail "rows said in $output runs, not a piece at a time"
+	# blocks of rows and columns under a bound, to standard output: the same bytes
+	ACCELKIT_CLMATMUL_STAGE=20000 clmatmul -v --max-device-mem 1M "$T/a.npy" "$T/b.npy" \
+	    > "$T/b.txt" 2> "$T/err"
+	run -0 grep -E '^clmatmul: plan: [0-9]+ x ([2-9]|[1-9][0-9]+) blocks of C' "$T/err"
+	cmp "$T/c.txt" "$T/b.txt"
+	# --verify: C is written whole once checked, none of it before
+	run -0 --separate-stderr clmatmul -v --verify -O npy -o "$T/v.npy" "$T/a.npy" "$T/b.npy"
+	assert_regex "$stderr" $'(^|\n)clmatmul: write: 0 of 1100 rows of C final before'
+	cmp "$T/c.npy" "$T/v.npy"
+}
+
 @test "a large auto run opens OpenCL beside the read and gives the named device's bytes" {
 	gen "$T/a.npy" 1400 1400 1
 	gen "$T/b.npy" 1400 1400 2
