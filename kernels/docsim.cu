@@ -12,8 +12,9 @@
  *   - All pairs: only the lower triangle (columns below the row) is computed; each score
  *     is offered to its row (k_rowsel, a warp a row) and to its column's row (k_colsel,
  *     a thread a column), each pair once.
- *   - Dense top-k lists from TF32 products: the product ranks as it ends
- *     (docsim_topk_tc.cu), into the same lists, with no score tile.
+ *   - Dense top-k lists from TF32 products: ranked from the tile as above, or with
+ *     ACCELKIT_DOCSIM_FUSED=1 by the product as it ends (docsim_topk_tc.cu), into the
+ *     same lists, with no score tile.
  * Vectors stay resident when they fit the device budget (--max-device-mem, else what is
  * free); otherwise panels are uploaded or built tile by tile. Dense vectors go up as
  * float32 through a ring of pinned buffers, filled on the -j threads, on a stream of their
@@ -235,17 +236,19 @@ struct ds_gpu {
 	double t0, t1, d2h;
 };
 
-/* A switch for comparing paths, 0 or 1 (unset: 1); the printed lines are the same either
- * way. ACCELKIT_DOCSIM_TF32=0 keeps dense top-k lists on the float64 GEMM; 1 lets them
- * come from TF32 products. ACCELKIT_DOCSIM_FUSED=0 ranks those products from a score
- * tile on the second stream (docsim_rank.cu); 1 in the product's own epilogue
- * (docsim_topk_tc.cu). */
+/* A switch for comparing paths, 0 or 1 (unset: dflt); the printed lines are the same
+ * either way. ACCELKIT_DOCSIM_TF32=0 keeps dense top-k lists on the float64 GEMM; 1, the
+ * default, lets them come from TF32 products. ACCELKIT_DOCSIM_FUSED=1 ranks those
+ * products in the product's own epilogue (docsim_topk_tc.cu); 0, the default, from a
+ * score tile on the second stream (docsim_rank.cu), which measured faster on the H200
+ * (100k x 1024 top-10: GEMM 127 ms with the ranking's 34 beside it, whole process
+ * 538-572 ms, against 151 ms fused, 586-749 whole; 2026-11-29). */
 static int
-env_switch(const char *name)
+env_switch(const char *name, int dflt)
 {
 	const char *v = getenv(name);
 	if (v == NULL || *v == '\0')
-		return 1;
+		return dflt;
 	if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
 		die("%s must be 0 or 1, not '%s'", name, v);
 	return v[0] == '1';
@@ -267,7 +270,7 @@ fast_set(struct ds_gpu *d, int on)
 	struct gpu *g = &d->g;
 	const struct ds_job *job = g->job;
 	g->fast = on;
-	g->fused = on && job->mode == DS_TOPK && env_switch("ACCELKIT_DOCSIM_FUSED");
+	g->fused = on && job->mode == DS_TOPK && env_switch("ACCELKIT_DOCSIM_FUSED", 0);
 	g->dbl = !on && float64_gemm(job);
 	g->esz = g->dbl ? 8 : 4;
 	g->kl = job->k + (on ? DS_FAST_EXTRA : 0);
@@ -327,7 +330,7 @@ ds_gpu_open(const struct ds_job *job, const struct cuda_dev *dev, int w, size_t 
 	 * ones, --weight none, stay float64); ACCELKIT_DOCSIM_TF32=0 keeps them float64 */
 	fast_set(d, !g->sparse && g->dbl && job->unit &&
 	    ((job->mode == DS_TOPK && job->k >= 1 && job->k <= DS_FAST_KMAX) || (job->mode == DS_PAIRS && job->use_thr)) &&
-	    env_switch("ACCELKIT_DOCSIM_TF32"));
+	    env_switch("ACCELKIT_DOCSIM_TF32", 1));
 	*budget = job->max_mem;
 	if (*budget == 0) {
 		size_t fr, tot, margin = (size_t)256 << 20;	/* the runtime's own allocations */

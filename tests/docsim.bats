@@ -666,7 +666,7 @@ print([float(a.max()) <= 1 and float(a.min()) >= -1 for a in (T, N, X, P, K)], T
 		# shellcheck disable=SC2086
 		ACCELKIT_DOCSIM_TF32=0 docsim -d gpu $args | cmp "$D/cpu" -
 		# shellcheck disable=SC2086
-		ACCELKIT_DOCSIM_FUSED=0 docsim -d gpu $args | cmp "$D/cpu" -
+		ACCELKIT_DOCSIM_FUSED=1 docsim -d gpu $args | cmp "$D/cpu" -
 	done
 	# -v: "N rows (a gap under twice the TF32 bound, B) rechecked by a float32 GEMM, of
 	# which W computed whole"; counts sets R and W from it
@@ -717,7 +717,7 @@ print([float(a.max()) <= 1 and float(a.min()) >= -1 for a in (T, N, X, P, K)], T
 	assert_output --partial "ACCELKIT_DOCSIM_TF32 must be 0 or 1, not 'yes'"
 }
 
-# Issue 37: the TF32 product ranks as it ends (kernels/docsim_topk_tc.cu)
+# Issue 37: the TF32 product ranks as it ends (kernels/docsim_topk_tc.cu, ACCELKIT_DOCSIM_FUSED=1)
 @test "TF32 lists ranked by the product itself print the CPU's lines: all pairs and queries, several tiles, ties and -t" {
 	require_gpu
 	gen dense 5000 96 4 "$D/x.npy"
@@ -729,13 +729,13 @@ print([float(a.max()) <= 1 and float(a.min()) >= -1 for a in (T, N, X, P, K)], T
 		# shellcheck disable=SC2086
 		docsim -d cpu $args > "$D/cpu"
 		# shellcheck disable=SC2086
-		run -0 --separate-stderr docsim -v -d gpu $args
+		run -0 --separate-stderr env ACCELKIT_DOCSIM_FUSED=1 docsim -v -d gpu $args
 		assert_regex "$stderr" "TF32 products ranked into the lists as they end, no score tile"
 		cmp "$D/cpu" <(printf '%s\n' "$output") || fail "docsim $args: the fused TF32 lists' lines differ from the CPU's"
 	done
 	# divided over two workers on one GPU, each its own lists and locks
 	docsim -d cpu -k 10 "$D/x.npy" > "$D/cpu"
-	docsim -d gpu:0,0 -k 10 "$D/x.npy" | cmp "$D/cpu" -
+	ACCELKIT_DOCSIM_FUSED=1 docsim -d gpu:0,0 -k 10 "$D/x.npy" | cmp "$D/cpu" -
 }
 
 @test "--precision single on a GPU agrees with the CPU within 1e-5" {
