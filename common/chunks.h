@@ -58,10 +58,13 @@ extern "C" {
 #endif
 
 #define CHUNK_ERR 256	/* room for a message */
+/* Bytes after a chunk's data[len] that a parser may read (they are '\0'): room for a
+ * block-at-a-time scan (fieldscan.h) to load whole blocks up to the end. */
+#define CHUNK_PAD 64
 
 struct chunk {
-	char *data;		/* whole records; data[len] is '\0'. The parser may write
-				 * within [0, len) */
+	char *data;		/* whole records; data[len] and the CHUNK_PAD bytes after
+				 * it are '\0'. The parser may write within [0, len) */
 	size_t len;
 	uint64_t index;		/* 0, 1, 2, ... in input order */
 	int hint;		/* what the cut rule said of this chunk's start (0: the first) */

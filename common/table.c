@@ -9,6 +9,7 @@
 
 #include "chunks.h"
 #include "cli.h"
+#include "fieldscan.h"
 #include "numparse.h"
 #include "ranks.h"
 
@@ -84,6 +85,25 @@ split(const char *p, const char *e, int delim, struct span *f, size_t cap, size_
 			return n;
 		}
 	}
+}
+
+/* split for the default separators, when the line is plain (fieldscan.h: its fields
+ * found 64 bytes a step, not a byte at a time); SIZE_MAX - 1 when it is not, for split
+ * to read it. The line needs CHUNK_PAD readable bytes after it. */
+static size_t
+split_plain(const char *p, size_t len, struct span *f, size_t cap)
+{
+	struct fscan sc;
+	size_t n = 0, a, z;
+	int r;
+
+	fscan_init(&sc, p, len);
+	while ((r = fscan_next(&sc, &a, &z)) > 0) {
+		if (n < cap)
+			f[n] = (struct span){p + a, p + z};
+		n++;
+	}
+	return r < 0 ? SIZE_MAX - 1 : n;
 }
 
 /* ---- quoted fields (RFC 4180), with a delimiter ---- */
@@ -423,10 +443,12 @@ struct tres {
 };
 
 /* The number in field [s, e), blanks around it allowed, into *v; 0, or the error in
- * err. */
+ * err. Bytes up to lim (>= e) may be read: past e, with the default separators, the
+ * field's end is a byte no number holds, so a plain decimal is read eight digits a step
+ * to its end (with a delimiter, lim is e: the delimiter could be a digit). */
 static int
-field_number(const struct tctx *x, const char *s, const char *e, size_t col, double *v,
-    char *err, size_t errsz)
+field_number(const struct tctx *x, const char *s, const char *e, const char *lim,
+    size_t col, double *v, char *err, size_t errsz)
 {
 	while (s < e && is_blank(*s))
 		s++;
@@ -436,8 +458,8 @@ field_number(const struct tctx *x, const char *s, const char *e, size_t col, dou
 		snprintf(err, errsz, "empty field in column %zu", col);
 		return -1;
 	}
-	static const unsigned char none[256];	/* the number must fill the field */
-	if (parse_plain(s, e, none, v) != NULL)
+	static const unsigned char any[256] = {[0 ... 255] = 1};	/* the end is checked here */
+	if (parse_plain(s, lim, any, v) == e)
 		return 0;	/* a plain decimal: finite and within float32's range */
 	const char *q = parse_double(s, v);
 	if (q > e) {
@@ -467,10 +489,11 @@ field_number(const struct tctx *x, const char *s, const char *e, size_t col, dou
 }
 
 /* Row n of fields f, of line `line` within c and text [s, s + len), into r; 0, or the
- * error in err. */
+ * error in err. lim: as field_number's, the line's end with the default separators,
+ * else NULL. */
 static int
 keep_row(const struct tctx *x, struct tres *r, size_t n, const char *s, size_t len,
-    uint64_t line, char *err, size_t errsz)
+    const char *lim, uint64_t line, char *err, size_t errsz)
 {
 	size_t esz = dtype_size(x->o.dt);
 
@@ -492,7 +515,8 @@ keep_row(const struct tctx *x, struct tres *r, size_t n, const char *s, size_t l
 		double v;
 		if (x->pos[j] == SIZE_MAX)
 			continue;
-		if (field_number(x, r->f[j].s, r->f[j].e, j + 1, &v, err, errsz) != 0)
+		if (field_number(x, r->f[j].s, r->f[j].e, lim != NULL ? lim : r->f[j].e, j + 1,
+		    &v, err, errsz) != 0)
 			return -1;
 		if (x->o.dt == DT_F32)
 			((float *)(void *)row)[x->pos[j]] = (float)v;
@@ -532,7 +556,7 @@ parse_quoted(const struct tctx *x, struct chunk *c, struct tres *r)
 			return chunk_fail(c, line + 1, "%s", err);
 		}
 		if (k == REC_ROW &&
-		    keep_row(x, r, n, s, (size_t)(te - s), line + 1, err, sizeof err) != 0)
+		    keep_row(x, r, n, s, (size_t)(te - s), NULL, line + 1, err, sizeof err) != 0)
 			return chunk_fail(c, line + 1, "%s", err);
 		line += lines;
 		s = next;
@@ -557,14 +581,17 @@ parse_chunk(void *ctx, struct chunk *c)
 	r->tlen = 0;
 	if (x->o.delim != TABLE_BLANKS && memchr(c->data, '"', c->len) != NULL)
 		return parse_quoted(x, c, r);
+	int blanks = x->o.delim == TABLE_BLANKS;
 	chunk_lines_init(&it, c);
 	for (const char *s; (s = chunk_line(&it, &len)) != NULL;) {
-		size_t bad, n = split(s, s + len, x->o.delim, r->f, x->cols + 1, &bad);
+		size_t bad, n = blanks ? split_plain(s, len, r->f, x->cols + 1) : SIZE_MAX - 1;
+		if (n == SIZE_MAX - 1)
+			n = split(s, s + len, x->o.delim, r->f, x->cols + 1, &bad);
 		if (n == 0)
 			continue;
 		if (n == SIZE_MAX)
 			return chunk_fail(c, it.n, "empty field in column %zu", bad);
-		if (keep_row(x, r, n, s, len, it.n, err, sizeof err) != 0)
+		if (keep_row(x, r, n, s, len, blanks ? s + len : NULL, it.n, err, sizeof err) != 0)
 			return chunk_fail(c, it.n, "%s", err);
 	}
 	c->lines = it.n;

@@ -2,8 +2,9 @@
  * (Over 800 lines on purpose: one subcommand a library entry point, each a few dozen
  * lines, sharing the option parsing; splitting them would scatter a table of wrappers.)
  *
- *   acctest read [-t f32|f64] [--nonfinite] [-o FILE] [-O text|npy] [FILE]
- *       read a dense matrix (text or NPY) and write it back
+ *   acctest read [-t f32|f64] [--nonfinite] [--table] [-o FILE] [-O text|npy] [FILE]
+ *       read a dense matrix (text or NPY) and write it back; --table: through the
+ *       table reader (table.h, default separators, every column) instead
  *   acctest stream [-j N] -n ROWS [FILE]   read in chunks of ROWS, a "--" line between chunks
  *   acctest lines [FILE]              echo lines as "N<TAB>line"
  *   acctest records [-j N] [-r lines|fasta|fastq] [-n MAX] [--slow MS] [FILE]
@@ -73,6 +74,7 @@
 #include "seq.h"
 #include "sparse.h"
 #include "speech.h"
+#include "table.h"
 #include "timer.h"
 #include "tokenize.h"
 #include "tune.h"
@@ -98,26 +100,38 @@ cmd_read(int argc, char **argv, struct common_opts *co)
 		CLI_COMMON_LONG,
 		{"type", required_argument, NULL, 't'},
 		{"nonfinite", no_argument, NULL, 'N'},
+		{"table", no_argument, NULL, 'T'},
 		{NULL, 0, NULL, 0},
 	};
 	enum dtype dt = DT_F32;
-	int flags = 0, c;
+	int flags = 0, table = 0, c;
 	static const char *const types[] = {"f32", "f64", NULL};
 
 	argv[0] = (char *)progname;	/* getopt names the program in its messages */
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "t:N", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "t:NT", longopts, NULL)) != -1) {
 		if (c == 't')
 			dt = cli_choice("--type", optarg, types) ? DT_F64 : DT_F32;
 		else if (c == 'N')
 			flags |= MAT_ALLOW_NONFINITE;
+		else if (c == 'T')
+			table = 1;
 		else
 			cli_common(c, optarg, co, usage);
 	}
 	if (argc - optind > 1)
 		usage_error("too many files");
 	struct matrix m;
+	struct table tb;
 	double t = now_sec();
-	mat_load(optind < argc ? argv[optind] : NULL, dt, flags, &m);
+	if (table) {
+		struct table_opts o = {.delim = TABLE_BLANKS, .dt = dt};
+		table_read(optind < argc ? argv[optind] : NULL, &o, NULL, &tb);
+		m = tb.m;
+		memset(&tb.m, 0, sizeof tb.m);
+		table_free(&tb);
+	} else {
+		mat_load(optind < argc ? argv[optind] : NULL, dt, flags, &m);
+	}
 	phase_add(PH_READ, now_sec() - t);
 	vlog("read %zu x %zu", m.rows, m.cols);
 	t = now_sec();
