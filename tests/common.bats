@@ -84,6 +84,45 @@ print("ok")' "$vals"
 	assert_output "ok"
 }
 
+@test "the number parser gives strtod's bits and end on 3 million numbers of every kind" {
+	# acctest numcheck: parse_double (Clinger's fast path, the Eisel-Lemire step,
+	# strtod for the rest) against glibc's strtod, on numbers as printf's forms and
+	# numpy.savetxt write them, 1 to 25 digits with exponents of -400 to 400, exact ties
+	# between two doubles and their neighbours, subnormals, hex, inf and nan spellings
+	for seed in 1 2 3; do
+		run -0 acctest numcheck 1000000 $seed
+		assert_output "1000000 numbers, 0 differ"
+	done
+}
+
+@test "numpy.savetxt's default %.18e reads as numpy.loadtxt reads it, float64 and float32" {
+	py -c '
+import numpy as np
+r = np.random.default_rng(3)
+a = np.concatenate([r.standard_normal((300, 8)), r.standard_normal((300, 8)) * 1e-300,
+    r.standard_normal((300, 8)) * 1e300, r.uniform(-1e-310, 1e-310, (30, 8))])
+np.savetxt("s.txt", a)
+np.save("s.npy", np.loadtxt("s.txt"))'
+	acctest read -t f64 -O npy -o got64.npy s.txt
+	run -0 py -c '
+import numpy as np
+ref, got = np.load("s.npy"), np.load("got64.npy")
+assert got.shape == ref.shape and np.array_equal(got.view(np.uint64), ref.view(np.uint64))
+print("ok")'
+	assert_output "ok"
+	# read as float32, the rows past its range are an error: the first of them named
+	run -1 --separate-stderr acctest read -O npy -o got32.npy s.txt
+	assert_equal "$stderr" "$(printf 'acctest: s.txt:601: column 1: %s is out of range for float32' "$(sed -n 601p s.txt | cut -d' ' -f1 | xargs printf '%.17g')")"
+	head -300 s.txt > n.txt
+	acctest read -O npy -o got32.npy n.txt
+	run -0 py -c '
+import numpy as np
+ref, got = np.load("s.npy")[:300].astype(np.float32), np.load("got32.npy")
+assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), ref.view(np.uint32))
+print("ok")'
+	assert_output "ok"
+}
+
 @test "plain decimals of every digit count read exactly as strtod reads them" {
 	# The inline fast path (numparse.h's parse_plain, eight digits at a time) against
 	# Python's float, which rounds as strtod does: up to 19 significant digits, the
