@@ -115,15 +115,15 @@ dense_parse_span(const char *p, const char *end, void *vals, enum dtype dt, size
 {
 	size_t n = 0;
 
-	for (;;) {
-		while (p < end && is_blank(*p))
-			p++;
-		if (p == end || *p == '\0' || *p == '#')
-			return n;
-		if (*p == ',') {
-			snprintf(err, DENSE_ERR, "empty field in column %zu", n + 1);
-			return SIZE_MAX;
-		}
+	while (p < end && is_blank(*p))
+		p++;
+	if (p < end && *p == ',') {
+		snprintf(err, DENSE_ERR, "empty field in column 1");
+		return SIZE_MAX;
+	}
+	/* p is at a number, or at the line's end, a NUL or a comment; after each number
+	 * the separators are taken, so that it is there again */
+	while (p < end && *p != '\0' && *p != '#') {
 		double v, sv;
 		const char *e = parse_plain(p, end, field_end, &v);
 		if (__builtin_expect(e == NULL, 0)) {
@@ -152,6 +152,7 @@ dense_parse_span(const char *p, const char *end, void *vals, enum dtype dt, size
 			}
 		}
 	}
+	return n;
 }
 
 size_t
