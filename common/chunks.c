@@ -276,6 +276,13 @@ chunk_bytes(void)
 	    CHUNK_DEFAULT;
 }
 
+int
+chunks_slots(void)
+{
+	int nthreads = MAX(cli_threads(), 1);
+	return nthreads > 1 ? dw_slots(nthreads) : 1;
+}
+
 chunks *
 chunks_open(input *in, const struct chunk_ops *ops, void *ctx)
 {
@@ -295,7 +302,7 @@ chunks_open(input *in, const struct chunk_ops *ops, void *ctx)
 		e->end = (uint64_t)end;
 		e->win = xmalloc(WIN);
 	}
-	e->nslots = nthreads > 1 ? dw_slots(nthreads) : 1;
+	e->nslots = chunks_slots();
 	e->slot = xcalloc((size_t)e->nslots, sizeof *e->slot);
 	e->slotp = xcalloc((size_t)e->nslots, sizeof *e->slotp);
 	for (int i = 0; i < e->nslots; i++)

@@ -110,6 +110,9 @@ chunks *chunks_open(input *in, const struct chunk_ops *ops, void *ctx);
 /* The next chunk in input order, parsed; NULL after the last. It stays valid until the
  * next call. */
 struct chunk *chunks_next(chunks *e);
+/* How many chunks an engine opened now keeps in memory at most: made, parsed, or held
+ * by the caller (rowplace.h sizes its ring by it). */
+int chunks_slots(void);
 /* Stops the threads and frees e; the input's line count (in_lineno) is then that of
  * the chunks handed out. Closing before the end leaves the input's position unknown. */
 void chunks_close(chunks *e);

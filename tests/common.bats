@@ -570,6 +570,40 @@ print("ok")'
 	done
 }
 
+@test "rows the parsing threads write into the matrix land where one thread puts them" {
+	# mat_read's rows go into the matrix from the threads that parse them
+	# (common/rowplace.h): many small chunks, more threads than cores, file and pipe
+	randmat big.txt 20000 5 21
+	acctest read -j 1 -t f64 -O npy -o ref.npy big.txt
+	run -0 py -c '
+import numpy as np
+got, ref = np.load("ref.npy"), np.load("big.txt.ref.npy")
+assert got.shape == ref.shape and np.array_equal(got.view(np.uint64), ref.view(np.uint64))
+print("ok")'
+	assert_output "ok"
+	for bytes in 300 3000 65536; do
+		for j in 3 8 16; do
+			ACCELKIT_CHUNK_BYTES=$bytes acctest read -j $j -t f64 -O npy -o got.npy big.txt
+			cmp ref.npy got.npy
+			cat big.txt | ACCELKIT_CHUNK_BYTES=$bytes acctest read -j $j -t f64 -O npy > got.npy
+			cmp ref.npy got.npy
+		done
+	done
+	# a ragged row near the end: the rows before it are not what is reported, its line is
+	py -c '
+import sys
+lines = open("big.txt").read().split("\n")
+lines[19000] = lines[19000] + " 1"
+open("rag.txt", "w").write("\n".join(lines))'
+	want=$(acctest read -j 1 rag.txt 2>&1 >/dev/null || true)
+	[[ "$want" == "acctest: rag.txt:"*": row has 6 columns, expected 5 as on line 2" ]]
+	for j in 4 16; do
+		run -1 --separate-stderr env ACCELKIT_CHUNK_BYTES=500 acctest read -j $j rag.txt
+		assert_equal "$stderr" "$want"
+		assert_output ""
+	done
+}
+
 @test "a bad dense line is reported as with -j 1, at, before and after a chunk boundary" {
 	# 12-byte rows, chunks of 120 bytes: rows 10 and 11 end and start a chunk
 	for bad in 1 9 10 11 12 33; do
