@@ -12,6 +12,7 @@
 #include "fieldscan.h"
 #include "numparse.h"
 #include "ranks.h"
+#include "rowplace.h"
 
 struct span {
 	const char *s, *e;
@@ -430,6 +431,7 @@ struct tctx {
 	const size_t *pos;	/* pos[j] for j < cols: its place among the chosen, or
 				   SIZE_MAX */
 	uint64_t first_line;
+	rowplace *rp;		/* the threads write the chosen numbers into the table */
 };
 
 /* A chunk's rows: their chosen numbers, lines (within the chunk) and text. */
@@ -537,6 +539,15 @@ keep_row(const struct tctx *x, struct tres *r, size_t n, const char *s, size_t l
 	return 0;
 }
 
+/* A chunk parsed whole: its numbers may go into the table from this thread (rowplace.h;
+ * every row has the k chosen numbers, keep_row saw to it). */
+static void
+placed(const struct tctx *x, const struct chunk *c, const struct tres *r)
+{
+	if (x->rp != NULL)
+		rp_parsed(x->rp, c->index, r->nrows, r->val, x->k * dtype_size(x->o.dt));
+}
+
 /* A chunk with a '"' in it, split by a delimiter: records through csv_record, whose
  * quoted fields may hold line breaks (the chunk's cut, table_cut, keeps such records
  * whole). A row's text is the record as written, line breaks and quotes included. */
@@ -562,6 +573,7 @@ parse_quoted(const struct tctx *x, struct chunk *c, struct tres *r)
 		s = next;
 	}
 	c->lines = line;
+	placed(x, c, r);
 }
 
 static void
@@ -595,6 +607,7 @@ parse_chunk(void *ctx, struct chunk *c)
 			return chunk_fail(c, it.n, "%s", err);
 	}
 	c->lines = it.n;
+	placed(x, c, r);
 }
 
 /* The chunks' cut: at lines, unless a '"' (with a delimiter) may open a quoted field
@@ -635,7 +648,7 @@ static const struct chunk_ops table_line_ops = {.cut = chunk_cut_lines, .parse =
 static void
 load_text(struct table *t)
 {
-	struct tctx x = {t->opts, t->cols, t->k, NULL, t->first_line};
+	struct tctx x = {t->opts, t->cols, t->k, NULL, t->first_line, NULL};
 	size_t *pos = xmallocarray(MAX(t->cols, 1), sizeof *pos);
 	size_t esz = dtype_size(t->opts.dt), rows = 0, cap = 0, tlen = 0, tcap = 0;
 
@@ -646,19 +659,24 @@ load_text(struct table *t)
 	x.pos = pos;
 	t->m.dtype = t->opts.dt;
 	t->m.cols = t->k;
+	if (t->k > 0) {		/* the numbers from the parsing threads; else no numbers */
+		x.rp = rp_new(chunks_slots());
+		rp_width(x.rp, mul_size(t->k, esz, "row"));
+	}
 	chunks *e = chunks_open(t->in, x.o.delim == TABLE_BLANKS ? &table_line_ops : &table_ops,
 	    &x);
 	for (struct chunk *c; (c = chunks_next(e)) != NULL;) {
 		const struct tres *r = c->res;
 		if (rows + r->nrows > cap) {
 			cap = MAX(rows + r->nrows, 2 * cap);
-			t->m.data = xreallocarray(t->m.data, mul_size(cap, MAX(t->k, 1), "rows"), esz);
+			if (x.rp == NULL)
+				t->m.data = xreallocarray(t->m.data, mul_size(cap, MAX(t->k, 1), "rows"), esz);
 			t->lineno = xreallocarray(t->lineno, cap, sizeof *t->lineno);
 			if (t->opts.keep_text)
 				t->line = xreallocarray(t->line, cap + 1, sizeof *t->line);
 		}
-		if (r->nrows > 0)	/* a chunk whose first line is bad has no values */
-			memcpy((char *)t->m.data + rows * t->k * esz, r->val, r->nrows * t->k * esz);
+		if (x.rp != NULL)	/* a chunk whose first line is bad has no values */
+			rp_take(x.rp, c->index, r->nrows, r->val);
 		for (size_t i = 0; i < r->nrows; i++)
 			t->lineno[rows + i] = c->line0 + r->line[i];
 		if (t->opts.keep_text) {
@@ -677,6 +695,10 @@ load_text(struct table *t)
 			chunk_die(e, c);
 	}
 	chunks_close(e);
+	if (x.rp != NULL) {
+		size_t placed_rows;
+		t->m.data = rp_finish(x.rp, &placed_rows);
+	}
 	if (t->opts.keep_text) {
 		t->line = xreallocarray(t->line, rows + 1, sizeof *t->line);
 		t->line[rows] = tlen;
