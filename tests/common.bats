@@ -507,7 +507,7 @@ print("ok")
 PY
 		assert_output "ok"
 		for bytes in 1 100 4096 1048576; do
-			for j in 1 2 4; do
+			for j in 1 2 4 16; do
 				ACCELKIT_CHUNK_BYTES=$bytes acctest read --table -j $j -O npy -o got.npy $f
 				cmp ref32.npy got.npy
 				cat $f | ACCELKIT_CHUNK_BYTES=$bytes acctest read --table -j $j -t f64 -O npy > got.npy
