@@ -432,6 +432,7 @@ struct tctx {
 				   SIZE_MAX */
 	uint64_t first_line;
 	rowplace *rp;		/* the threads write the chosen numbers into the table */
+	rowplace *tp;		/* keep_text: and the rows' text (a "row" a byte) */
 };
 
 /* A chunk's rows: their chosen numbers, lines (within the chunk) and text. */
@@ -539,13 +540,15 @@ keep_row(const struct tctx *x, struct tres *r, size_t n, const char *s, size_t l
 	return 0;
 }
 
-/* A chunk parsed whole: its numbers may go into the table from this thread (rowplace.h;
- * every row has the k chosen numbers, keep_row saw to it). */
+/* A chunk parsed whole: its numbers and text may go into the table from this thread
+ * (rowplace.h; every row has the k chosen numbers, keep_row saw to it). */
 static void
 placed(const struct tctx *x, const struct chunk *c, const struct tres *r)
 {
 	if (x->rp != NULL)
 		rp_parsed(x->rp, c->index, r->nrows, r->val, x->k * dtype_size(x->o.dt));
+	if (x->tp != NULL)
+		rp_parsed(x->tp, c->index, r->tlen, r->text, 1);
 }
 
 /* A chunk with a '"' in it, split by a delimiter: records through csv_record, whose
@@ -648,9 +651,9 @@ static const struct chunk_ops table_line_ops = {.cut = chunk_cut_lines, .parse =
 static void
 load_text(struct table *t)
 {
-	struct tctx x = {t->opts, t->cols, t->k, NULL, t->first_line, NULL};
+	struct tctx x = {t->opts, t->cols, t->k, NULL, t->first_line, NULL, NULL};
 	size_t *pos = xmallocarray(MAX(t->cols, 1), sizeof *pos);
-	size_t esz = dtype_size(t->opts.dt), rows = 0, cap = 0, tlen = 0, tcap = 0;
+	size_t esz = dtype_size(t->opts.dt), rows = 0, cap = 0, tlen = 0;
 
 	for (size_t j = 0; j < t->cols; j++)
 		pos[j] = SIZE_MAX;
@@ -662,6 +665,10 @@ load_text(struct table *t)
 	if (t->k > 0) {		/* the numbers from the parsing threads; else no numbers */
 		x.rp = rp_new(chunks_slots());
 		rp_width(x.rp, mul_size(t->k, esz, "row"));
+	}
+	if (t->opts.keep_text) {
+		x.tp = rp_new(chunks_slots());
+		rp_width(x.tp, 1);
 	}
 	chunks *e = chunks_open(t->in, x.o.delim == TABLE_BLANKS ? &table_line_ops : &table_ops,
 	    &x);
@@ -680,12 +687,7 @@ load_text(struct table *t)
 		for (size_t i = 0; i < r->nrows; i++)
 			t->lineno[rows + i] = c->line0 + r->line[i];
 		if (t->opts.keep_text) {
-			if (tlen + r->tlen > tcap) {
-				tcap = MAX(tlen + r->tlen, 2 * tcap);
-				t->text = xrealloc(t->text, tcap);
-			}
-			if (r->tlen > 0)
-				memcpy(t->text + tlen, r->text, r->tlen);
+			rp_take(x.tp, c->index, r->tlen, r->text);
 			for (size_t i = 0; i < r->nrows; i++)
 				t->line[rows + i] = tlen + r->toff[i];
 			tlen += r->tlen;
@@ -695,10 +697,11 @@ load_text(struct table *t)
 			chunk_die(e, c);
 	}
 	chunks_close(e);
-	if (x.rp != NULL) {
-		size_t placed_rows;
-		t->m.data = rp_finish(x.rp, &placed_rows);
-	}
+	size_t placed;
+	if (x.rp != NULL)
+		t->m.data = rp_finish(x.rp, &placed);
+	if (x.tp != NULL)
+		t->text = rp_finish(x.tp, &placed);
 	if (t->opts.keep_text) {
 		t->line = xreallocarray(t->line, rows + 1, sizeof *t->line);
 		t->line[rows] = tlen;
