@@ -6,6 +6,7 @@
  * Usage: readers_drv dense|pairs|table [-j N] FILE
  * It also writes the inputs, to standard output (a fixed pseudo-random sequence):
  *   readers_drv gen-dense ROWS COLS	numbers as %.7g, tab-separated
+ *   readers_drv gen-dense18 ROWS COLS	as %.18e, blank-separated: numpy.savetxt's default
  *   readers_drv gen-pairs N LEN		A<TAB>B lines of ACGT, LEN bytes each */
 #include <stdint.h>
 #include <stdio.h>
@@ -56,13 +57,17 @@ next(void)
 static int
 gen(const char *mode, long long n, long long k)
 {
-	if (strcmp(mode, "gen-dense") == 0) {
+	if (strcmp(mode, "gen-dense") == 0 || strcmp(mode, "gen-dense18") == 0) {
+		int e18 = mode[9] == '1';
 		for (long long i = 0; i < n; i++)
 			for (long long j = 0; j < k; j++) {
-				/* a spread of magnitudes and signs, 7 significant digits */
+				/* a spread of magnitudes and signs, 7 significant digits (or 19) */
 				double v = ((double)(next() >> 11) / 9007199254740992.0 - 0.5) *
 				    (double)(1 << (next() % 12));
-				printf("%.7g%c", v, j + 1 < k ? '\t' : '\n');
+				if (e18)
+					printf("%.18e%c", v, j + 1 < k ? ' ' : '\n');
+				else
+					printf("%.7g%c", v, j + 1 < k ? '\t' : '\n');
 			}
 		return 0;
 	}

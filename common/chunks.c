@@ -169,10 +169,10 @@ read_at(chunks *e, struct chunk *c)
 	if (c->data == NULL || c->cap < c->len || c->cap > 8 * want) {
 		free(c->data);
 		c->cap = want;
-		c->data = xmalloc(c->cap + 1);
+		c->data = xmalloc(c->cap + 1 + CHUNK_PAD);
 	}
 	c->len = in_pread(e->in, c->data, c->len, c->at);	/* short: the file shrank */
-	c->data[c->len] = '\0';
+	memset(c->data + c->len, 0, 1 + CHUNK_PAD);
 }
 
 /* The engine's make: the next chunk, from the tail of the last one and fresh input. */
@@ -191,7 +191,7 @@ make(void *ctx, void *slot, uint64_t k)
 		/* a chunk that grew for a long record shrinks back when reused */
 		free(c->data);
 		c->cap = want;
-		c->data = xmalloc(c->cap + 1);
+		c->data = xmalloc(c->cap + 1 + CHUNK_PAD);
 	}
 	if (e->tail_len > 0)
 		memcpy(c->data, e->tail, e->tail_len);
@@ -203,7 +203,7 @@ make(void *ctx, void *slot, uint64_t k)
 			if (len == c->cap) {
 				/* a record longer than the chunk: the chunk grows */
 				c->cap = mul_size(c->cap, 2, "chunk");
-				c->data = xrealloc(c->data, c->cap + 1);
+				c->data = xrealloc(c->data, c->cap + 1 + CHUNK_PAD);
 			}
 			size_t n = in_read_avail(e->in, c->data + len, c->cap - len);
 			if (n == 0 || in_remaining(e->in) == 0)
@@ -234,7 +234,7 @@ make(void *ctx, void *slot, uint64_t k)
 	if (cut == 0 && read_err == NULL)
 		return DW_NONE;
 	c->read_err = read_err;
-	c->data[cut] = '\0';
+	memset(c->data + cut, 0, 1 + CHUNK_PAD);
 	c->len = cut;
 	chunk_reset(c, k);
 	return e->eof && e->tail_len == 0 ? DW_LAST : DW_MORE;
@@ -276,6 +276,13 @@ chunk_bytes(void)
 	    CHUNK_DEFAULT;
 }
 
+int
+chunks_slots(void)
+{
+	int nthreads = MAX(cli_threads(), 1);
+	return nthreads > 1 ? dw_slots(nthreads) : 1;
+}
+
 chunks *
 chunks_open(input *in, const struct chunk_ops *ops, void *ctx)
 {
@@ -295,7 +302,7 @@ chunks_open(input *in, const struct chunk_ops *ops, void *ctx)
 		e->end = (uint64_t)end;
 		e->win = xmalloc(WIN);
 	}
-	e->nslots = nthreads > 1 ? dw_slots(nthreads) : 1;
+	e->nslots = chunks_slots();
 	e->slot = xcalloc((size_t)e->nslots, sizeof *e->slot);
 	e->slotp = xcalloc((size_t)e->nslots, sizeof *e->slotp);
 	for (int i = 0; i < e->nslots; i++)

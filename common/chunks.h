@@ -58,10 +58,13 @@ extern "C" {
 #endif
 
 #define CHUNK_ERR 256	/* room for a message */
+/* Bytes after a chunk's data[len] that a parser may read (they are '\0'): room for a
+ * block-at-a-time scan (fieldscan.h) to load whole blocks up to the end. */
+#define CHUNK_PAD 64
 
 struct chunk {
-	char *data;		/* whole records; data[len] is '\0'. The parser may write
-				 * within [0, len) */
+	char *data;		/* whole records; data[len] and the CHUNK_PAD bytes after
+				 * it are '\0'. The parser may write within [0, len) */
 	size_t len;
 	uint64_t index;		/* 0, 1, 2, ... in input order */
 	int hint;		/* what the cut rule said of this chunk's start (0: the first) */
@@ -107,6 +110,9 @@ chunks *chunks_open(input *in, const struct chunk_ops *ops, void *ctx);
 /* The next chunk in input order, parsed; NULL after the last. It stays valid until the
  * next call. */
 struct chunk *chunks_next(chunks *e);
+/* How many chunks an engine opened now keeps in memory at most: made, parsed, or held
+ * by the caller (rowplace.h sizes its ring by it). */
+int chunks_slots(void);
 /* Stops the threads and frees e; the input's line count (in_lineno) is then that of
  * the chunks handed out. Closing before the end leaves the input's position unknown. */
 void chunks_close(chunks *e);

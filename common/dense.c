@@ -13,6 +13,7 @@
 #include "err.h"
 #include "numparse.h"
 #include "ranks.h"
+#include "rowplace.h"
 
 static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 #define NPY_HEADER_TOTAL 128	/* what we write: magic, version, length, dict, padding */
@@ -36,6 +37,7 @@ static const struct {
 struct dense_ctx {
 	int flags;
 	enum dtype dt;		/* how the chunks keep their numbers */
+	rowplace *rp;		/* mat_read: the threads write the rows into the matrix */
 };
 
 struct dstream {
@@ -115,15 +117,15 @@ dense_parse_span(const char *p, const char *end, void *vals, enum dtype dt, size
 {
 	size_t n = 0;
 
-	for (;;) {
-		while (p < end && is_blank(*p))
-			p++;
-		if (p == end || *p == '\0' || *p == '#')
-			return n;
-		if (*p == ',') {
-			snprintf(err, DENSE_ERR, "empty field in column %zu", n + 1);
-			return SIZE_MAX;
-		}
+	while (p < end && is_blank(*p))
+		p++;
+	if (p < end && *p == ',') {
+		snprintf(err, DENSE_ERR, "empty field in column 1");
+		return SIZE_MAX;
+	}
+	/* p is at a number, or at the line's end, a NUL or a comment; after each number
+	 * the separators are taken, so that it is there again */
+	while (p < end && *p != '\0' && *p != '#') {
 		double v, sv;
 		const char *e = parse_plain(p, end, field_end, &v);
 		if (__builtin_expect(e == NULL, 0)) {
@@ -152,6 +154,7 @@ dense_parse_span(const char *p, const char *end, void *vals, enum dtype dt, size
 			}
 		}
 	}
+	return n;
 }
 
 size_t
@@ -224,6 +227,13 @@ dense_parse_chunk(void *ctx, struct chunk *c)
 		p = e + (nl != NULL);
 	}
 	c->lines = line;
+	if (x->rp != NULL) {
+		size_t w = r->nrows > 0 ? r->row[0].width : 0;
+		for (size_t i = 1; i < r->nrows && w != 0; i++)
+			if (r->row[i].width != w)
+				w = 0;
+		rp_parsed(x->rp, c->index, r->nrows, r->val, w * esz);
+	}
 }
 
 static void
@@ -384,9 +394,10 @@ npy_open(dstream *s)
 }
 
 /* dstream_open with the element type text chunks keep their numbers in: the type the
- * caller reads, so that copying them out is a memcpy. */
+ * caller reads, so that copying them out is a memcpy; place: the rows of text go into
+ * one matrix (mat_read), written by the threads that parse them (rowplace.h). */
 static dstream *
-dstream_open_dt(input *in, int flags, enum dtype dt)
+dstream_open_dt(input *in, int flags, enum dtype dt, int place)
 {
 	dstream *s = xcalloc(1, sizeof *s);
 	size_t avail;
@@ -402,6 +413,7 @@ dstream_open_dt(input *in, int flags, enum dtype dt)
 	/* Text: the first data row fixes the width. */
 	s->ctx.flags = flags;
 	s->ctx.dt = dt;
+	s->ctx.rp = place ? rp_new(chunks_slots()) : NULL;
 	s->chunks = chunks_open(in, &dense_ops, &s->ctx);
 	if (text_rows_left(s)) {
 		const struct drow *first = &((struct dense_res *)s->cur->res)->row[s->ri];
@@ -414,7 +426,7 @@ dstream_open_dt(input *in, int flags, enum dtype dt)
 dstream *
 dstream_open(input *in, int flags)
 {
-	return dstream_open_dt(in, flags, DT_F64);
+	return dstream_open_dt(in, flags, DT_F64, 0);
 }
 
 void
@@ -623,8 +635,9 @@ dstream_read(dstream *s, size_t maxrows, enum dtype dt, void *dst)
 void
 mat_read(input *in, enum dtype dt, int flags, struct matrix *m)
 {
-	dstream *s = dstream_open_dt(in, flags, dt);
+	dstream *s = dstream_open_dt(in, flags, dt, 1);
 	size_t esz = dtype_size(dt), cols = s->cols;
+	rowplace *rp = s->ctx.rp;
 
 	memset(m, 0, sizeof *m);
 	m->dtype = dt;
@@ -651,21 +664,31 @@ mat_read(input *in, enum dtype dt, int flags, struct matrix *m)
 			m->rows = rows;
 		}
 	} else if (cols > 0) {
-		size_t cap = MAX((size_t)1024, ((size_t)1 << 16) / cols);
-		m->data = xmallocarray(mul_size(cap, cols, "matrix"), esz);
-		size_t got;
-		while ((got = dstream_read(s, cap - m->rows, dt,
-		    (char *)m->data + m->rows * cols * esz)) > 0) {
-			m->rows += got;
-			if (m->rows == cap) {
-				cap = mul_size(cap, 2, "matrix");
-				m->data = xreallocarray(m->data, mul_size(cap, cols, "matrix"), esz);
-			}
+		/* Chunk by chunk in order: the rows of the width go in (most of them written
+		 * already by the thread that parsed them), then a row of another width or
+		 * the chunk's error ends the read, as with one thread. */
+		rp_width(rp, mul_size(cols, esz, "matrix row"));
+		for (struct chunk *c = s->cur; c != NULL; c = chunks_next(s->chunks)) {
+			const struct dense_res *r = c->res;
+			size_t k = 0;
+			while (k < r->nrows && r->row[k].width == cols)
+				k++;
+			rp_take(rp, c->index, k, r->val);
+			if (k < r->nrows)
+				die_at(in_name(s->in), c->line0 + r->row[k].line,
+				    "row has %zu columns, expected %zu as on line %llu", r->row[k].width,
+				    cols, (unsigned long long)s->first_lineno);
+			if (c->err_line != 0)
+				chunk_die(s->chunks, c);
 		}
 	}
 	if (m->rows == 0)
 		m->cols = cols;
-	dstream_close(s);
+	dstream_close(s);	/* the threads end: then the matrix is the caller's */
+	if (rp != NULL) {
+		m->data = rp_finish(rp, &m->rows);
+		m->cols = cols;
+	}
 }
 
 void
@@ -680,7 +703,7 @@ mat_read_share(input *in, enum dtype dt, int flags, struct matrix *m, uint64_t *
 	}
 	ranks_serial_begin();	/* a bad header: rank 0 says so, once */
 	in_need_shares(in, in_name(in));
-	dstream *s = dstream_open_dt(in, flags, dt);
+	dstream *s = dstream_open_dt(in, flags, dt, 0);
 	if (!s->npy)
 		die("%s: not NPY", in_name(in));
 	ranks_serial_end();

@@ -3,6 +3,9 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "pow5_table.h"
 
 /* Powers of ten that a double holds exactly. */
 static const double exact_pow10[] = {
@@ -18,9 +21,64 @@ slow(const char *s, double *out)
 	return end;
 }
 
+#ifdef __SIZEOF_INT128__
+/* m * 10^q (m > 0 exact, at most 19 digits) correctly rounded to a double, by the
+ * Eisel-Lemire step as fast_float takes it (compute_float in its decimal_to_binary.h):
+ * m times a 128-bit truncation of 5^q (pow5_table.h), whose top bits decide the
+ * rounding; Mushtak and Lemire (2023) prove the 128 bits always suffice. Returns 0,
+ * for strtod to decide, where the result would be subnormal, zero or infinite (strtod
+ * also says ERANGE there), and where q is beyond the table. */
+static int
+eisel_lemire(uint64_t m, int q, double *out)
+{
+	if (q < POW5_MIN || q > POW5_MAX)
+		return 0;
+	int lz = __builtin_clzll(m);
+	uint64_t w = m << lz;
+	const uint64_t *t = pow5_128[q - POW5_MIN];
+	unsigned __int128 prod = (unsigned __int128)w * t[0];
+	uint64_t hi = (uint64_t)(prod >> 64), lo = (uint64_t)prod;
+	if ((hi & 0x1FF) == 0x1FF) {	/* the bits below the mantissa's may carry: more of 5^q */
+		unsigned __int128 p2 = (unsigned __int128)w * t[1];
+		uint64_t h2 = (uint64_t)(p2 >> 64);
+		lo += h2;
+		hi += lo < h2;
+	}
+	int upper = (int)(hi >> 63), shift = upper + 64 - 52 - 3;
+	uint64_t mant = hi >> shift;
+	/* the binary exponent: floor(q log2(10)) + 63 by fast_float's integer formula */
+	int32_t e2 = (int32_t)((((152170 + 65536) * (int64_t)q) >> 16) + 63) + upper - lz + 1023;
+	if (e2 <= 0)
+		return 0;	/* subnormal */
+	/* an exact tie between two doubles (only possible for -4 <= q <= 23): to even */
+	if (lo <= 1 && q >= -4 && q <= 23 && (mant & 3) == 1 && (mant << shift) == hi)
+		mant &= ~(uint64_t)1;
+	mant += mant & 1;
+	mant >>= 1;
+	if (mant >= (uint64_t)2 << 52) {
+		mant = (uint64_t)1 << 52;
+		e2++;
+	}
+	mant &= ~((uint64_t)1 << 52);
+	if (e2 >= 0x7FF)
+		return 0;	/* infinite */
+	uint64_t bits = mant | (uint64_t)e2 << 52;
+	memcpy(out, &bits, sizeof bits);
+	return 1;
+}
+#else
+static int
+eisel_lemire(uint64_t m, int q, double *out)
+{
+	(void)m, (void)q, (void)out;
+	return 0;
+}
+#endif
+
 /* The exponent after the digits (p is past them), then m * 10^exp10 in one correctly
  * rounded operation when m and the power are exact doubles: strtod's result (Clinger's
- * fast path). Anything else goes to strtod from s. */
+ * fast path); else by the Eisel-Lemire step. What neither decides goes to strtod from
+ * s. */
 static const char *
 finish(const char *s, const char *p, uint64_t m, int exp10, int neg, double *out)
 {
@@ -43,10 +101,13 @@ finish(const char *s, const char *p, uint64_t m, int exp10, int neg, double *out
 		*out = neg ? -0.0 : 0.0;
 		return p;
 	}
-	if (m > (1ULL << 53) || exp10 < -22 || exp10 > 22)
+	double v;
+	if (m <= (1ULL << 53) && exp10 >= -22 && exp10 <= 22) {
+		v = (double)m;
+		v = exp10 < 0 ? v / exact_pow10[-exp10] : v * exact_pow10[exp10];
+	} else if (!eisel_lemire(m, exp10, &v)) {
 		return slow(s, out);
-	double v = (double)m;
-	v = exp10 < 0 ? v / exact_pow10[-exp10] : v * exact_pow10[exp10];
+	}
 	*out = neg ? -v : v;
 	return p;
 }

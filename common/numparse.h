@@ -83,8 +83,10 @@ parse_plain(const char *p, const char *end, const unsigned char *stop, double *o
 	uint64_t m = 0;
 	int neg = 0;
 
-	if (p < end && (*p == '-' || *p == '+'))
-		neg = *p++ == '-';
+	if (p < end) {	/* without a branch: the sign of data is a coin toss */
+		neg = *p == '-';
+		p += neg | (*p == '+');
+	}
 	d = p;
 	p = parse_digits(p, end, &m);
 	nint = (size_t)(p - d);
@@ -99,7 +101,11 @@ parse_plain(const char *p, const char *end, const unsigned char *stop, double *o
 	double v = (double)m;
 	if (p > f)
 		v /= pow10[p - f];
-	*out = neg ? -v : v;
+	/* v >= 0: the sign goes on as a bit, not through a branch (-0 for "-0", as strtod) */
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof bits);
+	bits |= (uint64_t)neg << 63;
+	memcpy(out, &bits, sizeof bits);
 	return p;
 }
 

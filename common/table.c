@@ -9,8 +9,10 @@
 
 #include "chunks.h"
 #include "cli.h"
+#include "fieldscan.h"
 #include "numparse.h"
 #include "ranks.h"
+#include "rowplace.h"
 
 struct span {
 	const char *s, *e;
@@ -84,6 +86,25 @@ split(const char *p, const char *e, int delim, struct span *f, size_t cap, size_
 			return n;
 		}
 	}
+}
+
+/* split for the default separators, when the line is plain (fieldscan.h: its fields
+ * found 64 bytes a step, not a byte at a time); SIZE_MAX - 1 when it is not, for split
+ * to read it. The line needs CHUNK_PAD readable bytes after it. */
+static size_t
+split_plain(const char *p, size_t len, struct span *f, size_t cap)
+{
+	struct fscan sc;
+	size_t n = 0, a, z;
+	int r;
+
+	fscan_init(&sc, p, len);
+	while ((r = fscan_next(&sc, &a, &z)) > 0) {
+		if (n < cap)
+			f[n] = (struct span){p + a, p + z};
+		n++;
+	}
+	return r < 0 ? SIZE_MAX - 1 : n;
 }
 
 /* ---- quoted fields (RFC 4180), with a delimiter ---- */
@@ -410,6 +431,8 @@ struct tctx {
 	const size_t *pos;	/* pos[j] for j < cols: its place among the chosen, or
 				   SIZE_MAX */
 	uint64_t first_line;
+	rowplace *rp;		/* the threads write the chosen numbers into the table */
+	rowplace *tp;		/* keep_text: and the rows' text (a "row" a byte) */
 };
 
 /* A chunk's rows: their chosen numbers, lines (within the chunk) and text. */
@@ -423,10 +446,12 @@ struct tres {
 };
 
 /* The number in field [s, e), blanks around it allowed, into *v; 0, or the error in
- * err. */
+ * err. Bytes up to lim (>= e) may be read: past e, with the default separators, the
+ * field's end is a byte no number holds, so a plain decimal is read eight digits a step
+ * to its end (with a delimiter, lim is e: the delimiter could be a digit). */
 static int
-field_number(const struct tctx *x, const char *s, const char *e, size_t col, double *v,
-    char *err, size_t errsz)
+field_number(const struct tctx *x, const char *s, const char *e, const char *lim,
+    size_t col, double *v, char *err, size_t errsz)
 {
 	while (s < e && is_blank(*s))
 		s++;
@@ -436,8 +461,8 @@ field_number(const struct tctx *x, const char *s, const char *e, size_t col, dou
 		snprintf(err, errsz, "empty field in column %zu", col);
 		return -1;
 	}
-	static const unsigned char none[256];	/* the number must fill the field */
-	if (parse_plain(s, e, none, v) != NULL)
+	static const unsigned char any[256] = {[0 ... 255] = 1};	/* the end is checked here */
+	if (parse_plain(s, lim, any, v) == e)
 		return 0;	/* a plain decimal: finite and within float32's range */
 	const char *q = parse_double(s, v);
 	if (q > e) {
@@ -467,10 +492,11 @@ field_number(const struct tctx *x, const char *s, const char *e, size_t col, dou
 }
 
 /* Row n of fields f, of line `line` within c and text [s, s + len), into r; 0, or the
- * error in err. */
+ * error in err. lim: as field_number's, the line's end with the default separators,
+ * else NULL. */
 static int
 keep_row(const struct tctx *x, struct tres *r, size_t n, const char *s, size_t len,
-    uint64_t line, char *err, size_t errsz)
+    const char *lim, uint64_t line, char *err, size_t errsz)
 {
 	size_t esz = dtype_size(x->o.dt);
 
@@ -492,7 +518,8 @@ keep_row(const struct tctx *x, struct tres *r, size_t n, const char *s, size_t l
 		double v;
 		if (x->pos[j] == SIZE_MAX)
 			continue;
-		if (field_number(x, r->f[j].s, r->f[j].e, j + 1, &v, err, errsz) != 0)
+		if (field_number(x, r->f[j].s, r->f[j].e, lim != NULL ? lim : r->f[j].e, j + 1,
+		    &v, err, errsz) != 0)
 			return -1;
 		if (x->o.dt == DT_F32)
 			((float *)(void *)row)[x->pos[j]] = (float)v;
@@ -511,6 +538,17 @@ keep_row(const struct tctx *x, struct tres *r, size_t n, const char *s, size_t l
 	}
 	r->line[r->nrows++] = line;
 	return 0;
+}
+
+/* A chunk parsed whole: its numbers and text may go into the table from this thread
+ * (rowplace.h; every row has the k chosen numbers, keep_row saw to it). */
+static void
+placed(const struct tctx *x, const struct chunk *c, const struct tres *r)
+{
+	if (x->rp != NULL)
+		rp_parsed(x->rp, c->index, r->nrows, r->val, x->k * dtype_size(x->o.dt));
+	if (x->tp != NULL)
+		rp_parsed(x->tp, c->index, r->tlen, r->text, 1);
 }
 
 /* A chunk with a '"' in it, split by a delimiter: records through csv_record, whose
@@ -532,12 +570,13 @@ parse_quoted(const struct tctx *x, struct chunk *c, struct tres *r)
 			return chunk_fail(c, line + 1, "%s", err);
 		}
 		if (k == REC_ROW &&
-		    keep_row(x, r, n, s, (size_t)(te - s), line + 1, err, sizeof err) != 0)
+		    keep_row(x, r, n, s, (size_t)(te - s), NULL, line + 1, err, sizeof err) != 0)
 			return chunk_fail(c, line + 1, "%s", err);
 		line += lines;
 		s = next;
 	}
 	c->lines = line;
+	placed(x, c, r);
 }
 
 static void
@@ -557,17 +596,21 @@ parse_chunk(void *ctx, struct chunk *c)
 	r->tlen = 0;
 	if (x->o.delim != TABLE_BLANKS && memchr(c->data, '"', c->len) != NULL)
 		return parse_quoted(x, c, r);
+	int blanks = x->o.delim == TABLE_BLANKS;
 	chunk_lines_init(&it, c);
 	for (const char *s; (s = chunk_line(&it, &len)) != NULL;) {
-		size_t bad, n = split(s, s + len, x->o.delim, r->f, x->cols + 1, &bad);
+		size_t bad, n = blanks ? split_plain(s, len, r->f, x->cols + 1) : SIZE_MAX - 1;
+		if (n == SIZE_MAX - 1)
+			n = split(s, s + len, x->o.delim, r->f, x->cols + 1, &bad);
 		if (n == 0)
 			continue;
 		if (n == SIZE_MAX)
 			return chunk_fail(c, it.n, "empty field in column %zu", bad);
-		if (keep_row(x, r, n, s, len, it.n, err, sizeof err) != 0)
+		if (keep_row(x, r, n, s, len, blanks ? s + len : NULL, it.n, err, sizeof err) != 0)
 			return chunk_fail(c, it.n, "%s", err);
 	}
 	c->lines = it.n;
+	placed(x, c, r);
 }
 
 /* The chunks' cut: at lines, unless a '"' (with a delimiter) may open a quoted field
@@ -608,9 +651,9 @@ static const struct chunk_ops table_line_ops = {.cut = chunk_cut_lines, .parse =
 static void
 load_text(struct table *t)
 {
-	struct tctx x = {t->opts, t->cols, t->k, NULL, t->first_line};
+	struct tctx x = {t->opts, t->cols, t->k, NULL, t->first_line, NULL, NULL};
 	size_t *pos = xmallocarray(MAX(t->cols, 1), sizeof *pos);
-	size_t esz = dtype_size(t->opts.dt), rows = 0, cap = 0, tlen = 0, tcap = 0;
+	size_t esz = dtype_size(t->opts.dt), rows = 0, cap = 0, tlen = 0;
 
 	for (size_t j = 0; j < t->cols; j++)
 		pos[j] = SIZE_MAX;
@@ -619,28 +662,32 @@ load_text(struct table *t)
 	x.pos = pos;
 	t->m.dtype = t->opts.dt;
 	t->m.cols = t->k;
+	if (t->k > 0) {		/* the numbers from the parsing threads; else no numbers */
+		x.rp = rp_new(chunks_slots());
+		rp_width(x.rp, mul_size(t->k, esz, "row"));
+	}
+	if (t->opts.keep_text) {
+		x.tp = rp_new(chunks_slots());
+		rp_width(x.tp, 1);
+	}
 	chunks *e = chunks_open(t->in, x.o.delim == TABLE_BLANKS ? &table_line_ops : &table_ops,
 	    &x);
 	for (struct chunk *c; (c = chunks_next(e)) != NULL;) {
 		const struct tres *r = c->res;
 		if (rows + r->nrows > cap) {
 			cap = MAX(rows + r->nrows, 2 * cap);
-			t->m.data = xreallocarray(t->m.data, mul_size(cap, MAX(t->k, 1), "rows"), esz);
+			if (x.rp == NULL)
+				t->m.data = xreallocarray(t->m.data, mul_size(cap, MAX(t->k, 1), "rows"), esz);
 			t->lineno = xreallocarray(t->lineno, cap, sizeof *t->lineno);
 			if (t->opts.keep_text)
 				t->line = xreallocarray(t->line, cap + 1, sizeof *t->line);
 		}
-		if (r->nrows > 0)	/* a chunk whose first line is bad has no values */
-			memcpy((char *)t->m.data + rows * t->k * esz, r->val, r->nrows * t->k * esz);
+		if (x.rp != NULL)	/* a chunk whose first line is bad has no values */
+			rp_take(x.rp, c->index, r->nrows, r->val);
 		for (size_t i = 0; i < r->nrows; i++)
 			t->lineno[rows + i] = c->line0 + r->line[i];
 		if (t->opts.keep_text) {
-			if (tlen + r->tlen > tcap) {
-				tcap = MAX(tlen + r->tlen, 2 * tcap);
-				t->text = xrealloc(t->text, tcap);
-			}
-			if (r->tlen > 0)
-				memcpy(t->text + tlen, r->text, r->tlen);
+			rp_take(x.tp, c->index, r->tlen, r->text);
 			for (size_t i = 0; i < r->nrows; i++)
 				t->line[rows + i] = tlen + r->toff[i];
 			tlen += r->tlen;
@@ -650,6 +697,11 @@ load_text(struct table *t)
 			chunk_die(e, c);
 	}
 	chunks_close(e);
+	size_t placed;
+	if (x.rp != NULL)
+		t->m.data = rp_finish(x.rp, &placed);
+	if (x.tp != NULL)
+		t->text = rp_finish(x.tp, &placed);
 	if (t->opts.keep_text) {
 		t->line = xreallocarray(t->line, rows + 1, sizeof *t->line);
 		t->line[rows] = tlen;

@@ -2,8 +2,11 @@
  * (Over 800 lines on purpose: one subcommand a library entry point, each a few dozen
  * lines, sharing the option parsing; splitting them would scatter a table of wrappers.)
  *
- *   acctest read [-t f32|f64] [--nonfinite] [-o FILE] [-O text|npy] [FILE]
- *       read a dense matrix (text or NPY) and write it back
+ *   acctest numcheck COUNT SEED        parse_double against strtod on COUNT numbers of
+ *                                     every kind: "N numbers, K differ", exit 1 if K
+ *   acctest read [-t f32|f64] [--nonfinite] [--table] [-o FILE] [-O text|npy] [FILE]
+ *       read a dense matrix (text or NPY) and write it back; --table: through the
+ *       table reader (table.h, default separators, every column) instead
  *   acctest stream [-j N] -n ROWS [FILE]   read in chunks of ROWS, a "--" line between chunks
  *   acctest lines [FILE]              echo lines as "N<TAB>line"
  *   acctest records [-j N] [-r lines|fasta|fastq] [-n MAX] [--slow MS] [FILE]
@@ -52,6 +55,7 @@
  *                                     parts of 3 lines, each share's vocabulary packed and
  *                                     all of them adopted as docsim's MPI ranks do it
  *                                     (tokenize.h); 1 share: one vocabulary, no packs */
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,6 +70,7 @@
 #include "dense.h"
 #include "devwork.h"
 #include "input.h"
+#include "numparse.h"
 #include "opencl.h"
 #include "output.h"
 #include "ranks.h"
@@ -73,6 +78,7 @@
 #include "seq.h"
 #include "sparse.h"
 #include "speech.h"
+#include "table.h"
 #include "timer.h"
 #include "tokenize.h"
 #include "tune.h"
@@ -98,26 +104,38 @@ cmd_read(int argc, char **argv, struct common_opts *co)
 		CLI_COMMON_LONG,
 		{"type", required_argument, NULL, 't'},
 		{"nonfinite", no_argument, NULL, 'N'},
+		{"table", no_argument, NULL, 'T'},
 		{NULL, 0, NULL, 0},
 	};
 	enum dtype dt = DT_F32;
-	int flags = 0, c;
+	int flags = 0, table = 0, c;
 	static const char *const types[] = {"f32", "f64", NULL};
 
 	argv[0] = (char *)progname;	/* getopt names the program in its messages */
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "t:N", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORT "t:NT", longopts, NULL)) != -1) {
 		if (c == 't')
 			dt = cli_choice("--type", optarg, types) ? DT_F64 : DT_F32;
 		else if (c == 'N')
 			flags |= MAT_ALLOW_NONFINITE;
+		else if (c == 'T')
+			table = 1;
 		else
 			cli_common(c, optarg, co, usage);
 	}
 	if (argc - optind > 1)
 		usage_error("too many files");
 	struct matrix m;
+	struct table tb;
 	double t = now_sec();
-	mat_load(optind < argc ? argv[optind] : NULL, dt, flags, &m);
+	if (table) {
+		struct table_opts o = {.delim = TABLE_BLANKS, .dt = dt};
+		table_read(optind < argc ? argv[optind] : NULL, &o, NULL, &tb);
+		m = tb.m;
+		memset(&tb.m, 0, sizeof tb.m);
+		table_free(&tb);
+	} else {
+		mat_load(optind < argc ? argv[optind] : NULL, dt, flags, &m);
+	}
 	phase_add(PH_READ, now_sec() - t);
 	vlog("read %zu x %zu", m.rows, m.cols);
 	t = now_sec();
@@ -473,6 +491,106 @@ cmd_number(int argc, char **argv)
 		printf("%zu\n", cli_size(argv[1], argv[2]));
 	stdout_finish();
 	return 0;
+}
+
+/* numcheck's next pseudo-random number (xorshift64) */
+static uint64_t nc_state = 88172645463325252ULL;
+
+static uint64_t
+nc_next(void)
+{
+	nc_state ^= nc_state << 13;
+	nc_state ^= nc_state >> 7;
+	nc_state ^= nc_state << 17;
+	return nc_state;
+}
+
+/* One number's text of some kind into b (room for 64 bytes and more). */
+static void
+nc_text(char *b, size_t size)
+{
+	static const char *const fixed[] = {"inf", "-Infinity", "nan", "-NAN(12ab)", "INFx",
+	    "0x1.8p3", "-0X1P-1074", "0x.8", ".5", "5.", "-.e3", "1e", "1e+", "+-1", "-0",
+	    "0e999999999", "1e-99999999", "1e99999999", "1.7976931348623157e308",
+	    "1.7976931348623158e308", "1.7976931348623159e308", "2.2250738585072014e-308",
+	    "2.2250738585072011e-308", "4.9e-324", "2.4703282292062327e-324",
+	    "2.4703282292062328e-324", "9007199254740993", "9007199254740992.5e0",
+	    "18446744073709551615", "18446744073709551616", "0.000000000000000000000001234",
+	    "123456789012345678901234567890e-30", "7e22", "7e23", "1e-342", "1e-343", "1e308",
+	    "1e309", "1.e5", "00000000000000000000000000001", "1.0000000000000000000000001"};
+	uint64_t r = nc_next(), k = r % 8;
+	double d;
+	r = nc_next();
+	memcpy(&d, &r, sizeof d);	/* any bits: any double, NaN and Inf included */
+	switch (k) {
+	case 0:
+		snprintf(b, size, "%s", fixed[nc_next() % (sizeof fixed / sizeof fixed[0])]);
+		break;
+	case 1:	/* as numpy.savetxt writes them by default, and other printf forms */
+		snprintf(b, size, (const char *const[]){"%.18e", "%.17g", "%.16g", "%.15g",
+		    "%.20g", "%a", "%.9g", "%g"}[nc_next() % 8], d);
+		break;
+	case 2: case 3: {	/* 1 to 25 digits, a point anywhere, an exponent of -400 to 400 */
+		int nd = 1 + (int)(nc_next() % 25), dot = (int)(nc_next() % (uint64_t)(nd + 2));
+		size_t n = 0;
+		if (nc_next() % 2)
+			b[n++] = "-+"[nc_next() % 2];
+		for (int i = 0; i < nd; i++) {
+			if (i == dot)
+				b[n++] = '.';
+			b[n++] = (char)('0' + nc_next() % 10);
+		}
+		if (nc_next() % 2)
+			snprintf(b + n, size - n, "e%d", (int)(nc_next() % 801) - 400);
+		else
+			b[n] = '\0';
+		break;
+	}
+	case 4: {	/* a tie between two doubles: 53 bits, then one half, times 10^z/10^z */
+		int sh = 1 + (int)(nc_next() % 10), z = (int)(nc_next() % 5);
+		uint64_t m = ((nc_next() >> 11) | (uint64_t)1 << 52) << sh | (uint64_t)1 << (sh - 1);
+		if (nc_next() % 4 == 0)
+			m ^= (uint64_t)1 << (sh - 1) | (nc_next() % 2);	/* or just beside it */
+		snprintf(b, size, "%llu%.*se-%d", (unsigned long long)m, z, "00000", z);
+		break;
+	}
+	default:	/* a double near a power of ten or two, or a subnormal, printed long */
+		d = ldexp(1.0 + (double)(nc_next() >> 11) / 9007199254740992.0,
+		    (int)(nc_next() % 2100) - 1075);
+		snprintf(b, size, (const char *const[]){"%.17g", "%.19g", "%.15e",
+		    "%.25g"}[nc_next() % 4], d);
+		break;
+	}
+}
+
+/* acctest numcheck COUNT SEED: parse_double against strtod, bit for bit and end for
+ * end, on COUNT numbers of every kind; prints the first that differ. */
+static int
+cmd_numcheck(int argc, char **argv)
+{
+	if (argc != 3)
+		usage_error("numcheck needs COUNT SEED");
+	long long count = cli_int("COUNT", argv[1], 1, 1LL << 40);
+	nc_state += (uint64_t)cli_int("SEED", argv[2], 0, 1LL << 40) * 0x9E3779B97F4A7C15ULL;
+	long long bad = 0;
+	char b[256];
+	for (long long i = 0; i < count; i++) {
+		nc_text(b, sizeof b);
+		char *eb;
+		double a, w = strtod(b, &eb);
+		const char *ea = parse_double(b, &a);
+		uint64_t ba, bw;
+		memcpy(&ba, &a, sizeof ba);
+		memcpy(&bw, &w, sizeof bw);
+		if (ea != eb || (ea != b && ba != bw && !(isnan(a) && isnan(w)))) {
+			if (bad++ < 10)
+				printf("differs: '%s': %.17g (%td bytes) where strtod gives %.17g (%td)\n",
+				    b, a, ea - b, w, eb - b);
+		}
+	}
+	printf("%lld numbers, %lld differ\n", count, bad);
+	stdout_finish();
+	return bad != 0;
 }
 
 static int
@@ -1182,6 +1300,8 @@ main(int argc, char **argv)
 		return cmd_stage(argc, argv, &co);
 	if (strcmp(cmd, "int") == 0 || strcmp(cmd, "double") == 0 || strcmp(cmd, "size") == 0)
 		return cmd_number(argc, argv);
+	if (strcmp(cmd, "numcheck") == 0)
+		return cmd_numcheck(argc, argv);
 	if (strcmp(cmd, "f32") == 0 || strcmp(cmd, "f64") == 0 || strcmp(cmd, "fixed") == 0)
 		return cmd_format(argc, argv);
 	if (strcmp(cmd, "cuda") == 0)

@@ -84,6 +84,45 @@ print("ok")' "$vals"
 	assert_output "ok"
 }
 
+@test "the number parser gives strtod's bits and end on 3 million numbers of every kind" {
+	# acctest numcheck: parse_double (Clinger's fast path, the Eisel-Lemire step,
+	# strtod for the rest) against glibc's strtod, on numbers as printf's forms and
+	# numpy.savetxt write them, 1 to 25 digits with exponents of -400 to 400, exact ties
+	# between two doubles and their neighbours, subnormals, hex, inf and nan spellings
+	for seed in 1 2 3; do
+		run -0 acctest numcheck 1000000 $seed
+		assert_output "1000000 numbers, 0 differ"
+	done
+}
+
+@test "numpy.savetxt's default %.18e reads as numpy.loadtxt reads it, float64 and float32" {
+	py -c '
+import numpy as np
+r = np.random.default_rng(3)
+a = np.concatenate([r.standard_normal((300, 8)), r.standard_normal((300, 8)) * 1e-300,
+    r.standard_normal((300, 8)) * 1e300, r.uniform(-1e-310, 1e-310, (30, 8))])
+np.savetxt("s.txt", a)
+np.save("s.npy", np.loadtxt("s.txt"))'
+	acctest read -t f64 -O npy -o got64.npy s.txt
+	run -0 py -c '
+import numpy as np
+ref, got = np.load("s.npy"), np.load("got64.npy")
+assert got.shape == ref.shape and np.array_equal(got.view(np.uint64), ref.view(np.uint64))
+print("ok")'
+	assert_output "ok"
+	# read as float32, the rows past its range are an error: the first of them named
+	run -1 --separate-stderr acctest read -O npy -o got32.npy s.txt
+	assert_equal "$stderr" "$(printf 'acctest: s.txt:601: column 1: %s is out of range for float32' "$(sed -n 601p s.txt | cut -d' ' -f1 | xargs printf '%.17g')")"
+	head -300 s.txt > n.txt
+	acctest read -O npy -o got32.npy n.txt
+	run -0 py -c '
+import numpy as np
+ref, got = np.load("s.npy")[:300].astype(np.float32), np.load("got32.npy")
+assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), ref.view(np.uint32))
+print("ok")'
+	assert_output "ok"
+}
+
 @test "plain decimals of every digit count read exactly as strtod reads them" {
 	# The inline fast path (numparse.h's parse_plain, eight digits at a time) against
 	# Python's float, which rounds as strtod does: up to 19 significant digits, the
@@ -447,6 +486,122 @@ print("ok")'
 	done
 	acctest read -j 1 m.txt > ref.txt
 	ACCELKIT_CHUNK_BYTES=100 acctest read -j 4 m.txt | cmp ref.txt -
+}
+
+@test "the table reader reads the same matrix as numpy at any -j, chunk size, file or pipe" {
+	# randmat's lines are 20 to 200 bytes: fields and commas fall across the 64-byte
+	# blocks in which the table reader finds its fields (common/fieldscan.h)
+	randmat m.txt 3000 7 12
+	randmat w.txt 200 40 13
+	for f in m.txt w.txt; do
+		acctest read --table -j 1 -t f64 -O npy -o ref64.npy $f
+		acctest read --table -j 1 -O npy -o ref32.npy $f
+		run -0 py - $f <<'PY'
+import sys, numpy as np
+ref = np.load(sys.argv[1] + ".ref.npy")
+g64, g32 = np.load("ref64.npy"), np.load("ref32.npy")
+assert g64.dtype == np.float64 and g64.shape == ref.shape, (g64.shape, ref.shape)
+assert np.array_equal(g64.view(np.uint64), ref.view(np.uint64))
+assert g32.dtype == np.float32 and np.array_equal(g32.view(np.uint32), ref.astype(np.float32).view(np.uint32))
+print("ok")
+PY
+		assert_output "ok"
+		for bytes in 1 100 4096 1048576; do
+			for j in 1 2 4 16; do
+				ACCELKIT_CHUNK_BYTES=$bytes acctest read --table -j $j -O npy -o got.npy $f
+				cmp ref32.npy got.npy
+				cat $f | ACCELKIT_CHUNK_BYTES=$bytes acctest read --table -j $j -t f64 -O npy > got.npy
+				cmp ref64.npy got.npy
+			done
+		done
+	done
+}
+
+@test "the table reader finds fields and commas on every byte around a 64-byte block's edge" {
+	# three fields, the second starting at bytes 56 to 72 of the line, with each kind of
+	# separator before and after it; some lines end at byte 64 or 128 exactly
+	py - <<'PY' > e.txt
+import random
+r = random.Random(5)
+seps = [" ", "\t", ",", " ,", ", ", " , ", "  \t "]
+out, ref = [], []
+for start in range(50, 80):
+    for sep in seps:
+        a = "%.*f" % (r.randint(0, 9), r.uniform(-9, 9))
+        b = "-" + "1" * r.randint(1, 19) if r.random() < 0.5 else "%.7g" % r.gauss(0, 9)
+        c = "%.17g" % r.uniform(-1, 1)
+        head = " " * max(0, start - len(sep) - len(a)) + a + sep
+        line = head + b + r.choice(seps) + c
+        for end in (64, 128):
+            if len(line) < end and r.random() < 0.5:
+                line += " " * (end - len(line))
+        out.append(line + r.choice(["\n", "\r\n"]))
+        ref.append([float(a), float(b), float(c)])
+open("e.txt", "w", newline="").write("".join(out))
+import numpy as np
+np.save("e.ref.npy", np.array(ref))
+PY
+	run -0 sh -c 'awk "length(\$0) == 64 || length(\$0) == 128" e.txt | wc -l'
+	[ "$output" -gt 20 ]
+	for j in 1 2; do
+		for bytes in 64 1048576; do
+			ACCELKIT_CHUNK_BYTES=$bytes acctest read --table -j $j -t f64 -O npy -o got.npy e.txt
+			run -0 py -c '
+import numpy as np
+got, ref = np.load("got.npy"), np.load("e.ref.npy")
+assert got.shape == ref.shape and np.array_equal(got.view(np.uint64), ref.view(np.uint64)), got.shape
+print("ok")'
+			assert_output "ok"
+		done
+	done
+}
+
+@test "the table reader says which field is empty, wherever the comma falls in a block" {
+	for pad in 0 58 60 61 62 63 64 65 126 127; do
+		p=$(printf '%*s' $pad '')
+		for row in "${p},1 2 3:1" "${p}1,,2 3:2" "${p}1, ,2 3:2" "${p}1 2 3,:4" "${p}1 2 3 , :4" \
+		    "1 2${p},,3:3"; do
+			printf '5 6 7\n%s\n' "${row%:*}" > bad.txt
+			for j in 1 2; do
+				run -1 --separate-stderr acctest read --table -j $j bad.txt
+				assert_equal "$stderr" "acctest: bad.txt:2: empty field in column ${row##*:}"
+			done
+		done
+	done
+}
+
+@test "rows the parsing threads write into the matrix land where one thread puts them" {
+	# mat_read's rows go into the matrix from the threads that parse them
+	# (common/rowplace.h): many small chunks, more threads than cores, file and pipe
+	randmat big.txt 20000 5 21
+	acctest read -j 1 -t f64 -O npy -o ref.npy big.txt
+	run -0 py -c '
+import numpy as np
+got, ref = np.load("ref.npy"), np.load("big.txt.ref.npy")
+assert got.shape == ref.shape and np.array_equal(got.view(np.uint64), ref.view(np.uint64))
+print("ok")'
+	assert_output "ok"
+	for bytes in 300 3000 65536; do
+		for j in 3 8 16; do
+			ACCELKIT_CHUNK_BYTES=$bytes acctest read -j $j -t f64 -O npy -o got.npy big.txt
+			cmp ref.npy got.npy
+			cat big.txt | ACCELKIT_CHUNK_BYTES=$bytes acctest read -j $j -t f64 -O npy > got.npy
+			cmp ref.npy got.npy
+		done
+	done
+	# a ragged row near the end: the rows before it are not what is reported, its line is
+	py -c '
+import sys
+lines = open("big.txt").read().split("\n")
+lines[19000] = lines[19000] + " 1"
+open("rag.txt", "w").write("\n".join(lines))'
+	want=$(acctest read -j 1 rag.txt 2>&1 >/dev/null || true)
+	[[ "$want" == "acctest: rag.txt:"*": row has 6 columns, expected 5 as on line 2" ]]
+	for j in 4 16; do
+		run -1 --separate-stderr env ACCELKIT_CHUNK_BYTES=500 acctest read -j $j rag.txt
+		assert_equal "$stderr" "$want"
+		assert_output ""
+	done
 }
 
 @test "a bad dense line is reported as with -j 1, at, before and after a chunk boundary" {
