@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "err.h"
 
 #define WB 64				/* rows of a block */
@@ -28,6 +30,14 @@
 #define ROWINF (INT32_MAX / 2)		/* the same in a row of int32 */
 /* A piece of an alignment whose columns' blocks fit this is traced back whole. */
 #define STORE_BYTES ((size_t)32 << 20)
+/* An alignment's split of more band cells than this runs its halves, and then its two
+ * pieces, as tasks on -j's threads: a task costs microseconds, such a split
+ * milliseconds. */
+#define ED_TASK_CELLS 4e6
+/* An alignment of fewer band cells than this keeps to one thread: the team's start
+ * and its waits cost more than the halves save (lambda at 1%, 4.6e7 cells: 1.5 ms on
+ * one thread, 2026-11-29). */
+#define ED_TEAM_CELLS 1e8
 
 struct blk {
 	uint64_t P, M;		/* the block's v values: +1 and -1 bits */
@@ -41,8 +51,6 @@ struct ed_bws {
 	uint8_t code[256];	/* a byte's code: 0 for those not in the query */
 	struct blk *bl;
 	size_t blcap;
-	int32_t *f, *r;		/* Hirschberg's rows */
-	size_t fcap, rcap;
 };
 
 struct ed_bws *
@@ -58,8 +66,6 @@ ed_bws_free(struct ed_bws *w)
 		return;
 	free(w->peq);
 	free(w->bl);
-	free(w->f);
-	free(w->r);
 	free(w);
 }
 
@@ -410,13 +416,25 @@ ed_band_dist(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, in
 
 /* ---- alignments ---- */
 
+/* The pieces of an alignment are independent once split, and so are the forward and
+ * reverse halves of a split: with several threads they run as OpenMP tasks. A piece
+ * A[ao..ao+m) x B[bo..bo+n) writes its at most m + n operations from ops[ao + bo] on,
+ * a stretch no other piece touches, so the CIGAR is the same bytes whatever thread
+ * computed what; the bytes left over stay 0 and are skipped. */
 struct aln {
 	const uint8_t *a, *b, *ra, *rb;	/* the strings and their reversals */
 	int64_t M, N;
-	struct ed_bws *w;
-	char *ops;			/* the alignment's operations, in order */
-	size_t nops;
+	struct ed_bws **ws;		/* a scratch a thread of the team */
+	char *ops;			/* the operations at their pieces' places */
+	double task_cells;		/* a split of more band cells than this is tasks */
 };
+
+/* The calling thread's scratch: used only between task scheduling points. */
+static struct ed_bws *
+scratch(const struct aln *h)
+{
+	return h->ws[omp_get_thread_num()];
+}
 
 /* D[i][j] of a stored piece of m rows (INF outside its blocks). */
 static int64_t
@@ -447,37 +465,57 @@ piece(struct aln *h, int64_t ao, int64_t m, int64_t bo, int64_t n, int64_t k)
 	st.first = xmallocarray((size_t)n, sizeof *st.first);
 	st.last = xmallocarray((size_t)n, sizeof *st.last);
 	st.off = xmallocarray((size_t)n, sizeof *st.off);
-	prep(h->w, a, m);
+	struct ed_bws *w = scratch(h);
+	prep(w, a, m);
 	struct bjob J = {.t = b, .m = m, .mfull = m, .n = n, .k = k, .mode = ED_GLOBAL,
 	    .st = &st};
-	int64_t d = band_run(h->w, &J);
+	int64_t d = band_run(w, &J);
 	if (d != k)
 		die("internal error: a piece of the alignment costs %lld, not %lld",
 		    (long long)d, (long long)k);
-	size_t n0 = h->nops;
+	char *ops = h->ops + ao + bo;
+	size_t nops = 0;
 	for (int64_t i = m, j = n; i > 0 || j > 0;) {
 		int64_t v = stored(&st, m, i, j);
 		int ne = i > 0 && j > 0 && a[i - 1] != b[j - 1];
 		if (i > 0 && j > 0 && v == stored(&st, m, i - 1, j - 1) + ne) {
-			h->ops[h->nops++] = ne ? 'X' : '=';
+			ops[nops++] = ne ? 'X' : '=';
 			i--, j--;
 		} else if (i > 0 && v == stored(&st, m, i - 1, j) + 1) {
-			h->ops[h->nops++] = 'D';
+			ops[nops++] = 'D';
 			i--;
 		} else {
-			h->ops[h->nops++] = 'I';
+			ops[nops++] = 'I';
 			j--;
 		}
 	}
-	for (size_t x = n0, y = h->nops - 1; x < y; x++, y--) {
-		char c = h->ops[x];
-		h->ops[x] = h->ops[y];
-		h->ops[y] = c;
+	for (size_t x = 0, y = nops - 1; nops > 0 && x < y; x++, y--) {
+		char c = ops[x];
+		ops[x] = ops[y];
+		ops[y] = c;
 	}
 	free(st.first);
 	free(st.last);
 	free(st.off);
 	free(st.v);
+}
+
+/* One half of a split: D[mid][0..n] of A's first mid rows against B (rev 0), or of
+ * the reversed last m - mid rows against reversed B (rev 1), within the band of k. */
+static void
+half(struct aln *h, int rev, int64_t ao, int64_t m, int64_t bo, int64_t n, int64_t k,
+    int32_t *row)
+{
+	struct ed_bws *w = scratch(h);
+	int64_t mid = m / 2;
+	if (!rev)
+		prep(w, h->a + ao, mid);
+	else
+		prep(w, h->ra + (h->M - ao - m), m - mid);
+	struct bjob J = {.t = rev ? h->rb + (h->N - bo - n) : h->b + bo,
+	    .m = rev ? m - mid : mid, .mfull = m, .n = n, .k = k, .mode = ED_GLOBAL,
+	    .row = row};
+	band_run(w, &J);
 }
 
 /* A[ao..ao+m) against B[bo..bo+n) at cost k: halves split where the forward and the
@@ -486,10 +524,8 @@ static void
 split(struct aln *h, int64_t ao, int64_t m, int64_t bo, int64_t n, int64_t k)
 {
 	if (m == 0 || n == 0) {
-		memset(h->ops + h->nops, 'I', (size_t)n);
-		h->nops += (size_t)n;
-		memset(h->ops + h->nops, 'D', (size_t)m);
-		h->nops += (size_t)m;
+		memset(h->ops + ao + bo, 'I', (size_t)n);
+		memset(h->ops + ao + bo + n, 'D', (size_t)m);
 		return;
 	}
 	size_t per = (size_t)(MIN(k, m) / WB + 3) * sizeof(struct blk) + 3 * sizeof(int64_t);
@@ -497,19 +533,15 @@ split(struct aln *h, int64_t ao, int64_t m, int64_t bo, int64_t n, int64_t k)
 		piece(h, ao, m, bo, n, k);
 		return;
 	}
-	struct ed_bws *w = h->w;
+	/* the band's cells, about: tasks only where they outweigh their cost */
+	const int par = (double)n * (double)MIN(m, 2 * k + WB) > h->task_cells;
 	int64_t mid = m / 2, best = -1;
-	ed_grow((void **)&w->f, &w->fcap, (size_t)n + 1, sizeof *w->f);
-	ed_grow((void **)&w->r, &w->rcap, (size_t)n + 1, sizeof *w->r);
-	int32_t *f = w->f, *r = w->r;
-	prep(w, h->a + ao, mid);
-	struct bjob J = {.t = h->b + bo, .m = mid, .mfull = m, .n = n, .k = k,
-	    .mode = ED_GLOBAL, .row = f};
-	band_run(w, &J);
-	prep(w, h->ra + (h->M - ao - m), m - mid);
-	J = (struct bjob){.t = h->rb + (h->N - bo - n), .m = m - mid, .mfull = m, .n = n,
-	    .k = k, .mode = ED_GLOBAL, .row = r};
-	band_run(w, &J);
+	int32_t *f = xmallocarray((size_t)n + 1, sizeof *f);
+	int32_t *r = xmallocarray((size_t)n + 1, sizeof *r);
+	#pragma omp task if (par) default(shared)
+	half(h, 1, ao, m, bo, n, k, r);
+	half(h, 0, ao, m, bo, n, k, f);
+	#pragma omp taskwait
 	for (int64_t j = 0; j <= n; j++)
 		if ((int64_t)f[j] + r[n - j] == k) {
 			best = j;
@@ -519,30 +551,52 @@ split(struct aln *h, int64_t ao, int64_t m, int64_t bo, int64_t n, int64_t k)
 		die("internal error: no column of the alignment's halves sums to %lld",
 		    (long long)k);
 	int64_t k1 = f[best], k2 = r[n - best];
-	split(h, ao, mid, bo, best, k1);
+	free(f);
+	free(r);
+	#pragma omp task if (par) default(shared)
 	split(h, ao + mid, m - mid, bo + best, n - best, k2);
+	split(h, ao, mid, bo, best, k1);
+	#pragma omp taskwait
 }
 
 char *
 ed_band_align(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, int64_t n,
     int64_t d)
 {
-	struct aln h = {.a = a, .b = b, .M = m, .N = n, .w = w};
+	struct aln h = {.a = a, .b = b, .M = m, .N = n, .task_cells = ED_TASK_CELLS};
 	uint8_t *ra = reversed(a, m), *rb = reversed(b, n);
 	h.ra = ra;
 	h.rb = rb;
-	h.ops = xmalloc((size_t)(m + n) + 1);
+	h.ops = xcalloc((size_t)(m + n) + 1, 1);
+	/* one pair's threads: -j's, unless this pair is one of a batch's (nested: one) or
+	 * too small to repay a team's start */
+	int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+	if ((double)MAX(m, n) * (double)MIN(MIN(m, n), 2 * d + WB) < ED_TEAM_CELLS)
+		nt = 1;
+	h.ws = xcalloc((size_t)nt, sizeof *h.ws);
+	h.ws[0] = w;
+	for (int i = 1; i < nt; i++)
+		h.ws[i] = ed_bws_new();
+	#pragma omp parallel num_threads(nt) if (nt > 1)
+	#pragma omp single
 	split(&h, 0, m, 0, n, d);
+	for (int i = 1; i < nt; i++)
+		ed_bws_free(h.ws[i]);
+	free(h.ws);
 	free(ra);
 	free(rb);
 	/* the operations as runs: a run of L takes at most 12 L bytes */
-	size_t cap = h.nops * 12 + 1, len = 0;
+	size_t nops = (size_t)(m + n), cap = nops * 12 + 1, len = 0;
 	char *s = xmalloc(cap);
-	for (size_t i = 0; i < h.nops;) {
-		size_t k = i;
-		while (k < h.nops && h.ops[k] == h.ops[i])
-			k++;
-		len += (size_t)snprintf(s + len, cap - len, "%zu%c", k - i, h.ops[i]);
+	for (size_t i = 0; i < nops;) {
+		if (h.ops[i] == 0) {
+			i++;
+			continue;
+		}
+		size_t k = i, run = 0;
+		for (; k < nops && (h.ops[k] == h.ops[i] || h.ops[k] == 0); k++)
+			run += h.ops[k] != 0;
+		len += (size_t)snprintf(s + len, cap - len, "%zu%c", run, h.ops[i]);
 		i = k;
 	}
 	s[len] = '\0';
