@@ -16,13 +16,16 @@
  * shrink at the top; at the bottom one is added a column, enough since the lowest
  * such cell moves down at most a row a column (D[i+1][j+1] >= D[i][j]). */
 #include "editdist4r.h"
+#include "editdist4r_band.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <omp.h>
 
+#include "cli.h"
 #include "err.h"
 
 #define WB 64				/* rows of a block */
@@ -46,11 +49,14 @@ struct blk {
 
 struct ed_bws {
 	uint64_t *peq;		/* [code * nb + block]: rows of the query holding that code */
+	uint64_t *peqbuf;	/* peq, with ED_WPAD words before and after */
 	size_t peqcap;
 	int64_t nb;
 	uint8_t code[256];	/* a byte's code: 0 for those not in the query */
-	struct blk *bl;
-	size_t blcap;
+	uint64_t *P, *M;	/* the blocks' v vectors: +1 and -1 bits */
+	int64_t *S;		/* D at each block's last row (row m in the last block) */
+	uint64_t *sbuf;		/* P, M and S, each with ED_WPAD before and after */
+	size_t scap;
 };
 
 struct ed_bws *
@@ -64,8 +70,8 @@ ed_bws_free(struct ed_bws *w)
 {
 	if (w == NULL)
 		return;
-	free(w->peq);
-	free(w->bl);
+	free(w->peqbuf);
+	free(w->sbuf);
 	free(w);
 }
 
@@ -92,12 +98,17 @@ prep(struct ed_bws *w, const uint8_t *q, int64_t m)
 				w->code[c] = (uint8_t)ncodes++;
 	}
 	w->nb = MAX(CEIL_DIV(m, WB), (int64_t)1);
-	size_t len = (size_t)ncodes * (size_t)w->nb;
-	ed_grow((void **)&w->peq, &w->peqcap, len, sizeof *w->peq);
-	memset(w->peq, 0, len * sizeof *w->peq);
+	size_t len = (size_t)ncodes * (size_t)w->nb + 2 * ED_WPAD;
+	ed_grow((void **)&w->peqbuf, &w->peqcap, len, sizeof *w->peqbuf);
+	memset(w->peqbuf, 0, len * sizeof *w->peqbuf);
+	w->peq = w->peqbuf + ED_WPAD;
 	for (int64_t i = 0; i < m; i++)
 		w->peq[(size_t)w->code[q[i]] * w->nb + i / WB] |= (uint64_t)1 << (i % WB);
-	ed_grow((void **)&w->bl, &w->blcap, (size_t)w->nb, sizeof *w->bl);
+	size_t per = (size_t)w->nb + 2 * ED_WPAD;
+	ed_grow((void **)&w->sbuf, &w->scap, 3 * per, sizeof *w->sbuf);
+	w->P = w->sbuf + ED_WPAD;
+	w->M = w->P + per;
+	w->S = (int64_t *)(w->M + per);
 }
 
 /* The columns of a traceback: each column's first and last block and their vectors. */
@@ -162,8 +173,48 @@ short_run(struct ed_bws *w, struct bjob *J)
 	return best;
 }
 
+/* ---- wide groups ---- */
+
+/* The widest group of columns this CPU computes at once (editdist4r_band.h): 8 with
+ * AVX-512, 4 with AVX2, else 1 (a column at a time, on 64-bit words); at most what
+ * ACCELKIT_EDITDIST4R_WORDS (64, 256 or 512 bits) allows, for tests and measurements. */
+static int wide_lanes = 1;
+static void (*wide_group)(struct ed_wgroup *);
+static pthread_once_t wide_once = PTHREAD_ONCE_INIT;
+
+static void
+wide_pick(void)
+{
+	static const char *const bits[] = {"64", "256", "512", NULL};
+	const char *e = getenv("ACCELKIT_EDITDIST4R_WORDS");
+	int want = e != NULL && *e != '\0' ? cli_choice("ACCELKIT_EDITDIST4R_WORDS", e, bits) : 2;
+	__builtin_cpu_init();
+	if (want >= 2 && __builtin_cpu_supports("avx512f")) {
+		wide_lanes = ed_band_avx512_lanes;
+		wide_group = ed_band_group_avx512;
+	} else if (want >= 1 && __builtin_cpu_supports("avx2")) {
+		wide_lanes = ed_band_avx2_lanes;
+		wide_group = ed_band_group_avx2;
+	}
+}
+
+static int
+lanes_here(void)
+{
+	pthread_once(&wide_once, wide_pick);
+	return wide_lanes;
+}
+
+/* A group of L columns pays where the band is at least this many blocks high: below,
+ * its steps into and out of the skew (L - 1 each) outweigh its width. */
+#define WIDE_MIN_BLOCKS(L) (2 * (L))
+
+/* ---- the band ---- */
+
 /* The band's run with bound k: the best value <= k (D[m][n] for the global mode, the
- * least of D[m][1..n] for the others), or -1 when there is none. */
+ * least of D[m][1..n] for the others), or -1 when there is none. Columns go one at a
+ * time, or in wide groups of g where the CPU has them (not for a piece whose blocks
+ * are stored: those are a column's own). */
 static int64_t
 band_run(struct ed_bws *w, struct bjob *J)
 {
@@ -171,7 +222,10 @@ band_run(struct ed_bws *w, struct bjob *J)
 	const int64_t m = J->m, n = J->n, mf = J->mfull, nb = w->nb;
 	const int ob = (int)((m - 1) % WB);
 	int64_t k = J->k, best = -1, dlo = 0, dhi = 0;
-	struct blk *bl = w->bl;
+	uint64_t *P = w->P, *M = w->M;
+	int64_t *S = w->S;
+	const int lanes = J->st == NULL ? lanes_here() : 1;
+	struct ed_wgroup G = {.P = P, .M = M, .S = S, .peq = w->peq, .nb = nb, .ob = ob};
 
 	J->end = 0;
 	if (!global && nb <= SHORT_BLOCKS && J->row == NULL && J->st == NULL)
@@ -183,25 +237,29 @@ band_run(struct ed_bws *w, struct bjob *J)
 	}
 	int64_t fb = 0, lb = (MIN(m, MAX(k, (int64_t)1)) - 1) / WB;
 	for (int64_t b = 0; b <= lb; b++) {
-		bl[b].P = ~(uint64_t)0;
-		bl[b].M = 0;
-		bl[b].score = MIN((b + 1) * WB, m);
+		P[b] = ~(uint64_t)0;
+		M[b] = 0;
+		S[b] = MIN((b + 1) * WB, m);
 	}
 	if (J->row != NULL)
 		J->row[0] = (int32_t)MIN(m, (int64_t)ROWINF);
-	int64_t j = 1;
-	for (; j <= n; j++) {
-		const uint64_t *eq = w->peq + (size_t)w->code[J->t[j - 1]] * nb;
+	int64_t j = 1, g = 1;
+	for (; j <= n; j += g) {
+		/* a group of g columns j..jl: wide where the band is high enough */
+		g = lanes > 1 && j + lanes - 1 <= n && lb - fb + 1 >= WIDE_MIN_BLOCKS(lanes) ?
+		    lanes : 1;
+		const int64_t jl = j + g - 1;
 		int64_t sfb = 0, slb = nb - 1;
 		if (global) {
 			sfb = (MAX((int64_t)1, j - dhi) - 1) / WB;
-			slb = (MIN(m, j - dlo) - 1) / WB;
+			slb = (MIN(m, jl - dlo) - 1) / WB;
 		}
-		if (lb + 1 < nb && lb + 1 <= slb) {	/* one block more at the bottom */
+		/* a block more at the bottom a column, started from the one above it */
+		for (int64_t x = 0; x < g && lb + 1 < nb && lb + 1 <= slb; x++) {
 			lb++;
-			bl[lb].P = ~(uint64_t)0;
-			bl[lb].M = 0;
-			bl[lb].score = bl[lb - 1].score + MIN((lb + 1) * WB, m) - lb * WB;
+			P[lb] = ~(uint64_t)0;
+			M[lb] = 0;
+			S[lb] = S[lb - 1] + MIN((lb + 1) * WB, m) - lb * WB;
 		}
 		if (fb < sfb)
 			fb = sfb;
@@ -209,45 +267,70 @@ band_run(struct ed_bws *w, struct bjob *J)
 			break;
 		/* row 0: D[0][j] - D[0][j-1] is 0 in infix, else 1 (and 1 as an
 		 * over-estimate on the band's upper edge) */
-		uint64_t hp = !(infix && fb == 0), hm = 0, ph, mh;
-		const int64_t full = MIN(lb, nb - 2);	/* the blocks of 64 rows */
-		for (int64_t b = fb; b <= full; b++) {
-			uint64_t P = bl[b].P, M = bl[b].M;
-			ed_bp_step64(&P, &M, eq[b], hp, hm, &ph, &mh);
-			bl[b].P = P;
-			bl[b].M = M;
-			hp = ph >> (WB - 1);
-			hm = mh >> (WB - 1);
-			bl[b].score += (int64_t)hp - (int64_t)hm;
+		const uint64_t h0 = !(infix && fb == 0);
+		if (g > 1) {
+			G.fb = fb;
+			G.lb = lb;
+			G.h0 = h0;
+			for (int64_t l = 0; l < g; l++)
+				G.eqoff[l] = (int64_t)w->code[J->t[j - 1 + l]] * nb;
+			wide_group(&G);
+		} else {
+			const uint64_t *eq = w->peq + (size_t)w->code[J->t[j - 1]] * nb;
+			uint64_t hp = h0, hm = 0, ph, mh;
+			const int64_t full = MIN(lb, nb - 2);	/* the blocks of 64 rows */
+			for (int64_t b = fb; b <= full; b++) {
+				uint64_t p = P[b], q = M[b];
+				ed_bp_step64(&p, &q, eq[b], hp, hm, &ph, &mh);
+				P[b] = p;
+				M[b] = q;
+				hp = ph >> (WB - 1);
+				hm = mh >> (WB - 1);
+				S[b] += (int64_t)hp - (int64_t)hm;
+			}
+			if (lb == nb - 1 && lb >= fb) {	/* the last block: row m at bit ob */
+				ed_bp_step64(&P[lb], &M[lb], eq[lb], hp, hm, &ph, &mh);
+				S[lb] += (int64_t)((ph >> ob) & 1) - (int64_t)((mh >> ob) & 1);
+			}
 		}
-		if (lb == nb - 1 && lb >= fb) {	/* the last block: row m at bit ob */
-			ed_bp_step64(&bl[lb].P, &bl[lb].M, eq[lb], hp, hm, &ph, &mh);
-			bl[lb].score += (int64_t)((ph >> ob) & 1) - (int64_t)((mh >> ob) & 1);
+		/* the group's columns before its last: row m where the band holds it */
+		for (int64_t c = j; c < jl; c++) {
+			int64_t s = lb == nb - 1 ? G.last[c - j] : INF;
+			if (J->row != NULL)
+				J->row[c] = (int32_t)MIN(s, (int64_t)ROWINF);
+			if (!global && s <= k && (best < 0 || s < best || (J->last && s == best))) {
+				best = s;
+				J->end = c;
+				if (J->row == NULL)
+					k = s;
+			}
 		}
 		/* an alignment through the last block's last row: an upper bound */
 		if (global && J->row == NULL && m == mf) {
 			int64_t r1 = MIN((lb + 1) * WB, m);
-			k = MIN(k, bl[lb].score + MAX(n - j, m - r1));
+			k = MIN(k, S[lb] + MAX(n - jl, m - r1));
 		}
 		/* blocks go from either end when they hold no cell within k; the first
 		 * stays while row 0 above it holds one */
-		const int64_t t = mf - n + j;
-		const int keep0 = (infix ? 0 : j) + (global ? llabs(n - j - mf) :
-		    MAX((int64_t)0, mf - (n - j))) <= k;
-		while (lb >= fb && !(lb == 0 && keep0) && block_bound(global, bl[lb].score,
+		const int64_t t = mf - n + jl;
+		const int keep0 = (infix ? 0 : jl) + (global ? llabs(n - jl - mf) :
+		    MAX((int64_t)0, mf - (n - jl))) <= k;
+		while (lb >= fb && !(lb == 0 && keep0) && block_bound(global, S[lb],
 		    lb * WB + 1, MIN((lb + 1) * WB, m), t) > k)
 			lb--;
-		while (fb <= lb && !(fb == 0 && keep0) && block_bound(global, bl[fb].score,
+		while (fb <= lb && !(fb == 0 && keep0) && block_bound(global, S[fb],
 		    fb * WB + 1, MIN((fb + 1) * WB, m), t) > k)
 			fb++;
-		if (fb > lb)
+		if (fb > lb) {
+			j = jl;
 			break;
-		int64_t s = lb == nb - 1 ? bl[lb].score : INF;
+		}
+		int64_t s = lb == nb - 1 ? S[lb] : INF;
 		if (J->row != NULL)
-			J->row[j] = (int32_t)MIN(s, (int64_t)ROWINF);
+			J->row[jl] = (int32_t)MIN(s, (int64_t)ROWINF);
 		if (!global && s <= k && (best < 0 || s < best || (J->last && s == best))) {
 			best = s;
-			J->end = j;
+			J->end = jl;
 			if (J->row == NULL)
 				k = s;	/* from here on only as good or better */
 		}
@@ -261,8 +344,8 @@ band_run(struct ed_bws *w, struct bjob *J)
 			st->first[j - 1] = fb;
 			st->last[j - 1] = lb;
 			st->off[j - 1] = st->used;
-			memcpy(st->v + st->used, bl + fb, cnt * sizeof *bl);
-			st->used += cnt;
+			for (int64_t b = fb; b <= lb; b++)
+				st->v[st->used++] = (struct blk){P[b], M[b], S[b]};
 		}
 	}
 	for (int64_t c = j; c <= n; c++) {	/* the band ended: nothing within k */
@@ -274,10 +357,10 @@ band_run(struct ed_bws *w, struct bjob *J)
 		}
 	}
 	if (global) {
-		if (j <= n || lb != nb - 1 || bl[lb].score > k)
+		if (j <= n || lb != nb - 1 || S[lb] > k)
 			return -1;
 		J->end = n;
-		return bl[lb].score;
+		return S[lb];
 	}
 	return best;
 }
