@@ -37,9 +37,9 @@
  * pieces, as tasks on -j's threads: a task costs microseconds, such a split
  * milliseconds. */
 #define ED_TASK_CELLS 4e6
-/* An alignment of fewer band cells than this keeps to one thread: the team's start
- * and its waits cost more than the halves save (lambda at 1%, 4.6e7 cells: 1.5 ms on
- * one thread, 2026-11-29). */
+/* A pair of fewer band cells than this keeps to one thread (its distance and its
+ * alignment): a team's start and its waits cost more than the halves save (lambda at
+ * 1%, 4.6e7 cells: 1.5 ms on one thread, 2026-11-29). */
 #define ED_TEAM_CELLS 1e8
 
 struct blk {
@@ -406,9 +406,49 @@ ed_band_work(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, in
 	return (double)MAX(m, n) * (double)MIN(MIN(m, n), k + 2 * WB);
 }
 
+/* The n bytes at s, last first, in a malloc'd buffer. */
+static uint8_t *
+reversed(const uint8_t *s, int64_t n)
+{
+	uint8_t *r = xmalloc((size_t)MAX(n, (int64_t)1));
+	for (int64_t i = 0; i < n; i++)
+		r[i] = s[n - 1 - i];
+	return r;
+}
+
+/* The global distance within k by two threads: A's first half forward and its second
+ * half reversed (against B reversed), at once, each within the band of k; the least
+ * sum of the two rows at a column is the distance where it is <= k (the cells of an
+ * alignment of that cost are exact in both, and no row is below its true value), and
+ * above k where the distance is. Each half has its own scratch, prepared once. */
+struct halves {
+	struct ed_bws *w[2];
+	const uint8_t *a, *b;	/* A's first half and B; A's second half and B, reversed */
+	uint8_t *ra, *rb;
+	int64_t m, n, mid;
+	int32_t *f, *r;
+};
+
+static int64_t
+halves_run(struct halves *H, int64_t k)
+{
+	#pragma omp parallel for num_threads(2) schedule(static, 1)
+	for (int x = 0; x < 2; x++) {
+		struct bjob J = {.t = x ? H->rb : H->b, .m = x ? H->m - H->mid : H->mid,
+		    .mfull = H->m, .n = H->n, .k = k, .mode = ED_GLOBAL, .row = x ? H->r : H->f};
+		band_run(H->w[x], &J);
+	}
+	int64_t best = INF;
+	for (int64_t j = 0; j <= H->n; j++)
+		best = MIN(best, (int64_t)H->f[j] + H->r[H->n - j]);
+	return best <= k ? best : -1;
+}
+
 /* The best value of mode over query a against target b with k doubling from a cheap
  * bound up to K (-1: no bound; the answer always lies within max(m, n)). Returns -1
- * when it is above K; *end gets the column of the best (1..n; 0 where none). */
+ * when it is above K; *end gets the column of the best (1..n; 0 where none). The
+ * global distance of a pair of more than ED_TEAM_CELLS band cells takes two threads
+ * where -j gives them and no batch's threads are around it. */
 static int64_t
 doubling(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, int64_t n, int mode,
     int64_t K, int last, int64_t *end)
@@ -421,30 +461,43 @@ doubling(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, int64_
 		k = MAX(MAX(llabs(n - m), k), estimate(w, a, m, b, n));
 	else if (CEIL_DIV(m, WB) <= SHORT_BLOCKS)
 		k = cap;	/* short_run has no band to narrow */
-	prep(w, a, m);
+	struct halves H = {0};
+	if (mode == ED_GLOBAL && m >= 2 * WB && !omp_in_parallel() && omp_get_max_threads() > 1 &&
+	    (double)MAX(m, n) * (double)MIN(MIN(m, n), 2 * MIN(k, cap) + WB) >= ED_TEAM_CELLS) {
+		H = (struct halves){.w = {w, ed_bws_new()}, .a = a, .b = b, .m = m, .n = n,
+		    .mid = m / 2};
+		H.ra = reversed(a + H.mid, m - H.mid);
+		H.rb = reversed(b, n);
+		H.f = xmallocarray((size_t)n + 1, sizeof *H.f);
+		H.r = xmallocarray((size_t)n + 1, sizeof *H.r);
+		prep(H.w[0], a, H.mid);
+		prep(H.w[1], H.ra, m - H.mid);
+	} else
+		prep(w, a, m);
+	int64_t d;
 	for (;;) {
 		k = MIN(k, cap);
-		struct bjob J = {.t = b, .m = m, .mfull = m, .n = n, .k = k, .mode = mode,
-		    .last = last};
-		int64_t d = band_run(w, &J);
-		if (d >= 0) {
+		if (H.f != NULL) {
+			d = halves_run(&H, k);
+			*end = n;
+		} else {
+			struct bjob J = {.t = b, .m = m, .mfull = m, .n = n, .k = k, .mode = mode,
+			    .last = last};
+			d = band_run(w, &J);
 			*end = J.end;
-			return d;
 		}
-		if (k >= cap)
-			return -1;
+		if (d >= 0 || k >= cap)
+			break;
 		k *= 2;
 	}
-}
-
-/* The n bytes at s, last first, in a malloc'd buffer. */
-static uint8_t *
-reversed(const uint8_t *s, int64_t n)
-{
-	uint8_t *r = xmalloc((size_t)MAX(n, (int64_t)1));
-	for (int64_t i = 0; i < n; i++)
-		r[i] = s[n - 1 - i];
-	return r;
+	if (H.f != NULL) {
+		ed_bws_free(H.w[1]);
+		free(H.ra);
+		free(H.rb);
+		free(H.f);
+		free(H.r);
+	}
+	return d < 0 ? -1 : d;
 }
 
 int64_t
