@@ -41,6 +41,13 @@
  * alignment): a team's start and its waits cost more than the halves save (lambda at
  * 1%, 4.6e7 cells: 1.5 ms on one thread, 2026-11-29). */
 #define ED_TEAM_CELLS 1e8
+/* An alignment's team has at most this many threads. The top split's halves, one
+ * after the other down the levels, take about one pass over the band whatever the
+ * threads, and the whole is two to three such passes: four threads take most of what
+ * more could. And each thread that allocates gets a malloc arena of 64 MiB of address
+ * space: the 1 Mb pair's -p fits in 500 MB of it on 4 threads, needs 500-700 MB on 8
+ * and fails 1 GB on 16 (ulimit -v, 2026-11-29). */
+#define ED_ALIGN_THREADS 4
 
 struct blk {
 	uint64_t P, M;		/* the block's v values: +1 and -1 bits */
@@ -709,6 +716,7 @@ ed_band_align(struct ed_bws *w, const uint8_t *a, int64_t m, const uint8_t *b, i
 	int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
 	if ((double)MAX(m, n) * (double)MIN(MIN(m, n), 2 * d + WB) < ED_TEAM_CELLS)
 		nt = 1;
+	nt = MIN(nt, ED_ALIGN_THREADS);
 	h.ws = xcalloc((size_t)nt, sizeof *h.ws);
 	h.ws[0] = w;
 	for (int i = 1; i < nt; i++)

@@ -130,3 +130,11 @@ ed() {
 	run --separate-stderr -2 env ACCELKIT_EDITDIST4R_WORDS=128 editdist4r -d cpu "$D/k200.txt"
 	[[ "$stderr" == *"ACCELKIT_EDITDIST4R_WORDS"* ]] || fail "$stderr"
 }
+
+@test "--path of the 1 Mb pair on -j 16 stays under 1 GB of address space (the threads' malloc arenas included)" {
+	skip_if_asan "ulimit -v"
+	run -0 timeout "$(limit 120)" sh -c 'ulimit -v 1000000 && editdist4r -d cpu -j 16 --path "$1" >"$2"' \
+	    sh "$D/mb.txt" "$D/mb16.out"
+	run -0 py "$MODES" check global "$D/mb.txt" "$D/mb16.out"
+	diff <(cut -f 1 "$D/mb16.out") <(sed -n 1p "$D/pairs.global")
+}
