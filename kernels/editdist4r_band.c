@@ -49,11 +49,6 @@
  * and fails 1 GB on 16 (ulimit -v, 2026-11-29). */
 #define ED_ALIGN_THREADS 4
 
-struct blk {
-	uint64_t P, M;		/* the block's v values: +1 and -1 bits */
-	int64_t score;		/* D at its last row (row m in the last block) */
-};
-
 struct ed_bws {
 	uint64_t *peq;		/* [code * nb + block]: rows of the query holding that code */
 	uint64_t *peqbuf;	/* peq, with ED_WPAD words before and after */
@@ -119,12 +114,29 @@ prep(struct ed_bws *w, const uint8_t *q, int64_t m)
 }
 
 /* The columns of a traceback: each column's first and last block and their vectors. */
+/* A column's blocks first..last are words of v: block b's P at off + (b - first) 3 L,
+ * its M L words on, its D at its last row 2 L on, where L is the column's lanes: 1 for
+ * a column computed alone (its blocks' P, M, D one after another), a group's lanes
+ * for a column of a wide group (the group's steps one after another, each its lanes'
+ * P, then M, then D; editdist4r_band_wide.h). */
 struct store {
 	int64_t *first, *last;	/* per column 1..n at [j - 1] */
 	size_t *off;
-	struct blk *v;
-	size_t used, cap;
+	uint8_t *lanes;
+	uint64_t *v;
+	size_t used, cap;	/* words */
 };
+
+/* Room in st for n more words. */
+static uint64_t *
+store_room(struct store *st, size_t n)
+{
+	if (st->used + n > st->cap) {
+		st->cap = MAX(st->used + n, 2 * st->cap);
+		st->v = xreallocarray(st->v, st->cap, sizeof *st->v);
+	}
+	return st->v + st->used;
+}
 
 struct bjob {
 	const uint8_t *t;	/* the target (columns) */
@@ -212,9 +224,13 @@ lanes_here(void)
 	return wide_lanes;
 }
 
-/* A group of L columns pays where the band is at least this many blocks high: below,
- * its steps into and out of the skew (L - 1 each) outweigh its width. */
-#define WIDE_MIN_BLOCKS(L) (2 * (L))
+/* A group pays where the band is at least this many blocks high: below, its steps
+ * into and out of the skew (one fewer than its columns, each way) outweigh its
+ * width. Lambda at 1%, 3% and 10% (bands of about 15, 35 and 140 blocks), distance,
+ * one thread, ms of CPU, 2026-11-29, the development machine's EPYC: 64-bit words
+ * 2.07, 2.88, 6.06; AVX-512 from 8 blocks 1.73, 1.98, 2.94, from 16 2.11, 2.17, 2.98,
+ * from 32 2.07, 2.89, 3.14; AVX2 from 6 2.16, 2.73, 4.27, from 12 2.09, 2.62, 4.25. */
+#define WIDE_MIN_BLOCKS 8
 
 /* ---- the band ---- */
 
@@ -231,7 +247,9 @@ band_run(struct ed_bws *w, struct bjob *J)
 	int64_t k = J->k, best = -1, dlo = 0, dhi = 0;
 	uint64_t *P = w->P, *M = w->M;
 	int64_t *S = w->S;
-	const int lanes = J->st == NULL ? lanes_here() : 1;
+	const int lanes = lanes_here();
+	/* a stored group keeps its skew's L - 1 steps more a column: at most half again */
+	const int64_t wmin = J->st == NULL ? WIDE_MIN_BLOCKS : 2 * lanes;
 	struct ed_wgroup G = {.P = P, .M = M, .S = S, .peq = w->peq, .nb = nb, .ob = ob};
 
 	J->end = 0;
@@ -253,7 +271,7 @@ band_run(struct ed_bws *w, struct bjob *J)
 	int64_t j = 1, g = 1;
 	for (; j <= n; j += g) {
 		/* a group of g columns j..jl: wide where the band is high enough */
-		g = lanes > 1 && j + lanes - 1 <= n && lb - fb + 1 >= WIDE_MIN_BLOCKS(lanes) ?
+		g = lanes > 1 && j + lanes - 1 <= n && lb - fb + 1 >= wmin ?
 		    lanes : 1;
 		const int64_t jl = j + g - 1;
 		int64_t sfb = 0, slb = nb - 1;
@@ -281,6 +299,19 @@ band_run(struct ed_bws *w, struct bjob *J)
 			G.h0 = h0;
 			for (int64_t l = 0; l < g; l++)
 				G.eqoff[l] = (int64_t)w->code[J->t[j - 1 + l]] * nb;
+			G.st = NULL;
+			if (J->st != NULL) {	/* every block the group computes */
+				struct store *st = J->st;
+				const size_t steps = (size_t)(lb - fb + g);
+				G.st = store_room(st, steps * 3 * (size_t)g);
+				for (int64_t l = 0; l < g; l++) {
+					st->first[j - 1 + l] = fb;
+					st->last[j - 1 + l] = lb;
+					st->lanes[j - 1 + l] = (uint8_t)g;
+					st->off[j - 1 + l] = st->used + (size_t)(l * 3 * g + g - 1 - l);
+				}
+				st->used += steps * 3 * (size_t)g;
+			}
 			wide_group(&G);
 		} else {
 			const uint64_t *eq = w->peq + (size_t)w->code[J->t[j - 1]] * nb;
@@ -341,18 +372,19 @@ band_run(struct ed_bws *w, struct bjob *J)
 			if (J->row == NULL)
 				k = s;	/* from here on only as good or better */
 		}
-		if (J->st != NULL) {
+		if (J->st != NULL && g == 1) {
 			struct store *st = J->st;
-			size_t cnt = (size_t)(lb - fb + 1);
-			if (st->used + cnt > st->cap) {
-				st->cap = MAX(st->used + cnt, 2 * st->cap);
-				st->v = xreallocarray(st->v, st->cap, sizeof *st->v);
-			}
+			uint64_t *v = store_room(st, 3 * (size_t)(lb - fb + 1));
 			st->first[j - 1] = fb;
 			st->last[j - 1] = lb;
+			st->lanes[j - 1] = 1;
 			st->off[j - 1] = st->used;
-			for (int64_t b = fb; b <= lb; b++)
-				st->v[st->used++] = (struct blk){P[b], M[b], S[b]};
+			for (int64_t b = fb; b <= lb; b++, v += 3) {
+				v[0] = P[b];
+				v[1] = M[b];
+				v[2] = (uint64_t)S[b];
+			}
+			st->used += 3 * (size_t)(lb - fb + 1);
 		}
 	}
 	for (int64_t c = j; c <= n; c++) {	/* the band ended: nothing within k */
@@ -590,11 +622,13 @@ stored(const struct store *st, int64_t m, int64_t i, int64_t j)
 	int64_t b = (i - 1) / WB;
 	if (b < st->first[j - 1] || b > st->last[j - 1])
 		return INF;
-	const struct blk *k = &st->v[st->off[j - 1] + (size_t)(b - st->first[j - 1])];
+	const size_t L = st->lanes[j - 1];
+	const uint64_t *k = st->v + st->off[j - 1] + (size_t)(b - st->first[j - 1]) * 3 * L;
 	int o = (int)(MIN((b + 1) * WB, m) - 1 - b * WB), y = (int)(i - 1 - b * WB);
 	uint64_t mask = (o == 63 ? ~(uint64_t)0 : (((uint64_t)1 << (o + 1)) - 1)) &
 	    ~(y == 63 ? ~(uint64_t)0 : (((uint64_t)2 << y) - 1));
-	return k->score - __builtin_popcountll(k->P & mask) + __builtin_popcountll(k->M & mask);
+	return (int64_t)k[2 * L] - __builtin_popcountll(k[0] & mask) +
+	    __builtin_popcountll(k[L] & mask);
 }
 
 /* A piece whose blocks are kept: computed within its cost k, traced back from its end
@@ -606,6 +640,7 @@ piece(struct aln *h, int64_t ao, int64_t m, int64_t bo, int64_t n, int64_t k)
 	struct store st = {0};
 	const uint8_t *a = h->a + ao, *b = h->b + bo;
 	st.first = xmallocarray((size_t)n, sizeof *st.first);
+	st.lanes = xmalloc((size_t)n);
 	st.last = xmallocarray((size_t)n, sizeof *st.last);
 	st.off = xmallocarray((size_t)n, sizeof *st.off);
 	struct ed_bws *w = scratch(h);
@@ -638,6 +673,7 @@ piece(struct aln *h, int64_t ao, int64_t m, int64_t bo, int64_t n, int64_t k)
 		ops[y] = c;
 	}
 	free(st.first);
+	free(st.lanes);
 	free(st.last);
 	free(st.off);
 	free(st.v);
@@ -671,7 +707,7 @@ split(struct aln *h, int64_t ao, int64_t m, int64_t bo, int64_t n, int64_t k)
 		memset(h->ops + ao + bo + n, 'D', (size_t)m);
 		return;
 	}
-	size_t per = (size_t)(MIN(k, m) / WB + 3) * sizeof(struct blk) + 3 * sizeof(int64_t);
+	size_t per = (size_t)(MIN(k, m) / WB + 3) * 3 * sizeof(uint64_t) + 3 * sizeof(int64_t);
 	if (m <= WB || (size_t)n * per <= STORE_BYTES) {
 		piece(h, ao, m, bo, n, k);
 		return;

@@ -37,6 +37,8 @@ struct ed_wgroup {
 	int ob;			/* row m's bit in the last block */
 	int64_t last[ED_WLANES];	/* out: column j + l's D at row m, where lb is the
 					   last block */
+	uint64_t *st;		/* where not NULL: each step's lanes' P, then M, then D
+				   (3 L words a step, lb - fb + L steps), for a traceback */
 };
 
 /* One group of columns (the lanes below: 12 with AVX2, 16 with AVX-512): P, M and S

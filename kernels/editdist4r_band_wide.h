@@ -128,6 +128,14 @@ NAME(struct ed_wgroup *g)
 			if (lb == nb - 1 && il >= 0 && il < L)
 				g->last[L - 1 - il] = sv[il / WORDS][il % WORDS];
 		}
+		if (g->st != NULL) {
+			uint64_t *st = g->st + (size_t)(s - fb) * 3 * L;
+			for (int r = 0; r < VECS; r++) {
+				__builtin_memcpy(st + r * WORDS, &pv[r], sizeof pv[r]);
+				__builtin_memcpy(st + L + r * WORDS, &mv[r], sizeof mv[r]);
+				__builtin_memcpy(st + 2 * L + r * WORDS, &sv[r], sizeof sv[r]);
+			}
+		}
 		/* lane 0 is done with its block: the group's last column */
 		P[s - (L - 1)] = pv[0][0];
 		M[s - (L - 1)] = mv[0][0];
