@@ -38,9 +38,11 @@
  * milliseconds. */
 #define ED_TASK_CELLS 4e6
 /* A pair of fewer band cells than this keeps to one thread (its distance and its
- * alignment): a team's start and its waits cost more than the halves save (lambda at
- * 1%, 4.6e7 cells: 1.5 ms on one thread, 2026-11-29). */
-#define ED_TEAM_CELLS 1e8
+ * alignment): the few milliseconds threads could save are less than what a team loses
+ * waiting for a thread whose core is busy. Lambda at 10% (4.3e8 cells) with -p, 2
+ * cores at load 4, 2026-11-29: 48.5 ms on 2 threads, 27.4 on one; the 1 Mb pair at 1%
+ * (1.8e10) gains more from its threads than that (in the tests, 200 kb at 10%: 8e9). */
+#define ED_TEAM_CELLS 1e9
 /* An alignment's team has at most this many threads. The top split's halves, one
  * after the other down the levels, take about one pass over the band whatever the
  * threads, and the whole is two to three such passes: four threads take most of what
