@@ -14,8 +14,6 @@
 
 ED_BP_DEFINE(wstep, VEC)
 
-typedef int64_t SVEC __attribute__((vector_size(sizeof(VEC))));
-
 #if WORDS == 4
 #define SHIFT_IDX {1, 2, 3, 4}
 #else
@@ -24,11 +22,11 @@ typedef int64_t SVEC __attribute__((vector_size(sizeof(VEC))));
 
 /* Lane i <- lane i + 1 over the VECS vectors, the last lane <- x's first: the blocks' v
  * vectors (or D) handed on to the next column. */
-#define SHIFT_IN(T, v, x)                                                          \
-	do {                                                                       \
-		for (int r_ = 0; r_ < VECS - 1; r_++)                                 \
-			v[r_] = __builtin_shuffle(v[r_], v[r_ + 1], (T)SHIFT_IDX); \
-		v[VECS - 1] = __builtin_shuffle(v[VECS - 1], x, (T)SHIFT_IDX);          \
+#define SHIFT_IN(v, x)                                                              \
+	do {                                                                        \
+		for (int r_ = 0; r_ < VECS - 1; r_++)                               \
+			v[r_] = __builtin_shuffle(v[r_], v[r_ + 1], (VEC)SHIFT_IDX); \
+		v[VECS - 1] = __builtin_shuffle(v[VECS - 1], x, (VEC)SHIFT_IDX);    \
 	} while (0)
 
 /* Groups of more symbols than this gather their match vectors one by one. */
@@ -41,8 +39,9 @@ NAME(struct ed_wgroup *g)
 	uint64_t *P = g->P, *M = g->M;
 	int64_t *S = g->S;
 	const VEC init = (VEC){0} + g->h0, zero = (VEC){0};
-	VEC hp[VECS], hm[VECS], pv[VECS], mv[VECS], lane[VECS];
-	SVEC sv[VECS];
+	/* sv: D at each lane's block's last row, as uint64_t: the lanes outside the
+	 * group's blocks carry whatever they find, and unsigned sums wrap */
+	VEC hp[VECS], hm[VECS], pv[VECS], mv[VECS], sv[VECS], lane[VECS];
 	/* lane i: column j + L - 1 - i, block s - (L - 1) + i at step s. Its match
 	 * vector is at s - (L - 1) + i in its symbol's row, so the L words from
 	 * s - (L - 1) on in a symbol's row hold it for every lane of that symbol: a
@@ -54,7 +53,7 @@ NAME(struct ed_wgroup *g)
 	for (int r = 0; r < VECS; r++) {
 		hp[r] = init;
 		hm[r] = pv[r] = mv[r] = zero;
-		sv[r] = (SVEC){0};
+		sv[r] = zero;
 		for (int x = 0; x < WORDS; x++)
 			lane[r][x] = (uint64_t)(r * WORDS + x);
 	}
@@ -82,9 +81,9 @@ NAME(struct ed_wgroup *g)
 	const int64_t s_end = lb + L - 1, mid0 = fb + L, mid1 = MIN(lb, nb - 2);
 	for (int64_t s = fb; s <= s_end; s++) {
 		const int edge = s < mid0 || s > mid1;
-		SHIFT_IN(VEC, pv, (VEC){0} + P[s]);
-		SHIFT_IN(VEC, mv, (VEC){0} + M[s]);
-		SHIFT_IN(SVEC, sv, (SVEC){0} + S[s]);
+		SHIFT_IN(pv, (VEC){0} + P[s]);
+		SHIFT_IN(mv, (VEC){0} + M[s]);
+		SHIFT_IN(sv, (VEC){0} + (uint64_t)S[s]);
 		VEC eq[VECS];
 		for (int r = 0; r < VECS; r++)
 			eq[r] = zero;
@@ -105,7 +104,7 @@ NAME(struct ed_wgroup *g)
 				wstep(&pv[r], &mv[r], eq[r], hp[r], hm[r], &ph, &mh);
 				hp[r] = ph >> 63;
 				hm[r] = mh >> 63;
-				sv[r] += (SVEC)hp[r] - (SVEC)hm[r];
+				sv[r] += hp[r] - hm[r];
 			}
 		} else {
 			/* lane L - 1 - (s - fb) starts at block fb; the last block's D is
@@ -121,12 +120,12 @@ NAME(struct ed_wgroup *g)
 				}
 				VEC shv = (((VEC){0} + 63) & ~a) | (((VEC){0} + (uint64_t)g->ob) & a);
 				wstep(&pv[r], &mv[r], eq[r], hp[r], hm[r], &ph, &mh);
-				sv[r] += (SVEC)((ph >> shv) & 1) - (SVEC)((mh >> shv) & 1);
+				sv[r] += ((ph >> shv) & 1) - ((mh >> shv) & 1);
 				hp[r] = ph >> 63;
 				hm[r] = mh >> 63;
 			}
 			if (lb == nb - 1 && il >= 0 && il < L)
-				g->last[L - 1 - il] = sv[il / WORDS][il % WORDS];
+				g->last[L - 1 - il] = (int64_t)sv[il / WORDS][il % WORDS];
 		}
 		if (g->st != NULL) {
 			uint64_t *st = g->st + (size_t)(s - fb) * 3 * L;
@@ -139,6 +138,6 @@ NAME(struct ed_wgroup *g)
 		/* lane 0 is done with its block: the group's last column */
 		P[s - (L - 1)] = pv[0][0];
 		M[s - (L - 1)] = mv[0][0];
-		S[s - (L - 1)] = sv[0][0];
+		S[s - (L - 1)] = (int64_t)sv[0][0];
 	}
 }
