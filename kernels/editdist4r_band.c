@@ -347,10 +347,13 @@ band_run(struct ed_bws *w, struct bjob *J)
 					k = s;
 			}
 		}
-		/* an alignment through the last block's last row: an upper bound */
-		if (global && J->row == NULL && m == mf) {
+		/* an alignment through the last block's last row: an upper bound (of the
+		 * whole problem's, from a half's rows too: the rest of its rows and
+		 * columns cost at most the more of them), never below the answer, so
+		 * every cell of an optimal alignment stays within it */
+		if (global) {
 			int64_t r1 = MIN((lb + 1) * WB, m);
-			k = MIN(k, S[lb] + MAX(n - jl, m - r1));
+			k = MIN(k, S[lb] + MAX(n - jl, mf - r1));
 		}
 		/* blocks go from either end when they hold no cell within k; the first
 		 * stays while row 0 above it holds one */
