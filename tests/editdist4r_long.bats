@@ -126,6 +126,30 @@ ed() {
 	done
 }
 
+@test "300 random pairs of 257 to 8,000 symbols at every width: edlib's in every mode and with -k, and --path the same bytes, replayed" {
+	local w m k
+	py "$REF/editdist4r_long.py" random 41 300 >"$D/r.txt"
+	for m in global infix prefix; do
+		py "$MODES" expect "$m" <"$D/r.txt" >"$D/r.$m"
+		for w in $WIDTHS; do
+			run -0 ed "$w" --mode "$m" "$D/r.txt"
+			diff <(printf '%s\n' "$output") "$D/r.$m" || fail "--mode $m, $w-bit words"
+		done
+		for k in 10 300; do
+			py "$MODES" expect "$m" "$k" <"$D/r.txt" >"$D/r.k"
+			for w in $WIDTHS; do
+				run -0 ed "$w" --mode "$m" -k "$k" "$D/r.txt"
+				diff <(printf '%s\n' "$output") "$D/r.k" || fail "--mode $m -k $k, $w-bit words"
+			done
+		done
+		ed 64 --mode "$m" --path "$D/r.txt" >"$D/r.p64"
+		run -0 py "$MODES" check "$m" "$D/r.txt" "$D/r.p64"
+		for w in 256 512; do
+			ed "$w" --mode "$m" --path "$D/r.txt" | cmp - "$D/r.p64" || fail "--path $m, $w-bit words"
+		done
+	done
+}
+
 @test "ACCELKIT_EDITDIST4R_WORDS other than 64, 256 or 512 is a usage error naming it" {
 	run --separate-stderr -2 env ACCELKIT_EDITDIST4R_WORDS=128 editdist4r -d cpu "$D/k200.txt"
 	[[ "$stderr" == *"ACCELKIT_EDITDIST4R_WORDS"* ]] || fail "$stderr"
