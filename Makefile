@@ -163,6 +163,11 @@ $(1): $(BUILD)/bin/$(1)
 endef
 $(foreach p,$(PROGS),$(eval $(call prog_rules,$(p))))
 
+# editdist4r's wide block steps: each file its own instructions, called only where the
+# CPU has them (editdist4r_band.c asks at run time), so a portable build keeps them.
+$(BUILD)/kernels/editdist4r_band_avx2.o: CFLAGS += -mavx2 -mno-avx512f
+$(BUILD)/kernels/editdist4r_band_avx512.o: CFLAGS += -mavx512f
+
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@
