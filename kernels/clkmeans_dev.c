@@ -228,8 +228,9 @@ choose_tune(struct km *m)
 	t->fp64 = t->atom64 = 1;
 	t->tf32 = t->areg = t->split = -1;
 	tune_env(t);
+	unsigned ccmaj, ccmin;
 	if (t->split < 0)
-		t->split = m->x.is_gpu;
+		t->split = m->x.is_gpu && clx_nv_cc(&m->x, &ccmaj, &ccmin);
 	m->fp64 = m->fp64 && t->fp64;
 	m->atom64 = m->atom64 && t->atom64;
 	m->rsz = m->fp64 ? 8 : 4;
@@ -310,16 +311,17 @@ has_extension(const struct clx *x, const char *ext)
 	return found;
 }
 
-/* The programs of a device (KM_PROGS), each the kernels of its KM_KERNELS bits: on a
- * GPU a program a part of the work, so that a first build compiles them at once on
- * threads (NVIDIA's compiler took 2.06 s for all eight kernels in one program on the
- * H200, issue 35); clBuildProgram is thread-safe for different programs (OpenCL 1.2,
- * appendix A.2: every call but clSetKernelArg on one kernel), and each is cached on
- * its own (clx_build). PoCL builds one program at a time whatever the threads (2-core
+/* The programs of a device (KM_PROGS), each the kernels of its KM_KERNELS bits: on an
+ * NVIDIA GPU a program a part of the work, so that a first build compiles them at once
+ * on threads (the H200, 2026-11-29, both caches off: 1.58 s for the four parts at once,
+ * the longest alone, against 1.76 s for one program); clBuildProgram is thread-safe for
+ * different programs (OpenCL 1.2, appendix A.2: every call but clSetKernelArg on one
+ * kernel), and each is cached on its own (clx_build). Elsewhere the parts a run needs
+ * are one program: PoCL builds one program at a time whatever the threads (2-core
  * machine, 2026-11-29, PoCL 3.1, both caches off: assign 620-1068 ms, exact 114-233,
- * update 91-177, kpp 85-192 one after another, against 589-890 ms for all in one), so
- * on CPUs the parts a run needs are one program. Either way only what the run uses is
- * built: the recheck with TF32 alone, kpp with k-means++ alone. */
+ * update 91-177, kpp 85-192 one after another, against 589-890 ms for all in one), and
+ * Oclgrind, a "gpu", crashes on builds at once (tests/sanitize.bats). Either way only
+ * what the run uses is built: the recheck with TF32 alone, kpp with k-means++ alone. */
 static const struct km_part {
 	const char *name;	/* the cache's and -v's name, split */
 	int bits;		/* KM_K_* of clkmeans_defs.cl */

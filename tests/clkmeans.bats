@@ -1053,7 +1053,7 @@ progs() {
 	sed -n 's/^clkmeans: build: \([a-z_]*\) (KM_KERNELS=\([0-9]*\)) in .*/\1 \2/p' "$1"
 }
 
-@test "a run builds only the kernels it needs, one program on a CPU or one a part at once (split=1, the GPUs' default), each cached on its own, runs at once sharing the cache" {
+@test "a run builds only the kernels it needs, one program on a CPU or one a part at once (split=1, the default on NVIDIA's GPUs), each cached on its own, runs at once sharing the cache" {
 	gen overlapping 3000 8 5 21
 	clkmeans -d cpu --seed 3 -k 5 --distances "$T/x.npy" > "$T/native"
 	py "$REF/clkmeans_ref.py" lloyd "$T/x.npy" "$T/c0.txt" 300 1e-4 > "$T/ref.txt"
