@@ -140,7 +140,7 @@ int clx_nv_cc(const struct clx *x, unsigned *major, unsigned *minor);
  * set, development only, from the files it was made of, `files` as tools/embed lists
  * them, read from that folder in order) with the given -D options. A failed build
  * prints the build log to stderr and exits 1; -v prints the options used.
- * The program cache (opencl.c): a build's binary is kept under
+ * The program cache (clbuild.c): a build's binary is kept under
  * $XDG_CACHE_HOME/accelkit/cl (else ~/.cache/accelkit/cl), keyed by platform, device,
  * driver version, options and source, and a later build of the same loads it
  * (clCreateProgramWithBinary) instead of compiling; a bad or stale entry is rebuilt
