@@ -1,4 +1,4 @@
-/* clapi.h: the OpenCL 1.2 entry points common/opencl.c resolves from libOpenCL when a
+/* clapi.h: the OpenCL 1.2 entry points common/clload.c resolves from libOpenCL when a
  * run first needs one (dlopen, not linking: a run that does not use OpenCL maps no
  * OpenCL library). X(return type, name, (parameters), (arguments)), made from
  * <CL/cl.h> once (declarations of OpenCL 1.0 to 1.2, those deprecated in 2.0 kept). */

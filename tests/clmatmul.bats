@@ -1311,7 +1311,7 @@ maps() {
 	assert_output ok
 }
 
-# ---- the program cache (common/opencl.c clx_build) ----
+# ---- the program cache (common/clbuild.c clx_build) ----
 
 # cached [OPTIONS...]: clmatmul -d cpu:0 -v on the testdata example with the cache in
 # $T/xdg (PoCL's own cache where it was: setup), C to $T/c.txt, -v's lines to $T/log.

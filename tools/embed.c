@@ -1,7 +1,7 @@
 /* embed: write files' bytes, one after another, as a NUL-terminated C array, and their
  * names (without folders) as a NULL-terminated list, so that a program split over
  * several files builds in as one source and ACCELKIT_KERNEL_DIR can read the same
- * files in the same order (common/opencl.c, clx_build).
+ * files in the same order (common/clbuild.c, clx_build).
  * usage: embed NAME FILE... > out.c   (defines: const char NAME[], NAME_files[]) */
 #include <stdio.h>
 #include <string.h>
