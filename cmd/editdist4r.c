@@ -152,13 +152,17 @@ run_lines(struct ed_run *r, const char *path)
 	size_t alen, blen;
 	double t0 = now_sec(), h0 = r->handover;
 
+	/* a pair a call: the file's name and the pair's line are looked up only for -u and
+	 * for errors, since this loop runs once a pair, on one thread */
 	while (seq_pair_next(in, &a, &alen, &b, &blen)) {
-		const char *name = in_name(in);
-		uint64_t line = in_lineno(in);
 		int kind = ED_BYTES;
-		check_len(name, line, MAX(alen, blen));
-		if (r->utf8)
+		if (MAX(alen, blen) > MAX_LEN)
+			check_len(in_name(in), in_lineno(in), MAX(alen, blen));
+		if (r->utf8) {
+			const char *name = in_name(in);
+			uint64_t line = in_lineno(in);
 			kind = utf8_kind(name, line, "A", a, alen) | utf8_kind(name, line, "B", b, blen);
+		}
 		ed_run_add(r, a, alen, b, blen, kind);
 	}
 	in_close(in);

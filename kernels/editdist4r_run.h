@@ -52,8 +52,10 @@ struct ed_run {
 	uint64_t cols;		/* --all-vs-all: the matrix's width */
 	uint64_t cells;		/* |A| x |B| of the pairs computed, for -v */
 	uint64_t nwide;		/* -u: pairs computed by code point, for -v */
-	double work;		/* the CPU's cells of the pairs added, for auto: ed_pair_work,
-				   or the band's estimate for long pairs (ed_band_work) */
+	/* what settle weighs, of the pairs added until the device is chosen (after it,
+	 * ed_run_add counts nothing): */
+	double work;		/* the CPU's cells, for auto: ed_pair_work, or the band's
+				   estimate for long pairs (ed_band_work) */
 	double gwork;		/* the GPU's: ed_pair_work (its engines have no band) */
 	struct ed_bws *bws;	/* ed_band_work's scratch */
 	uint64_t npairs;	/* the pairs added (a pair is computed on one CPU thread) */
