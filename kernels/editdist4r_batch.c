@@ -18,6 +18,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "editdist4r.h"
 #include "err.h"
@@ -44,6 +45,15 @@ void
 ed_host_copy(void *dst, const void *src, size_t n)
 {
 	par_copy(dst, src, n);
+}
+
+double
+ed_thread_cpu(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 void
@@ -419,9 +429,10 @@ ed_run_add(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned
 {
 	struct ed_batch *bt = filling(r);
 	if (!batch_room(r, bt, alen + blen)) {
-		double t0 = now_sec();
+		double t0 = now_sec(), c0 = ed_thread_cpu();
 		handover(r);
 		r->handover += now_sec() - t0;
+		r->handover_cpu += ed_thread_cpu() - c0;
 		bt = filling(r);
 		batch_room(r, bt, alen + blen);
 	}

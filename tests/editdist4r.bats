@@ -953,3 +953,17 @@ modes_same() {
 	run --separate-stderr -1 env ACCELKIT_CHUNK_BYTES=4096 editdist4r -u -d cpu -j 2 "$D/deepu.txt"
 	[[ "$stderr" == *"deepu.txt:200001: B is not UTF-8 (byte 2 is 0xff)"* ]] || fail "$stderr"
 }
+
+@test "-v's read (waited) is a part of the read, for pair lines and for records" {
+	"$EDREF" gen 66 20000 150 dna >"$D/rw.txt"
+	cut -f1 "$D/rw.txt" >"$D/rw.a"
+	cut -f2 "$D/rw.txt" >"$D/rw.b"
+	for args in "$D/rw.txt" "-a $D/rw.a -b $D/rw.b"; do
+		run --separate-stderr -0 editdist4r -v -d cpu -j 2 $args
+		local r w
+		r=$(printf '%s\n' "$stderr" | sed -n 's/^editdist4r: time read  *\([0-9.]*\) ms$/\1/p')
+		w=$(printf '%s\n' "$stderr" | sed -n 's/^editdist4r: time read (waited) *\([0-9.]*\) ms$/\1/p')
+		[ -n "$r" ] && [ -n "$w" ] || fail "$args: no read or read (waited) in: $stderr"
+		awk -v r="$r" -v w="$w" 'BEGIN { exit !(w >= 0 && w <= r) }' || fail "$args: waited $w of $r ms"
+	done
+}
