@@ -144,25 +144,42 @@ recs_close(struct recs_in *f)
 
 /* ---- the three input modes ---- */
 
+/* The read phase since t0 (wall) and c0 (this thread's CPU), less the hand-overs'
+ * (r->handover, r->handover_cpu since h0 and hc0); its part off the CPU, waiting for
+ * the reader's threads, is "read (waited)", so that -v tells the reader's speed from
+ * the hand-over's (issue 37). */
+static void
+read_phase(const struct ed_run *r, double t0, double h0, double c0, double hc0)
+{
+	double wall = now_sec() - t0 - (r->handover - h0);
+	double cpu = ed_thread_cpu() - c0 - (r->handover_cpu - hc0);
+	phase_add(PH_READ, wall);
+	phase_add("read (waited)", MAX(0.0, wall - cpu));
+}
+
 static void
 run_lines(struct ed_run *r, const char *path)
 {
 	input *in = in_open(path);
 	const unsigned char *a, *b;
 	size_t alen, blen;
-	double t0 = now_sec(), h0 = r->handover;
+	double t0 = now_sec(), h0 = r->handover, c0 = ed_thread_cpu(), hc0 = r->handover_cpu;
 
+	/* a pair a call: the file's name and the pair's line are looked up only for -u and
+	 * for errors, since this loop runs once a pair, on one thread */
 	while (seq_pair_next(in, &a, &alen, &b, &blen)) {
-		const char *name = in_name(in);
-		uint64_t line = in_lineno(in);
 		int kind = ED_BYTES;
-		check_len(name, line, MAX(alen, blen));
-		if (r->utf8)
+		if (MAX(alen, blen) > MAX_LEN)
+			check_len(in_name(in), in_lineno(in), MAX(alen, blen));
+		if (r->utf8) {
+			const char *name = in_name(in);
+			uint64_t line = in_lineno(in);
 			kind = utf8_kind(name, line, "A", a, alen) | utf8_kind(name, line, "B", b, blen);
+		}
 		ed_run_add(r, a, alen, b, blen, kind);
 	}
 	in_close(in);
-	phase_add(PH_READ, now_sec() - t0 - (r->handover - h0));
+	read_phase(r, t0, h0, c0, hc0);
 }
 
 static void
@@ -171,7 +188,7 @@ run_records(struct ed_run *r, const char *fa, const char *fb, int format)
 	struct recs_in A, B;
 	const unsigned char *a, *b;
 	size_t alen, blen;
-	double t0 = now_sec(), h0 = r->handover;
+	double t0 = now_sec(), h0 = r->handover, c0 = ed_thread_cpu(), hc0 = r->handover_cpu;
 
 	recs_open(&A, fa, format);
 	recs_open(&B, fb, format);
@@ -195,7 +212,7 @@ run_records(struct ed_run *r, const char *fa, const char *fb, int format)
 	}
 	recs_close(&A);
 	recs_close(&B);
-	phase_add(PH_READ, now_sec() - t0 - (r->handover - h0));
+	read_phase(r, t0, h0, c0, hc0);
 }
 
 /* Every record of a file into the run's record pool. */

@@ -18,6 +18,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "editdist4r.h"
 #include "err.h"
@@ -44,6 +45,15 @@ void
 ed_host_copy(void *dst, const void *src, size_t n)
 {
 	par_copy(dst, src, n);
+}
+
+double
+ed_thread_cpu(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 void
@@ -125,11 +135,14 @@ align16(size_t x)
 /* Room for one more pair of strings of n bytes in all: 0 when the batch is full. The
  * pool grows as pairs come (a batch of a few pairs stays small), up to the bound, which
  * one pair alone may pass. */
-static int
+static inline int
 batch_room(struct ed_run *r, struct ed_batch *b, size_t n)
 {
 	/* 32: room for the GPU's 16-byte loads past a string's end */
 	size_t need = align16(b->used) + n + 32;
+	/* the common case first, a pair a call: room in the pool and the pairs' arrays */
+	if (need <= b->cap && need <= r->max_bytes && b->n < b->ncap)
+		return 1;
 	if (b->n == ED_BATCH_PAIRS || (need > r->max_bytes && b->n > 0))
 		return 0;
 	if (need > UINT32_MAX)
@@ -386,15 +399,40 @@ handover(struct ed_run *r)
 	drain(r, 1);
 }
 
+/* A pair's work, for auto's choice (settle): the cells of each device, the bytes read
+ * (the early look comes after ED_SETTLE_BYTES of them) and the pairs. */
+static void
+weigh(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned char *b,
+    size_t blen)
+{
+	double cells = ed_pair_work(alen, blen, r->eo.maxdist, r->eo.mode);
+	r->gwork += cells;
+	/* --algo auto computes long pairs on the CPU by the band (editdist4r_cpu.c) */
+	if (r->eo.algo == ED_AUTO && r->eo.mode == ED_GLOBAL &&
+	    MIN(alen, blen) > ED_BAND_MIN && cells >= ED_BAND_SAMPLE_CELLS) {
+		if (r->bws == NULL)
+			r->bws = ed_bws_new();
+		cells = MIN(cells, ed_band_work(r->bws, a, (int64_t)alen, b, (int64_t)blen));
+	}
+	r->work += cells;
+	r->bytes += alen + blen + 2;
+	r->npairs++;
+	if (r->settle_bytes > 0 && r->bytes >= r->settle_bytes) {
+		r->settle_bytes = 0;	/* one early look */
+		r->settle(r, -1);
+	}
+}
+
 void
 ed_run_add(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned char *b,
     size_t blen, int kind)
 {
 	struct ed_batch *bt = filling(r);
 	if (!batch_room(r, bt, alen + blen)) {
-		double t0 = now_sec();
+		double t0 = now_sec(), c0 = ed_thread_cpu();
 		handover(r);
 		r->handover += now_sec() - t0;
+		r->handover_cpu += ed_thread_cpu() - c0;
 		bt = filling(r);
 		batch_room(r, bt, alen + blen);
 	}
@@ -408,22 +446,10 @@ ed_run_add(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned
 		bt->nutf8 += kind == ED_UTF8;
 	}
 	bt->n++;
-	double cells = ed_pair_work(alen, blen, r->eo.maxdist, r->eo.mode);
-	r->gwork += cells;
-	/* --algo auto computes long pairs on the CPU by the band (editdist4r_cpu.c) */
-	if (!r->settled && r->eo.algo == ED_AUTO && r->eo.mode == ED_GLOBAL &&
-	    MIN(alen, blen) > ED_BAND_MIN && cells >= ED_BAND_SAMPLE_CELLS) {
-		if (r->bws == NULL)
-			r->bws = ed_bws_new();
-		cells = MIN(cells, ed_band_work(r->bws, a, (int64_t)alen, b, (int64_t)blen));
-	}
-	r->work += cells;
-	r->bytes += alen + blen + 2;
-	r->npairs++;
-	if (!r->settled && r->settle_bytes > 0 && r->bytes >= r->settle_bytes) {
-		r->settle_bytes = 0;	/* one early look */
-		r->settle(r, -1);
-	}
+	/* only settle reads the work weighed; once the device is chosen, a pair costs
+	 * the copy alone */
+	if (!r->settled)
+		weigh(r, a, alen, b, blen);
 }
 
 static void multi_end(struct ed_run *r);

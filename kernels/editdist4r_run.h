@@ -52,8 +52,10 @@ struct ed_run {
 	uint64_t cols;		/* --all-vs-all: the matrix's width */
 	uint64_t cells;		/* |A| x |B| of the pairs computed, for -v */
 	uint64_t nwide;		/* -u: pairs computed by code point, for -v */
-	double work;		/* the CPU's cells of the pairs added, for auto: ed_pair_work,
-				   or the band's estimate for long pairs (ed_band_work) */
+	/* what settle weighs, of the pairs added until the device is chosen (after it,
+	 * ed_run_add counts nothing): */
+	double work;		/* the CPU's cells, for auto: ed_pair_work, or the band's
+				   estimate for long pairs (ed_band_work) */
 	double gwork;		/* the GPU's: ed_pair_work (its engines have no band) */
 	struct ed_bws *bws;	/* ed_band_work's scratch */
 	uint64_t npairs;	/* the pairs added (a pair is computed on one CPU thread) */
@@ -69,6 +71,7 @@ struct ed_run {
 	ed_settle_fn settle;
 	void *settle_ctx;	/* the settle function's */
 	double handover;	/* seconds spent computing and writing inside ed_run_add */
+	double handover_cpu;	/* of them, the reading thread's CPU time (ed_thread_cpu) */
 	struct ed_batch allpool;	/* --all-vs-all: every record's string, the batches' pool */
 	/* Several GPUs (ed_run_multi): the device engine (common/devwork.h) in place of the
 	 * ring; each batch goes to the GPU that frees up first, results in input order */
@@ -114,6 +117,11 @@ void ed_run_close(struct ed_run *r);
 int ed_default_t(const char *desc);
 
 /* ---- batches (editdist4r_batch.c) ---- */
+
+/* The calling thread's CPU time in seconds: the read phase less its CPU time is what
+ * the reading thread waited, off the CPU, for the reader's threads (-v's "read
+ * (waited)"). */
+double ed_thread_cpu(void);
 
 /* The batches' bounds (--max-device-mem when not 0). settle(r, whole) is called once
  * the first batch is full (whole 0) or at the end (1), unless r->settled is set

@@ -905,3 +905,65 @@ modes_same() {
 	n=$(head -n 1 "$D/pr.err" | sed 's/editdist4r: \([0-9,]*\) pairs.*/\1/' | tr -d ,)
 	[ "$n" -ge 5000 ] && [ "$n" -le 10000 ] || fail "pairs written: $n"
 }
+
+# The intake: pairs handed over a pair a call into batches, the device chosen on the way
+# (auto's early look after 8 MiB of a regular file), batches cut by bytes and by pairs.
+@test "300,000 pairs over many batches and tiny chunks match the plain DP, the same bytes at -j 1 and -j 2" {
+	"$EDREF" gen 61 300000 60 dna >"$D/in3.txt"
+	"$EDREF" dist <"$D/in3.txt" >"$D/in3.ref"
+	# batches of 1 MiB (--max-device-mem 4M): about 20 of them
+	for j in 1 2; do
+		run --separate-stderr timeout "$(limit 120)" env ACCELKIT_CHUNK_BYTES=4096 \
+		    editdist4r -d cpu -j $j --max-device-mem 4M "$D/in3.txt"
+		[ "$status" -eq 0 ] || fail "-j $j: exit $status: $stderr"
+		diff <(printf '%s\n' "$output") "$D/in3.ref" >/dev/null || fail "-j $j differs from the DP"
+	done
+	# auto weighs the first 8 MiB, settles, and takes the rest without weighing
+	run --separate-stderr timeout "$(limit 120)" editdist4r -d auto -j 2 "$D/in3.txt"
+	[ "$status" -eq 0 ] || fail "auto: exit $status: $stderr"
+	diff <(printf '%s\n' "$output") "$D/in3.ref" >/dev/null || fail "auto differs from the DP"
+	# through a pipe (no early look: the first full batch settles)
+	run --separate-stderr timeout "$(limit 120)" sh -c 'cat "$1" | editdist4r -j 2 --max-device-mem 4M' sh "$D/in3.txt"
+	[ "$status" -eq 0 ] || fail "pipe: exit $status: $stderr"
+	diff <(printf '%s\n' "$output") "$D/in3.ref" >/dev/null || fail "the pipe differs from the DP"
+}
+
+@test "1,100,000 tiny pairs fill a batch to its bound of pairs and go on in the next" {
+	"$EDREF" gen 62 1100000 3 dna >"$D/tiny.txt"
+	"$EDREF" dist <"$D/tiny.txt" >"$D/tiny.ref"
+	run --separate-stderr timeout "$(limit 120)" editdist4r -d cpu -j 2 "$D/tiny.txt"
+	[ "$status" -eq 0 ] || fail "exit $status: $stderr"
+	diff <(printf '%s\n' "$output") "$D/tiny.ref" >/dev/null || fail "differs from the DP"
+}
+
+@test "a bad line deep in a large file is named by its line, at -j 1 and -j 2, in tiny chunks, in a second FILE" {
+	"$EDREF" gen 63 250000 40 dna >"$D/deep.txt"
+	printf 'ACGT\tACGA\nnotab\nAC\tAC\n' >>"$D/deep.txt"
+	for j in 1 2; do
+		run --separate-stderr -1 env ACCELKIT_CHUNK_BYTES=4096 editdist4r -d cpu -j $j "$D/deep.txt"
+		[[ "$stderr" == *"deep.txt:250002: no TAB"* ]] || fail "-j $j: $stderr"
+	done
+	# line numbers start again in each FILE
+	"$EDREF" gen 65 1000 40 dna >"$D/first.txt"
+	run --separate-stderr -1 editdist4r -d cpu -j 2 "$D/first.txt" "$D/deep.txt"
+	[[ "$stderr" == *"deep.txt:250002: no TAB"* ]] || fail "$stderr"
+	# -u: a string that is not UTF-8, deep in the file
+	"$EDREF" gen 64 200000 40 dna >"$D/deepu.txt"
+	printf 'AC\tA\377C\n' >>"$D/deepu.txt"
+	run --separate-stderr -1 env ACCELKIT_CHUNK_BYTES=4096 editdist4r -u -d cpu -j 2 "$D/deepu.txt"
+	[[ "$stderr" == *"deepu.txt:200001: B is not UTF-8 (byte 2 is 0xff)"* ]] || fail "$stderr"
+}
+
+@test "-v's read (waited) is a part of the read, for pair lines and for records" {
+	"$EDREF" gen 66 20000 150 dna >"$D/rw.txt"
+	cut -f1 "$D/rw.txt" >"$D/rw.a"
+	cut -f2 "$D/rw.txt" >"$D/rw.b"
+	for args in "$D/rw.txt" "-a $D/rw.a -b $D/rw.b"; do
+		run --separate-stderr -0 editdist4r -v -d cpu -j 2 $args
+		local r w
+		r=$(printf '%s\n' "$stderr" | sed -n 's/^editdist4r: time read  *\([0-9.]*\) ms$/\1/p')
+		w=$(printf '%s\n' "$stderr" | sed -n 's/^editdist4r: time read (waited) *\([0-9.]*\) ms$/\1/p')
+		[ -n "$r" ] && [ -n "$w" ] || fail "$args: no read or read (waited) in: $stderr"
+		awk -v r="$r" -v w="$w" 'BEGIN { exit !(w >= 0 && w <= r) }' || fail "$args: waited $w of $r ms"
+	done
+}
