@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "dense.h"
 #include "input.h"
+#include "rng.h"
 #include "seq.h"
 #include "table.h"
 
@@ -43,15 +44,12 @@ mix(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-static uint64_t rng = 88172645463325252ULL;
+static struct rng rng;	/* seeded in main */
 
 static uint64_t
 next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return rng_next(&rng);
 }
 
 static int
@@ -94,6 +92,7 @@ main(int argc, char **argv)
 	int c;
 
 	cli_init(argc, argv, &co);
+	rng_seed(&rng, 1);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -493,16 +493,13 @@ cmd_number(int argc, char **argv)
 	return 0;
 }
 
-/* numcheck's next pseudo-random number (xorshift64) */
-static uint64_t nc_state = 88172645463325252ULL;
+/* numcheck's pseudo-random numbers (common/rng.h), seeded once */
+static struct rng nc_rng;
 
 static uint64_t
 nc_next(void)
 {
-	nc_state ^= nc_state << 13;
-	nc_state ^= nc_state >> 7;
-	nc_state ^= nc_state << 17;
-	return nc_state;
+	return rng_next(&nc_rng);
 }
 
 /* One number's text of some kind into b (room for 64 bytes and more). */
@@ -571,7 +568,7 @@ cmd_numcheck(int argc, char **argv)
 	if (argc != 3)
 		usage_error("numcheck needs COUNT SEED");
 	long long count = cli_int("COUNT", argv[1], 1, 1LL << 40);
-	nc_state += (uint64_t)cli_int("SEED", argv[2], 0, 1LL << 40) * 0x9E3779B97F4A7C15ULL;
+	rng_seed(&nc_rng, (uint64_t)cli_int("SEED", argv[2], 0, 1LL << 40));
 	long long bad = 0;
 	char b[256];
 	for (long long i = 0; i < count; i++) {
