@@ -1,4 +1,6 @@
-/* table.c: tables of rows read whole (see table.h). */
+/* table.c: tables of rows read whole (see table.h): opened, their header and width, the
+ * rows parsed in chunks on threads, gathered under mpirun; a line's fields are
+ * table_fields.c's. */
 #include "table.h"
 
 #include <math.h>
@@ -9,20 +11,10 @@
 
 #include "chunks.h"
 #include "cli.h"
-#include "fieldscan.h"
 #include "numparse.h"
 #include "ranks.h"
 #include "rowplace.h"
-
-struct span {
-	const char *s, *e;
-};
-
-static int
-is_blank(int c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
+#include "table_fields.h"
 
 int
 table_is_npy(input *in)
@@ -30,198 +22,6 @@ table_is_npy(input *in)
 	size_t avail;
 	const unsigned char *p = in_peek(in, 6, &avail);
 	return avail == 6 && memcmp(p, "\x93NUMPY", 6) == 0;
-}
-
-/* The fields of line [p, e) into f (the first cap of them; the rest are counted).
- * Returns their count: 0 for a blank or comment line, SIZE_MAX for an empty field
- * where the default separators allow none (*bad: its column, 1-based). */
-static size_t
-split(const char *p, const char *e, int delim, struct span *f, size_t cap, size_t *bad)
-{
-	size_t n = 0;
-	const char *q = p;
-
-	while (q < e && is_blank(*q))
-		q++;
-	if (q == e || *q == '#')
-		return 0;
-	if (delim != TABLE_BLANKS) {
-		for (;;) {
-			const char *d = memchr(p, delim, (size_t)(e - p));
-			if (n < cap)
-				f[n] = (struct span){p, d != NULL ? d : e};
-			n++;
-			if (d == NULL)
-				return n;
-			p = d + 1;
-		}
-	}
-	/* As dense.h: blanks, or one comma with blanks around it; '#' ends the line. */
-	static const unsigned char sep[256] = {
-		[' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\v'] = 1, ['\f'] = 1, [','] = 1, ['#'] = 1,
-	};
-	p = q;
-	for (;;) {
-		if (*p == ',') {
-			*bad = n + 1;
-			return SIZE_MAX;
-		}
-		const char *s = p;
-		while (p < e && !sep[(unsigned char)*p])
-			p++;
-		if (n < cap)
-			f[n] = (struct span){s, p};
-		n++;
-		while (p < e && is_blank(*p))
-			p++;
-		if (p < e && *p == ',') {
-			p++;
-			while (p < e && is_blank(*p))
-				p++;
-			if (p == e || *p == '#' || *p == ',') {
-				*bad = n + 1;
-				return SIZE_MAX;
-			}
-		} else if (p == e || *p == '#') {
-			return n;
-		}
-	}
-}
-
-/* split for the default separators, when the line is plain (fieldscan.h: its fields
- * found 64 bytes a step, not a byte at a time); SIZE_MAX - 1 when it is not, for split
- * to read it. The line needs CHUNK_PAD readable bytes after it. */
-static size_t
-split_plain(const char *p, size_t len, struct span *f, size_t cap)
-{
-	struct fscan sc;
-	size_t n = 0, a, z;
-	int r;
-
-	fscan_init(&sc, p, len);
-	while ((r = fscan_next(&sc, &a, &z)) > 0) {
-		if (n < cap)
-			f[n] = (struct span){p + a, p + z};
-		n++;
-	}
-	return r < 0 ? SIZE_MAX - 1 : n;
-}
-
-/* ---- quoted fields (RFC 4180), with a delimiter ---- */
-
-/* What csv_record found at a record's start. */
-enum rec {
-	REC_ROW,	/* a row of *n fields */
-	REC_SKIP,	/* a blank or comment line */
-	REC_MORE,	/* the record may go on past end: not final */
-	REC_OPEN,	/* a quoted field (column *bad) is not closed at the input's end */
-	REC_AFTER	/* text other than blanks after the closing quote of column *bad */
-};
-
-static uint64_t
-count_nl(const char *s, const char *e)
-{
-	uint64_t n = 0;
-	for (; (s = memchr(s, '\n', (size_t)(e - s))) != NULL; s++)
-		n++;
-	return n;
-}
-
-/* One record of text split by delimiter d, starting at p (a record's start) within
- * [p, end), as RFC 4180 and Python's csv module read it: a field whose first byte is
- * '"' is quoted, holds the delimiter, line breaks and doubled quotes ("") as text, and
- * ends at the next lone '"' (blanks may follow it); a '"' anywhere else is text. The
- * first cap fields go into f (a quoted one without its quotes; doubled quotes stay
- * doubled: no number holds one), all are counted in *n. *text_end is the end of the
- * record's text (before its "\r\n" or '\n'), *next the next record's start, *lines the
- * lines it spans. final: end is the input's end; otherwise a record that reaches end
- * may go on (REC_MORE). '#' as a line's first non-blank byte starts a comment line. */
-static enum rec
-csv_record(const char *p, const char *end, int d, int final, struct span *f, size_t cap,
-    size_t *n, const char **text_end, const char **next, uint64_t *lines, size_t *bad)
-{
-	const char *s = p;
-	uint64_t nl = 0;
-	size_t k = 0;
-
-	while (s < end && is_blank(*s))
-		s++;
-	if (s == end || *s == '\n' || *s == '#') {
-		const char *e = memchr(s, '\n', (size_t)(end - s));
-		if (e == NULL && !final)
-			return REC_MORE;
-		*next = e != NULL ? e + 1 : end;
-		*lines = 1;
-		return REC_SKIP;
-	}
-	for (s = p;;) {
-		const char *fs, *fe;
-		if (s < end && *s == '"') {
-			const char *c = s + 1;
-			for (;;) {
-				c = memchr(c, '"', (size_t)(end - c));
-				if (c == NULL || (c + 1 == end && !final)) {
-					if (!final)
-						return REC_MORE;
-					*bad = k + 1;
-					*lines = nl + count_nl(s, end) + 1;
-					*next = end;
-					return REC_OPEN;
-				}
-				if (c + 1 < end && c[1] == '"')
-					c += 2;
-				else
-					break;
-			}
-			nl += count_nl(s, c);
-			fs = s + 1;
-			fe = c;
-			for (s = c + 1; s < end && *s != d && is_blank(*s); s++)
-				;
-			if (s < end && *s != d && *s != '\n') {
-				const char *e = memchr(s, '\n', (size_t)(end - s));
-				if (e == NULL && !final)
-					return REC_MORE;
-				*bad = k + 1;
-				*lines = nl + 1;
-				*next = e != NULL ? e + 1 : end;
-				return REC_AFTER;
-			}
-		} else {
-			for (fs = s; s < end && *s != d && *s != '\n'; s++)
-				;
-			fe = s;
-			if ((s == end || *s == '\n') && fe > fs && fe[-1] == '\r')
-				fe--;
-		}
-		if (k < cap)
-			f[k] = (struct span){fs, fe};
-		k++;
-		if (s < end && *s == d) {
-			s++;
-			continue;
-		}
-		if (s == end && !final)
-			return REC_MORE;
-		*n = k;
-		*text_end = s > p && s[-1] == '\r' ? s - 1 : s;
-		*next = s < end ? s + 1 : end;
-		*lines = nl + 1;
-		return REC_ROW;
-	}
-}
-
-/* The message for a quoted field csv_record could not read. */
-static void
-csv_error(enum rec r, size_t col, int share, char *err, size_t size)
-{
-	if (r == REC_OPEN)
-		snprintf(err, size, "column %zu: a quoted field is not closed before the end of "
-		    "the input%s", col, share ? " (under mpirun, a quoted field with a line break "
-		    "cannot be divided among the ranks: run one process)" : "");
-	else
-		snprintf(err, size, "column %zu: text after the closing quote of a quoted field",
-		    col);
 }
 
 /* ---- header lines and the width ---- */
@@ -296,7 +96,7 @@ skip_header_records(input *in, size_t records, int d, char **head, size_t *len)
 		size_t k, bad;
 		const char *te, *next;
 		uint64_t lines;
-		if (csv_record(h + from, h + hl, d, 0, NULL, 0, &k, &te, &next, &lines, &bad) !=
+		if (table_csv_record(h + from, h + hl, d, 0, NULL, 0, &k, &te, &next, &lines, &bad) !=
 		    REC_MORE) {
 			from = hl;
 			i++;
@@ -322,7 +122,7 @@ find_width(struct table *t)
 			uint64_t lines;
 			char err[CHUNK_ERR];
 			enum rec r = REC_SKIP;
-			while (s < end && (r = csv_record(s, end, t->opts.delim, avail < want, NULL,
+			while (s < end && (r = table_csv_record(s, end, t->opts.delim, avail < want, NULL,
 			    0, &n, &te, &next, &lines, &bad)) == REC_SKIP) {
 				line += lines;
 				s = next;
@@ -333,7 +133,7 @@ find_width(struct table *t)
 				return;
 			}
 			if (r == REC_OPEN || r == REC_AFTER) {
-				csv_error(r, bad, t->opts.share && ranks_size() > 1, err, sizeof err);
+				table_csv_error(r, bad, t->opts.share && ranks_size() > 1, err, sizeof err);
 				die_at(t->name, line + 1, "%s", err);
 			}
 			if (s == end && avail < want)
@@ -351,7 +151,7 @@ find_width(struct table *t)
 			if (le > s && le[-1] == '\r')
 				le--;
 			line++;
-			size_t bad, n = split(s, le, t->opts.delim, NULL, 0, &bad);
+			size_t bad, n = table_split(s, le, t->opts.delim, NULL, 0, &bad);
 			if (n == SIZE_MAX)
 				die_at(t->name, line, "empty field in column %zu", bad);
 			if (n > 0) {
@@ -453,9 +253,9 @@ static int
 field_number(const struct tctx *x, const char *s, const char *e, const char *lim,
     size_t col, double *v, char *err, size_t errsz)
 {
-	while (s < e && is_blank(*s))
+	while (s < e && table_is_blank(*s))
 		s++;
-	while (e > s && is_blank(e[-1]))
+	while (e > s && table_is_blank(e[-1]))
 		e--;
 	if (s == e) {
 		snprintf(err, errsz, "empty field in column %zu", col);
@@ -563,10 +363,10 @@ parse_quoted(const struct tctx *x, struct chunk *c, struct tres *r)
 	size_t n, bad;
 
 	while (s < end) {
-		enum rec k = csv_record(s, end, x->o.delim, 1, r->f, x->cols + 1, &n, &te, &next,
+		enum rec k = table_csv_record(s, end, x->o.delim, 1, r->f, x->cols + 1, &n, &te, &next,
 		    &lines, &bad);
 		if (k == REC_OPEN || k == REC_AFTER) {
-			csv_error(k, bad, x->o.share && ranks_size() > 1, err, sizeof err);
+			table_csv_error(k, bad, x->o.share && ranks_size() > 1, err, sizeof err);
 			return chunk_fail(c, line + 1, "%s", err);
 		}
 		if (k == REC_ROW &&
@@ -599,9 +399,9 @@ parse_chunk(void *ctx, struct chunk *c)
 	int blanks = x->o.delim == TABLE_BLANKS;
 	chunk_lines_init(&it, c);
 	for (const char *s; (s = chunk_line(&it, &len)) != NULL;) {
-		size_t bad, n = blanks ? split_plain(s, len, r->f, x->cols + 1) : SIZE_MAX - 1;
+		size_t bad, n = blanks ? table_split_plain(s, len, r->f, x->cols + 1) : SIZE_MAX - 1;
 		if (n == SIZE_MAX - 1)
-			n = split(s, s + len, x->o.delim, r->f, x->cols + 1, &bad);
+			n = table_split(s, s + len, x->o.delim, r->f, x->cols + 1, &bad);
 		if (n == 0)
 			continue;
 		if (n == SIZE_MAX)
@@ -625,7 +425,7 @@ table_cut(void *ctx, const char *p, size_t len, int *hint)
 
 	if (x->o.delim == TABLE_BLANKS || memchr(p, '"', len) == NULL)
 		return chunk_cut_lines(p, len, hint);
-	while (s < end && csv_record(s, end, x->o.delim, 0, NULL, 0, &n, &te, &next, &lines,
+	while (s < end && table_csv_record(s, end, x->o.delim, 0, NULL, 0, &n, &te, &next, &lines,
 	    &bad) != REC_MORE)
 		s = next;
 	return (size_t)(s - p);
