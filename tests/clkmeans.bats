@@ -1106,6 +1106,8 @@ progs() {
 		run -0 py "$REF/clkmeans_ref.py" check "$T/par$i.txt" "$T/ref.txt"
 	done
 	clkmeans -d $OCL -v --init "$T/c0.txt" --distances "$T/x.npy" > /dev/null 2> "$T/err"
+	grep -q '^clkmeans: program cache: .*: used$' "$T/err" ||
+	    fail "no cache entry used after four runs at once: $(ls -l "$c"; grep -E 'cache|build' "$T/err")"
 	run -0 grep -c '^clkmeans: program cache: .*: used$' "$T/err"
 	assert_output "$(progs "$T/err" | wc -l)"
 	refute [ "$(progs "$T/err" | wc -l)" = 0 ]
