@@ -109,10 +109,25 @@ clx_accelkit_dir(const char *sub, char *buf, size_t size)
 	return mkdir(buf, 0755) == 0 || errno == EEXIST;
 }
 
-/* The key of a build: what makes its binary this device's and this source's. */
+/* NVIDIA's option that only adds ptxas's register and spill counts to the build log
+ * (the programs pass it under -v). */
+#define NV_VERBOSE " -cl-nv-verbose"
+
+/* The key of a build: what makes its binary this device's and this source's. The
+ * options are taken without NV_VERBOSE, so that a -v run and a plain one share an
+ * entry (with it in the key, a -v run on NVIDIA built every program again); a -v run
+ * that finds its programs in the cache prints no register counts (ACCELKIT_CL_CACHE=0
+ * builds them). */
 static char *
-cache_key(const struct clx *x, const char *opts, const char *src, size_t *len)
+cache_key(const struct clx *x, const char *options, const char *src, size_t *len)
 {
+	char opts[2048];
+	const char *nv = strstr(options, NV_VERBOSE);
+	if (nv != NULL && (nv[sizeof NV_VERBOSE - 1] == '\0' || nv[sizeof NV_VERBOSE - 1] == ' '))
+		snprintf(opts, sizeof opts, "%.*s%s", (int)(nv - options), options,
+		    nv + sizeof NV_VERBOSE - 1);
+	else
+		snprintf(opts, sizeof opts, "%s", options);
 	char pver[256], dver[256], drv[256];
 	clx_platform_str(x->platform, CL_PLATFORM_VERSION, pver, sizeof pver);
 	clx_device_str(x->device, CL_DEVICE_VERSION, dver, sizeof dver);

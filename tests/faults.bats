@@ -127,6 +127,14 @@ stalled() {
 	fi
 }
 
+# at_stall PROG SIG: fails naming what there is unless the stalled run's one temporary
+# holds the 4096 bytes written before the stall.
+at_stall() {
+	local tmp
+	tmp=$(compgen -G "$T/out.txt.tmp.*") && [ "$(wc -c < "$tmp")" = 4096 ] ||
+	    fail "$1, SIG$2: at the stall, temporaries: $(ls -l "$T"/out.txt.tmp.* 2>&1); alive: $(kill -0 "$pid" 2>&1 && echo yes); stderr: $(cat "$T/stderr")"
+}
+
 # The exit status of a process that died of SIG, as the shell reports it.
 died_of() {
 	echo $((128 + $(kill -l "$1")))
@@ -145,7 +153,7 @@ reap() {
 		for sig in INT TERM; do
 			echo "# $prog, SIG$sig"
 			stalled "$prog"
-			[ "$(wc -c < "$(compgen -G "$T/out.txt.tmp.*")")" = 4096 ]
+			at_stall "$prog" "$sig"
 			kill -s "$sig" "$pid"
 			reap "$pid"
 			[ "$status" = "$(died_of "$sig")" ]
