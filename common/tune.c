@@ -55,6 +55,15 @@ tune_describe_cuda(char *buf, size_t size, const char *name, int major, int mino
 		snprintf(buf, size, "gpu nvidia %s sm_%d%d", name, major, minor);
 }
 
+const char *
+cost_model_illegal(const struct cost_model *m)
+{
+	if (m->unit != NULL && (!(m->cpu_rate > 0) || !(m->gpu_rate > 0) ||
+	    !(m->cpu_fixed >= 0) || !(m->gpu_fixed >= 0)))
+		return "a cost model needs rates above 0 and fixed costs of 0 or more";
+	return NULL;
+}
+
 int
 cost_pick_gpu(const struct cost_model *m, double work, int threads, double start_left)
 {

@@ -43,6 +43,11 @@ struct cost_model {
 				   allocations, first launches */
 };
 
+/* Why m cannot be weighed, or NULL: cost_pick_gpu divides by both rates, so each must be
+ * above 0, and the fixed costs 0 or more. A model without a unit (none) passes. For the
+ * tuning tables' legality checks. */
+const char *cost_model_illegal(const struct cost_model *m);
+
 /* Whether the GPU pays for work units, given the seconds of the device's start still to
  * wait for (start_left):
  *   cpu = cpu_fixed + work / (cpu_rate * threads)

@@ -121,14 +121,9 @@ docsim_tune_illegal(const struct docsim_tune *tab, size_t n, size_t *row)
 		/* The dense CPU path takes blocks of cpu_rows query rows (docsim_cpu.c). */
 		if (t->cpu_rows < 1)
 			return "cpu_rows is 0: the dense CPU path takes blocks of cpu_rows rows";
-		/* cost_pick_gpu divides by both rates. */
-		const struct cost_model *cm[] = {&t->cost_dense, &t->cost_sparse};
-		for (int k = 0; k < 2; k++)
-			if (cm[k]->unit != NULL && (!(cm[k]->cpu_rate > 0) ||
-			    !(cm[k]->gpu_rate > 0) || !(cm[k]->cpu_fixed >= 0) ||
-			    !(cm[k]->gpu_fixed >= 0)))
-				return "a cost model needs rates above 0 and fixed costs of 0 or "
-				    "more";
+		const char *why = cost_model_illegal(&t->cost_dense);
+		if (why != NULL || (why = cost_model_illegal(&t->cost_sparse)) != NULL)
+			return why;
 	}
 	/* -d auto weighs with the row that "gpu" picks, before the GPU is known. */
 	*row = tune_pick(tab, n, sizeof *tab, "gpu");

@@ -155,11 +155,8 @@ editdist4r_tune_illegal(const struct editdist4r_tune *tab, size_t n, size_t *row
 		if (t->tp_long < t->tp_short)
 			return "tp_long is below tp_short: the longer side's bound must hold the "
 			    "shorter side's";
-		/* cost_pick_gpu divides by both rates. */
-		const struct cost_model *c = &t->cost;
-		if (c->unit != NULL && (!(c->cpu_rate > 0) || !(c->gpu_rate > 0) ||
-		    !(c->cpu_fixed >= 0) || !(c->gpu_fixed >= 0)))
-			return "the cost model needs rates above 0 and fixed costs of 0 or more";
+		if (cost_model_illegal(&t->cost) != NULL)
+			return cost_model_illegal(&t->cost);
 		/* -v prints it */
 		if (t->measured == NULL)
 			return "measured is missing: -v names the measurement that chose the row";

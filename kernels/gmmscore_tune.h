@@ -89,10 +89,8 @@ gmmscore_tune_illegal(const struct gmmscore_tune *tab, size_t n, size_t *row)
 		 * 0 would stream nothing. */
 		if (t->chunk < 1 || t->chunk > 1 << 24)
 			return "chunk must be 1 to 2^24 frames, as --chunk";
-		/* cost_pick_gpu divides by both rates. */
-		if (t->cost.unit != NULL && (!(t->cost.cpu_rate > 0) || !(t->cost.gpu_rate > 0) ||
-		    !(t->cost.cpu_fixed >= 0) || !(t->cost.gpu_fixed >= 0)))
-			return "a cost model needs rates above 0 and fixed costs of 0 or more";
+		if (cost_model_illegal(&t->cost) != NULL)
+			return cost_model_illegal(&t->cost);
 	}
 	/* -d auto weighs with the row GMMSCORE_AUTO_ROW picks, before the device is known
 	 * (gmmscore_run.c), and lays out the parameters for its tile. */

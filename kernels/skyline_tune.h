@@ -121,14 +121,9 @@ sky_tune_illegal(const struct sky_tune *tab, size_t n, size_t *row)
 		 * 0 is an empty grid, a launch error. */
 		if (!tune_match("cpu", t->device) && t->pivot_blocks == 0)
 			return "pivot_blocks is 0 in a row a GPU can take: no pivot blocks launch";
-		/* cost_pick_gpu divides by both rates. */
-		const struct cost_model *cm[] = {&t->cost_classic, &t->cost_spatial};
-		for (int k = 0; k < 2; k++)
-			if (cm[k]->unit != NULL && (!(cm[k]->cpu_rate > 0) ||
-			    !(cm[k]->gpu_rate > 0) || !(cm[k]->cpu_fixed >= 0) ||
-			    !(cm[k]->gpu_fixed >= 0)))
-				return "a cost model needs rates above 0 and fixed costs of 0 or "
-				    "more";
+		const char *why = cost_model_illegal(&t->cost_classic);
+		if (why != NULL || (why = cost_model_illegal(&t->cost_spatial)) != NULL)
+			return why;
 	}
 	/* -d auto weighs with the row that "gpu" picks (skyline_run.c cost_row,
 	 * skyline_divide.c), before the device is known. */
