@@ -3,6 +3,7 @@
  * below. */
 #include "opencl_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "input.h"
@@ -60,7 +62,9 @@ build_or_die(struct clx *x, cl_program prog, const char *name, const char *opts)
  * fails its checks or is refused by the driver is a miss: the program is built from
  * its source and the file written again. Files are written under a temporary name of
  * this process and thread and renamed into place, so that runs at once each read a
- * whole entry or none; a write that fails costs nothing but the next run's build.
+ * whole entry or none; a write that fails costs nothing but the next run's build. A
+ * run killed while it writes leaves its temporary behind: the next write of the
+ * folder (a miss) removes those more than STALE_TMP_SEC old, as no writer takes that.
  * ACCELKIT_CL_CACHE=0 turns the cache off. */
 #define CACHE_MAGIC "ACCLBIN1"
 
@@ -211,6 +215,27 @@ out:
 	return NULL;
 }
 
+#define STALE_TMP_SEC 600
+
+/* Removes the temporaries of the folder dir (NAME.bin.tmp.PID.N) left by runs killed in
+ * cache_write, those last written more than STALE_TMP_SEC ago. */
+static void
+cache_sweep(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return;
+	const time_t now = time(NULL);
+	struct dirent *e;
+	struct stat st;
+	while ((e = readdir(d)) != NULL)
+		if (strstr(e->d_name, ".bin.tmp.") != NULL &&
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && now - st.st_mtime > STALE_TMP_SEC)
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+}
+
 /* Writes the entry under a temporary name and renames it into place; 0 on failure. */
 static int
 cache_write(const char *path, const char *key, size_t klen, const unsigned char *bin,
@@ -354,9 +379,11 @@ clx_build(struct clx *x, const char *name, const char *embedded_src,
 		build_or_die(x, prog, name, opts);
 		size_t blen = 0;
 		unsigned char *bin = key != NULL ? program_binary(prog, x, &blen) : NULL;
-		if (bin != NULL)
+		if (bin != NULL) {
+			cache_sweep(cdir);
 			vlog("program cache: %s: %s", path, cache_write(path, key, klen, bin,
 			    blen) ? "written" : "could not be written");
+		}
 		free(bin);
 	}
 	free(key);

@@ -1374,6 +1374,25 @@ cache_says() {
 	cache_says used
 }
 
+@test "the program cache: a run's write removes the temporaries that killed runs left, not a writer's" {
+	local c=$T/xdg/accelkit/cl
+	mkdir -p "$c"
+	# a run killed in its write leaves NAME.bin.tmp.PID.N; one written just now may be
+	# another run's, still writing
+	echo part > "$c/clmatmul-0123.bin.tmp.4242.0"
+	touch -d '1 hour ago' "$c/clmatmul-0123.bin.tmp.4242.0"
+	echo part > "$c/clmatmul-4567.bin.tmp.4343.0"
+	cached
+	cache_says written
+	[ ! -e "$c/clmatmul-0123.bin.tmp.4242.0" ]
+	[ -e "$c/clmatmul-4567.bin.tmp.4343.0" ]
+	# a hit writes nothing, and sweeps nothing
+	touch -d '1 hour ago' "$c/clmatmul-4567.bin.tmp.4343.0"
+	cached
+	cache_says used
+	[ -e "$c/clmatmul-4567.bin.tmp.4343.0" ]
+}
+
 @test "the program cache: other build options or another source make another entry" {
 	cached
 	cached --tile-k 64

@@ -3,6 +3,12 @@
  * write(2) on the temporary file of an -o output (a name containing ".tmp."), so a
  * test can catch a program in the middle of writing its result:
  *
+ *   FAULT_TARGET=NAME only the temporaries of the output NAME (a file name, no folder:
+ *                     "out.txt" for out.txt.tmp.*): other files a run writes under a
+ *                     temporary name, as the OpenCL program cache's entries, pass
+ *                     untouched (a stall there held clmatmul inside its cache write,
+ *                     before its output had a byte). Without it, any ".tmp." file.
+ *
  *   FAULT_STALL=N     the write that would take the file past N bytes writes up to
  *                     N, creates the file named by FAULT_READY (if set) and waits
  *                     for a signal forever: the program is stopped mid-write, the
@@ -64,7 +70,16 @@ is_temporary(int fd, off_t *size)
 	if ((n = readlink(link, path, sizeof path - 1)) < 0)
 		return 0;
 	path[n] = '\0';
-	if (strstr(path, ".tmp.") == NULL || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+	const char *target = getenv("FAULT_TARGET"), *base = strrchr(path, '/');
+	base = base != NULL ? base + 1 : path;
+	if (target != NULL && *target != '\0') {
+		/* the file name is TARGET.tmp.* */
+		size_t tl = strlen(target);
+		if (strncmp(base, target, tl) != 0 || strncmp(base + tl, ".tmp.", 5) != 0)
+			return 0;
+	} else if (strstr(path, ".tmp.") == NULL)
+		return 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		return 0;
 	*size = st.st_size;
 	return 1;

@@ -117,7 +117,7 @@ stalled() {
 	# a stalled program left behind by a failed test cannot hold Bats up.
 	# shellcheck disable=SC2046,SC2086
 	env ${STALL_ENV---default-signal=INT} "$@" LD_PRELOAD="$SHIM" FAULT_STALL=4096 \
-	    FAULT_READY="$T/ready" "$prog" $(args "$prog") -o "$T/out.txt" \
+	    FAULT_TARGET=out.txt FAULT_READY="$T/ready" "$prog" $(args "$prog") -o "$T/out.txt" \
 	    >"$T/stdout" 2>"$T/stderr" 3>&- &
 	pid=$!
 	if ! wait_for "$T/ready"; then
@@ -283,7 +283,7 @@ reap() {
 # directory where fault_write.so fails the temporary's writes past 64 KiB.
 on_full_disk() {
 	if [ "$(cat "$F/full.how")" = shim ]; then
-		LD_PRELOAD="$SHIM" FAULT_ENOSPC=65536 "$@"
+		LD_PRELOAD="$SHIM" FAULT_ENOSPC=65536 FAULT_TARGET=out.txt "$@"
 	else
 		"$@"
 	fi
