@@ -2,7 +2,8 @@
 #
 #   make                 build every program into build/bin/
 #   make check           install missing packages, run every test suite on CPU and PoCL
-#   make check-gpu       the same suites on a GPU (fails without one)
+#   make check-gpu       the same suites on a GPU (fails without one); GPU_PART=1, 2, 3:
+#                        a third of them each, for 10-minute device calls
 #   make check SANITIZE=1   the same under AddressSanitizer and UBSan (objects in build/san/)
 #   make check-gpu SANITIZE=cuda   the CUDA programs' suites under compute-sanitizer
 #                        (memcheck, racecheck, synccheck; CUSAN_TOOLS picks; build/cusan/)
@@ -238,8 +239,17 @@ deps:
 check: deps all testbins
 	@SANITIZE=$(SANITIZE) FILTER='$(FILTER)' SHARD='$(SHARD)' tests/run $(BUILD) $(SUITES)
 
+# make check-gpu GPU_PART=1|2|3 (tests/README): the suites in three parts of about equal
+# GPU-machine time, each for one device call of 10 minutes; the long suites in shards
+# side by side (tests/run's SUITE.bats@N). Part 3 is every suite the others do not name.
+GPU_PART_1 := tests/docsim.bats@4 tests/skyline.bats@2 tests/gmmscore.bats tests/input.bats
+GPU_PART_2 := tests/clmatmul.bats@4 tests/clkmeans.bats@4
+GPU_PART_3  = $(filter-out $(foreach s,$(GPU_PART_1) $(GPU_PART_2),$(firstword $(subst @, ,$(s)))), \
+	$(sort $(wildcard tests/*.bats)))
 check-gpu: all testbins
-	@SANITIZE=$(SANITIZE) FILTER='$(FILTER)' SHARD='$(SHARD)' tests/run --gpu $(BUILD) $(SUITES)
+	@$(if $(filter-out 1 2 3,$(GPU_PART)),echo "check-gpu: GPU_PART must be 1, 2 or 3" >&2; exit 2;,)
+	@SANITIZE=$(SANITIZE) FILTER='$(FILTER)' SHARD='$(SHARD)' tests/run --gpu $(BUILD) \
+		$(or $(SUITES),$(if $(GPU_PART),$(GPU_PART_$(GPU_PART))))
 
 # make check-scale (tests/README): its suites in two parts of about equal GPU-machine
 # time; SUITES= or FILTER= pick within them as for check. ACCELKIT_SCALE_DRY=1: sizes
