@@ -187,6 +187,27 @@ under_oclgrind() {
 	assert_output "tests/run: SHARD must be K/N with 1 <= K <= N, not '3/2'"
 }
 
+@test "SUITE.bats@N of tests/run: N shards side by side in one run, each test once, with the other suites; a bad N is a usage error" {
+	local k
+	for k in 1 2 3 4 5; do
+		printf '%%test "t%s" {\n\techo %s >> "$SHARD_LOG"\n}\n' "$k" "$k"
+	done | sed 's/^%test/@test/' > "$T/five.bats"
+	printf '@test "other" {\n\techo o >> "$SHARD_LOG"\n}\n' > "$T/other.bats"
+	export SHARD_LOG=$T/ran
+	run -0 outside "$ACCELKIT_ROOT/tests/run" "$ACCELKIT_BUILD" "$T/five.bats@3" "$T/other.bats"
+	assert_line "6 passed, 0 failed"
+	assert_line --regexp '^# ---- five\.bats\.1 '
+	assert_line --regexp '^# ---- five\.bats\.3 '
+	assert_equal "$(sort "$T/ran" | tr -d '\n')" 12345o
+	# a failing test in a shard fails the run, named in its shard's TAP
+	sed -i 's/echo 4 >>/false; echo 4 >>/' "$T/five.bats"
+	run -1 outside "$ACCELKIT_ROOT/tests/run" "$ACCELKIT_BUILD" "$T/five.bats@2"
+	assert_line "4 passed, 1 failed"
+	assert_line --partial "not ok 2 t4"
+	run -2 outside "$ACCELKIT_ROOT/tests/run" "$ACCELKIT_BUILD" "$T/five.bats@0"
+	assert_output --partial "@N must be a count of shards"
+}
+
 @test "the OpenCL kernels under Oclgrind: no invalid access, no data race, and numpy's and scikit-learn's results" {
 	command -v oclgrind >/dev/null || skip "oclgrind is not installed (make deps)"
 	skip_if_asan "Oclgrind's runtime and AddressSanitizer's do not mix"
