@@ -954,6 +954,85 @@ modes_same() {
 	[[ "$stderr" == *"deepu.txt:200001: B is not UTF-8 (byte 2 is 0xff)"* ]] || fail "$stderr"
 }
 
+# Chunk boundaries: the pair reader's chunks (ACCELKIT_CHUNK_BYTES) cut pairs anywhere,
+# and the batches fill and split wherever a chunk's pairs end. On the suite's device
+# (the GPU under make check-gpu), but for the errors, which the reading side finds first.
+@test "chunk boundaries: pairs cut anywhere by chunks of 64 bytes to 1 MiB, batches split inside a chunk, match python3-edlib at -j 1 and -j 2" {
+	pyhas edlib || skip "python3-edlib is not installed"
+	"$EDREF" gen 67 20000 300 dna >"$D/pk.txt"
+	printf 'ACGT\t\n\t\n\tACGTT\n' >>"$D/pk.txt"
+	run -0 py -c '
+import sys, edlib
+for line in open(sys.argv[1]):
+    a, b = line.rstrip("\n").split("\t")
+    print(len(b) if not a else len(a) if not b else edlib.align(a, b, mode="NW")["editDistance"])
+' "$D/pk.txt"
+	printf '%s\n' "$output" >"$D/pk.ref"
+	awk '{ print ($1 > 20 ? -1 : $1) }' "$D/pk.ref" >"$D/pk20.ref"
+	[ "$(wc -l <"$D/pk.ref")" -eq 20003 ] || fail "the reference has $(wc -l <"$D/pk.ref") lines"
+	# --max-device-mem 4M: batches of 1 MiB, so a chunk's run of pairs is split
+	for c in 64 1000 65536 1048576; do
+		for j in 1 2; do
+			run --separate-stderr timeout "$(limit 120)" env ACCELKIT_CHUNK_BYTES=$c \
+			    editdist4r -j $j --max-device-mem 4M "$D/pk.txt"
+			[ "$status" -eq 0 ] || fail "chunks of $c, -j $j: exit $status: $stderr"
+			diff <(printf '%s\n' "$output") "$D/pk.ref" >/dev/null ||
+			    fail "chunks of $c, -j $j differ from edlib"
+		done
+		run --separate-stderr timeout "$(limit 120)" env ACCELKIT_CHUNK_BYTES=$c \
+		    editdist4r -j 2 -k 20 "$D/pk.txt"
+		[ "$status" -eq 0 ] || fail "chunks of $c, -k 20: exit $status: $stderr"
+		diff <(printf '%s\n' "$output") "$D/pk20.ref" >/dev/null ||
+		    fail "chunks of $c, -k 20 differs from edlib's distances cut at 20"
+	done
+	# auto weighs pairs as they come until it settles; a pipe, CRLF lines
+	run --separate-stderr timeout "$(limit 120)" env ACCELKIT_CHUNK_BYTES=4096 \
+	    sh -c 'sed "s/\$/\r/" "$1" | editdist4r -d auto -j 2 --max-device-mem 4M' sh "$D/pk.txt"
+	[ "$status" -eq 0 ] || fail "auto through a pipe: exit $status: $stderr"
+	diff <(printf '%s\n' "$output") "$D/pk.ref" >/dev/null || fail "auto, CRLF, a pipe differs"
+}
+
+@test "chunk boundaries: -u's characters in chunks of 200 bytes match python3-levenshtein by code point, at -j 1 and -j 2" {
+	uni_data
+	for j in 1 2; do
+		run --separate-stderr timeout "$(limit 120)" env ACCELKIT_CHUNK_BYTES=200 \
+		    editdist4r -u -j $j --max-device-mem 4M "$D/uni.txt"
+		[ "$status" -eq 0 ] || fail "-j $j: exit $status: $stderr"
+		diff <(printf '%s\n' "$output") "$D/uni.ref" >/dev/null || fail "-j $j differs"
+	done
+}
+
+@test "chunk boundaries: the first bad line of a late chunk is named, whether the parse (no TAB) or -u's check (not UTF-8) finds it" {
+	"$EDREF" gen 68 30000 40 dna >"$D/late.txt"
+	# a string that is not UTF-8, then a line without a TAB, in one chunk: the first
+	{ cat "$D/late.txt"; printf 'AC\tA\377C\nnotab\n'; } >"$D/late1.txt"
+	# the line without a TAB first
+	{ cat "$D/late.txt"; printf 'notab\nAC\tA\377C\n'; } >"$D/late2.txt"
+	# the bad string the first pair of a chunk (every line 17 bytes: chunks of 17)
+	{ for i in $(seq 40); do printf 'ACGTACGT\tACGTACG\n'; done
+	  printf '\377CGTACGT\tACGTACG\n'; } >"$D/late3.txt"
+	for c in 4096 1048576; do
+		for j in 1 2; do
+			run --separate-stderr -1 env ACCELKIT_CHUNK_BYTES=$c editdist4r -u -d cpu -j $j "$D/late1.txt"
+			[[ "$stderr" == *"late1.txt:30001: B is not UTF-8 (byte 2 is 0xff)"* ]] ||
+			    fail "chunks of $c, -j $j: $stderr"
+			run --separate-stderr -1 env ACCELKIT_CHUNK_BYTES=$c editdist4r -u -d cpu -j $j "$D/late2.txt"
+			[[ "$stderr" == *"late2.txt:30001: no TAB in the line"* ]] ||
+			    fail "chunks of $c, -j $j: $stderr"
+		done
+	done
+	for j in 1 2; do
+		run --separate-stderr -1 env ACCELKIT_CHUNK_BYTES=17 editdist4r -u -d cpu -j $j "$D/late3.txt"
+		[[ "$stderr" == *"late3.txt:41: A is not UTF-8 (byte 1 is 0xff)"* ]] || fail "-j $j: $stderr"
+		# one message, nothing else on stderr
+		[ "${#stderr_lines[@]}" -eq 1 ] || fail "-j $j: ${#stderr_lines[@]} lines: $stderr"
+	done
+	# without -u the bytes are compared: the same file is read to the end
+	run --separate-stderr -0 env ACCELKIT_CHUNK_BYTES=17 editdist4r -d cpu -j 2 "$D/late3.txt"
+	[ "${#lines[@]}" -eq 41 ] || fail "${#lines[@]} distances"
+	[ "${lines[40]}" -eq 2 ] || fail "the last is ${lines[40]}"
+}
+
 @test "-v's read (waited) is a part of the read, for pair lines and for records" {
 	"$EDREF" gen 66 20000 150 dna >"$D/rw.txt"
 	cut -f1 "$D/rw.txt" >"$D/rw.a"
