@@ -152,15 +152,9 @@ lower_all(struct tok_part *p, const char *text, size_t len)
 		size_t n = 1;
 		uint32_t cp = *s < 0x80 ? *s : utf8_decode(s, end, &n);
 		int cls = cp < 0x80 ? tok_ascii[cp] : uclass(&x->cache, cp);
-		uint32_t lc = cp;
-		if (cp == CAPITAL_SIGMA)
-			lc = x->prev_cased && !tok_cased_after(&x->cache, s + n, end) ? 0x3c2 : 0x3c3;
-		else if (cp == CAPITAL_I_DOT)
-			push_cp(p, 'i'), lc = 0x307;
-		else if (cls & TOK_CASED)
-			lc = cp < 0x80 ? (cp | 0x20) : lower_cp(cp);
-		if (!(cls & TOK_IGNORABLE))
-			x->prev_cased = (cls & TOK_CASED) != 0;
+		uint32_t lc = lower_char(&x->cache, &x->prev_cased, cp, cls, s + n, end);
+		if (cp == CAPITAL_I_DOT)
+			push_cp(p, lc), lc = 0x307;
 		push_cp(p, lc);
 		s += n;
 	}

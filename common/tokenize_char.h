@@ -4,7 +4,7 @@
  * defined once in tokenize_char.c), and the hash of a term. They are static inline
  * because they run once a character in the lexer's and char_wb's loops, which must keep
  * them inlined (a call a character costs the loop its speed); the rare path
- * (str.lower's final sigma) is a call. */
+ * (str.lower's final sigma looking ahead) is a call. */
 #ifndef ACCELKIT_TOKENIZE_CHAR_H
 #define ACCELKIT_TOKENIZE_CHAR_H
 
@@ -136,6 +136,26 @@ lower_cp(uint32_t cp)
  * second half of str.lower's final-sigma rule: a capital sigma is final when a cased
  * character comes before it and none after, case-ignorable ones skipped). */
 int tok_cased_after(struct uclass_cache *k, const unsigned char *p, const unsigned char *end);
+
+/* str.lower of the character cp of class cls, whose encoding ends at next (end: the
+ * text's end), for the lexer and char_wb alike: its first character, U+0130 lowering to
+ * "i" U+0307 (the caller adds the U+0307). *prev_cased, whether the last character not
+ * case-ignorable was cased (the final sigma's other half), is brought up to date. */
+static inline uint32_t
+lower_char(struct uclass_cache *k, int *prev_cased, uint32_t cp, int cls,
+    const unsigned char *next, const unsigned char *end)
+{
+	uint32_t lc = cp;
+	if (cp == CAPITAL_SIGMA)
+		lc = *prev_cased && !tok_cased_after(k, next, end) ? 0x3c2 : 0x3c3;
+	else if (cp == CAPITAL_I_DOT)
+		lc = 'i';
+	else if (cls & TOK_CASED)
+		lc = cp < 0x80 ? (cp | 0x20) : lower_cp(cp);
+	if (!(cls & TOK_IGNORABLE))
+		*prev_cased = (cls & TOK_CASED) != 0;
+	return lc;
+}
 
 /* FNV-1a, a byte at a time (the lexer hashes words as it builds them), then mixed. */
 #define HASH_START 1469598103934665603ULL

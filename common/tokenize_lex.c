@@ -37,15 +37,8 @@ lex_char(struct lexer *x, const unsigned char **pp, const unsigned char *end, in
 	cp = utf8_decode(p, end, &n);
 	cls = uclass(&x->cache, cp);
 	*pp = p + n;
-	lc = cp;
-	if (cp == CAPITAL_SIGMA)
-		lc = x->prev_cased && !tok_cased_after(&x->cache, p + n, end) ? 0x3c2 : 0x3c3;
-	else if (cp == CAPITAL_I_DOT)
-		lc = 'i', *split = 1;
-	else if (cls & TOK_CASED)
-		lc = lower_cp(cp);
-	if (!(cls & TOK_IGNORABLE))
-		x->prev_cased = (cls & TOK_CASED) != 0;
+	lc = lower_char(&x->cache, &x->prev_cased, cp, cls, p + n, end);
+	*split = cp == CAPITAL_I_DOT;
 	if (cls & TOK_WORD || *split) {
 		size_t m = utf8_encode(x->w + x->len, lc);
 		for (size_t i = 0; i < m; i++)
