@@ -1,5 +1,5 @@
 /* docsim_weight.c: the weighting of docsim's vectors, after scikit-learn: the term
- * counts of text (from common/tokenize.c) as TfidfVectorizer weighs them, and given
+ * counts of text (common/tokenize_vocab.c) as TfidfVectorizer weighs them, and given
  * vectors (libsvm, MatrixMarket, dense) as TfidfTransformer and normalize do; then L2
  * normalisation. The formulas, apart from the readers that produce what they weigh.
  *
