@@ -35,6 +35,17 @@ uni_data() {
 	py "$UNI" dist <"$D/uni.txt" >"$D/uni.ref"
 }
 
+# edlib_nw FILE: python3-edlib's global distance of each pair line of FILE, a line each
+# (an empty side: the other's length, which edlib does not take).
+edlib_nw() {
+	py -c '
+import sys, edlib
+for line in open(sys.argv[1]):
+    a, b = line.rstrip("\n").split("\t")
+    print(len(b) if not a else len(a) if not b else edlib.align(a, b, mode="NW")["editDistance"])
+' "$1"
+}
+
 # same FILE REF ARGS...: editdist4r ARGS... FILE prints exactly REF
 same() {
 	local f=$1 r=$2
@@ -98,13 +109,7 @@ for line in open(sys.argv[1], "rb"):
 
 @test "python3-edlib agrees on random DNA pairs" {
 	pyhas edlib || skip "python3-edlib is not installed"
-	run -0 py -c '
-import sys, edlib
-for line in open(sys.argv[1]):
-    a, b = line.rstrip("\n").split("\t")
-    print(len(b) if not a else len(a) if not b else edlib.align(a, b, mode="NW")["editDistance"])
-' "$D/dna.txt"
-	printf '%s\n' "$output" >"$D/edlib.out"
+	edlib_nw "$D/dna.txt" >"$D/edlib.out"
 	same "$D/dna.txt" "$D/edlib.out"
 }
 
@@ -961,13 +966,7 @@ modes_same() {
 	pyhas edlib || skip "python3-edlib is not installed"
 	"$EDREF" gen 67 20000 300 dna >"$D/pk.txt"
 	printf 'ACGT\t\n\t\n\tACGTT\n' >>"$D/pk.txt"
-	run -0 py -c '
-import sys, edlib
-for line in open(sys.argv[1]):
-    a, b = line.rstrip("\n").split("\t")
-    print(len(b) if not a else len(a) if not b else edlib.align(a, b, mode="NW")["editDistance"])
-' "$D/pk.txt"
-	printf '%s\n' "$output" >"$D/pk.ref"
+	edlib_nw "$D/pk.txt" >"$D/pk.ref"
 	awk '{ print ($1 > 20 ? -1 : $1) }' "$D/pk.ref" >"$D/pk20.ref"
 	[ "$(wc -l <"$D/pk.ref")" -eq 20003 ] || fail "the reference has $(wc -l <"$D/pk.ref") lines"
 	# --max-device-mem 4M: batches of 1 MiB, so a chunk's run of pairs is split
