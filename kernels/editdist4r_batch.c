@@ -407,12 +407,30 @@ weigh(struct ed_run *r, const unsigned char *a, size_t alen, const unsigned char
 {
 	double cells = ed_pair_work(alen, blen, r->eo.maxdist, r->eo.mode);
 	r->gwork += cells;
-	/* --algo auto computes long pairs on the CPU by the band (editdist4r_cpu.c) */
+	/* --algo auto computes long pairs on the CPU by the band (editdist4r_cpu.c): each
+	 * one of ED_BAND_SAMPLE_CELLS or more sampled, the others of ED_BAND_SHARE_CELLS
+	 * or more, once they add up to as much, by the band's share in a few of them */
 	if (r->eo.algo == ED_AUTO && r->eo.mode == ED_GLOBAL &&
-	    MIN(alen, blen) > ED_BAND_MIN && cells >= ED_BAND_SAMPLE_CELLS) {
-		if (r->bws == NULL)
-			r->bws = ed_bws_new();
-		cells = MIN(cells, ed_band_work(r->bws, a, (int64_t)alen, b, (int64_t)blen));
+	    MIN(alen, blen) > ED_BAND_MIN && cells >= ED_BAND_SHARE_CELLS) {
+		int big = cells >= ED_BAND_SAMPLE_CELLS;
+		if (!big && r->share_pairs == 0 && r->share_wait + cells < ED_BAND_SAMPLE_CELLS)
+			r->share_wait += cells;		/* weighed whole for now */
+		else if (big || r->share_pairs < ED_BAND_SHARE_PAIRS) {
+			if (r->bws == NULL)
+				r->bws = ed_bws_new();
+			double band = MIN(cells, ed_band_work(r->bws, a, (int64_t)alen, b,
+			    (int64_t)blen));
+			if (!big) {
+				r->share_band += band;
+				r->share_table += cells;
+				r->share_pairs++;
+				/* the pairs weighed whole, at the first share known */
+				r->work -= r->share_wait * (1 - r->share_band / r->share_table);
+				r->share_wait = 0;
+			}
+			cells = band;
+		} else
+			cells *= r->share_band / r->share_table;
 	}
 	r->work += cells;
 	r->bytes += alen + blen + 2;

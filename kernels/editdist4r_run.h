@@ -58,6 +58,11 @@ struct ed_run {
 				   estimate for long pairs (ed_band_work) */
 	double gwork;		/* the GPU's: ed_pair_work (its engines have no band) */
 	struct ed_bws *bws;	/* ed_band_work's scratch */
+	/* the band's share of the long pairs' tables below ED_BAND_SAMPLE_CELLS, from
+	 * ED_BAND_SHARE_PAIRS of them, and the tables weighed whole before the first
+	 * (weigh, editdist4r_batch.c) */
+	double share_band, share_table, share_wait;
+	int share_pairs;
 	uint64_t npairs;	/* the pairs added (a pair is computed on one CPU thread) */
 	uint64_t bytes;		/* the strings' bytes and 2 a pair, of the pairs added */
 	size_t max_bytes;	/* a batch's pool: ED_BATCH_BYTES, or less by --max-device-mem */

@@ -78,6 +78,16 @@ ed_pair_work(uint64_t m, uint64_t n, int64_t K, int mode)
  * what is left of CUDA's 0.3 s start), and the sample would only cost time.
  * Reasoned from the cost model, not measured. */
 #define ED_BAND_SAMPLE_CELLS 4e9
+/* Below it, a batch of many long pairs: one pair's table costs the CPU little, but a
+ * hundred 48.5 kb pairs were weighed as 2.35e11 cells (10.7 s on 2 threads, against
+ * 1.29 s on the GPU) where the band computed them in 175 ms on the development
+ * machine's 2 threads. So once such pairs (of ED_BAND_SHARE_CELLS or more: a 32 kb
+ * square, where ed_band_work's samples begin to fit) add up to ED_BAND_SAMPLE_CELLS,
+ * ED_BAND_SHARE_PAIRS of them are sampled, and the band's share of their tables
+ * scales the others', those before included. Not before: a sample took 1 ms of the
+ * read for one lambda pair (48.5 kb), whose whole run takes 3-4 ms. */
+#define ED_BAND_SHARE_CELLS 1e9
+#define ED_BAND_SHARE_PAIRS 8
 
 /* ---- the choices per device ---- */
 

@@ -162,3 +162,32 @@ ed() {
 	run -0 py "$MODES" check global "$D/mb.txt" "$D/mb16.out"
 	diff <(cut -f 1 "$D/mb16.out") <(sed -n 1p "$D/pairs.global")
 }
+
+# auto_cells FILE ARGS...: the cells auto weighed for FILE (its -v line "auto: ...
+# (N cells)"), or nothing where this build weighs none (no CUDA: the CPU at once)
+auto_cells() {
+	local f=$1
+	shift
+	editdist4r -d auto -v "$@" "$f" 2>&1 >/dev/null |
+	    sed -n 's/.*auto: .*estimated .*(\([0-9.e+]*\) cells).*/\1/p'
+}
+
+@test "auto weighs a batch of long similar pairs by the band's share of their tables, one pair by its table" {
+	py "$REF/editdist4r_long.py" pair 48502 0.01 41 dna >"$D/l1.txt"
+	local c
+	c=$(auto_cells "$D/l1.txt")
+	[ -n "$c" ] || skip "this build does not weigh (no CUDA): the CPU at once"
+	# one pair below ED_BAND_SAMPLE_CELLS: its whole table, unsampled (a sample
+	# would cost more of its run than it could save)
+	py -c "import sys; t = 48502 * len(open(sys.argv[2]).read().split('\t')[1].strip()); assert abs(float(sys.argv[1]) - t) < 0.01 * t, sys.argv[1]" "$c" "$D/l1.txt"
+	# three (7e9 cells of tables): the band's, about a 60th of them (it holds the
+	# distance's ~485 diagonals); before, the tables' sum, which put a hundred such
+	# pairs on the GPU (1.29 s estimated) where the CPU's band took 175 ms on 2 threads
+	cat "$D/l1.txt" "$D/l1.txt" "$D/l1.txt" >"$D/l3.txt"
+	c=$(auto_cells "$D/l3.txt")
+	py -c "import sys; c = float(sys.argv[1]); assert 3 * 48502 * 400 < c < 3 * 48502 * 48502 / 10, c" "$c"
+	# and the distances stay edlib's
+	py "$REF/editdist4r_modes.py" expect global <"$D/l3.txt" >"$D/l3.ref"
+	run -0 editdist4r -d auto "$D/l3.txt"
+	diff <(printf '%s\n' "$output") "$D/l3.ref"
+}
