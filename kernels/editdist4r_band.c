@@ -238,6 +238,23 @@ lanes_here(void)
 
 /* ---- the band ---- */
 
+/* Row m's value s at column c (INF where the band does not hold it): into J->row
+ * where it is kept, and in the modes the best so far (the first of equals, or the
+ * last with J->last), to which k narrows where no row is kept: from there on only as
+ * good or better counts. */
+static inline void
+row_m(struct bjob *J, int global, int64_t c, int64_t s, int64_t *best, int64_t *k)
+{
+	if (J->row != NULL)
+		J->row[c] = (int32_t)MIN(s, (int64_t)ROWINF);
+	if (!global && s <= *k && (*best < 0 || s < *best || (J->last && s == *best))) {
+		*best = s;
+		J->end = c;
+		if (J->row == NULL)
+			*k = s;
+	}
+}
+
 /* The band's run with bound k: the best value <= k (D[m][n] for the global mode, the
  * least of D[m][1..n] for the others), or -1 when there is none. Columns go one at a
  * time, or in wide groups of g where the CPU has them (not for a piece whose blocks
@@ -336,17 +353,8 @@ band_run(struct ed_bws *w, struct bjob *J)
 			}
 		}
 		/* the group's columns before its last: row m where the band holds it */
-		for (int64_t c = j; c < jl; c++) {
-			int64_t s = lb == nb - 1 ? G.last[c - j] : INF;
-			if (J->row != NULL)
-				J->row[c] = (int32_t)MIN(s, (int64_t)ROWINF);
-			if (!global && s <= k && (best < 0 || s < best || (J->last && s == best))) {
-				best = s;
-				J->end = c;
-				if (J->row == NULL)
-					k = s;
-			}
-		}
+		for (int64_t c = j; c < jl; c++)
+			row_m(J, global, c, lb == nb - 1 ? G.last[c - j] : INF, &best, &k);
 		/* an alignment through the last block's last row: an upper bound (of the
 		 * whole problem's, from a half's rows too: the rest of its rows and
 		 * columns cost at most the more of them), never below the answer, so
@@ -370,15 +378,7 @@ band_run(struct ed_bws *w, struct bjob *J)
 			j = jl;
 			break;
 		}
-		int64_t s = lb == nb - 1 ? S[lb] : INF;
-		if (J->row != NULL)
-			J->row[jl] = (int32_t)MIN(s, (int64_t)ROWINF);
-		if (!global && s <= k && (best < 0 || s < best || (J->last && s == best))) {
-			best = s;
-			J->end = jl;
-			if (J->row == NULL)
-				k = s;	/* from here on only as good or better */
-		}
+		row_m(J, global, jl, lb == nb - 1 ? S[lb] : INF, &best, &k);
 		if (J->st != NULL && g == 1) {
 			struct store *st = J->st;
 			uint64_t *v = store_room(st, 3 * (size_t)(lb - fb + 1));
