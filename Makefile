@@ -247,7 +247,7 @@ GPU_PART_2 := tests/clmatmul.bats@4 tests/clkmeans.bats@4
 GPU_PART_3  = $(filter-out $(foreach s,$(GPU_PART_1) $(GPU_PART_2),$(firstword $(subst @, ,$(s)))), \
 	$(sort $(wildcard tests/*.bats)))
 check-gpu: all testbins
-	@$(if $(filter-out 1 2 3,$(GPU_PART)),echo "check-gpu: GPU_PART must be 1, 2 or 3" >&2; exit 2;,)
+	@$(if $(filter-out 1 2 3,$(GPU_PART)),echo "check-gpu: GPU_PART must be 1 2 or 3 (or unset)" >&2; exit 2;,)
 	@SANITIZE=$(SANITIZE) FILTER='$(FILTER)' SHARD='$(SHARD)' tests/run --gpu $(BUILD) \
 		$(or $(SUITES),$(if $(GPU_PART),$(GPU_PART_$(GPU_PART))))
 

@@ -173,6 +173,14 @@ regress() {
 # ---- unz: compressed input ----
 
 @test "unz: corrupt xz met on a reader's thread is one error, said by the caller's" {
+	# a build without liblzma (the GPU machine, which cannot install it) says so instead;
+	# on CI, where make deps installs it, that is a failure
+	local out
+	out=$(fuzz-unz "$ACCELKIT_ROOT/tests/fuzz/regress/unz/xz-corrupt-on-a-reader-thread" 2>&1) || true
+	if [[ $out == *"this build has no xz library"* ]]; then
+		[ -z "${CI:-}" ] || fail "$out"
+		skip "this build reads no xz"
+	fi
 	regress unz xz-corrupt-on-a-reader-thread <<-'EOF'
 	unz[file]: (standard input): the xz data ends before its stream does (a truncated or corrupt file)
 	unz[pipe]: (standard input): the xz data ends before its stream does (a truncated or corrupt file)
