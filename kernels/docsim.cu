@@ -280,7 +280,7 @@ fast_set(struct ds_gpu *d, int on)
 	/* the lists; when fast also the exact ones, the rows to recheck and two counts */
 	d->lists = job->mode == DS_TOPK ? d->rows_side * (g->kl + (on ? job->k : 0)) * 8 : 0;
 	if (on && job->mode == DS_TOPK)
-		d->lists += d->rows_side * 4 + 16;
+		d->lists += d->rows_side * 4 + 4 * sizeof(unsigned long long);
 	d->fixed += d->lists;
 }
 
@@ -421,7 +421,7 @@ gpu_alloc(struct ds_gpu *d)
 		g->undecided = dalloc<int32_t>(d->rows_side);
 		/* the lists' locks until the last tile (docsim_topk_tc.cu): all free */
 		CUDA_CHECK(cudaMemset(g->undecided, 0, d->rows_side * sizeof(int32_t)));
-		g->counts = dalloc<unsigned long long>(2);
+		g->counts = dalloc<unsigned long long>(4);
 	}
 	if (job->mode == DS_PAIRS) {
 		g->pairs = dalloc<struct ds_pair>(g->cap);
@@ -531,15 +531,16 @@ ds_gpu_close(struct ds_gpu *d, float *top_s, int32_t *top_i)
 		    g->pairs_cand, g->bound, g->pairs_kept);
 	if (g->fast && job->mode == DS_TOPK) {
 		double t = now_sec();
-		size_t counts[2];
+		size_t counts[3];
 		ds_fast_exact(g, (const float *)d->qs.res, (const float *)d->cs.res, d->rows_side, d->cs.ready, counts);
 		t = now_sec() - t;
 		t2 += t;
 		if (d->phases)
 			phase_add(PH_COMPUTE, t);
 		vlog("gpu: lists of %zu made exact in %.1f ms: %zu rows' candidates rescored; %zu rows (a gap under "
-		     "twice the TF32 bound, %.3g) rechecked by a float32 GEMM, of which %zu computed whole",
-		    g->kl, t * 1e3, d->rows_side - counts[0], counts[0], g->bound, counts[1]);
+		     "twice the TF32 bound, %.3g) rechecked by a float32 GEMM, of which %zu crowded (rescored from "
+		     "every column near their k-th) and %zu computed whole",
+		    g->kl, t * 1e3, d->rows_side - counts[0], counts[0], g->bound, counts[1], counts[2]);
 	}
 	if (job->mode == DS_TOPK && job->k > 0) {
 		CUDA_CHECK(cudaMemcpy(top_s, g->fast ? g->fin_s : g->tops, d->rows_side * job->k * 4,

@@ -88,7 +88,8 @@ struct gpu {
 	int32_t *fin_i;
 	int32_t *undecided;	/* fast: rows whose TF32 list left too small a gap; during the
 				 * tile loop, the lists' locks (docsim_topk_tc.cu) */
-	unsigned long long *counts;	/* fast: those rows, and those computed whole */
+	unsigned long long *counts;	/* fast: those rows, the float32 lists' crowded rows, those
+					 * computed whole, and a batch's crowded rows (ds_fast_exact) */
 	const float *fast_rows, *fast_cols;	/* fast: the resident float32 rows of each side */
 	size_t pairs_cand, pairs_kept;	/* fast -k 0: pairs rescored, and those that passed */
 	size_t K;		/* GEMM depth: dim (dense) or F (sparse) */
@@ -158,7 +159,7 @@ void ds_scatter(struct gpu *g, const struct side *rows_side, size_t r0, size_t n
 
 /* docsim_exact.cu */
 void ds_fast_exact(struct gpu *g, const float *rows, const float *cols, size_t nrows, size_t ncols,
-    size_t counts[2]);
+    size_t counts[3]);
 void ds_fast_pairs(struct gpu *g, const float *rows, const float *cols, size_t n);
 
 /* docsim_rank.cu */

@@ -17,7 +17,16 @@
  *     error bound B32 (ds_f32_bound) is some 9 times smaller, and ranked into a new
  *     list of k + DS_FAST_EXTRA, which the same rule with B32 makes exact;
  *   - a row whose float32 list still leaves too small a gap (columns within 2 B32 of
- *     the k-th: copies) is computed whole in float64, and counted for -v.
+ *     the k-th: copies, or a cluster of near-copies larger than the list) is crowded:
+ *     the float32 GEMM is run again for the batch's crowded rows, and every column
+ *     whose float32 score is at least the list's k-th less 2 B32 is kept as a
+ *     candidate (by the same bound no other column can reach the k best), then all of
+ *     them are rescored in float64 and ranked. So a corpus of clusters costs two
+ *     float32 GEMMs, not a float64 pass over every column for every row (100,000 x
+ *     1024 in clusters of 100 on the H200: 42.7 s of rows computed whole before).
+ *   - only a crowded row with more candidates than the batch's room for them (a
+ *     cluster of copies near the corpus's size) is computed whole in float64.
+ * -v counts the rows rechecked, crowded and computed whole.
  * With -t, the tile loop keeps candidates down to the threshold less B, and the exact
  * scores must pass it. Every float64 score here is ds_dot_fd's (docsim.h), the CPU path's
  * own sum in its order, so the GPU's lines are the CPU's bit for bit.
@@ -167,35 +176,40 @@ exact_from_list(size_t w, size_t i, int lane, const float *x, const float *cols,
 	return 1;
 }
 
-/* Document i's row whole in float64 against columns [0, ncols) (i's own left out for
- * all pairs), a lane a column, kept in the warp's registers as k_rowsel_reg keeps a
- * list (k <= 32), into os/oi. */
+/* Document i's row in float64 against n columns, kept in the warp's registers as
+ * k_rowsel_reg keeps a list (k <= 32), into os/oi (emptied by the caller): the columns
+ * ids[0, n), or with ids NULL every column [0, n) (i's own left out for all pairs), 32
+ * at a time through cand_dots. */
 __device__ static void
-exact_whole(size_t i, int lane, const float *x, const float *cols, size_t m, size_t ncols, int sym, int k,
-    int use_thr, double thr, float *os, int32_t *oi)
+exact_cols(size_t i, int lane, const float *x, const float *cols, size_t m, const int32_t *ids, size_t n,
+    int sym, int k, int use_thr, double thr, float *os, int32_t *oi, struct dots_tile *tile)
 {
-	wlist l = wlist_load(os, oi, k, lane);	/* emptied by the caller */
+	wlist l = wlist_load(os, oi, k, lane);
 	float ts;
 	int32_t ti;
 	wlist_last(l, k, &ts, &ti);
-	for (size_t base = 0; base < ncols; base += 32) {
-		size_t j = base + lane;
-		bool cand = j < ncols && !(sym && j == i);
-		float v = cand ? (float)ds_dot_fd(x, cols + j * m, m) : -INFINITY;
-		cand = cand && ds_passes(v, use_thr, thr) && ds_better(v, (int32_t)j, ts, ti);
-		wlist_offer(l, k, lane, cand, v, (int32_t)j, &ts, &ti);
+	for (size_t base = 0; base < n; base += 32) {
+		int32_t j = DS_NONE;
+		if (base + lane < n)
+			j = ids != NULL ? ids[base + lane] : (int32_t)(base + lane);
+		if (sym && (size_t)j == i)
+			j = DS_NONE;
+		float v = cand_dots(x, cols, m, j, lane, tile);
+		bool cand = j != DS_NONE && ds_passes(v, use_thr, thr) && ds_better(v, j, ts, ti);
+		wlist_offer(l, k, lane, cand, v, j, &ts, &ti);
 	}
 	wlist_store(l, os, oi, k, lane);
 }
 
 /* A warp a list row w < nrows, the warps striding over them: the row's document is w,
- * or ids[w] for gathered rows. A row whose gap is too small goes on und (when given:
- * the TF32 lists, to be rechecked) or is computed whole (the float32 lists; every row
- * when kl is 0). counts: the rows put on und, and those computed whole. */
+ * or ids[w] for gathered rows. A row whose gap is too small goes on und as its
+ * document (when given: the TF32 lists, to be rechecked; counts[0]), or on crowd as w
+ * (when given: a batch of float32 lists; counts[3]), or is computed whole (every row
+ * when kl is 0; counts[2]). */
 __global__ void
 k_exact(const float *rows, const float *cols, size_t m, size_t nrows, size_t ncols, int sym,
     const int32_t *ids, const float *tops, const int32_t *topi, int k, int kl, double gap, int use_thr,
-    double thr, float *fs, int32_t *fi, int32_t *und, unsigned long long *counts)
+    double thr, float *fs, int32_t *fi, int32_t *und, int32_t *crowd, unsigned long long *counts)
 {
 	__shared__ struct dots_tile tiles[EXACT_BLOCK / 32];
 	size_t w0 = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5, nw = ((size_t)gridDim.x * blockDim.x) >> 5;
@@ -218,9 +232,67 @@ k_exact(const float *rows, const float *cols, size_t m, size_t nrows, size_t nco
 				und[atomicAdd(&counts[0], 1ull)] = (int32_t)i;
 			continue;
 		}
+		if (crowd != NULL) {
+			if (lane == 0)
+				crowd[atomicAdd(&counts[3], 1ull)] = (int32_t)w;
+			continue;
+		}
 		if (lane == 0)
-			atomicAdd(&counts[1], 1ull);
-		exact_whole(i, lane, x, cols, m, ncols, sym, k, use_thr, thr, os, oi);
+			atomicAdd(&counts[2], 1ull);
+		exact_cols(i, lane, x, cols, m, NULL, ncols, sym, k, use_thr, thr, os, oi, tile);
+	}
+}
+
+/* The crowded rows' candidates from S (nw x nc: their float32 scores against columns
+ * [c0, c0 + nc)): crowd[w2] is row w of the batch (document ids[w], float32 list at
+ * tops + w kl), and a column whose score is at least the list's k-th less gap (2 B32),
+ * and at least thr_sel (-t less B32) with -t, goes to the row's cr slots at
+ * cand + w2 cr; cnt[w2] counts them all, so a count over cr says some were lost. */
+__global__ void
+k_collect(const float *S, size_t nw, size_t nc, size_t c0, int sym, const int32_t *ids, const int32_t *crowd,
+    const float *tops, size_t kl, int k, double gap, int use_thr, double thr_sel, unsigned *cnt, int32_t *cand,
+    size_t cr)
+{
+	for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < nw * nc; t += (size_t)gridDim.x * blockDim.x) {
+		size_t w2 = t / nc, j = c0 + t % nc;
+		int32_t w = crowd[w2];
+		if (sym && j == (size_t)ids[w])
+			continue;
+		double cut = (double)tops[(size_t)w * kl + k - 1] - gap;
+		if (use_thr)
+			cut = fmax(cut, thr_sel);
+		if ((double)S[t] >= cut) {
+			unsigned slot = atomicAdd(&cnt[w2], 1u);
+			if (slot < cr)
+				cand[w2 * cr + slot] = (int32_t)j;
+		}
+	}
+}
+
+/* The crowded rows' lists (fs/fi emptied by k_exact), a warp a row: from their
+ * candidates (k_collect), or, where a row had more than cr (or cnt is NULL: no room
+ * for any), from every column [0, ncols), counted in *whole. */
+__global__ void
+k_crowded(const float *rows, const float *cols, size_t m, size_t ncols, int sym, const int32_t *ids,
+    const int32_t *crowd, size_t nw, const unsigned *cnt, const int32_t *cand, size_t cr, int k, int use_thr,
+    double thr, float *fs, int32_t *fi, unsigned long long *whole)
+{
+	__shared__ struct dots_tile tiles[EXACT_BLOCK / 32];
+	size_t w0 = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5, nwarps = ((size_t)gridDim.x * blockDim.x) >> 5;
+	int lane = threadIdx.x & 31;
+	struct dots_tile *tile = &tiles[threadIdx.x >> 5];
+	for (size_t w2 = w0; w2 < nw; w2 += nwarps) {
+		size_t i = (size_t)ids[crowd[w2]], n = cnt != NULL ? cnt[w2] : SIZE_MAX;
+		const float *x = rows + i * m;
+		float *os = fs + i * (size_t)k;
+		int32_t *oi = fi + i * (size_t)k;
+		if (n <= cr) {
+			exact_cols(i, lane, x, cols, m, cand + w2 * cr, n, sym, k, use_thr, thr, os, oi, tile);
+			continue;
+		}
+		if (lane == 0)
+			atomicAdd(whole, 1ull);
+		exact_cols(i, lane, x, cols, m, NULL, ncols, sym, k, use_thr, thr, os, oi, tile);
 	}
 }
 
@@ -282,20 +354,59 @@ ds_fast_pairs(struct gpu *g, const float *rows, const float *cols, size_t n)
 	CUDA_LAUNCH_CHECK();
 }
 
-/* Rows ids[0, nr) of rows (m floats each) into q, one after another. */
+/* Rows ids[sel[w]] (sel NULL: ids[w]), w < nr, of rows (m floats each) into q, one
+ * after another. */
 __global__ void
-k_gather(const float *rows, const int32_t *ids, size_t nr, size_t m, float *q)
+k_gather(const float *rows, const int32_t *ids, const int32_t *sel, size_t nr, size_t m, float *q)
 {
-	for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < nr * m; t += (size_t)gridDim.x * blockDim.x)
-		q[t] = rows[(size_t)ids[t / m] * m + t % m];
+	for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < nr * m; t += (size_t)gridDim.x * blockDim.x) {
+		size_t w = t / m;
+		q[t] = rows[(size_t)ids[sel != NULL ? sel[w] : w] * m + t % m];
+	}
+}
+
+/* The nw crowded rows of a batch (k_exact put them on crowd; ids: the batch's
+ * documents) made exact from their candidates: gathered into q, their float32 GEMM
+ * against tiles of nc columns into S, each tile's candidates kept by k_collect, then
+ * ranked by k_crowded. The batch's tile buffer (words of 4 bytes: crowd and the counts
+ * at its end) holds the tiles and cr candidates a row, half and half. On sb. */
+static void
+crowded(struct gpu *g, const float *rows, const float *cols, size_t ncols, const int32_t *ids, size_t nb,
+    int32_t *crowd, size_t nw, float *q, double b32)
+{
+	const struct ds_job *j = g->job;
+	size_t m = g->K, kl = g->kl, words = g->BR * g->BC;
+	cudaStream_t st = g->sb;
+	unsigned *cnt = (unsigned *)crowd - nb;
+	size_t room = words > 2 * nb ? words - 2 * nb : 0;
+	size_t nc = MIN(ncols, room / MAX(2 * nw, (size_t)1)), cr = nc > 0 ? (room - nw * nc) / nw : 0;
+	float *S = (float *)g->Sbuf[0];
+	int32_t *cand = (int32_t *)(S + nw * nc);
+	k_gather<<<grid_for(nw * m, 256), 256, 0, st>>>(rows, ids, crowd, nw, m, q);
+	CUDA_LAUNCH_CHECK();
+	if (nc > 0) {
+		CUDA_CHECK(cudaMemsetAsync(cnt, 0, nw * sizeof *cnt, st));
+		for (size_t c0 = 0; c0 < ncols; c0 += nc) {
+			size_t n = MIN(nc, ncols - c0);
+			ds_mm(DS_MM_F32, q, cols + c0 * m, nw, n, m, n, S, st);
+			k_collect<<<grid_for(nw * n, 256), 256, 0, st>>>(S, nw, n, c0, g->sym, ids, crowd, g->tops, kl,
+			    (int)j->k, 2 * b32, j->use_thr, j->thr - b32, cnt, cand, cr);
+			CUDA_LAUNCH_CHECK();
+		}
+	}
+	int rb = EXACT_BLOCK;
+	k_crowded<<<grid_for(nw * 32, rb), rb, 0, st>>>(rows, cols, m, ncols, g->sym, ids, crowd, nw,
+	    nc > 0 ? cnt : NULL, cand, cr, (int)j->k, j->use_thr, j->thr, g->fin_s, g->fin_i, &g->counts[2]);
+	CUDA_LAUNCH_CHECK();
 }
 
 /* The float32 recheck of the nu rows on g->undecided: a batch of them at a time
  * gathered into one panel (in the second tile buffer), its float32 GEMM against a
  * tile of columns at a time (into the first), ranked into lists in g->tops (whose TF32
- * lists are spent), then made exact, or computed whole, by k_exact. On sb. */
+ * lists are spent), then made exact by k_exact, or, crowded, by crowded(), whose rows
+ * *ncrowd adds up. On sb. */
 static void
-recheck(struct gpu *g, const float *rows, const float *cols, size_t ncols, size_t nu)
+recheck(struct gpu *g, const float *rows, const float *cols, size_t ncols, size_t nu, unsigned long long *ncrowd)
 {
 	const struct ds_job *j = g->job;
 	size_t m = g->K, kl = g->kl;
@@ -307,15 +418,17 @@ recheck(struct gpu *g, const float *rows, const float *cols, size_t ncols, size_
 	if (b32 == 0 || batch == 0) {
 		/* no bound worth it, or no room: every such row whole */
 		k_exact<<<grid_for(nu * 32, rb), rb, 0, st>>>(rows, cols, m, nu, ncols, g->sym, g->undecided, g->tops,
-		    g->topi, (int)j->k, 0, 0, j->use_thr, j->thr, g->fin_s, g->fin_i, NULL, g->counts);
+		    g->topi, (int)j->k, 0, 0, j->use_thr, j->thr, g->fin_s, g->fin_i, NULL, NULL, g->counts);
 		CUDA_LAUNCH_CHECK();
 		return;
 	}
 	float *q = (float *)g->Sbuf[1], *S = (float *)g->Sbuf[0];
+	/* the batch's crowded rows, at the end of S once its lists are made */
+	int32_t *crowd = (int32_t *)S + g->BR * g->BC - batch;
 	for (size_t b0 = 0; b0 < nu; b0 += batch) {
 		size_t nb = MIN(batch, nu - b0);
 		const int32_t *ids = g->undecided + b0;
-		k_gather<<<grid_for(nb * m, 256), 256, 0, st>>>(rows, ids, nb, m, q);
+		k_gather<<<grid_for(nb * m, 256), 256, 0, st>>>(rows, ids, NULL, nb, m, q);
 		CUDA_LAUNCH_CHECK();
 		ds_fill_state(g, nb * kl, st);
 		for (size_t c0 = 0; c0 < ncols; c0 += g->BC) {
@@ -323,37 +436,45 @@ recheck(struct gpu *g, const float *rows, const float *cols, size_t ncols, size_
 			ds_mm(DS_MM_F32, q, cols + c0 * m, nb, nc, m, nc, S, st);
 			ds_rank_rows(g, S, nb, c0, nc, g->tops, g->topi, kl, j->thr - b32, g->sym ? ids : NULL);
 		}
+		CUDA_CHECK(cudaMemsetAsync(&g->counts[3], 0, sizeof *g->counts, st));
 		k_exact<<<grid_for(nb * 32, rb), rb, 0, st>>>(rows, cols, m, nb, ncols, g->sym, ids, g->tops, g->topi,
-		    (int)j->k, (int)kl, 2 * b32, j->use_thr, j->thr, g->fin_s, g->fin_i, NULL, g->counts);
+		    (int)j->k, (int)kl, 2 * b32, j->use_thr, j->thr, g->fin_s, g->fin_i, NULL, crowd, g->counts);
 		CUDA_LAUNCH_CHECK();
+		unsigned long long nw;
+		CUDA_CHECK(cudaMemcpyAsync(&nw, &g->counts[3], sizeof nw, cudaMemcpyDeviceToHost, st));
+		CUDA_CHECK(cudaStreamSynchronize(st));
+		if (nw > 0)
+			crowded(g, rows, cols, ncols, ids, batch, crowd, (size_t)nw, q, b32);
+		*ncrowd += nw;
 	}
 }
 
 /* The lists of rows [0, nrows) (their vectors at rows) made exact against the columns
  * [0, ncols) at cols, into g->fin_s and g->fin_i; waits for them. counts: the rows
- * rechecked by the float32 GEMM, and those computed whole. Every stream's work on the
- * tiles is done (ds_gpu_close), so their buffers and the TF32 lists are free. */
+ * rechecked by the float32 GEMM, those of them crowded, and those computed whole. Every
+ * stream's work on the tiles is done (ds_gpu_close), so their buffers and the TF32
+ * lists are free. */
 void
-ds_fast_exact(struct gpu *g, const float *rows, const float *cols, size_t nrows, size_t ncols, size_t counts[2])
+ds_fast_exact(struct gpu *g, const float *rows, const float *cols, size_t nrows, size_t ncols, size_t counts[3])
 {
 	const struct ds_job *j = g->job;
 	int rb = EXACT_BLOCK;
-	unsigned long long c[2] = {0, 0};
-	counts[0] = counts[1] = 0;
+	unsigned long long c[3] = {0, 0, 0};
+	counts[0] = counts[1] = counts[2] = 0;
 	if (nrows == 0)
 		return;
-	CUDA_CHECK(cudaMemsetAsync(g->counts, 0, sizeof c, g->sb));
+	CUDA_CHECK(cudaMemsetAsync(g->counts, 0, 4 * sizeof *g->counts, g->sb));
 	k_exact<<<grid_for(nrows * 32, rb), rb, 0, g->sb>>>(rows, cols, g->K, nrows, ncols, g->sym, NULL, g->tops,
-	    g->topi, (int)j->k, (int)g->kl, 2 * g->bound, j->use_thr, j->thr, g->fin_s, g->fin_i, g->undecided,
+	    g->topi, (int)j->k, (int)g->kl, 2 * g->bound, j->use_thr, j->thr, g->fin_s, g->fin_i, g->undecided, NULL,
 	    g->counts);
 	CUDA_LAUNCH_CHECK();
 	CUDA_CHECK(cudaMemcpyAsync(c, g->counts, sizeof c, cudaMemcpyDeviceToHost, g->sb));
 	CUDA_CHECK(cudaStreamSynchronize(g->sb));
 	if (c[0] > 0) {
-		recheck(g, rows, cols, ncols, (size_t)c[0]);
-		CUDA_CHECK(cudaMemcpyAsync(c, g->counts, sizeof c, cudaMemcpyDeviceToHost, g->sb));
+		recheck(g, rows, cols, ncols, (size_t)c[0], &c[1]);
+		CUDA_CHECK(cudaMemcpyAsync(&c[2], &g->counts[2], sizeof c[2], cudaMemcpyDeviceToHost, g->sb));
 		CUDA_CHECK(cudaStreamSynchronize(g->sb));
 	}
-	counts[0] = (size_t)c[0];
-	counts[1] = (size_t)c[1];
+	for (int t = 0; t < 3; t++)
+		counts[t] = (size_t)c[t];
 }

@@ -645,7 +645,15 @@ print([float(a.max()) <= 1 and float(a.min()) >= -1 for a in (T, N, X, P, K)], T
 }
 
 # Issue 15: dense top-k lists from TF32 products, rescored in float64 (kernels/docsim_exact.cu)
-@test "TF32 top-k lists and -k 0 pairs rescored in float64 print the CPU's lines: k 0 to 32, -t, queries, clusters rechecked, near-copies computed whole" {
+
+# tf32_counts STDERR: R, C and W from -v's "N rows (a gap under twice the TF32 bound, B)
+# rechecked by a float32 GEMM, of which C crowded (...) and W computed whole"
+tf32_counts() {
+	[[ "$1" =~ \ ([0-9]+)\ rows\ \(a\ gap\ under\ twice\ the\ TF32\ bound,\ [0-9.e-]+\)\ rechecked\ by\ a\ float32\ GEMM,\ of\ which\ ([0-9]+)\ crowded\ \([^\)]*\)\ and\ ([0-9]+)\ computed\ whole ]] ||
+	    fail "no counts in: $1"
+	R=${BASH_REMATCH[1]} C=${BASH_REMATCH[2]} W=${BASH_REMATCH[3]}
+}
+@test "TF32 top-k lists and -k 0 pairs rescored in float64 print the CPU's lines: k 0 to 32, -t, queries, clusters rechecked, near-copies crowded" {
 	require_gpu
 	gen dense 3000 200 4 "$D/x.npy"
 	gen adversarial 2000 100 5 "$D/adv.npy"
@@ -668,21 +676,14 @@ print([float(a.max()) <= 1 and float(a.min()) >= -1 for a in (T, N, X, P, K)], T
 		# shellcheck disable=SC2086
 		ACCELKIT_DOCSIM_FUSED=1 docsim -d gpu $args | cmp "$D/cpu" -
 	done
-	# -v: "N rows (a gap under twice the TF32 bound, B) rechecked by a float32 GEMM, of
-	# which W computed whole"; counts sets R and W from it
-	counts() {
-		[[ "$1" =~ \ ([0-9]+)\ rows\ \(a\ gap\ under\ twice\ the\ TF32\ bound,\ [0-9.e-]+\)\ rechecked\ by\ a\ float32\ GEMM,\ of\ which\ ([0-9]+)\ computed\ whole ]] ||
-		    fail "no counts in: $1"
-		R=${BASH_REMATCH[1]} W=${BASH_REMATCH[2]}
-	}
 	# clusters (cosines some 4e-4 apart) are all rechecked, and the float32 GEMM decides them
 	run -0 --separate-stderr docsim -v -d gpu -k 10 "$D/cl.npy"
-	counts "$stderr"
-	[ "$R" -ge 1900 ] && [ "$W" -lt 20 ]
-	# near-copies (rows nudged by 1e-4 to 1e-7, and exact copies) are computed whole
+	tf32_counts "$stderr"
+	[ "$R" -ge 1900 ] && [ "$C" -lt 20 ] && [ "$W" -eq 0 ]
+	# near-copies (rows nudged by 1e-4 to 1e-7, and exact copies) are crowded
 	run -0 --separate-stderr docsim -v -d gpu -k 10 "$D/adv.npy"
-	counts "$stderr"
-	[ "$W" -ge 1 ] && [ "$R" -ge "$W" ]
+	tf32_counts "$stderr"
+	[ "$C" -ge 1 ] && [ "$R" -ge "$C" ]
 	# and Gaussian vectors mostly are neither
 	run -0 --separate-stderr docsim -v -d gpu -k 10 "$D/x.npy"
 	counts "$stderr"
@@ -715,6 +716,37 @@ print([float(a.max()) <= 1 and float(a.min()) >= -1 for a in (T, N, X, P, K)], T
 	docsim -d gpu:0,0 -k 10 "$D/cl.npy" | cmp "$D/one" -
 	run -1 env ACCELKIT_DOCSIM_TF32=yes docsim -d gpu -k 10 "$D/x.npy"
 	assert_output --partial "ACCELKIT_DOCSIM_TF32 must be 0 or 1, not 'yes'"
+}
+
+# A row whose float32 list is crowded too (more near-copies than its k + 32 candidates:
+# the scale suite's clusters, 100,000 x 1024, took 42.7 s computed whole) is rescored
+# from every column within twice the float32 bound of its k-th; only more such columns
+# than the batch has room for (copies of most of the corpus) are computed whole.
+@test "crowded rows (clusters of near-copies larger than the lists) rescored from their candidates, copies of the whole corpus computed whole: the CPU's lines" {
+	require_gpu
+	# 100 clusters of 100 around unit rows, noise 0.01 / sqrt(256): cosines some 1e-5
+	# apart, within twice the float32 GEMM's bound (6.1e-5 for 256) and far above a
+	# float's step at 1
+	py -c 'import numpy as n; r = n.random.default_rng(8); b = r.standard_normal((100, 256)); b /= n.linalg.norm(b, axis=1, keepdims=True); x = b[n.arange(10000) // 100] + r.standard_normal((10000, 256)) * (0.01 / 16); n.save("'"$D"'/cr.npy", x.astype("f4")); n.save("'"$D"'/crq.npy", x[::37].astype("f4"))'
+	for args in "-k 10 $D/cr.npy" "-k 32 $D/cr.npy" "-k 20 -t 0.99 $D/cr.npy" "-k 16 -q $D/crq.npy $D/cr.npy"; do
+		# shellcheck disable=SC2086
+		docsim -d cpu $args > "$D/cpu"
+		# shellcheck disable=SC2086
+		run -0 --separate-stderr docsim -v -d gpu $args
+		tf32_counts "$stderr"
+		[ "$C" -ge "$((R * 9 / 10))" ] && [ "$C" -ge 200 ] && [ "$W" -eq 0 ] ||
+		    fail "docsim $args: $R rechecked, $C crowded, $W computed whole"
+		cmp "$D/cpu" <(printf '%s\n' "$output") || fail "docsim $args: the crowded rows' lines differ from the CPU's"
+	done
+	docsim -d gpu:0,0 -k 10 "$D/cr.npy" | cmp <(docsim -d cpu -k 10 "$D/cr.npy") -
+	# 3,000 copies of one row: each row's candidates are every other row, more than the
+	# batch's room (a 3,000 x 3,000 tile buffer, half of it for 1,499 a row)
+	py -c 'import numpy as n; r = n.random.default_rng(9); n.save("'"$D"'/same.npy", n.tile(r.standard_normal(64), (3000, 1)).astype("f4"))'
+	docsim -d cpu -k 10 "$D/same.npy" > "$D/cpu"
+	run -0 --separate-stderr docsim -v -d gpu -k 10 "$D/same.npy"
+	tf32_counts "$stderr"
+	[ "$W" -eq 3000 ] && [ "$C" -eq 3000 ] || fail "copies: $R rechecked, $C crowded, $W computed whole"
+	cmp "$D/cpu" <(printf '%s\n' "$output")
 }
 
 # Issue 37: the TF32 product ranks as it ends (kernels/docsim_topk_tc.cu, ACCELKIT_DOCSIM_FUSED=1)
@@ -898,7 +930,7 @@ several_gpus() {
 # scored and lists too; the merge (ds_merge_lists) takes each candidate once. It shows
 # with two units or more (rows beyond a tile's 4096) and rows rechecked: Gaussian rows
 # of 1024 at 20,000 and -k 32 (a few in a thousand), clusters (every row, by the float32
-# GEMM) and near-copies (computed whole). The 5,000 x 96 rows above recheck none.
+# GEMM) and near-copies (crowded). The 5,000 x 96 rows above recheck none.
 # divided_lists SPEC K X.npy: docsim -d SPEC -k K on X prints each row's K neighbours
 # once, sorted, numpy's on sampled rows, and -d gpu's bytes; R: the rows its workers'
 # -v say they rechecked.
