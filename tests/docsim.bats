@@ -686,7 +686,7 @@ tf32_counts() {
 	[ "$C" -ge 1 ] && [ "$R" -ge "$C" ]
 	# and Gaussian vectors mostly are neither
 	run -0 --separate-stderr docsim -v -d gpu -k 10 "$D/x.npy"
-	counts "$stderr"
+	tf32_counts "$stderr"
 	[ "$R" -lt 300 ]
 	# where the fast path does not apply: -k 33, streamed vectors, sparse text
 	for args in "-k 33 $D/x.npy" "-k 10 --max-device-mem 2M $D/x.npy"; do
