@@ -109,6 +109,13 @@ Z_CPP      := -DACCELKIT_ZLIB=$(ZLIB) -DACCELKIT_ZSTD=$(ZSTD) -DACCELKIT_XZ=$(XZ
 Z_LIBS     := $(if $(filter 1,$(ISAL)),-lisal,$(if $(filter 1,$(ZLIB)),-lz)) \
               $(if $(filter 1,$(ZSTD)),-lzstd) $(if $(filter 1,$(XZ)),-llzma) \
               $(if $(filter 1,$(BZIP2)),-lbz2)
+# decompress.c is compiled for the libraries found: a stamp of them, rewritten when they
+# change (make deps installs one), rebuilds it, where a build from before would link
+# against a library its object no longer calls (or miss one it does)
+ZSTAMP     := $(BUILD)/gen/zlibs.stamp
+ZSTAMP_NOW := $(Z_CPP) $(Z_LIBS)
+$(shell mkdir -p $(BUILD)/gen && { [ "$$(cat $(ZSTAMP) 2>/dev/null)" = '$(ZSTAMP_NOW)' ] || \
+	echo '$(ZSTAMP_NOW)' > $(ZSTAMP); })
 CPPFLAGS   += -Icommon -Ikernels -I$(BUILD)/gen -D_GNU_SOURCE -DCL_TARGET_OPENCL_VERSION=120 \
               -DACCELKIT_VERSION='"$(VERSION)"' $(MPI_CPP) $(Z_CPP)
 CFLAGS     ?= -O3 -march=$(CPU_ARCH)
@@ -332,6 +339,7 @@ FUZZ_CPP     := $(filter-out -DACCELKIT_CUDA=1 -I$(CUDA_HOME)/include $(MPI_CPP)
                 -DGMM_PAR_BYTES=0 -DUNZ_THREAD=0
 FUZZDRV      := $(BUILD)/fuzzdrv
 FUZZDRV_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Wno-unknown-pragmas -MMD -MP $(SANFLAGS)
+$(BUILD)/common/decompress.o $(FUZZDRV)/common/decompress.o $(FUZZ_DIR)/obj/common/decompress.o: $(ZSTAMP)
 
 fuzz_seeds_dense  := testdata/clmatmul/a.txt testdata/clmatmul/b.txt testdata/clmatmul/c.txt \
                      testdata/clkmeans/points.txt testdata/clkmeans/centroids.txt \
