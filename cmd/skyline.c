@@ -222,7 +222,6 @@ main(int argc, char **argv)
 		usage_error("--prefer is for the classic skyline; a spatial one prefers nearness");
 	if (qpath != NULL && strcmp(qpath, "-") == 0 && (path == NULL || strcmp(path, "-") == 0))
 		usage_error("QUERIES and FILE cannot both be standard input");
-	int is_auto = strcmp(co.device, "auto") == 0;
 	if (fmt == FMT_NPY)
 		to.hint = " (-O npy writes every column as a number)";
 	else if (fields.text == NULL)
@@ -282,7 +281,7 @@ main(int argc, char **argv)
 		    (unsigned long long)t.rows_total, UINT32_MAX - 1);
 	uint32_t *keep = xmallocarray(MAX(n, 1), sizeof *keep);
 	uint64_t *index = NULL;
-	struct sky_job job = {pos, mcol, d, qxy, qn, prefs.max, prefs.n, distinct, is_auto,
+	struct sky_job job = {pos, mcol, d, qxy, qn, prefs.max, prefs.n, distinct,
 	    co.max_device_mem};
 	uint32_t found = 0;	/* --layers: keep[i] is row i's layer */
 	if (layers != UINT32_MAX) {

@@ -417,31 +417,42 @@ start_left(void)
 
 static void settle_cpu(struct cuda_dev *d);
 
-/* -d auto, the GPU chosen, in a program that divides its work (cuda_start's
- * allow_multi) and not under mpirun (there each rank has a GPU of its own): every GPU of
- * the host, where sharing one GPU's estimated time among them saves more than a further
- * GPU's start costs (its context, made by its worker while the first GPU works, and the
- * program's set-up on it: models, buffers). ACCELKIT_EXTRA_GPU_SEC replaces that cost. */
-static void
-maybe_every_gpu(const struct cost_model *m, double work, struct cuda_dev *d)
+/* Whether have GPUs sharing work (cost model m) save more than a further GPU costs:
+ * the time one GPU would take less its share, against CUDA_EXTRA_GPU_SEC (or
+ * ACCELKIT_EXTRA_GPU_SEC) once, as the further GPUs start side by side. -v says which
+ * way and why, after "what: ". No model (a rate of 0): they pay. */
+static int
+others_pay(const struct cost_model *m, double work, int have, const char *what)
 {
-	if (start.allow_multi != 1 || !d->gpu || d->ngpus != 1 || ranks_size() > 1)
-		return;
-	const int have = MIN(gpu_count(), CUDADEV_MAX);
-	if (have < 2 || !(m->gpu_rate > 0))
-		return;
+	if (!(m->gpu_rate > 0))
+		return 1;
 	double extra = CUDA_EXTRA_GPU_SEC;
 	const char *e = getenv("ACCELKIT_EXTRA_GPU_SEC");
 	if (e != NULL && *e != '\0')
 		extra = cli_double("ACCELKIT_EXTRA_GPU_SEC", e, 0, 1e6);
 	const double one = work / m->gpu_rate, saved = one * (1.0 - 1.0 / have);
 	if (saved <= extra) {
-		vlog("auto: one GPU of %d: %.3f s of work, %d would save %.3f s, not more than "
-		    "another GPU's start (%.3f s)", have, one, have, saved, extra);
-		return;
+		vlog("%s: one GPU of %d: %.3f s of work, %d would save %.3f s, not more than "
+		    "another GPU's start (%.3f s)", what, have, one, have, saved, extra);
+		return 0;
 	}
-	vlog("auto: all %d GPUs: %.3f s of work on one, %.3f s saved, more than another "
-	    "GPU's start (%.3f s)", have, one, saved, extra);
+	vlog("%s: all %d GPUs: %.3f s of work on one, %.3f s saved, more than another "
+	    "GPU's start (%.3f s)", what, have, one, saved, extra);
+	return 1;
+}
+
+/* -d auto, the GPU chosen, in a program that divides its work (cuda_start's
+ * allow_multi) and not under mpirun (there each rank has a GPU of its own): every GPU of
+ * the host, where they pay (others_pay: their contexts made by their workers while the
+ * first GPU works, and the program's set-up on them: models, buffers). */
+static void
+maybe_every_gpu(const struct cost_model *m, double work, struct cuda_dev *d)
+{
+	if (start.allow_multi != 1 || !d->gpu || d->ngpus != 1 || ranks_size() > 1)
+		return;
+	const int have = MIN(gpu_count(), CUDADEV_MAX);
+	if (have < 2 || !others_pay(m, work, have, "auto"))
+		return;
 	for (int i = 1; i < have; i++)
 		d->ids[i] = (d->ids[0] + i) % have;
 	d->ngpus = have;
@@ -451,6 +462,31 @@ maybe_every_gpu(const struct cost_model *m, double work, struct cuda_dev *d)
 	snprintf(first, sizeof first, "%s", model != NULL ? model + 1 : "");
 	name_many(d, first);
 	vlog("device: %s", d->name);
+}
+
+/* -d gpu:all, not under mpirun (there the ranks deal out the GPUs): the first GPU alone
+ * where the others do not pay (others_pay). Their contexts, made during the read, stay
+ * unused; what is saved is the program's set-up and copies on them, and dividing and
+ * merging the work. A list such as gpu:0,1 is obeyed as given. */
+static void
+maybe_fewer_gpus(const struct cost_model *m, double work, struct cuda_dev *d)
+{
+	if (start.spec == NULL || strcmp(start.spec, "gpu:all") != 0 || start.allow_multi != 1 || !d->gpu ||
+	    d->ngpus < 2 || ranks_size() > 1 || others_pay(m, work, d->ngpus, "gpu:all"))
+		return;
+	d->ngpus = 1;
+	/* "N GPUs gpu:I,J MODEL" to "gpu:I MODEL" */
+	const char *list = strstr(d->name, "gpu:"), *model = list != NULL ? strchr(list, ' ') : NULL;
+	char one[sizeof d->name];
+	snprintf(one, sizeof one, "gpu:%d %s", d->ids[0], model != NULL ? model + 1 : "");
+	memcpy(d->name, one, sizeof one);
+	vlog("device: %s", d->name);
+}
+
+int
+cuda_decide_weighs(void)
+{
+	return start.spec == NULL || strcmp(start.spec, "auto") == 0 || strcmp(start.spec, "gpu:all") == 0;
 }
 
 void
@@ -472,6 +508,8 @@ cuda_decide(const struct cost_model *m, double work, int threads, struct cuda_de
 	if (!is_auto || !start.running || start.done) {
 		/* forced, or the start-up already knows whether there is a GPU */
 		cuda_start_wait();
+		if (!is_auto)
+			maybe_fewer_gpus(m, work, d);
 		if (!is_auto || !d->gpu)
 			return;
 	}

@@ -85,10 +85,16 @@ void cuda_start_wait(void);
  * says both estimates; where the GPU wins and the program divides its work, every GPU
  * of the host where they save more than they cost (CUDA_EXTRA_GPU_SEC a GPU past the
  * first), which d->ngpus then says. Choosing the CPU abandons the start-up thread: it
- * is never waited for, at work or at exit (end the run with cuda_finish). Any other spec
- * (cpu, gpu, gpu:N) is obeyed as given. Returns with d filled as cuda_start_wait does;
- * d->gpu says which path to run. threads is the CPU path's thread count. */
+ * is never waited for, at work or at exit (end the run with cuda_finish). gpu:all keeps
+ * only the first GPU where the others would not pay by the same rule (-v says so). Any
+ * other spec (cpu, gpu, gpu:N, gpu:N,M) is obeyed as given. Returns with d filled as
+ * cuda_start_wait does; d->gpu says which path to run. threads is the CPU path's thread
+ * count. */
 void cuda_decide(const struct cost_model *m, double work, int threads, struct cuda_dev *d);
+
+/* Whether cuda_decide weighs the work (-d auto, gpu:all): where it does not, a caller
+ * may pass 0 rather than estimate it. */
+int cuda_decide_weighs(void);
 
 /* An early look (-d auto, CUDA still starting), on an estimate of the whole work: where
  * the CPU wins, settles on it as cuda_decide does and returns 1; else ends CUDA's grace

@@ -17,18 +17,18 @@
 struct gmm_stream *
 gmm_run_open(const struct gmm_run *r, struct cuda_dev *dev)
 {
-	/* auto: the work, from the frames there are (man/gmmscore.1, DEVICES, says how
-	 * they are counted), weighed by the cost model; where the GPU may run, its layout
-	 * of the parameters is made now, while CUDA starts. */
+	/* auto and gpu:all: the work, from the frames there are (man/gmmscore.1, DEVICES,
+	 * says how they are counted), weighed by the cost model; where the GPU may run, its
+	 * layout of the parameters is made now, while CUDA starts. */
 	const struct gmm_params *prm = r->prm;
 	const struct gmmscore_tune *arow = TUNE_PICK(gmmscore_tune_table, GMMSCORE_AUTO_ROW);
 	double work = 0, t0;
-	if (strcmp(r->device, "auto") == 0) {
+	if (cuda_decide_weighs()) {
 		int exact;
 		uint64_t n = gmm_feats_ahead(r->feats, r->chunk ? r->chunk : GMMSCORE_AUTO_FRAMES,
 		    &exact);
 		work = (double)n * (double)prm->ncomp * prm->dims;
-		vlog("auto: %s%llu frames", exact ? "" : "at least ", (unsigned long long)n);
+		vlog("%s: %s%llu frames", r->device, exact ? "" : "at least ", (unsigned long long)n);
 	}
 	struct gmm_layout layout = {0};
 	if (cuda_compiled() && strcmp(r->device, "cpu") != 0) {

@@ -107,7 +107,7 @@ classic_on(const struct sky_classic *job, const struct cuda_dev *dev, size_t max
 static size_t
 classic(const struct table *t, const size_t *col, size_t d, const unsigned char *pref_max,
     size_t pref_n,
-    int distinct, int is_auto, int decide, struct cuda_dev *dev, size_t max_mem,
+    int distinct, int decide, struct cuda_dev *dev, size_t max_mem,
     uint32_t *keep)
 {
 	size_t m;
@@ -118,7 +118,7 @@ classic(const struct table *t, const size_t *col, size_t d, const unsigned char 
 	    maxp, distinct, NULL};
 
 	if (decide)
-		cuda_decide(&cost_row()->cost_classic, is_auto ? sky_classic_work(&job) : 0,
+		cuda_decide(&cost_row()->cost_classic, cuda_decide_weighs() ? sky_classic_work(&job) : 0,
 		    cli_threads(), dev);
 	job.tune = tuning(dev->desc);
 	m = classic_on(&job, dev, max_mem, keep);
@@ -140,8 +140,7 @@ sky_run(const struct table *t, const struct sky_job *j, int decide, struct cuda_
 		if (owned)
 			free(xy);
 	} else if (n > 0) {
-		m = classic(t, j->mcol, j->d, j->pref_max, j->pref_n, j->distinct, j->is_auto,
-		    decide, dev, j->max_mem, keep);
+		m = classic(t, j->mcol, j->d, j->pref_max, j->pref_n, j->distinct, decide, dev, j->max_mem, keep);
 	} else if (decide) {
 		cuda_decide(&cost_row()->cost_classic, 0, cli_threads(), dev);
 	}
@@ -218,7 +217,7 @@ sky_layers(const struct table *t, const struct sky_job *j, uint32_t max_layers, 
 	struct sky_classic job = {n, d, t->m.data, t->m.dtype == DT_F64, t->m.cols, j->mcol,
 	    maxp, 0, NULL};
 	if (decide)	/* the first layer's work: the rest is less each time */
-		cuda_decide(&cost_row()->cost_classic, j->is_auto && n > 0 ?
+		cuda_decide(&cost_row()->cost_classic, cuda_decide_weighs() && n > 0 ?
 		    sky_classic_work(&job) : 0, cli_threads(), dev);
 	job.tune = tuning(dev->desc);
 	if (d <= 2) {

@@ -150,7 +150,7 @@ struct sky_job {
 	size_t qn;
 	const unsigned char *pref_max;	/* --prefer: 1 for max, a column (or one for all) */
 	size_t pref_n;
-	int distinct, is_auto;
+	int distinct;
 	size_t max_mem;
 };
 struct cuda_dev;

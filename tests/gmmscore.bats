@@ -399,6 +399,30 @@ several_gpus() {
 	cmp "$T/a.txt" "$T/one.txt"
 }
 
+@test "gpu:all on a machine of several GPUs: the first GPU alone where the others do not pay, all where they do; a list as given" {
+	require_gpus 2
+	py -c "import numpy as n; n.save('$T/big.npy', n.random.default_rng(3).normal(0, 2, (40000, 39)).astype('f4'))"
+	gmmscore -d gpu -m "$R/native.txt" -o "$T/one.txt" "$T/big.npy"
+	# 40,000 frames are some 50 ms on one GPU: the others' set-up costs more
+	run -0 --separate-stderr gmmscore -v -d gpu:all -m "$R/native.txt" -o "$T/a.txt" "$T/big.npy"
+	[[ $stderr == *"gmmscore: gpu:all: 40000 frames"* ]]
+	[[ $stderr == *"gmmscore: gpu:all: one GPU of "*", not more than another GPU's start (0.250 s)"* ]]
+	[[ $stderr == *"gmmscore: device: gpu:0 "* ]]
+	[[ $stderr != *"share"*"busy"* ]]
+	cmp "$T/a.txt" "$T/one.txt"
+	# where they pay (a start that costs nothing), every GPU with its share
+	run -0 --separate-stderr env ACCELKIT_EXTRA_GPU_SEC=0 gmmscore -v -d gpu:all -m "$R/native.txt" \
+	    -o "$T/a.txt" "$T/big.npy"
+	[[ $stderr =~ "gmmscore: gpu:all: all "[0-9]+" GPUs: " ]]
+	[[ $stderr == *"gmmscore: gpu:1 share "* ]]
+	cmp "$T/a.txt" "$T/one.txt"
+	# a list is not weighed
+	run -0 --separate-stderr gmmscore -v -d gpu:0,1 -m "$R/native.txt" -o "$T/a.txt" "$T/big.npy"
+	[[ $stderr != *"gpu:all:"* ]]
+	[[ $stderr == *"gmmscore: gpu:1 share "* ]]
+	cmp "$T/a.txt" "$T/one.txt"
+}
+
 @test "features from a pipe that delivers one byte at a time score as from the file" {
 	# slow FILE: FILE on stdout, one byte a write, a pause after each
 	cat > "$T/slow.py" <<'EOF'
