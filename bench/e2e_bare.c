@@ -3,12 +3,17 @@
  *   e2e_bare        then _exit(0), skipping CUDA's teardown, as accelkit's programs end
  *                   a GPU run (cuda_finish): the floor they are measured against
  *   e2e_bare exit   then returns from main, so CUDA's teardown runs at exit
- * Built by bench/e2e: cc -I$CUDA_HOME/include e2e_bare.c -L$CUDA_HOME/lib64
- * -lcudart_static -ldl -lrt -lpthread. Exit 1, with CUDA's message, without a GPU. */
+ *   e2e_bare detach then _exit(0) with the driver's teardown left to a child
+ *                   (common/detach.h), as accelkit's programs end a GPU run since
+ * Built by bench/e2e: cc -I$CUDA_HOME/include -Icommon e2e_bare.c common/detach.c
+ * -L$CUDA_HOME/lib64 -lcudart_static -ldl -lrt -lpthread. Exit 1, with CUDA's message,
+ * without a GPU. */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "detach.h"
 
 int
 main(int argc, char **argv)
@@ -20,5 +25,7 @@ main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "exit") == 0)
 		return 0;
+	if (argc > 1 && strcmp(argv[1], "detach") == 0)
+		detach_teardown("/dev/nvidia");
 	_exit(0);
 }

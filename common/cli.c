@@ -131,6 +131,17 @@ cli_int(const char *opt, const char *s, long long min, long long max)
 	return v;
 }
 
+int
+cli_env_switch(const char *name, int dflt)
+{
+	const char *v = getenv(name);
+	if (v == NULL || *v == '\0')
+		return dflt;
+	if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+		die("%s must be 0 or 1, not '%s'", name, v);
+	return v[0] == '1';
+}
+
 double
 cli_double(const char *opt, const char *s, double min, double max)
 {

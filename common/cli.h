@@ -72,6 +72,10 @@ size_t cli_size(const char *opt, const char *s);
 /* The index of s in the NULL-terminated list, else a usage error listing them. */
 int cli_choice(const char *opt, const char *s, const char *const *choices);
 
+/* An environment switch: 0 or 1, dflt when unset or empty, else an error naming it
+ * (exit 1). */
+int cli_env_switch(const char *name, int dflt);
+
 /* Number of threads the CPU paths use (-j, else OpenMP's default). */
 int cli_threads(void);
 

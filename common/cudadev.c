@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "detach.h"
 #include "err.h"
 #include "ranks.h"
 #include "output.h"
@@ -575,6 +576,11 @@ cuda_finish(const struct cuda_dev *d)
 	if (d->gpu || start.abandoned || start.dev.gpu) {
 		fflush(NULL);
 		ranks_finish();		/* _exit skips the atexit that would */
+		/* the driver's teardown left to a child (detach.h), off with
+		 * ACCELKIT_DETACH_TEARDOWN=0; not under mpirun, whose launcher counts its
+		 * processes, nor where the start is still inside the driver */
+		if (!start.abandoned && ranks_size() == 1 && cli_env_switch("ACCELKIT_DETACH_TEARDOWN", 1))
+			detach_teardown("/dev/nvidia");
 		_exit(0);
 	}
 }

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cudadev.h"
 #include "docsim_dev.cuh"
 #include "progress.h"
@@ -236,23 +237,14 @@ struct ds_gpu {
 	double t0, t1, d2h;
 };
 
-/* A switch for comparing paths, 0 or 1 (unset: dflt); the printed lines are the same
- * either way. ACCELKIT_DOCSIM_TF32=0 keeps dense top-k lists on the float64 GEMM; 1, the
+/* Switches for comparing paths (cli_env_switch); the printed lines are the same either
+ * way. ACCELKIT_DOCSIM_TF32=0 keeps dense top-k lists on the float64 GEMM; 1, the
  * default, lets them come from TF32 products. ACCELKIT_DOCSIM_FUSED=1 ranks those
  * products in the product's own epilogue (docsim_topk_tc.cu); 0, the default, from a
  * score tile on the second stream (docsim_rank.cu), which measured faster on the H200
  * (100k x 1024 top-10: GEMM 127 ms with the ranking's 34 beside it, whole process
- * 538-572 ms, against 151 ms fused, 586-749 whole; 2026-11-29). */
-static int
-env_switch(const char *name, int dflt)
-{
-	const char *v = getenv(name);
-	if (v == NULL || *v == '\0')
-		return dflt;
-	if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
-		die("%s must be 0 or 1, not '%s'", name, v);
-	return v[0] == '1';
-}
+ * 538-572 ms, against 151 ms fused, 586-749 whole; 2026-11-29). Read in fast_set and
+ * ds_gpu_open. */
 
 /* Whether the GEMM accumulates in float64 without TF32 products: always but for dense
  * input with --precision single. */
@@ -270,7 +262,7 @@ fast_set(struct ds_gpu *d, int on)
 	struct gpu *g = &d->g;
 	const struct ds_job *job = g->job;
 	g->fast = on;
-	g->fused = on && job->mode == DS_TOPK && env_switch("ACCELKIT_DOCSIM_FUSED", 0);
+	g->fused = on && job->mode == DS_TOPK && cli_env_switch("ACCELKIT_DOCSIM_FUSED", 0);
 	g->dbl = !on && float64_gemm(job);
 	g->esz = g->dbl ? 8 : 4;
 	g->kl = job->k + (on ? DS_FAST_EXTRA : 0);
@@ -330,7 +322,7 @@ ds_gpu_open(const struct ds_job *job, const struct cuda_dev *dev, int w, size_t 
 	 * ones, --weight none, stay float64); ACCELKIT_DOCSIM_TF32=0 keeps them float64 */
 	fast_set(d, !g->sparse && g->dbl && job->unit &&
 	    ((job->mode == DS_TOPK && job->k >= 1 && job->k <= DS_FAST_KMAX) || (job->mode == DS_PAIRS && job->use_thr)) &&
-	    env_switch("ACCELKIT_DOCSIM_TF32", 1));
+	    cli_env_switch("ACCELKIT_DOCSIM_TF32", 1));
 	*budget = job->max_mem;
 	if (*budget == 0) {
 		size_t fr, tot, margin = (size_t)256 << 20;	/* the runtime's own allocations */

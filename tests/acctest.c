@@ -55,19 +55,26 @@
  *                                     parts of 3 lines, each share's vocabulary packed and
  *                                     all of them adopted as docsim's MPI ranks do it
  *                                     (tokenize.h); 1 share: one vocabulary, no packs */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "chunks.h"
 #include "cli.h"
 #include "clstaging.h"
 #include "cudadev.h"
 #include "dense.h"
+#include "detach.h"
 #include "devwork.h"
 #include "input.h"
 #include "numparse.h"
@@ -1268,6 +1275,59 @@ cmd_dies(int argc, char **argv)
 	return 0;
 }
 
+/* acctest detach KEEP OTHER: both files opened, then detach_teardown(KEEP): once the
+ * child has closed OTHER (at most 5 s), which of its files it still holds: "keep" for
+ * KEEP, "other" for OTHER, "stdout" for this process's standard output; then the
+ * child's pid, and exit at once. */
+static int
+cmd_detach(int argc, char **argv)
+{
+	if (argc != 3)
+		usage_error("usage: acctest detach KEEP OTHER");
+	char keep[PATH_MAX], other[PATH_MAX];
+	if (realpath(argv[1], keep) == NULL || realpath(argv[2], other) == NULL)
+		die("detach: %s", strerror(errno));
+	int fk = open(keep, O_RDONLY), fo = open(other, O_RDONLY);
+	if (fk < 0 || fo < 0)
+		die("detach: %s", strerror(errno));
+	struct stat so;
+	char out_link[64];
+	if (fstat(1, &so) != 0)
+		die("detach: stdout: %s", strerror(errno));
+	snprintf(out_link, sizeof out_link, "pipe:[%lu]", (unsigned long)so.st_ino);
+	fflush(stdout);
+	int pid = detach_teardown(keep);
+	if (pid <= 0)
+		die("detach: no child");
+	int has_keep = 0, has_other = 1, has_out = 0;
+	for (int tries = 0; tries < 500 && has_other; tries++) {
+		char dir[64];
+		snprintf(dir, sizeof dir, "/proc/%d/fd", pid);
+		DIR *d = opendir(dir);
+		if (d == NULL)
+			die("detach: %s: %s", dir, strerror(errno));
+		has_keep = has_other = has_out = 0;
+		struct dirent *de;
+		while ((de = readdir(d)) != NULL) {
+			char link[PATH_MAX], path[PATH_MAX];
+			snprintf(link, sizeof link, "%s/%s", dir, de->d_name);
+			ssize_t n = readlink(link, path, sizeof path - 1);
+			if (n <= 0)
+				continue;
+			path[n] = '\0';
+			has_keep |= strcmp(path, keep) == 0;
+			has_other |= strcmp(path, other) == 0;
+			has_out |= S_ISFIFO(so.st_mode) && strcmp(path, out_link) == 0;
+		}
+		closedir(d);
+		if (has_other)
+			usleep(10000);
+	}
+	printf("%s%s%s\n%d\n", has_keep ? "keep" : "", has_other ? " other" : "", has_out ? " stdout" : "", pid);
+	fflush(stdout);
+	_exit(0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1307,6 +1367,8 @@ main(int argc, char **argv)
 		return cmd_cl(argc, argv, &co);
 	if (strcmp(cmd, "dies") == 0)
 		return cmd_dies(argc, argv);
+	if (strcmp(cmd, "detach") == 0)
+		return cmd_detach(argc, argv);
 	if (strcmp(cmd, "devwork") == 0)
 		return cmd_devwork(argc, argv, &co);
 	if (strcmp(cmd, "tune") == 0 && argc >= 2) {

@@ -1592,3 +1592,18 @@ PY
 			fail "run $i: not one message: $stderr"
 	done
 }
+
+# A GPU run's end leaves the driver's teardown to a child (common/detach.h), which the
+# GPU machine's runs time; here, with ordinary files for the device's.
+@test "detach_teardown: the child keeps only the named files, not the output's pipe, and ends with the parent" {
+	: > "$T/nvidia0"
+	: > "$T/other"
+	run -0 --separate-stderr sh -c "'$ACCELKIT_BUILD/test/acctest' detach '$T/nvidia0' '$T/other' | cat"
+	[ "${lines[0]}" = "keep" ] || fail "the child holds: '${lines[0]}' (want only the named file)"
+	local pid=${lines[1]} i
+	for i in $(seq 1 200); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.01
+	done
+	! kill -0 "$pid" 2>/dev/null || fail "the child $pid outlived its parent by 2 s"
+}
