@@ -418,6 +418,20 @@ start_left(void)
 
 static void settle_cpu(struct cuda_dev *d);
 
+/* Whether -d is auto (also when not given). */
+static int
+spec_auto(void)
+{
+	return start.spec == NULL || strcmp(start.spec, "auto") == 0;
+}
+
+/* Whether -d is gpu:all. */
+static int
+spec_all(void)
+{
+	return start.spec != NULL && strcmp(start.spec, "gpu:all") == 0;
+}
+
 /* Whether have GPUs sharing work (cost model m) save more than a further GPU costs:
  * the time one GPU would take less its share, against CUDA_EXTRA_GPU_SEC (or
  * ACCELKIT_EXTRA_GPU_SEC) once, as the further GPUs start side by side. -v says which
@@ -472,7 +486,7 @@ maybe_every_gpu(const struct cost_model *m, double work, struct cuda_dev *d)
 static void
 maybe_fewer_gpus(const struct cost_model *m, double work, struct cuda_dev *d)
 {
-	if (start.spec == NULL || strcmp(start.spec, "gpu:all") != 0 || start.allow_multi != 1 || !d->gpu ||
+	if (!spec_all() || start.allow_multi != 1 || !d->gpu ||
 	    d->ngpus < 2 || ranks_size() > 1 || others_pay(m, work, d->ngpus, "gpu:all"))
 		return;
 	d->ngpus = 1;
@@ -487,13 +501,13 @@ maybe_fewer_gpus(const struct cost_model *m, double work, struct cuda_dev *d)
 int
 cuda_decide_weighs(void)
 {
-	return start.spec == NULL || strcmp(start.spec, "auto") == 0 || strcmp(start.spec, "gpu:all") == 0;
+	return spec_auto() || spec_all();
 }
 
 void
 cuda_decide(const struct cost_model *m, double work, int threads, struct cuda_dev *d)
 {
-	int is_auto = start.spec == NULL || strcmp(start.spec, "auto") == 0;
+	int is_auto = spec_auto();
 	if (start.deferred) {
 		/* the GPU's estimate carries CUDA's whole start; the CPU starts nothing */
 		if (cost_pick_gpu(m, work, threads, start_left())) {
@@ -525,7 +539,7 @@ cuda_decide(const struct cost_model *m, double work, int threads, struct cuda_de
 int
 cuda_decide_cpu(const struct cost_model *m, double work, int threads, struct cuda_dev *d)
 {
-	int is_auto = start.spec == NULL || strcmp(start.spec, "auto") == 0;
+	int is_auto = spec_auto();
 	if (!is_auto || start.deferred || !start.running || start.done)
 		return 0;
 	if (cost_pick_gpu(m, work, threads, start_left())) {

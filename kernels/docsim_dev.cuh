@@ -88,8 +88,9 @@ struct gpu {
 	int32_t *fin_i;
 	int32_t *undecided;	/* fast: rows whose TF32 list left too small a gap; during the
 				 * tile loop, the lists' locks (docsim_topk_tc.cu) */
-	unsigned long long *counts;	/* fast: those rows, the float32 lists' crowded rows, those
-					 * computed whole, and a batch's crowded rows (ds_fast_exact) */
+	unsigned long long *counts;	/* fast: [0] those rows, [2] rows computed whole, [3] a
+					 * batch's crowded rows; [1] unused (ds_fast_exact adds up
+					 * the crowded rows on the host) */
 	const float *fast_rows, *fast_cols;	/* fast: the resident float32 rows of each side */
 	size_t pairs_cand, pairs_kept;	/* fast -k 0: pairs rescored, and those that passed */
 	size_t K;		/* GEMM depth: dim (dense) or F (sparse) */
